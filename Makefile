@@ -1,0 +1,38 @@
+# Two commands for a fresh machine:
+#   make demo   set up .venv, install stopwise, run the main job on the embedded synthetic default
+#   make test   set up .venv with the test extras, then lint (ruff), type-check (mypy) and test (pytest)
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test setup setup-test lint typecheck pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+setup: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+setup-test: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+
+demo: setup
+	$(BIN)/stopwise demo
+
+lint: setup-test
+	$(BIN)/ruff check src tests benchmarks
+
+typecheck: setup-test
+	$(BIN)/mypy
+
+pytest: setup-test
+	$(BIN)/python -m pytest -q
+
+test: setup-test
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

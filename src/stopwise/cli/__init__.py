@@ -1,0 +1,1 @@
+"""The ``stopwise`` command line: one thin module per command group over the library."""

@@ -1,0 +1,66 @@
+"""Entry point of the ``stopwise`` command: assembles the command groups.
+
+Exit codes: promote 0, reject 1, continue 2, abstain 3 (for ``decide``); 0 for success of other
+commands; 4 for any input or usage error; 5 for an internal failure (set ``STOPWISE_DEBUG=1``
+to see its traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+import typer
+
+from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, err_console
+
+app = typer.Typer(
+    name="stopwise",
+    help="When may an LLM-agent evaluation stop, and what may it claim?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    from stopwise.cli import compare as compare_cli
+
+    compare_cli.register(app)
+    for module_name in ("replay", "early", "finality", "ingest"):
+        try:
+            module = __import__(f"stopwise.cli.{module_name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"stopwise.cli.{module_name}":
+                raise
+            continue
+        module.register(app)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    try:
+        result = app(args=argv, prog_name="stopwise", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        return EXIT_ERROR
+    except click.exceptions.ClickException as exc:
+        exc.show(file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug, not a user error: say so plainly
+        if os.environ.get("STOPWISE_DEBUG"):
+            raise
+        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}\nPlease report this as a bug.")
+        return EXIT_INTERNAL
+    return int(result) if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

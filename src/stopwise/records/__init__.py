@@ -1,0 +1,62 @@
+"""Data contracts: outcome rows, trajectories, the comparison policy and the decision record.
+
+This package imports nothing else of stopwise's (but its errors).
+"""
+
+from stopwise.records._decision import (
+    ACTIONS,
+    Action,
+    BudgetState,
+    CoverageState,
+    DecisionRecord,
+    Exclusion,
+    GroupCoverage,
+)
+from stopwise.records._outcomes import (
+    OUTCOME_COLUMNS,
+    STATUSES,
+    outcome_frame,
+    read_outcomes,
+    validate_outcomes,
+    write_outcomes,
+)
+from stopwise.records._policy import (
+    DEFAULT_POLICY_TOML,
+    BudgetPolicy,
+    CoveragePolicy,
+    OrderPolicy,
+    Policy,
+    Targets,
+    load_policy,
+    parse_policy,
+)
+from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_POLICY_TOML",
+    "OUTCOME_COLUMNS",
+    "STATUSES",
+    "Action",
+    "BudgetPolicy",
+    "BudgetState",
+    "CoveragePolicy",
+    "CoverageState",
+    "DecisionRecord",
+    "Exclusion",
+    "GroupCoverage",
+    "OrderPolicy",
+    "Policy",
+    "Step",
+    "Targets",
+    "Trajectory",
+    "iter_trajectories",
+    "load_policy",
+    "outcome_frame",
+    "parse_policy",
+    "read_outcomes",
+    "read_trajectories",
+    "validate_outcomes",
+    "write_outcomes",
+    "write_trajectories",
+]

@@ -1,0 +1,122 @@
+"""The decision record: what one look at one comparison decided, and everything needed to audit it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "BudgetState",
+    "CoverageState",
+    "DecisionRecord",
+    "Exclusion",
+    "GroupCoverage",
+]
+
+Action = Literal["promote", "reject", "continue", "abstain"]
+ACTIONS: tuple[Action, ...] = ("promote", "reject", "continue", "abstain")
+"""The four actions, in exit-code order (promote 0, reject 1, continue 2, abstain 3)."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GroupCoverage(_Record):
+    """Coverage of one task group (stratum)."""
+
+    group: str
+    """The group label ("" when the rows give none)."""
+    size: int
+    """n_g: shared tasks of the group."""
+    required: int
+    """r_g: observed tasks the coverage rule requires before a final action."""
+    seen: int
+    """Observed tasks of the group."""
+
+
+class CoverageState(_Record):
+    """Task-group coverage of the observed tasks (paper section III-D)."""
+
+    rule: Literal["proportional", "none"]
+    """The policy's coverage rule; with ``none`` the counts are recorded but not enforced."""
+    satisfied: bool
+    """Every group has at least its required count observed (and the requirement is possible)."""
+    possible: bool
+    """The requirement can be met with the observed count: sum of r_g <= k."""
+    groups: list[GroupCoverage]
+    """Per-group sizes, required and seen counts, in group-label order."""
+    missing_groups: list[str]
+    """Groups whose seen count is below the required count."""
+
+
+class BudgetState(_Record):
+    """Where the comparison stands against its budget."""
+
+    measure: str
+    """What the budget measures (task_fraction, task_count, cost_usd, elapsed_s)."""
+    used: float
+    """Budget used so far, in the measure's unit."""
+    limit: float
+    """The policy's budget limit, in the measure's unit."""
+    at_limit: bool
+    """True when the budget is exhausted or every shared task has been observed."""
+
+
+class Exclusion(_Record):
+    """Rows of the two systems left out of the decision, with the reason."""
+
+    reason: str
+    """Why the rows were left out."""
+    rows: int
+    """How many outcome rows."""
+    tasks: int
+    """How many distinct tasks they concern."""
+
+
+class DecisionRecord(_Record):
+    """One decision about one ordered comparison at one look.
+
+    Aggregates (replay tables, figures) are computed from these records, never beside them.
+    Serialise with ``record.model_dump_json()``.
+    """
+
+    schema_version: Literal[1] = 1
+    """Version of this record's schema."""
+    tested: str
+    """The tested system A."""
+    baseline: str
+    """The baseline (comparison) system B."""
+    action: Action
+    """promote, reject, continue or abstain."""
+    reason: str
+    """Which branch of the decision routine produced the action, in words."""
+    threshold: float
+    """delta, the required improvement."""
+    tail_cutoff: float
+    """a, the tail cutoff a final action needs."""
+    n_shared: int
+    """N: tasks shared by both systems (the comparison's task universe)."""
+    n_observed: int
+    """|S_b|: shared tasks observed with usable outcomes for both systems."""
+    delta_hat: float | None
+    """The observed mean paired difference (None when nothing is observed)."""
+    r_promote: float | None
+    """P*(mean* <= delta): evidence against promotion (None when not computed)."""
+    r_reject: float | None
+    """P*(mean* > delta): evidence against rejection (None when not computed)."""
+    tail_method: str
+    """The method that produced the tails, e.g. ``exact (lattice 1/1)`` or ``bootstrap (B=200, seed=0)``."""
+    budget: BudgetState
+    coverage: CoverageState
+    excluded: list[Exclusion] = Field(default_factory=list)
+    """Rows of the two systems not used, by reason; nothing is dropped silently."""
+    policy_sha256: str
+    """sha256 of the policy's canonical JSON."""
+    input_sha256: str
+    """sha256 of the two systems' outcome rows in canonical form."""
+    stopwise_version: str
+    """The library version that wrote the record."""

@@ -1,0 +1,239 @@
+"""The comparison policy: every choice fixed before a comparison starts.
+
+A policy is a TOML document (see :data:`DEFAULT_POLICY_TOML`, written by ``stopwise policy init``).
+Its canonical JSON (sorted keys, no spaces, defaults filled in) is hashed with sha256; the
+digest is stamped on every decision record so a record can be traced to the exact policy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from stopwise.errors import FileFormatError, PolicyError
+from stopwise.records._outcomes import STATUSES
+
+__all__ = [
+    "DEFAULT_POLICY_TOML",
+    "BudgetPolicy",
+    "CoveragePolicy",
+    "OrderPolicy",
+    "Policy",
+    "Targets",
+    "load_policy",
+    "parse_policy",
+]
+
+TailMethod = Literal["exact", "bootstrap", "normal", "serfling", "none"]
+OrderKind = Literal["uniform", "coverage-aware", "cost-first", "neyman"]
+BudgetMeasure = Literal["task_fraction", "task_count", "cost_usd", "elapsed_s"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CoveragePolicy(_Section):
+    """How task-group coverage is required before a final action."""
+
+    rule: Literal["proportional", "none"] = "proportional"
+    """``proportional``: r_g = max{1, min{n_g, floor(k n_g / N)}} tasks of every group (paper eq. 4);
+    ``none``: final actions do not wait for coverage (coverage is still recorded)."""
+    group_column: str = "group"
+    """Outcome column that holds the stratum of each task."""
+
+
+class OrderPolicy(_Section):
+    """The order in which tasks are run (fixed before the run)."""
+
+    kind: OrderKind = "coverage-aware"
+    """``uniform`` random, ``coverage-aware`` (every prefix meets the coverage rule when possible),
+    ``cost-first`` (cheapest tested-system tasks first) or ``neyman`` (group shares by n_g sigma_g)."""
+    seed: int = Field(default=0, ge=0)
+    """Seed of the random order."""
+
+
+class BudgetPolicy(_Section):
+    """What the budget measures and where it ends."""
+
+    measure: BudgetMeasure = "task_fraction"
+    """``task_fraction`` of the shared tasks, ``task_count``, ``cost_usd`` or ``elapsed_s``."""
+    limit: float = Field(default=1.0, gt=0)
+    """The budget limit in the measure's unit (a fraction in (0, 1] for ``task_fraction``)."""
+    scope: Literal["tested", "pair"] = "tested"
+    """For cost and time: count the tested system's spending only, or both systems'."""
+
+    @field_validator("limit")
+    @classmethod
+    def _fraction_at_most_one(cls, value: float, info: pydantic.ValidationInfo) -> float:
+        if info.data.get("measure", "task_fraction") == "task_fraction" and value > 1.0:
+            raise ValueError("a task_fraction limit must be in (0, 1]")
+        return value
+
+
+class Targets(_Section):
+    """Sufficiency targets of a budget (paper eqs. 7-10)."""
+
+    alpha: float = Field(default=0.05, ge=0, le=1)
+    """Decision-error target: FPR_cond and FRR_cond must not exceed it."""
+    gamma: float = Field(default=0.05, ge=0, le=1)
+    """Coverage-failure target: final actions before coverage holds, at most this share."""
+    eta: float = Field(default=0.25, ge=0, le=1)
+    """Unresolved target: continue plus abstain, at most this share."""
+
+
+class Policy(_Section):
+    """A comparison policy chosen in advance (ParEvalLayer section III).
+
+    Examples
+    --------
+    >>> from stopwise import Policy
+    >>> p = Policy(threshold=0.05)
+    >>> p.tail_cutoff, p.coverage.rule, len(p.sha256())
+    (0.05, 'proportional', 64)
+    """
+
+    version: Literal[1] = 1
+    """Policy schema version."""
+    threshold: float = Field(default=0.0, ge=-1.0, lt=1.0)
+    """Improvement threshold delta: promote means the tested system beats the baseline by more than this."""
+    tail_cutoff: float = Field(default=0.05, gt=0.0, lt=1.0)
+    """Bootstrap tail cutoff a: a final action needs its tail probability at or below it."""
+    tail_method: TailMethod = "exact"
+    """``exact`` bootstrap (B -> infinity, Monte-Carlo fallback off the lattice), Monte-Carlo
+    ``bootstrap``, paired ``normal`` test, ``serfling`` finite-population bound, or ``none`` (forced:
+    decide by the observed margin alone)."""
+    bootstrap_resamples: int = Field(default=200, ge=1)
+    """B, the number of Monte-Carlo resamples (the paper uses 200)."""
+    seed: int = Field(default=0, ge=0)
+    """Seed of every random choice of a decision (Monte-Carlo resampling)."""
+    statuses: tuple[Literal["final", "pending", "predicted"], ...] = ("final",)
+    """Outcome statuses a decision may use; rows of other statuses are excluded and counted."""
+    coverage: CoveragePolicy = CoveragePolicy()
+    order: OrderPolicy = OrderPolicy()
+    budget: BudgetPolicy = BudgetPolicy()
+    targets: Targets = Targets()
+
+    @field_validator("statuses")
+    @classmethod
+    def _statuses_nonempty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("must list at least one of " + ", ".join(STATUSES))
+        return tuple(sorted(set(value), key=STATUSES.index))
+
+    def canonical_json(self) -> str:
+        """The policy as canonical JSON: sorted keys, no whitespace, every default filled in."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def sha256(self) -> str:
+        """sha256 hex digest of :meth:`canonical_json`; stamped on every decision record."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+
+DEFAULT_POLICY_TOML = """\
+# stopwise comparison policy: fix every choice before the run starts.
+# Every decision record carries the sha256 of this policy's canonical JSON.
+version = 1
+
+# delta: promote means "the tested system beats the baseline by MORE than this"
+# (0.0 asks only whether it scores higher; 0.05 asks for 5 percentage points).
+threshold = 0.0
+
+# a: a final action needs its bootstrap tail at or below this cutoff.
+tail_cutoff = 0.05
+
+# exact     - the bootstrap's B -> infinity limit, computed exactly for 0/1 outcomes and
+#             averages of k attempts (Monte-Carlo fallback for other outcomes; the record says so)
+# bootstrap - Monte-Carlo bootstrap with bootstrap_resamples draws, seeded by seed
+# normal    - paired normal test;  serfling - Serfling finite-population bound
+# none      - forced: decide by the observed margin alone (a comparison policy, not for reports)
+tail_method = "exact"
+bootstrap_resamples = 200
+seed = 0
+
+# Outcome statuses a decision may use; other rows are excluded and counted in the record.
+statuses = ["final"]
+
+[coverage]
+# proportional: before a final action, every task group g needs
+#   r_g = max(1, min(n_g, floor(k * n_g / N))) observed tasks (k observed of N shared).
+# none: do not wait for coverage (coverage is still recorded).
+rule = "proportional"
+group_column = "group"
+
+[order]
+# uniform | coverage-aware | cost-first | neyman
+kind = "coverage-aware"
+seed = 0
+
+[budget]
+# task_fraction | task_count | cost_usd | elapsed_s; the limit is in that unit.
+measure = "task_fraction"
+limit = 1.0
+# for cost_usd and elapsed_s: count the tested system only ("tested") or both ("pair")
+scope = "tested"
+
+[targets]
+# a budget is sufficient when false promotions and false rejections are at most alpha,
+# final actions before coverage at most gamma, and unresolved comparisons at most eta.
+alpha = 0.05
+gamma = 0.05
+eta = 0.25
+"""
+"""The commented default policy: the paper's primary one (delta = 0, a = 0.05, alpha = gamma = 0.05, eta = 0.25)."""
+
+
+def _policy_error(source: str, exc: pydantic.ValidationError) -> PolicyError:
+    lines = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "(document)"
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown setting (check its spelling and section)"
+        value = err.get("input")
+        shown = "" if err["type"] in ("missing",) or isinstance(value, dict) else f"; got {value!r}"
+        lines.append(f"{source}, field '{field}': {message}{shown}")
+    return PolicyError(f"{len(lines)} problem{'s' if len(lines) != 1 else ''} in the policy:\n  " + "\n  ".join(lines))
+
+
+def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
+    """Parse and validate a policy from TOML text.
+
+    Raises
+    ------
+    PolicyError
+        The text is not TOML or breaks the schema (field, rule and value named).
+
+    Examples
+    --------
+    >>> from stopwise import parse_policy
+    >>> parse_policy("threshold = 0.05\\n[budget]\\nlimit = 0.5").budget.limit
+    0.5
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"{source}: not valid TOML: {exc}") from exc
+    try:
+        return Policy.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise _policy_error(source, exc) from exc
+
+
+def load_policy(path: str | os.PathLike[str]) -> Policy:
+    """Read a policy TOML file; see :func:`parse_policy`."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise FileFormatError(f"{file}: no such policy file (write one with `stopwise policy init`)") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileFormatError(f"{file}: cannot be read: {exc}") from exc
+    return parse_policy(text, source=str(file))

@@ -1,0 +1,155 @@
+"""Trajectories: step-by-step agent runs with their final outcome (JSONL, optionally gzip).
+
+One JSON object per line::
+
+    {"agent": ..., "task": ..., "attempt": 0, "outcome": 1, "task_text": ...,
+     "steps": [{"action": ..., "observation": ..., "tool": ..., "tokens_in": ..., "tokens_out": ...}],
+     "cost_usd": null, "meta": {...}}
+
+``meta`` may hold anything; nothing in it reaches a prefix feature unless it is known at that step.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from stopwise.errors import FileFormatError, Problem, ValidationError
+
+__all__ = ["Step", "Trajectory", "iter_trajectories", "read_trajectories", "write_trajectories"]
+
+
+class Step(BaseModel):
+    """One agent step: the action it took and what it observed in return."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str = ""
+    """The step's action text: visible reasoning and the tool call (``tool(arguments)``) or shell command."""
+    observation: str = ""
+    """What the environment returned to the agent for this action."""
+    tool: str | None = None
+    """Tool or function name, when the harness records one; ``None`` for a plain message."""
+    tokens_in: int | None = Field(default=None, ge=0)
+    """Prompt tokens of the model call that produced this step, when recorded."""
+    tokens_out: int | None = Field(default=None, ge=0)
+    """Completion tokens of the model call that produced this step, when recorded."""
+
+
+class Trajectory(BaseModel):
+    """One run of one agent on one task, with its final outcome.
+
+    Examples
+    --------
+    >>> from stopwise import Step, Trajectory
+    >>> t = Trajectory(agent="a", task="t", outcome=1, steps=[Step(action="ls", observation="x.py")])
+    >>> t.steps[0].action
+    'ls'
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(min_length=1)
+    """The agent system that produced the run."""
+    task: str = Field(min_length=1)
+    """The task identifier."""
+    attempt: int = Field(default=0, ge=0)
+    """Attempt (run) index of this agent on this task."""
+    outcome: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The verifier's final score in [0, 1]; ``None`` when the run has no label (yet)."""
+    task_text: str = ""
+    """The task prompt given to the agent."""
+    steps: list[Step] = Field(default_factory=list)
+    """The steps in order."""
+    cost_usd: float | None = Field(default=None, ge=0.0)
+    """Whole-run cost in USD, when recorded (known only at the end of the run)."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Anything else the source recorded; may leak the outcome, so never a prefix feature."""
+
+
+def _open_text(path: Path, mode: str) -> IO[str]:
+    if path.suffix.lower() == ".gz":
+        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def iter_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
+    """Yield the trajectories of a JSONL file (``.jsonl`` or ``.jsonl.gz``) one at a time.
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing or not valid gzip / UTF-8.
+    ValidationError
+        A line is not JSON or breaks the trajectory contract (file, line and field named).
+    """
+    file = Path(path)
+    if not file.exists():
+        raise FileFormatError(f"{file}: no such file")
+    source = str(file)
+    seen = 0
+    try:
+        with _open_text(file, "r") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValidationError([Problem(source, number, None, f"must be one JSON object per line ({exc.msg})")]) from exc
+                if not isinstance(obj, dict):
+                    raise ValidationError([Problem(source, number, None, "must be a JSON object", type(obj).__name__)])
+                try:
+                    yield Trajectory.model_validate(obj)
+                except pydantic.ValidationError as exc:
+                    raise ValidationError(
+                        [
+                            Problem(source, number, ".".join(str(p) for p in err["loc"]), err["msg"].lower(), _short(err.get("input")))
+                            for err in exc.errors()
+                        ]
+                    ) from exc
+                seen += 1
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise FileFormatError(f"{file}: cannot be read as (gzip) UTF-8 JSONL: {exc}") from exc
+    if seen == 0:
+        raise FileFormatError(f"{file}: holds no trajectories")
+
+
+def _short(value: Any) -> Any:
+    text = repr(value)
+    return value if len(text) <= 80 else text[:77] + "..."
+
+
+def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
+    """Read every trajectory of a JSONL file (``.jsonl`` or ``.jsonl.gz``).
+
+    See :func:`iter_trajectories` for the errors raised.
+    """
+    return list(iter_trajectories(path))
+
+
+def write_trajectories(trajectories: Iterable[Trajectory], path: str | os.PathLike[str]) -> Path:
+    """Write trajectories as JSONL (gzip when the name ends in ``.gz``), atomically."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    handle_no, tmp_name = tempfile.mkstemp(prefix=f".{file.name}.", suffix=file.suffix, dir=file.parent)
+    os.close(handle_no)
+    tmp = Path(tmp_name)
+    try:
+        with _open_text(tmp, "w") as handle:
+            for trajectory in trajectories:
+                handle.write(trajectory.model_dump_json() + "\n")
+        tmp.replace(file)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return file
