@@ -30,6 +30,7 @@ from stopwise.records._policy import (
     load_policy,
     parse_policy,
 )
+from stopwise.records._synthetic import synthetic_benchmark
 from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "parse_policy",
     "read_outcomes",
     "read_trajectories",
+    "synthetic_benchmark",
     "validate_outcomes",
     "write_outcomes",
     "write_trajectories",

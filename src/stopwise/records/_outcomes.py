@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -243,7 +243,7 @@ def validate_outcomes(
     n = len(frame)
     rows = np.arange(1, n + 1)
 
-    def problem_rows(mask: np.ndarray, field: str, rule: str, values: Sequence[Any]) -> None:
+    def problem_rows(mask: np.ndarray, field: str, rule: str, values: np.ndarray) -> None:
         for i in np.flatnonzero(mask):
             line = int(rows[i] + line_offset - 1) if line_offset is not None else None
             value = values[i]
@@ -317,7 +317,7 @@ def validate_outcomes(
             for (system, task, attempt), grp in sub.groupby(["system", "task", "attempt"], sort=False):
                 labels = grp[["outcome", "status"]].astype(str).drop_duplicates()
                 if len(labels) > 1:
-                    listing = ", ".join(f"row {r}: {o} ({s})" for r, o, s in zip(grp["row"], grp["outcome"], grp["status"]))
+                    listing = ", ".join(f"row {r}: {o} ({s})" for r, o, s in zip(grp["row"], grp["outcome"], grp["status"], strict=True))
                     problems.append(
                         Problem(
                             source,

@@ -12,7 +12,6 @@ One JSON object per line::
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import tempfile
@@ -78,7 +77,7 @@ class Trajectory(BaseModel):
 
 def _open_text(path: Path, mode: str) -> IO[str]:
     if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="utf-8")
+        return gzip.open(path, mode + "t", encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
 

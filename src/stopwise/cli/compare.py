@@ -1,0 +1,192 @@
+"""``stopwise decide``, ``stopwise policy init`` and ``stopwise demo``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from stopwise.cli._common import console, user_errors
+from stopwise.compare import budget_task_count, decide
+from stopwise.errors import FileFormatError
+from stopwise.records import (
+    ACTIONS,
+    DEFAULT_POLICY_TOML,
+    DecisionRecord,
+    Policy,
+    load_policy,
+    read_outcomes,
+    synthetic_benchmark,
+    write_outcomes,
+)
+from stopwise.replay import coverage_aware_orders
+
+policy_app = typer.Typer(help="Write and check comparison policies.", no_args_is_help=True)
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_record(record: DecisionRecord) -> None:
+    """Print a decision record as a short readable summary."""
+    colour = {"promote": "green", "reject": "red", "continue": "yellow", "abstain": "magenta"}[record.action]
+    console.print(
+        f"[bold {colour}]{record.action.upper()}[/]  {escape(record.tested)} vs {escape(record.baseline)}  "
+        f"(delta = {record.threshold:g}, a = {record.tail_cutoff:g})"
+    )
+    console.print(f"  reason     {escape(record.reason)}")
+    console.print(
+        f"  observed   {record.n_observed} of {record.n_shared} shared tasks; "
+        f"budget {record.budget.used:.4g} of {record.budget.limit:.4g} {record.budget.measure}"
+        + (" (at limit)" if record.budget.at_limit else "")
+    )
+    console.print(
+        f"  margin     delta_hat = {_fmt(record.delta_hat)}; R_promote = {_fmt(record.r_promote)}, "
+        f"R_reject = {_fmt(record.r_reject)} ({escape(record.tail_method)})"
+    )
+    cov = record.coverage
+    status = (
+        "satisfied"
+        if cov.satisfied
+        else ("impossible at this count" if not cov.possible else "missing " + ", ".join(cov.missing_groups))
+    )
+    console.print(f"  coverage   {cov.rule}: {escape(status)}")
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    for column in ("group", "shared", "required", "seen"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+    for g in cov.groups:
+        marker = "" if g.seen >= g.required else " !"
+        table.add_row(escape(g.group) or "(none)", str(g.size), str(g.required), f"{g.seen}{marker}")
+    console.print(table)
+    for e in record.excluded:
+        console.print(f"  excluded   {e.rows} row(s) on {e.tasks} task(s): {escape(e.reason)}")
+    console.print(f"  policy     sha256 {record.policy_sha256[:16]}…  input sha256 {record.input_sha256[:16]}…")
+
+
+def decide_command(
+    outcomes: Annotated[Path, typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet).")],
+    tested: Annotated[str, typer.Option("--tested", "-t", help="The tested system A.")],
+    baseline: Annotated[str, typer.Option("--baseline", "-b", help="The baseline system B.")],
+    policy: Annotated[
+        Path | None, typer.Option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).")
+    ] = None,
+    budget_used: Annotated[
+        float | None, typer.Option("--budget-used", help="Budget used so far, in the policy's measure.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision record as JSON.")] = False,
+) -> None:
+    """Decide one comparison from the outcomes seen so far.
+
+    Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
+    """
+    with user_errors():
+        chosen = load_policy(policy) if policy is not None else Policy()
+        rows = read_outcomes(outcomes)
+        record = decide(rows, tested, baseline, chosen, budget_used=budget_used)
+    if as_json:
+        typer.echo(record.model_dump_json(indent=2))
+    else:
+        print_record(record)
+    raise typer.Exit(ACTIONS.index(record.action))
+
+
+@policy_app.command("init")
+def policy_init(
+    path: Annotated[Path | None, typer.Argument(help="Where to write the policy; stdout when omitted.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write the commented default policy (the paper's primary one)."""
+    if path is None:
+        typer.echo(DEFAULT_POLICY_TOML, nl=False)
+        return
+    with user_errors():
+        if path.exists() and not force:
+            raise FileFormatError(f"{path}: exists; pass --force to overwrite it")
+        path.write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
+    console.print(f"wrote {path}")
+
+
+@policy_app.command("check")
+def policy_check(path: Annotated[Path, typer.Argument(help="Policy TOML to validate.")]) -> None:
+    """Validate a policy and print its canonical JSON and sha256."""
+    with user_errors():
+        policy = load_policy(path)
+    typer.echo(policy.canonical_json())
+    typer.echo(f"sha256 {policy.sha256()}")
+
+
+def demo_command(
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic record and the task order.")] = 0,
+    tasks: Annotated[int, typer.Option(help="Tasks in the synthetic benchmark.")] = 400,
+    systems: Annotated[int, typer.Option(help="Systems in the synthetic benchmark.")] = 8,
+    out: Annotated[Path | None, typer.Option(help="Also write the record and decision records here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision records as JSON lines.")] = False,
+) -> None:
+    """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets."""
+    with user_errors():
+        rows = synthetic_benchmark(tasks, systems, rng=seed)
+        names = sorted(rows["system"].unique())
+        tested, baseline = names[-1], names[-2]
+        order = _demo_order(rows, seed)
+        records = []
+        for budget in (0.05, 0.10, 0.25, 0.50, 0.75, 1.00):
+            k = budget_task_count(len(order), budget)
+            seen = rows[rows["task"].isin(order[:k]) | ~rows["system"].isin([tested, baseline])]
+            pending = rows[rows["system"].isin([tested, baseline]) & ~rows["task"].isin(order[:k])].assign(
+                status="pending", outcome=np.nan
+            )
+            view = pd.concat([seen, pending], ignore_index=True)
+            policy = Policy.model_validate({"budget": {"limit": budget}})
+            records.append((budget, decide(view, tested, baseline, policy)))
+    if as_json:
+        for _, record in records:
+            typer.echo(record.model_dump_json())
+    else:
+        console.print(
+            f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
+            f"{tasks} tasks in 6 groups, {systems} systems. Comparing {tested} (A) against {baseline} (B); "
+            "each budget is treated as the limit; the first tasks of a seeded coverage-aware order are observed."
+        )
+        table = Table(header_style="bold")
+        for column in ("budget", "observed", "delta_hat", "R_promote", "R_reject", "coverage", "action"):
+            table.add_column(column, justify="right")
+        for budget, r in records:
+            table.add_row(
+                f"{budget:.0%}",
+                f"{r.n_observed}/{r.n_shared}",
+                _fmt(r.delta_hat, 3),
+                _fmt(r.r_promote),
+                _fmt(r.r_reject),
+                "ok" if r.coverage.satisfied else ("impossible" if not r.coverage.possible else "missing"),
+                r.action,
+            )
+        console.print(table)
+        full = records[-1][1]
+        console.print("Decision record at 100 % budget:")
+        print_record(full)
+    if out is not None:
+        with user_errors():
+            out.mkdir(parents=True, exist_ok=True)
+            write_outcomes(rows, out / "synthetic_outcomes.csv")
+            (out / "decisions.jsonl").write_text("".join(r.model_dump_json() + "\n" for _, r in records))
+        console.print(f"wrote {out / 'synthetic_outcomes.csv'} and {out / 'decisions.jsonl'}")
+
+
+def _demo_order(rows: pd.DataFrame, seed: int) -> np.ndarray:
+    """The policy's default task order: one seeded coverage-aware order of the shared tasks."""
+    tasks = rows.drop_duplicates("task").sort_values("task")
+    order = coverage_aware_orders(tasks["group"].to_numpy(dtype=str), 1, rng=seed)[0]
+    return tasks["task"].to_numpy(dtype=str)[order]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``decide``, ``policy`` and ``demo`` to the top-level app."""
+    app.command("decide")(decide_command)
+    app.command("demo")(demo_command)
+    app.add_typer(policy_app, name="policy")

@@ -1,0 +1,37 @@
+"""The decision layer: pairing, the coverage rule, tail probabilities and the decision routine."""
+
+from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
+from stopwise.compare._decide import (
+    ABSTAIN,
+    CONTINUE,
+    PROMOTE,
+    REJECT,
+    decide,
+    exceeds_threshold,
+    input_digest,
+    routine_actions,
+)
+from stopwise.compare._pairing import MAX_LATTICE, PairedOutcomes, lattice_of, pair_outcomes
+from stopwise.compare._tails import TailProbabilities, exact_tails_from_counts, lattice_threshold, tail_probabilities
+
+__all__ = [
+    "ABSTAIN",
+    "CONTINUE",
+    "MAX_LATTICE",
+    "PROMOTE",
+    "REJECT",
+    "PairedOutcomes",
+    "TailProbabilities",
+    "budget_task_count",
+    "coverage_state",
+    "decide",
+    "exact_tails_from_counts",
+    "exceeds_threshold",
+    "input_digest",
+    "lattice_of",
+    "lattice_threshold",
+    "pair_outcomes",
+    "required_counts",
+    "routine_actions",
+    "tail_probabilities",
+]

@@ -1,0 +1,98 @@
+"""Task-group coverage (ParEvalLayer section III-D, eq. 4)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from stopwise.records import CoverageState, GroupCoverage
+
+__all__ = ["budget_task_count", "coverage_state", "required_counts"]
+
+
+def budget_task_count(n_shared: int, budget: float) -> int:
+    """k_b = ceil(b N): the tasks a budget fraction b of N shared tasks allows.
+
+    Examples
+    --------
+    >>> from stopwise import budget_task_count
+    >>> budget_task_count(100, 0.2), budget_task_count(300, 0.05), budget_task_count(74, 0.25)
+    (20, 15, 19)
+    """
+    if not 0.0 < budget <= 1.0:
+        raise ValueError(f"budget must be a fraction in (0, 1]; got {budget!r}")
+    return min(n_shared, math.ceil(budget * n_shared - 1e-9))
+
+
+def required_counts(group_sizes: ArrayLike, k: ArrayLike) -> np.ndarray:
+    """r_g = max{1, min{n_g, floor(k n_g / N)}} for every group g (paper eq. 4).
+
+    Parameters
+    ----------
+    group_sizes : array_like of int, shape (G,)
+        n_g, the shared tasks of each group present in the overlap (every n_g >= 1).
+    k : int or array_like of int
+        Observed (or allowed) task counts; any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``k.shape + (G,)``: the required count of each group at each k.
+
+    Examples
+    --------
+    >>> from stopwise import required_counts
+    >>> required_counts([50, 30, 20], 20).tolist()
+    [10, 6, 4]
+    >>> required_counts([50, 30, 20], [1, 100]).tolist()
+    [[1, 1, 1], [50, 30, 20]]
+    """
+    sizes = np.asarray(group_sizes, dtype=np.int64)
+    if sizes.ndim != 1 or (sizes < 1).any():
+        raise ValueError("group_sizes must be a 1-d array of counts >= 1")
+    counts = np.asarray(k, dtype=np.int64)[..., None]
+    total = int(sizes.sum())
+    return np.maximum(1, np.minimum(sizes, (counts * sizes) // total))
+
+
+def coverage_state(
+    universe_groups: np.ndarray,
+    observed_groups: np.ndarray,
+    *,
+    rule: str = "proportional",
+) -> CoverageState:
+    """Coverage of an observed task set against the shared task set.
+
+    The required counts use k = the number of observed tasks; the requirement is impossible
+    when sum r_g > k, and then no final action may be issued under the proportional rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise import coverage_state
+    >>> universe = np.array(["a"] * 50 + ["b"] * 30 + ["c"] * 20)
+    >>> state = coverage_state(universe, np.array(["a"] * 10 + ["b"] * 6 + ["c"] * 3 + ["a"]))
+    >>> state.satisfied, state.missing_groups, [g.required for g in state.groups]
+    (False, ['c'], [10, 6, 4])
+    """
+    labels, sizes = np.unique(np.asarray(universe_groups, dtype=str), return_counts=True)
+    observed = np.asarray(observed_groups, dtype=str)
+    k = len(observed)
+    seen = np.bincount(np.searchsorted(labels, observed), minlength=len(labels)).astype(np.int64)
+    if len(labels) == 0:
+        return CoverageState(rule=rule, satisfied=False, possible=False, groups=[], missing_groups=[])  # type: ignore[arg-type]
+    required = required_counts(sizes, k)
+    possible = bool(required.sum() <= k)
+    missing = [str(label) for label, r, s in zip(labels, required, seen, strict=True) if s < r]
+    return CoverageState(
+        rule=rule,  # type: ignore[arg-type]
+        satisfied=possible and not missing,
+        possible=possible,
+        groups=[
+            GroupCoverage(group=str(label), size=int(n), required=int(r), seen=int(s))
+            for label, n, r, s in zip(labels, sizes, required, seen, strict=True)
+        ],
+        missing_groups=missing,
+    )
