@@ -17,7 +17,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,7 +77,7 @@ class Trajectory(BaseModel):
 
 def _open_text(path: Path, mode: str) -> IO[str]:
     if path.suffix.lower() == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8")
+        return cast(IO[str], gzip.open(path, mode + "t", encoding="utf-8"))
     return open(path, mode, encoding="utf-8")
 
 
