@@ -1,0 +1,37 @@
+"""Adapters from harness logs to outcome rows and trajectories.
+
+Read the files evaluation harnesses already write -- SWE-bench reports, Inspect AI logs,
+tau2-bench results, Harbor / Terminal-Bench trial and job results, HAL uploads -- into the
+outcome-row contract (and, where a log holds the messages, trajectories), so that decisions,
+replays and early prediction work on a team's existing runs.
+
+Runs whose outcome is unknown (a harness error, an unscored sample) or special (an empty
+patch, a limit hit) stay distinguishable: their ``source`` carries flags (see
+:func:`source_flags`), and unknown outcomes become ``pending`` rows by default, which a decision
+leaves out and counts. Runs that do not become rows are listed in :attr:`IngestResult.skipped`.
+"""
+
+from stopwise.ingest._api import (
+    detect_format,
+    ingest,
+    read_hal,
+    read_harbor,
+    read_inspect,
+    read_swebench,
+    read_tau2,
+)
+from stopwise.ingest._common import INGEST_FORMATS, IngestResult, SkippedRecord, source_flags
+
+__all__ = [
+    "INGEST_FORMATS",
+    "IngestResult",
+    "SkippedRecord",
+    "detect_format",
+    "ingest",
+    "read_hal",
+    "read_harbor",
+    "read_inspect",
+    "read_swebench",
+    "read_tau2",
+    "source_flags",
+]

@@ -1,0 +1,629 @@
+"""What every adapter shares: options, the record collector, flags in ``source``, and the result type.
+
+An adapter turns one harness file (or a run directory) into *records*: one per run of one system
+on one task. The collector validates each value as it is read and keeps every broken rule as a
+:class:`~stopwise.errors.Problem`; nothing is written or returned until the whole input is clean.
+A run whose outcome cannot be read (a harness error, an empty patch) becomes a row, a ``pending``
+row or a counted :class:`SkippedRecord`, as the caller chooses; it is never a silent 0.
+
+Flags travel in the ``source`` column: ``"<format>:<file>"`` for a plain row and
+``"<format>:<file>|flag,flag"`` for a flagged one, so that a policy or a filter can act on them
+(:func:`source_flags` reads them back).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
+from stopwise.records import OUTCOME_COLUMNS, Step, Trajectory, validate_outcomes
+
+__all__ = [
+    "FLAG_SEPARATOR",
+    "INGEST_FORMATS",
+    "IngestResult",
+    "SkippedRecord",
+    "source_flags",
+]
+
+Format = Literal["swebench", "inspect", "tau2", "harbor", "hal"]
+INGEST_FORMATS: tuple[str, ...] = ("swebench", "inspect", "tau2", "harbor", "hal")
+"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
+
+UnknownPolicy = Literal["pending", "fail", "drop"]
+_UNKNOWN_POLICIES: tuple[str, ...] = ("pending", "fail", "drop")
+ElapsedKind = Literal["total", "agent"]
+_ELAPSED_KINDS: tuple[str, ...] = ("total", "agent")
+
+FLAG_SEPARATOR = "|"
+"""Separates the file from the flags in the ``source`` column: ``"swebench:report.json|error"``."""
+
+
+def source_flags(source: str) -> tuple[str, ...]:
+    """Return the flags an adapter wrote into a ``source`` value.
+
+    Parameters
+    ----------
+    source : str
+        A value of the ``source`` column, e.g. ``"swebench:run.json|empty_patch"``.
+
+    Returns
+    -------
+    tuple of str
+        The flags in written order; empty for an unflagged row (or a row from elsewhere).
+
+    Examples
+    --------
+    >>> from stopwise.ingest import source_flags
+    >>> source_flags("inspect:logs/a.eval|error,limit:token")
+    ('error', 'limit:token')
+    >>> source_flags("tau2:results.json")
+    ()
+    """
+    if not isinstance(source, str) or FLAG_SEPARATOR not in source:
+        return ()
+    tail = source.rsplit(FLAG_SEPARATOR, 1)[1]
+    return tuple(flag for flag in tail.split(",") if flag)
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A run found in a harness file that did not become an outcome row, and why."""
+
+    file: str
+    """The file the run was read from."""
+    record: str
+    """The run's identity in that file (task id, trial name, sample and epoch)."""
+    reason: str
+    """Why it is not a row (e.g. ``"harness error (errors='drop')"``)."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What an ingest produced: outcome rows, trajectories, and everything it left out.
+
+    Examples
+    --------
+    >>> from stopwise.ingest import read_swebench
+    >>> import json, pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "m.run1.json").write_text(json.dumps(
+    ...     {"resolved_ids": ["a__b-1"], "unresolved_ids": ["a__b-2"], "error_ids": ["a__b-3"]}))
+    >>> result = read_swebench(d / "m.run1.json")
+    >>> result.n_rows, result.flag_counts()
+    (3, {'error': 1})
+    """
+
+    rows: pd.DataFrame
+    """Validated outcome rows (every column of the outcome contract), sorted by system, task, attempt."""
+    trajectories: list[Trajectory] = field(default_factory=list)
+    """One trajectory per row whose log holds the steps (only when trajectories were asked for)."""
+    skipped: list[SkippedRecord] = field(default_factory=list)
+    """Runs read but not turned into rows, each with its reason."""
+    files: tuple[str, ...] = ()
+    """The harness files read, in reading order."""
+    formats: dict[str, str] = field(default_factory=dict)
+    """The format each file was read as."""
+    ignored_files: dict[str, str] = field(default_factory=dict)
+    """Files met while walking a directory that are not harness logs, with the reason."""
+    notes: list[str] = field(default_factory=list)
+    """What the adapters chose on the way (e.g. which Inspect scorer gave the outcome)."""
+
+    @property
+    def n_rows(self) -> int:
+        """Number of outcome rows."""
+        return len(self.rows)
+
+    def flag_counts(self) -> dict[str, int]:
+        """Rows per flag (a row may carry several flags), sorted by flag."""
+        counts: dict[str, int] = {}
+        for source in self.rows["source"]:
+            for flag in source_flags(source):
+                counts[flag] = counts.get(flag, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def status_counts(self) -> dict[str, int]:
+        """Rows per status (final, pending), sorted by status."""
+        return {str(k): int(v) for k, v in sorted(self.rows["status"].value_counts().items())}
+
+    def summary(self) -> str:
+        """A few lines for a person: rows, systems, tasks, statuses, flags, skipped and ignored inputs."""
+        rows = self.rows
+        lines = [
+            f"{len(rows)} outcome rows from {len(self.files)} file{'s' if len(self.files) != 1 else ''}"
+            f" ({', '.join(sorted(set(self.formats.values()))) or 'none'}):"
+            f" {rows['system'].nunique()} systems, {rows['task'].nunique()} tasks",
+            "status: " + ", ".join(f"{k} {v}" for k, v in self.status_counts().items()),
+        ]
+        flags = self.flag_counts()
+        if flags:
+            lines.append("flagged: " + ", ".join(f"{k} {v}" for k, v in flags.items()))
+        if self.trajectories:
+            lines.append(f"{len(self.trajectories)} trajectories")
+        if self.skipped:
+            reasons: dict[str, int] = {}
+            for item in self.skipped:
+                reasons[item.reason] = reasons.get(item.reason, 0) + 1
+            lines.append(
+                f"{len(self.skipped)} runs not turned into rows: "
+                + "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+            )
+        if self.ignored_files:
+            lines.append(f"{len(self.ignored_files)} files ignored (not harness logs)")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Validated options shared by every adapter."""
+
+    system: str | None = None
+    scorer: str | None = None
+    errors: UnknownPolicy = "pending"
+    empty_patch: UnknownPolicy = "fail"
+    elapsed: ElapsedKind = "total"
+    instances: tuple[str, ...] | None = None
+    trajectories: bool = False
+
+
+def options_iv(
+    *,
+    system: str | None,
+    scorer: str | None,
+    errors: str,
+    empty_patch: str,
+    elapsed: str,
+    instances: Iterable[str] | None,
+    trajectories: bool,
+) -> Options:
+    """Validate and normalise the adapter options (the ``_iv`` step of every public reader)."""
+    if system is not None and (not isinstance(system, str) or not system.strip()):
+        raise InputError(f"`system` must be non-empty text (a name or a template such as '{{model}}'); got {system!r}")
+    if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
+        raise InputError(f"`scorer` must be non-empty text; got {scorer!r}")
+    for name, value in (("errors", errors), ("empty_patch", empty_patch)):
+        if value not in _UNKNOWN_POLICIES:
+            raise InputError(f"`{name}` must be one of {', '.join(_UNKNOWN_POLICIES)}; got {value!r}")
+    if elapsed not in _ELAPSED_KINDS:
+        raise InputError(f"`elapsed` must be one of {', '.join(_ELAPSED_KINDS)}; got {elapsed!r}")
+    ids: tuple[str, ...] | None = None
+    if instances is not None:
+        if isinstance(instances, str):
+            raise InputError("`instances` must be a collection of instance ids, not one string")
+        ids = tuple(str(i).strip() for i in instances)
+        bad = [i for i in ids if not i]
+        if not ids or bad:
+            raise InputError("`instances` must hold at least one instance id and no blank ones")
+    if not isinstance(trajectories, bool):
+        raise InputError(f"`trajectories` must be True or False; got {trajectories!r}")
+    return Options(
+        system=system.strip() if system else None,
+        scorer=scorer.strip() if scorer else None,
+        errors=errors,  # type: ignore[arg-type]
+        empty_patch=empty_patch,  # type: ignore[arg-type]
+        elapsed=elapsed,  # type: ignore[arg-type]
+        instances=ids,
+        trajectories=trajectories,
+    )
+
+
+@dataclass
+class Record:
+    """One run on its way to becoming an outcome row (internal)."""
+
+    system: str
+    task: str
+    outcome: float | None
+    status: str
+    group: str
+    attempt: int | None
+    order: tuple[Any, ...]
+    cost_usd: float | None
+    elapsed_s: float | None
+    fmt: str
+    file: str
+    flags: tuple[str, ...]
+    steps: list[Step] | None = None
+    task_text: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        base = f"{self.fmt}:{self.file}"
+        return base + (FLAG_SEPARATOR + ",".join(self.flags) if self.flags else "")
+
+
+_REASONS = {"error": "harness error", "empty_patch": "empty patch", "unscored": "no score"}
+
+
+class Collector:
+    """Collects records, skipped runs and problems for one format (internal)."""
+
+    def __init__(self, fmt: str, options: Options) -> None:
+        self.fmt = fmt
+        self.options = options
+        self.records: list[Record] = []
+        self.skipped: list[SkippedRecord] = []
+        self.problems: list[Problem] = []
+        self.files: list[str] = []
+        self.notes: list[str] = []
+
+    def problem(self, file: str, row: int | None, field_name: str | None, rule: str, value: Any = None) -> None:
+        self.problems.append(Problem(file, row, field_name, rule, _short(value)))
+
+    def add(
+        self,
+        *,
+        file: str,
+        system: str,
+        task: str,
+        outcome: float | None,
+        unknown: str | None = None,
+        flags: Sequence[str] = (),
+        group: str = "",
+        attempt: int | None = None,
+        order: tuple[Any, ...] = (),
+        cost_usd: float | None = None,
+        elapsed_s: float | None = None,
+        record: str | None = None,
+        steps: list[Step] | None = None,
+        task_text: str = "",
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Add one run. ``unknown`` names why its outcome is unknown (``error``, ``empty_patch``, ``unscored``)."""
+        all_flags = list(dict.fromkeys(flags))
+        status = "final"
+        if unknown is not None:
+            policy = self.options.empty_patch if unknown == "empty_patch" else self.options.errors
+            if unknown not in all_flags:
+                all_flags.insert(0, unknown)
+            if policy == "drop":
+                name = "empty_patch" if unknown == "empty_patch" else "errors"
+                self.skipped.append(
+                    SkippedRecord(file, record or f"{system} / {task}", f"{_REASONS.get(unknown, unknown)} ({name}='drop')")
+                )
+                return
+            if policy == "fail":
+                outcome = 0.0
+            else:
+                outcome, status = None, "pending"
+        self.records.append(
+            Record(
+                system=system,
+                task=task,
+                outcome=outcome,
+                status=status,
+                group=group,
+                attempt=attempt,
+                order=order,
+                cost_usd=cost_usd,
+                elapsed_s=elapsed_s,
+                fmt=self.fmt,
+                file=file,
+                flags=tuple(all_flags),
+                steps=steps if self.options.trajectories else None,
+                task_text=task_text,
+                meta=dict(meta or {}),
+            )
+        )
+
+    def skip(self, file: str, record: str, reason: str) -> None:
+        self.skipped.append(SkippedRecord(file, record, reason))
+
+
+def _short(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = repr(value)
+    return value if len(text) <= 80 else text[:77] + "..."
+
+
+# ---------------------------------------------------------------- reading files
+
+
+def load_json(path: Path) -> Any:
+    """Parse a JSON file or raise :class:`FileFormatError` naming the file and the place."""
+    if not path.exists():
+        raise FileFormatError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise FileFormatError(f"{path}: the file is empty")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileFormatError(f"{path}: cannot be read as UTF-8 JSON: {exc}") from exc
+
+
+# ---------------------------------------------------------------- values
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def number(value: Any) -> float | None:
+    """A finite float from a JSON number (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    out = float(value)
+    return out if math.isfinite(out) else None
+
+
+def nonneg(value: Any) -> float | None:
+    """A finite float >= 0, else None."""
+    out = number(value)
+    return out if out is not None and out >= 0 else None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 time stamp (``Z`` allowed), else None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+
+
+def seconds_between(start: Any, end: Any) -> float | None:
+    """Seconds from ``start`` to ``end`` (ISO strings), or None when either is missing or they disagree."""
+    a, b = parse_time(start), parse_time(end)
+    if a is None or b is None or (a.tzinfo is None) != (b.tzinfo is None):
+        return None
+    delta = (b - a).total_seconds()
+    return delta if delta >= 0 else None
+
+
+_SWE_ID = re.compile(r"^(?P<owner>[^_/\s][^/\s]*?)__(?P<repo>[^/\s]+)-\d+$")
+
+
+def repository_of(instance_id: str) -> str:
+    """The repository of a SWE-bench instance id, ``""`` when the id has no ``owner__repo-N`` shape.
+
+    Examples
+    --------
+    >>> from stopwise.ingest._common import repository_of
+    >>> repository_of("django__django-11099"), repository_of("scikit-learn__scikit-learn-10297")
+    ('django/django', 'scikit-learn/scikit-learn')
+    >>> repository_of("hello-world")
+    ''
+    """
+    match = _SWE_ID.match(instance_id)
+    return f"{match['owner']}/{match['repo']}" if match else ""
+
+
+class _Fields(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        raise KeyError(key)
+
+
+def system_name(template: str | None, fields: Mapping[str, Any], default: str, file: str) -> str:
+    """The system name: ``default`` unless a name or a ``{field}`` template was given."""
+    if template is None:
+        return default
+    try:
+        name = template.format_map(_Fields({k: ("" if v is None else v) for k, v in fields.items()}))
+    except KeyError as exc:
+        raise InputError(
+            f"{file}: `system` template names an unknown field {{{exc.args[0]}}}; this format offers "
+            + ", ".join("{" + k + "}" for k in sorted(fields))
+        ) from None
+    except (ValueError, IndexError) as exc:
+        raise InputError(f"`system` is not a valid template ({exc}); got {template!r}") from None
+    return name.strip()
+
+
+def text_of(value: Any) -> str:
+    """Text of a message content that may be a string or a list of content parts."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                kind = part.get("type")
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif isinstance(part.get("reasoning"), str):
+                    parts.append(part["reasoning"])
+                elif kind:
+                    parts.append(f"[{kind}]")
+        return "\n".join(p for p in parts if p)
+    if isinstance(value, dict):
+        return text_of([value])
+    return str(value)
+
+
+def render_call(name: str, arguments: Any) -> str:
+    """``name(arguments-as-json)``: how a tool call is written into a step's action."""
+    if isinstance(arguments, str):
+        args = arguments
+    else:
+        try:
+            args = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        except (TypeError, ValueError):
+            args = str(arguments)
+    return f"{name}({args})"
+
+
+def steps_from_messages(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    content: Callable[[Any], str] = text_of,
+    tool_calls: Callable[[Mapping[str, Any]], list[tuple[str, Any]]],
+    tokens: Callable[[Mapping[str, Any]], tuple[int | None, int | None]] | None = None,
+) -> list[Step]:
+    """Turn a chat transcript into steps: one per assistant message, observing what follows it.
+
+    The action is the assistant's text and its tool calls (``name(args)``); the observation is
+    the text of every tool, user or environment message up to the next assistant message.
+    Messages before the first assistant message (system prompt, task) are not steps.
+    """
+    steps: list[Step] = []
+    pending: dict[str, Any] | None = None
+    observed: list[str] = []
+
+    def close() -> None:
+        if pending is not None:
+            steps.append(Step(observation="\n".join(o for o in observed if o), **pending))
+
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            close()
+            calls = tool_calls(message)
+            text = content(message.get("content"))
+            action = "\n".join([text, *(render_call(n, a) for n, a in calls)]).strip("\n")
+            t_in, t_out = tokens(message) if tokens is not None else (None, None)
+            pending = {"action": action, "tool": calls[0][0] if calls else None, "tokens_in": t_in, "tokens_out": t_out}
+            observed = []
+        elif pending is not None and role in ("tool", "user", "environment"):
+            observed.append(content(message.get("content")))
+    close()
+    return steps
+
+
+# ---------------------------------------------------------------- finishing
+
+
+def finish(
+    collectors: Sequence[Collector],
+    *,
+    formats: Mapping[str, str],
+    ignored_files: Mapping[str, str] | None = None,
+    want_trajectories: bool,
+) -> IngestResult:
+    """Check every collector's problems, number attempts, validate rows and build the result."""
+    problems = [p for c in collectors for p in c.problems]
+    if problems:
+        raise ValidationError(problems)
+    records = [r for c in collectors for r in c.records]
+    skipped = [s for c in collectors for s in c.skipped]
+    files = tuple(dict.fromkeys(f for c in collectors for f in c.files))
+    if not records:
+        what = f"{len(skipped)} runs were read but none became a row" if skipped else "no runs were found"
+        raise ValidationError([Problem(", ".join(files) or "<input>", None, None, f"must hold at least one run; {what}")])
+    _number_attempts(records)
+    _check_duplicates(records)
+    records.sort(key=lambda r: (r.system, r.task, r.attempt or 0))
+    frame = pd.DataFrame(
+        {
+            "system": [r.system for r in records],
+            "task": [r.task for r in records],
+            "outcome": np.array([np.nan if r.outcome is None else r.outcome for r in records], dtype=float),
+            "group": [r.group for r in records],
+            "attempt": np.array([r.attempt or 0 for r in records], dtype=np.int64),
+            "cost_usd": np.array([np.nan if r.cost_usd is None else r.cost_usd for r in records], dtype=float),
+            "elapsed_s": np.array([np.nan if r.elapsed_s is None else r.elapsed_s for r in records], dtype=float),
+            "status": [r.status for r in records],
+            "source": [r.source for r in records],
+            "unit": [""] * len(records),
+        },
+        columns=list(OUTCOME_COLUMNS),
+    )
+    rows = validate_outcomes(frame, source="<ingested rows>")
+    trajectories: list[Trajectory] = []
+    if want_trajectories:
+        for r in records:
+            if r.steps is None:
+                continue
+            meta = {"source": r.source, "flags": list(r.flags), **r.meta}
+            trajectories.append(
+                Trajectory(
+                    agent=r.system,
+                    task=r.task,
+                    attempt=r.attempt or 0,
+                    outcome=r.outcome,
+                    task_text=r.task_text,
+                    steps=r.steps,
+                    cost_usd=r.cost_usd,
+                    meta=meta,
+                )
+            )
+    return IngestResult(
+        rows=rows,
+        trajectories=trajectories,
+        skipped=sorted(skipped, key=lambda s: (s.file, s.record)),
+        files=files,
+        formats=dict(formats),
+        ignored_files=dict(sorted((ignored_files or {}).items())),
+        notes=[n for c in collectors for n in c.notes],
+    )
+
+
+def _number_attempts(records: list[Record]) -> None:
+    """Give records without a native attempt number their rank within (system, task) by ``order``."""
+    by_cell: dict[tuple[str, str], list[Record]] = {}
+    taken_by_cell: dict[tuple[str, str], set[int]] = {}
+    for r in records:
+        if r.attempt is None:
+            by_cell.setdefault((r.system, r.task), []).append(r)
+        else:
+            taken_by_cell.setdefault((r.system, r.task), set()).add(r.attempt)
+    for key, cell in by_cell.items():
+        taken = taken_by_cell.get(key, set())
+        cell.sort(key=lambda r: (r.order, r.file))
+        number_ = 0
+        for r in cell:
+            while number_ in taken:
+                number_ += 1
+            r.attempt = number_
+            number_ += 1
+
+
+def _check_duplicates(records: list[Record]) -> None:
+    seen: dict[tuple[str, str, int], Record] = {}
+    problems: list[Problem] = []
+    for r in records:
+        key = (r.system, r.task, r.attempt or 0)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = r
+            continue
+        where = first.file if first.file == r.file else f"{first.file} and {r.file}"
+        problems.append(
+            Problem(
+                r.file,
+                None,
+                "system, task, attempt",
+                f"(system, task, attempt) = ({key[0]}, {key[1]}, {key[2]}) must be unique but is read twice "
+                f"(from {where}); give the runs different system names (`system`) or ingest them separately",
+            )
+        )
+    if problems:
+        raise ValidationError(problems)
+
+
+def walk(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Expand directories into their candidate files (``*.json``, ``*.eval``), sorted; keep files as given."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise FileFormatError(f"{path}: no such file or directory")
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".json", ".eval"))
+            if not found:
+                raise FileFormatError(f"{path}: the directory holds no .json or .eval files")
+            out.extend(found)
+        else:
+            out.append(path)
+    return list(dict.fromkeys(out))

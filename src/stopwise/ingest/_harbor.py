@@ -1,0 +1,281 @@
+"""Harbor (Terminal-Bench 2) trial and job results, and the legacy Terminal-Bench harness results.
+
+* **trial** ``<job>/<trial>/result.json`` (``TrialResult``): ``task_name``, ``trial_name``,
+  ``agent_info`` (name, model_info), ``agent_result`` (``cost_usd``, tokens), ``verifier_result``
+  (``rewards`` map, or ``reward`` in early versions), ``exception_info``, ``started_at`` /
+  ``finished_at`` and phase timings (``environment_setup``, ``agent_setup``, ``agent_execution``,
+  ``verifier``).
+* **job** ``<job>/result.json`` (``JobResult``): ``n_total_trials``, ``stats.evals`` with per-agent
+  ``reward_stats`` (reward key -> value -> trial names) and ``exception_stats``, and sometimes the
+  ``trial_results`` themselves. When the trial directories are read too, the job file adds nothing
+  and is not counted twice.
+* **legacy Terminal-Bench** ``results.json`` (``results`` list of ``TrialResults``:
+  ``task_id``, ``trial_name``, ``is_resolved``, ``failure_mode``, ``trial_started_at``, ...).
+
+One row per trial; attempts number the trials of one (system, task) by start time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stopwise.ingest._common import (
+    Collector,
+    load_json,
+    nonneg,
+    number,
+    obj,
+    repository_of,
+    seconds_between,
+    system_name,
+)
+
+_TB_OK_MODES = frozenset({"unset", "none", ""})
+
+
+def kind_of(doc: Any) -> str | None:
+    """``trial``, ``job``, ``tb_run`` or ``tb_trial`` for a Harbor / Terminal-Bench document, else None."""
+    if not isinstance(doc, dict):
+        return None
+    if "trial_name" in doc and "task_name" in doc and ("agent_info" in doc or "verifier_result" in doc):
+        return "trial"
+    if "n_total_trials" in doc and isinstance(doc.get("stats"), dict):
+        return "job"
+    results = doc.get("results")
+    if isinstance(results, list) and ("n_resolved" in doc or "accuracy" in doc or "resolved_ids" in doc):
+        return "tb_run"
+    if "trial_name" in doc and "task_id" in doc and "is_resolved" in doc:
+        return "tb_trial"
+    return None
+
+
+def _group(task: str, dataset: str) -> str:
+    return repository_of(task) if "swe" in dataset.lower() else ""
+
+
+def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]]) -> None:
+    """Add the trials of Harbor / Terminal-Bench documents (``(path, kind, doc)``) to ``collector``."""
+    trial_dirs = [p.resolve().parent for p, kind, _ in units if kind in ("trial", "tb_trial")]
+    tb_run_dirs = [p.resolve().parent for p, kind, _ in units if kind == "tb_run"]
+    for path, kind, doc in units:
+        file = str(path)
+        here = path.resolve().parent
+        if kind == "trial":
+            collector.files.append(file)
+            _trial(collector, file, None, doc)
+        elif kind == "job":
+            collector.files.append(file)
+            if any(here in d.parents for d in trial_dirs):
+                collector.notes.append(f"{file}: job summary not used; its trials were read from their own result.json")
+                continue
+            embedded = doc.get("trial_results")
+            if isinstance(embedded, list) and embedded:
+                for row, trial in enumerate(embedded, start=1):
+                    if isinstance(trial, dict):
+                        _trial(collector, file, row, trial)
+                    else:
+                        collector.problem(file, row, "trial_results", "a trial result must be a JSON object", trial)
+            else:
+                _job_stats(collector, file, doc)
+        elif kind == "tb_run":
+            collector.files.append(file)
+            _tb_run(collector, path, doc)
+        elif kind == "tb_trial":
+            if any(d in here.parents or d == here for d in tb_run_dirs):
+                continue
+            collector.files.append(file)
+            _tb_trial(collector, file, None, doc, _tb_system(collector, path.parent.parent, file))
+
+
+def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any]) -> None:
+    task = doc.get("task_name")
+    trial_name = doc.get("trial_name")
+    if not isinstance(task, str) or not task.strip():
+        collector.problem(file, row, "task_name", "must be the task name", task)
+        return
+    agent_info = obj(doc.get("agent_info"))
+    model_info = obj(agent_info.get("model_info"))
+    agent, model = agent_info.get("name"), model_info.get("name")
+    dataset = str(doc.get("source") or "")
+    default = "/".join(str(x) for x in (agent, model) if x)
+    fields = {"agent": agent, "model": model, "provider": model_info.get("provider"), "dataset": dataset}
+    system = system_name(collector.options.system, fields, default, file)
+    if not system:
+        collector.problem(file, row, "agent_info.name", "must name the agent (or pass `system`)", agent)
+        return
+
+    verifier = doc.get("verifier_result")
+    rewards: dict[str, Any] = {}
+    if isinstance(verifier, dict):
+        if isinstance(verifier.get("rewards"), dict):
+            rewards = dict(verifier["rewards"])
+        elif "reward" in verifier and verifier["reward"] is not None:
+            rewards = {"reward": verifier["reward"]}
+    elif verifier is not None:
+        collector.problem(file, row, "verifier_result", "must be an object or null", verifier)
+        return
+    key = collector.options.scorer
+    raw = None
+    if rewards:
+        if key is None:
+            key = "reward" if "reward" in rewards else (next(iter(rewards)) if len(rewards) == 1 else None)
+            if key is None:
+                collector.problem(
+                    file, row, "verifier_result.rewards", "has several rewards; choose one with `scorer`", sorted(rewards)
+                )
+                return
+        if key not in rewards:
+            collector.problem(file, row, "verifier_result.rewards", f"must hold the reward '{key}'", sorted(rewards))
+            return
+        raw = rewards[key]
+    reward = number(raw)
+    if raw is not None and reward is None:
+        collector.problem(file, row, f"verifier_result.rewards.{key}", "must be a number", raw)
+        return
+    if reward is not None and not 0.0 <= reward <= 1.0:
+        collector.problem(file, row, f"verifier_result.rewards.{key}", "must be in [0, 1] (the outcome contract)", raw)
+        return
+
+    flags: list[str] = []
+    exception = doc.get("exception_info")
+    meta: dict[str, Any] = {"trial_name": trial_name, "dataset": dataset}
+    if isinstance(exception, dict) and exception.get("exception_type"):
+        flags.append(f"exception:{exception['exception_type']}")
+        meta["exception"] = str(exception.get("exception_message") or "")[:500]
+
+    agent_result = obj(doc.get("agent_result"))
+    phase = obj(doc.get("agent_execution"))
+    total = seconds_between(doc.get("started_at"), doc.get("finished_at"))
+    agent_time = seconds_between(phase.get("started_at"), phase.get("finished_at"))
+    elapsed = (total if total is not None else agent_time) if collector.options.elapsed == "total" else (
+        agent_time if agent_time is not None else total
+    )
+    collector.add(
+        file=file,
+        system=system,
+        task=task.strip(),
+        outcome=reward,
+        unknown="error" if reward is None else None,
+        flags=flags,
+        group=_group(task, dataset),
+        order=(str(doc.get("started_at") or ""), str(trial_name or "")),
+        cost_usd=nonneg(agent_result.get("cost_usd")),
+        elapsed_s=elapsed,
+        record=f"trial {trial_name}",
+        meta=meta,
+    )
+
+
+def _job_stats(collector: Collector, file: str, doc: Mapping[str, Any]) -> None:
+    evals = doc["stats"].get("evals")
+    if not isinstance(evals, dict) or not evals:
+        collector.problem(file, None, "stats.evals", "must hold per-agent statistics (or pass the trial result.json files)")
+        return
+    collector.notes.append(f"{file}: job summary only (no trial result.json): no cost or time per trial")
+    for eval_key, stats in sorted(evals.items()):
+        if not isinstance(stats, dict):
+            collector.problem(file, None, f"stats.evals.{eval_key}", "must be an object", stats)
+            continue
+        parts = str(eval_key).split("__")
+        agent, model, dataset = (parts[0], "__".join(parts[1:-1]), parts[-1]) if len(parts) >= 3 else (parts[0], "", parts[-1])
+        default = "/".join(x for x in (agent, model) if x)
+        system = system_name(collector.options.system, {"agent": agent, "model": model, "dataset": dataset}, default, file)
+        reward_stats = obj(stats.get("reward_stats"))
+        key = collector.options.scorer or ("reward" if "reward" in reward_stats else None)
+        if key is None and len(reward_stats) == 1:
+            key = next(iter(reward_stats))
+        outcome_of: dict[str, float] = {}
+        if reward_stats:
+            if key not in reward_stats:
+                collector.problem(
+                    file, None, f"stats.evals.{eval_key}.reward_stats", "must hold the reward 'reward' (or choose one with `scorer`)", sorted(reward_stats)
+                )
+                continue
+            for value_text, names in reward_stats[key].items():
+                value = number(_to_float(value_text))
+                if value is None or not 0.0 <= value <= 1.0:
+                    collector.problem(
+                        file, None, f"stats.evals.{eval_key}.reward_stats.{key}", "must be rewards in [0, 1]", value_text
+                    )
+                    continue
+                for name in names or []:
+                    outcome_of[str(name)] = value
+        exceptions: dict[str, str] = {}
+        for exc_type, names in obj(stats.get("exception_stats")).items():
+            for name in names or []:
+                exceptions[str(name)] = str(exc_type)
+        for trial_name in sorted(set(outcome_of) | set(exceptions)):
+            task = trial_name.rsplit("__", 1)[0] if "__" in trial_name else trial_name
+            reward = outcome_of.get(trial_name)
+            collector.add(
+                file=file,
+                system=system,
+                task=task,
+                outcome=reward,
+                unknown="error" if reward is None else None,
+                flags=[f"exception:{exceptions[trial_name]}"] if trial_name in exceptions else [],
+                group=_group(task, dataset),
+                order=("", trial_name),
+                record=f"trial {trial_name}",
+                meta={"trial_name": trial_name, "dataset": dataset},
+            )
+
+
+def _to_float(text: Any) -> Any:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def _tb_system(collector: Collector, run_dir: Path, file: str) -> str:
+    meta_path = run_dir / "run_metadata.json"
+    agent = model = None
+    if meta_path.is_file():
+        meta = load_json(meta_path)
+        if isinstance(meta, dict):
+            agent, model = meta.get("agent_name"), meta.get("model_name")
+    default = "/".join(str(x) for x in (agent, model) if x) or run_dir.name
+    return system_name(collector.options.system, {"agent": agent, "model": model, "run": run_dir.name}, default, file)
+
+
+def _tb_run(collector: Collector, path: Path, doc: Mapping[str, Any]) -> None:
+    file = str(path)
+    system = _tb_system(collector, path.parent, file)
+    for row, trial in enumerate(doc["results"], start=1):
+        if not isinstance(trial, dict):
+            collector.problem(file, row, "results", "a trial result must be a JSON object", trial)
+            continue
+        _tb_trial(collector, file, row, trial, system)
+
+
+def _tb_trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any], system: str) -> None:
+    task = doc.get("task_id")
+    if not isinstance(task, str) or not task.strip():
+        collector.problem(file, row, "task_id", "must be the task id", task)
+        return
+    resolved = doc.get("is_resolved")
+    if resolved is not None and not isinstance(resolved, bool):
+        collector.problem(file, row, "is_resolved", "must be true, false or null", resolved)
+        return
+    mode = str(doc.get("failure_mode") or "unset")
+    flags = [] if mode in _TB_OK_MODES else [f"failure:{mode}"]
+    total = seconds_between(doc.get("trial_started_at"), doc.get("trial_ended_at"))
+    agent_time = seconds_between(doc.get("agent_started_at"), doc.get("agent_ended_at"))
+    elapsed = (total if total is not None else agent_time) if collector.options.elapsed == "total" else (
+        agent_time if agent_time is not None else total
+    )
+    collector.add(
+        file=file,
+        system=system,
+        task=task.strip(),
+        outcome=None if resolved is None else float(resolved),
+        unknown="error" if resolved is None else None,
+        flags=flags,
+        order=(str(doc.get("trial_started_at") or ""), str(doc.get("trial_name") or "")),
+        elapsed_s=elapsed,
+        record=f"trial {doc.get('trial_name')}",
+        meta={"trial_name": doc.get("trial_name"), "failure_mode": mode},
+    )
