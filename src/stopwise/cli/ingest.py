@@ -1,0 +1,111 @@
+"""``stopwise ingest``: harness logs in, outcome rows (and trajectories) out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from stopwise.cli._common import console, err_console, user_errors
+from stopwise.errors import FileFormatError
+from stopwise.ingest import INGEST_FORMATS, ingest
+from stopwise.records import write_outcomes, write_trajectories
+
+_SHOWN = 10
+
+
+def _instance_ids(path: Path) -> list[str]:
+    """Instance ids from a JSON list or a text file with one id per line (``#`` starts a comment)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileFormatError(f"{path}: cannot read the instance ids: {exc}") from exc
+    if path.suffix.lower() == ".json":
+        try:
+            ids = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise FileFormatError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise FileFormatError(f"{path}: must be a JSON list of instance ids")
+        return ids
+    ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    ids = [i for i in ids if i]
+    if not ids:
+        raise FileFormatError(f"{path}: holds no instance ids (one per line expected)")
+    return ids
+
+
+def ingest_command(
+    paths: Annotated[list[Path], typer.Argument(help="Harness files or run directories.", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Outcome rows to write (.parquet, .csv or .jsonl).")],
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="auto, or one of: " + ", ".join(INGEST_FORMATS) + ".")
+    ] = "auto",
+    trajectories: Annotated[
+        Path | None, typer.Option("--trajectories", help="Also write trajectories here (.jsonl or .jsonl.gz).")
+    ] = None,
+    system: Annotated[
+        str | None, typer.Option("--system", help="System name, or a template such as '{task}/{model}'.")
+    ] = None,
+    scorer: Annotated[
+        str | None, typer.Option("--scorer", help="Inspect scorer (NAME or NAME:KEY); Harbor reward key; HAL result key.")
+    ] = None,
+    errors: Annotated[
+        str, typer.Option("--errors", help="Runs the harness failed on: pending (default), fail (outcome 0) or drop.")
+    ] = "pending",
+    empty_patch: Annotated[
+        str, typer.Option("--empty-patch", help="SWE-bench runs without a patch: fail (default), pending or drop.")
+    ] = "fail",
+    elapsed: Annotated[
+        str, typer.Option("--elapsed", help="total wall-clock time (default) or the agent's own time.")
+    ] = "total",
+    instances: Annotated[
+        Path | None,
+        typer.Option("--instances", help="Dataset instance ids (one per line or a JSON list), for SWE-bench results.json."),
+    ] = None,
+) -> None:
+    """Read harness logs (SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench, HAL) into outcome rows.
+
+    Runs whose outcome is unknown are never a silent 0: they become pending rows (or what --errors
+    says) and carry a flag in the source column; runs left out are counted and listed.
+    """
+    with user_errors():
+        ids = _instance_ids(instances) if instances is not None else None
+        result = ingest(
+            paths,
+            format=format,
+            system=system,
+            scorer=scorer,
+            errors=errors,
+            empty_patch=empty_patch,
+            elapsed=elapsed,
+            instances=ids,
+            trajectories=trajectories is not None,
+        )
+        write_outcomes(result.rows, out)
+        wrote = [str(out)]
+        if trajectories is not None and result.trajectories:
+            write_trajectories(result.trajectories, trajectories)
+            wrote.append(str(trajectories))
+    console.print(escape(result.summary()))
+    for note in result.notes:
+        console.print(f"  note: {escape(note)}")
+    for item in result.skipped[:_SHOWN]:
+        console.print(f"  skipped: {escape(item.file)}: {escape(item.record)}: {escape(item.reason)}")
+    if len(result.skipped) > _SHOWN:
+        console.print(f"  ... and {len(result.skipped) - _SHOWN} more skipped runs")
+    for file, reason in list(result.ignored_files.items())[:_SHOWN]:
+        console.print(f"  ignored: {escape(file)}: {escape(reason)}")
+    if len(result.ignored_files) > _SHOWN:
+        console.print(f"  ... and {len(result.ignored_files) - _SHOWN} more ignored files")
+    if trajectories is not None and not result.trajectories:
+        err_console.print("warning: these logs hold no steps; no trajectories written")
+    console.print("wrote " + " and ".join(escape(w) for w in wrote))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ingest`` to the top-level app."""
+    app.command("ingest")(ingest_command)
