@@ -113,6 +113,7 @@ def read_upload(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
                 system=system,
                 task=task,
                 outcome=listed[task],
+                flags=["listed_only"],
                 group=group,
                 attempt=0,
                 cost_usd=cost_of(task),
