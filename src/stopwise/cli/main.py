@@ -41,17 +41,32 @@ def _register() -> None:
 _register()
 
 
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """Click's usage-error base, wherever this Typer version takes Click from."""
+    found: list[type[BaseException]] = [click.exceptions.ClickException]
+    try:  # Typer >= 0.20 vendors Click as typer._click
+        from typer._click.exceptions import ClickException as VendoredClickException
+
+        found.append(VendoredClickException)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+_USAGE_ERRORS = _usage_error_types()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     try:
         result = app(args=argv, prog_name="stopwise", standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except (typer.Exit, click.exceptions.Exit) as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
+    except (typer.Abort, click.exceptions.Abort):
         err_console.print("aborted")
         return EXIT_ERROR
-    except click.exceptions.ClickException as exc:
-        exc.show(file=sys.stderr)
+    except _USAGE_ERRORS as exc:
+        exc.show(file=sys.stderr)  # type: ignore[attr-defined]
         return EXIT_ERROR
     except Exception as exc:  # a bug, not a user error: say so plainly
         if os.environ.get("STOPWISE_DEBUG"):

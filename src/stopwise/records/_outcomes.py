@@ -101,7 +101,7 @@ def _read_raw(path: Path, fmt: OutcomeFormat) -> pd.DataFrame:
         if fmt == "csv":
             return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skipinitialspace=True)
         if fmt == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False, convert_dates=False)
+            return pd.read_json(path, lines=True, dtype=False)
         return pd.read_parquet(path)
     except pd.errors.EmptyDataError as exc:
         raise FileFormatError(f"{path}: the file has no header or rows ({exc})") from exc

@@ -1,0 +1,115 @@
+"""``stopwise decide``, ``policy`` and ``demo`` run in-process: exit codes, messages, files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stopwise import DEFAULT_POLICY_TOML, DecisionRecord, write_outcomes
+from stopwise.cli.main import main
+
+
+def _outcomes(tmp_path: Path, wins_a: int, wins_b: int, ties: int = 20, pending: int = 0) -> Path:
+    rows = []
+    for i in range(wins_a + wins_b + ties + pending):
+        a, b = (1, 0) if i < wins_a else (0, 1) if i < wins_a + wins_b else (1, 1)
+        status = "pending" if i >= wins_a + wins_b + ties else "final"
+        for system, value in (("A", a), ("B", b)):
+            rows.append({"system": system, "task": f"t{i:03d}", "outcome": value if status == "final" else None,
+                         "group": "g", "status": status})
+    return write_outcomes(pd.DataFrame(rows), tmp_path / "outcomes.csv")
+
+
+def _policy(tmp_path: Path, text: str = "") -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(DEFAULT_POLICY_TOML + text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("wins_a", "wins_b", "pending", "limit", "action", "code"),
+    [(15, 1, 0, 1.0, "promote", 0), (1, 15, 0, 1.0, "reject", 1), (15, 1, 20, 0.9, "continue", 2), (3, 2, 0, 1.0, "abstain", 3)],
+)
+def test_exit_code_is_the_action(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wins_a: int, wins_b: int, pending: int, limit: float, action: str, code: int
+) -> None:
+    outcomes = _outcomes(tmp_path, wins_a, wins_b, pending=pending)
+    policy = tmp_path / "p.toml"
+    policy.write_text(DEFAULT_POLICY_TOML.replace("limit = 1.0", f"limit = {limit}"))
+    assert main(["decide", str(outcomes), "--tested", "A", "--baseline", "B", "--policy", str(policy), "--json"]) == code
+    record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
+    assert record.action == action
+    assert main(["decide", str(outcomes), "-t", "A", "-b", "B", "-p", str(policy)]) == code
+    assert action.upper() in capsys.readouterr().out
+
+
+def test_budget_used_option(tmp_path: Path) -> None:
+    outcomes = _outcomes(tmp_path, 15, 1, pending=20)
+    policy = tmp_path / "p.toml"
+    policy.write_text(DEFAULT_POLICY_TOML.replace("limit = 1.0", "limit = 0.9"))
+    args = ["decide", str(outcomes), "-t", "A", "-b", "B", "-p", str(policy)]
+    assert main(args) == 2
+    assert main([*args, "--budget-used", "0.95"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "fragments"),
+    [
+        ("system,task,outcome\nA,t1,1.5\nB,t1,0\n", [], ["outcomes.csv, row 1 (line 2), field 'outcome'", "'1.5'"]),
+        ("system,task,outcome\nA,t1,1\nB,t1,0\n", ["-t", "C"], ["tested system 'C' is absent", "systems present: A, B"]),
+        ("", [], ["empty"]),
+        ("system,task,outcome,status\nA,t1,1,maybe\nB,t1,0,final\n", [], ["field 'status'", "'maybe'"]),
+    ],
+)
+def test_bad_input_exits_4_with_a_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, extra: list[str], fragments: list[str]
+) -> None:
+    path = tmp_path / "outcomes.csv"
+    path.write_text(content)
+    before = sorted(tmp_path.iterdir())
+    argv = ["decide", str(path), "-t", "A", "-b", "B", *extra]
+    if extra:
+        argv = ["decide", str(path), "-b", "B", *extra]
+    assert main(argv) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_bad_policy_exits_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcomes = _outcomes(tmp_path, 5, 1)
+    policy = _policy(tmp_path, "\n[extra]\nx = 1\n")
+    assert main(["decide", str(outcomes), "-t", "A", "-b", "B", "-p", str(policy)]) == 4
+    assert "field 'extra'" in capsys.readouterr().err
+
+
+def test_usage_error_exits_4(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decide", "x.csv"]) == 4
+    assert "Missing option" in capsys.readouterr().err
+
+
+def test_policy_init_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "policy.toml"
+    assert main(["policy", "init", str(target)]) == 0
+    assert target.read_text() == DEFAULT_POLICY_TOML
+    assert main(["policy", "init", str(target)]) == 4
+    assert "--force" in capsys.readouterr().err
+    assert main(["policy", "check", str(target)]) == 0
+    assert "sha256 " in capsys.readouterr().out
+
+
+def test_demo_runs_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--tasks", "120", "--systems", "4", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "SYNTHETIC" in out and "Decision record at 100 % budget" in out
+    lines = (tmp_path / "demo" / "decisions.jsonl").read_text().splitlines()
+    assert len(lines) == 6
+    records = [DecisionRecord.model_validate_json(line) for line in lines]
+    assert [r.n_observed for r in records] == [6, 12, 30, 60, 90, 120]
+    assert main(["demo", "--tasks", "120", "--systems", "4", "--json"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines

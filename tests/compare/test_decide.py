@@ -1,0 +1,236 @@
+"""The decision routine (Fig. 2), record contents and exclusions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stopwise import (
+    ComparisonError,
+    DecisionRecord,
+    Policy,
+    __version__,
+    decide,
+    outcome_frame,
+    pair_outcomes,
+    read_outcomes,
+    tail_probabilities,
+)
+
+
+def rows_from(tested: list[float], baseline: list[float], groups: list[str] | None = None, **extra: list) -> pd.DataFrame:
+    n = len(tested)
+    groups = groups or ["g"] * n
+    records = []
+    for i in range(n):
+        for system, values in (("A", tested), ("B", baseline)):
+            row = {"system": system, "task": f"t{i:03d}", "outcome": values[i], "group": groups[i]}
+            for key, column in extra.items():
+                row[key] = column[i]
+            records.append(row)
+    return outcome_frame(records)
+
+
+def policy(**settings: object) -> Policy:
+    return Policy.model_validate(settings)
+
+
+# 40 tasks: A wins 14, B wins 2 -> delta_hat = 0.3, clearly positive
+STRONG_A = [1.0] * 14 + [0.0] * 2 + [1.0] * 12 + [0.0] * 12
+STRONG_B = [0.0] * 14 + [1.0] * 2 + [1.0] * 12 + [0.0] * 12
+# 40 tasks: A wins 3, B wins 2 -> delta_hat = 0.025, not decisive
+CLOSE_A = [1.0] * 3 + [0.0] * 2 + [1.0] * 10 + [0.0] * 25
+CLOSE_B = [0.0] * 3 + [1.0] * 2 + [1.0] * 10 + [0.0] * 25
+
+
+def test_promote_at_limit() -> None:
+    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B")
+    assert record.action == "promote"
+    assert record.delta_hat == pytest.approx(0.3)
+    expected = tail_probabilities(np.array(STRONG_A) - np.array(STRONG_B), 0.0)
+    assert record.r_promote == pytest.approx(expected.r_promote, abs=1e-15) and record.r_promote <= 0.05
+    assert record.budget.at_limit and record.n_observed == record.n_shared == 40
+
+
+def test_reject_at_limit() -> None:
+    record = decide(rows_from(STRONG_B, STRONG_A), "A", "B")
+    assert record.action == "reject"
+    assert record.delta_hat == pytest.approx(-0.3) and record.r_reject is not None and record.r_reject <= 0.05
+
+
+def test_reject_when_margin_does_not_exceed_a_positive_threshold() -> None:
+    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B", policy(threshold=0.6))
+    assert record.action == "reject" and record.r_reject is not None and record.r_reject <= 0.05
+
+
+def test_abstain_at_limit_when_tails_are_wide() -> None:
+    up = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B")
+    assert up.action == "abstain" and up.delta_hat is not None and up.delta_hat > 0
+    assert up.r_promote is not None and up.r_promote > 0.05
+    down = decide(rows_from(CLOSE_B, CLOSE_A), "A", "B")
+    assert down.action == "abstain" and down.r_reject is not None and down.r_reject > 0.05
+    assert "tail on the observed side exceeds a" in down.reason
+
+
+def test_continue_while_budget_remains() -> None:
+    rows = _pending_after(rows_from(STRONG_A, STRONG_B), 30)
+    record = decide(rows, "A", "B", policy(budget={"limit": 0.9}))
+    assert record.action == "continue" and not record.budget.at_limit and record.budget.used == 0.75
+    assert decide(rows, "A", "B", policy(budget={"limit": 0.9}), budget_used=0.9).action == "promote"
+    assert record.r_promote is not None  # the tails are computed and recorded (Fig. 2 step 2)
+
+
+def _pending_after(rows: pd.DataFrame, k: int) -> pd.DataFrame:
+    rows = rows.copy()
+    late = rows["task"] >= f"t{k:03d}"
+    rows.loc[late, "status"] = "pending"
+    rows.loc[late, "outcome"] = np.nan
+    return rows
+
+
+def test_coverage_failure_continues_then_abstains() -> None:
+    groups = ["big"] * 30 + ["small"] * 10
+    rows = _pending_after(rows_from(STRONG_A, STRONG_B, groups), 20)  # the first 20 tasks are all "big"
+    early = decide(rows, "A", "B", policy(budget={"limit": 0.9}))
+    assert early.action == "continue" and early.coverage.missing_groups == ["small"]
+    assert early.r_promote is None and "coverage missing" in early.reason
+    assert early.budget.used == pytest.approx(0.5)
+    late = decide(rows, "A", "B", policy(budget={"limit": 0.5}))
+    assert late.action == "abstain" and late.budget.at_limit
+    assert [(g.group, g.required, g.seen) for g in late.coverage.groups] == [("big", 15, 20), ("small", 5, 0)]
+    excluded = {e.reason: (e.rows, e.tasks) for e in late.excluded}
+    assert excluded == {"status pending (policy uses final)": (40, 20)}
+
+
+def test_impossible_coverage_abstains_at_limit() -> None:
+    groups = [f"g{i}" for i in range(10)] * 4
+    rows = _pending_after(rows_from(STRONG_A, STRONG_B, groups), 5)
+    record = decide(rows, "A", "B", policy(budget={"limit": 0.1}))
+    assert not record.coverage.possible
+    assert record.action == "abstain" and "impossible" in record.reason
+
+
+def test_coverage_rule_none_decides_without_coverage() -> None:
+    groups = ["big"] * 30 + ["small"] * 10
+    rows = _pending_after(rows_from(STRONG_A, STRONG_B, groups), 20)
+    record = decide(rows, "A", "B", policy(coverage={"rule": "none"}, budget={"limit": 0.5}))
+    assert record.action == "promote" and not record.coverage.satisfied
+
+
+def test_forced_variant_decides_by_the_margin_alone() -> None:
+    forced = policy(tail_method="none")
+    assert decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", forced).action == "promote"
+    assert decide(rows_from(CLOSE_B, CLOSE_A), "A", "B", forced).action == "reject"
+    record = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", forced)
+    assert record.r_promote is None and record.tail_method.startswith("none")
+
+
+def test_threshold_comparison_is_exact_on_the_lattice() -> None:
+    # delta_hat = 29/100 exactly; 0.29 * 100 is 28.999999999999996 in floating point
+    a = [1.0] * 29 + [0.0] * 71
+    b = [0.0] * 100
+    record = decide(rows_from(a, b), "A", "B", policy(threshold=0.29, tail_method="none"))
+    assert record.action == "reject"  # 0.29 does not exceed 0.29
+
+
+def test_nothing_observed() -> None:
+    rows = _pending_after(rows_from(STRONG_A, STRONG_B), 0)
+    record = decide(rows, "A", "B", policy(budget={"limit": 0.5}), budget_used=0.0)
+    assert record.action == "continue" and record.delta_hat is None and record.n_observed == 0
+
+
+def test_exclusions_are_counted_never_silent() -> None:
+    rows = outcome_frame(
+        [
+            {"system": "A", "task": "t1", "outcome": 1},
+            {"system": "B", "task": "t1", "outcome": 0},
+            {"system": "A", "task": "t1", "outcome": 1},  # identical duplicate of row 1
+            {"system": "A", "task": "t2", "outcome": 1},  # t2 not run by B
+            {"system": "A", "task": "t3", "outcome": 1},
+            {"system": "B", "task": "t3", "outcome": None, "status": "pending"},
+            {"system": "A", "task": "t4", "outcome": 0, "status": "predicted"},
+            {"system": "B", "task": "t4", "outcome": 1},
+            {"system": "C", "task": "t1", "outcome": 1},  # another system: not part of this comparison
+        ]
+    )
+    record = decide(rows, "A", "B")
+    assert record.n_shared == 3 and record.n_observed == 1
+    excluded = {e.reason: (e.rows, e.tasks) for e in record.excluded}
+    assert excluded == {
+        "identical duplicate of another row": (1, 1),
+        "task not shared by both systems": (1, 1),
+        "status pending (policy uses final)": (1, 1),
+        "status predicted (policy uses final)": (1, 1),
+        "partner system has no usable outcome on the task yet": (2, 2),
+    }
+    with_predicted = decide(rows, "A", "B", policy(statuses=["final", "predicted"]))
+    assert with_predicted.n_observed == 2
+
+
+def test_attempts_are_averaged_before_pairing() -> None:
+    rows = outcome_frame(
+        [{"system": "A", "task": "t1", "outcome": o, "attempt": i} for i, o in enumerate([1, 1, 0])]
+        + [{"system": "B", "task": "t1", "outcome": o, "attempt": i} for i, o in enumerate([1, 0])]
+        + [{"system": "A", "task": "t2", "outcome": 1}, {"system": "B", "task": "t2", "outcome": 0}]
+    )
+    paired = pair_outcomes(rows, "A", "B")
+    assert paired.differences.tolist() == pytest.approx([2 / 3 - 1 / 2, 1.0])
+    assert paired.tested_attempts.tolist() == [3, 1] and paired.lattice == 6
+
+
+def test_units_group_tasks_for_resampling() -> None:
+    n = 30
+    rows = rows_from([1.0] * 20 + [0.0] * 10, [0.0] * 30, unit=[f"u{i // 10}" for i in range(n)])
+    paired = pair_outcomes(rows, "A", "B")
+    assert len(np.unique(paired.units)) == 3
+    record = decide(rows, "A", "B")
+    assert "grouped units" in record.tail_method
+    # three units with differences (10, 10, 0): only draws without the first two units stay <= 0
+    assert record.r_promote == pytest.approx((1 / 3) ** 3, abs=0.03)
+
+
+def test_cost_budget() -> None:
+    rows = rows_from(STRONG_A, STRONG_B, cost_usd=[0.5] * 40)
+    record = decide(rows, "A", "B", policy(budget={"measure": "cost_usd", "limit": 100.0}))
+    assert record.budget.used == pytest.approx(20.0) and record.budget.at_limit  # every task observed
+    pair = decide(rows, "A", "B", policy(budget={"measure": "cost_usd", "limit": 100.0, "scope": "pair"}))
+    assert pair.budget.used == pytest.approx(40.0)
+    no_cost = rows_from(STRONG_A, STRONG_B)
+    with pytest.raises(ComparisonError, match="needs cost_usd on every observed row of 'A'"):
+        decide(no_cost, "A", "B", policy(budget={"measure": "cost_usd", "limit": 1.0}))
+
+
+def test_record_is_stamped_and_deterministic() -> None:
+    rows = rows_from(STRONG_A, STRONG_B)
+    chosen = policy(tail_method="bootstrap", seed=4)
+    first, again = decide(rows, "A", "B", chosen), decide(rows, "A", "B", chosen)
+    assert first == again
+    assert first.policy_sha256 == chosen.sha256() and first.stopwise_version == __version__
+    assert decide(rows.iloc[::-1].reset_index(drop=True), "A", "B", chosen).input_sha256 == first.input_sha256
+    text = first.model_dump_json()
+    assert DecisionRecord.model_validate(json.loads(text)) == first
+
+
+@pytest.mark.parametrize(
+    ("tested", "baseline", "message"),
+    [("A", "A", "must be different"), ("Z", "B", "tested system 'Z' is absent"), ("A", "Q", "baseline system 'Q' is absent")],
+)
+def test_comparison_errors(tested: str, baseline: str, message: str) -> None:
+    with pytest.raises(ComparisonError, match=message):
+        decide(rows_from(STRONG_A, STRONG_B), tested, baseline)
+
+
+@pytest.mark.data
+def test_real_comparison_on_swebench_verified(shared_data: Path) -> None:
+    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
+    tested, baseline = "20241029_OpenHands-CodeAct-2.1-sonnet-20241022", "20231010_rag_claude2"
+    record = decide(rows, tested, baseline)
+    wide = rows.pivot(index="task", columns="system", values="outcome")
+    expected = (wide[tested] - wide[baseline]).mean()
+    assert record.delta_hat == pytest.approx(expected, abs=1e-12)
+    assert record.n_shared == 500 and record.action == "promote"
+    assert len(record.coverage.groups) == 12 and record.coverage.satisfied

@@ -1,0 +1,33 @@
+"""The public API: ``__all__`` is sorted, complete and importable, in the package and each subpackage."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import stopwise
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """isort-style order (as ruff's RUF022): CONSTANTS, then Classes, then functions."""
+    if name.isupper() or (name.upper() == name and "_" in name):
+        return (0, name)
+    return (1, name) if name[:1].isupper() else (2, name)
+
+
+PACKAGES = ["stopwise", "stopwise.records", "stopwise.compare", "stopwise.replay"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_sorted_and_importable(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert exported == sorted(exported, key=_isort_key), f"{name}.__all__ is not sorted"
+    assert len(set(exported)) == len(exported)
+    for item in exported:
+        assert hasattr(module, item), f"{name}.{item} is listed in __all__ but missing"
+
+
+def test_top_level_lists_every_public_name() -> None:
+    public = {n for n in dir(stopwise) if not n.startswith("_") and not isinstance(getattr(stopwise, n), type(stopwise))}
+    assert public - set(stopwise.__all__) == set()
