@@ -16,8 +16,8 @@ import argparse
 import time
 
 import numpy as np
-from _data import records_path
 
+from _data import records_path
 from stopwise import read_outcomes, tail_probabilities
 from stopwise.compare import exact_tails_from_counts, routine_actions
 

@@ -8,6 +8,7 @@ import pytest
 
 import stopwise
 
+
 def _isort_key(name: str) -> tuple[int, str]:
     """isort-style order (as ruff's RUF022): CONSTANTS, then Classes, then functions."""
     if name.isupper() or (name.upper() == name and "_" in name):
