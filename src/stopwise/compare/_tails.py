@@ -67,7 +67,7 @@ def lattice_threshold(n: ArrayLike, lattice: int, threshold: float | ArrayLike) 
     >>> lattice_threshold([100, 20], 1, 0.29).tolist(), lattice_threshold(30, 5, 0.1).tolist()
     ([29, 5], 15)
     """
-    scaled = np.asarray(n, dtype=np.float64) * lattice * threshold
+    scaled = np.asarray(n, dtype=np.float64) * lattice * np.asarray(threshold, dtype=np.float64)
     return np.floor(scaled + 1e-9 * np.maximum(1.0, np.abs(scaled))).astype(np.int64)
 
 
