@@ -291,7 +291,7 @@ class Collector:
             if policy == "drop":
                 name = "empty_patch" if unknown == "empty_patch" else "errors"
                 self.skipped.append(
-                    SkippedRecord(file, record or f"{system} / {task}", f"{_REASONS.get(unknown, unknown)} ({name}='drop')")
+                    SkippedRecord(file, record or task, f"{_REASONS.get(unknown, unknown)} ({name}='drop')")
                 )
                 return
             if policy == "fail":
