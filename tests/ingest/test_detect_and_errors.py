@@ -40,7 +40,7 @@ def test_detect_format(path: str, fmt: str) -> None:
 
 
 def test_detect_format_refuses_mixed_and_unknown(tmp_path: Path) -> None:
-    with pytest.raises(FileFormatError, match="mixes formats: hal .*, tau2 "):
+    with pytest.raises(FileFormatError, match=r"mixes formats: hal .*, tau2 "):
         detect_format(FIXTURES / "tau2" / "..")
     unknown = tmp_path / "config.json"
     unknown.write_text(json.dumps({"model": "x", "temperature": 0}))
