@@ -137,3 +137,22 @@ def test_damaged_archive(tmp_path: Path) -> None:
     path.write_bytes(_write_eval(tmp_path).read_bytes()[:200])
     with pytest.raises(FileFormatError, match=r"broken\.eval: an \.eval log must be a zip archive"):
         read_inspect(path)
+
+
+def test_scored_error_keeps_its_score(tmp_path: Path) -> None:
+    """With score_on_error the sample has both an error and a score: a final row, flagged."""
+    doc = json.loads(FIXTURE.read_text())
+    doc["samples"][3]["scores"] = {"match": {"value": "I"}}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    row = _cells(read_inspect(path).rows)[("2", 1)]
+    assert (row["status"], row["outcome"], source_flags(row["source"])) == ("final", 0.0, ("error",))
+
+
+def test_unscored_sample_is_not_a_zero(tmp_path: Path) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    doc["samples"][4]["scores"] = {"match": {"value": float("nan")}}  # Inspect's "unscored" value
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    row = _cells(read_inspect(path).rows)[("q3", 0)]
+    assert row["status"] == "pending" and source_flags(row["source"]) == ("unscored",)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from stopwise.errors import FileFormatError
 from stopwise.ingest import detect_format, read_inspect
 
 EXPECTED = {"add-1-2": 1.0, "7": 0.0, "add-2-2": 0.0}
@@ -132,3 +134,26 @@ def test_real_inspect_log_is_ingested(inspect_ai: ModuleType, tmp_path: Path, lo
     assert trajectory.steps[0].action.endswith('add({"x": 1, "y": 2})')
     assert trajectory.steps[0].observation == "3"
     assert trajectory.steps[1].action == "The answer is 3"
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="Python 3.14+ reads Zstandard zip members itself")
+def test_zstandard_archive_without_the_package(inspect_ai: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _run(inspect_ai, tmp_path, "eval")
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if the package were not installed
+    with pytest.raises(FileFormatError, match=r"needs Python 3\.14\+ or the `zstandard` package"):
+        read_inspect(tmp_path)
+
+
+def test_own_zstandard_reader_matches_the_archive(inspect_ai: ModuleType, tmp_path: Path) -> None:
+    """inspect_ai patches zipfile for Zstandard in this process; our fallback must decode the same bytes."""
+    import zipfile
+
+    from stopwise.ingest._inspect import _zstd_member
+
+    _run(inspect_ai, tmp_path, "eval")
+    path = next(tmp_path.glob("*.eval"))
+    with zipfile.ZipFile(path) as archive:
+        infos = [i for i in archive.infolist() if i.filename.endswith(".json")]
+        assert {i.compress_type for i in infos} == {93}
+        for info in infos:
+            assert _zstd_member(path, info) == archive.read(info)

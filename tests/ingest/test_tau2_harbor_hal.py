@@ -215,3 +215,17 @@ def test_trials_of_two_jobs_are_two_attempts(tmp_path: Path) -> None:
     shutil.copytree(HARBOR / "job-2025-09-01" / "fix-git__Qq11aa", tmp_path / "b" / "fix-git__Qq11aa")
     # two trials of one task: two attempts, not a collision
     assert sorted(read_harbor(tmp_path).rows["attempt"]) == [0, 1]
+
+
+def test_terminal_bench_legacy_trial_file_finds_its_run(tmp_path: Path) -> None:
+    run = tmp_path / "2025-05-01__run"
+    trial_dir = run / "hello-world" / "hello-world.1-of-1.2025-05-01__run"
+    trial_dir.mkdir(parents=True)
+    shutil.copy(HARBOR / "tb_legacy" / "2025-05-01__run" / "run_metadata.json", run / "run_metadata.json")
+    trial = json.loads((HARBOR / "tb_legacy" / "2025-05-01__run" / "results.json").read_text())["results"][0]
+    (trial_dir / "results.json").write_text(json.dumps(trial))
+    rows = read_harbor(trial_dir / "results.json").rows
+    assert rows[["system", "task", "outcome"]].to_records(index=False).tolist() == [("terminus/openai/gpt-4.1", "hello-world", 1.0)]
+    # with the run's results.json beside it, the trial file is not read twice
+    shutil.copy(HARBOR / "tb_legacy" / "2025-05-01__run" / "results.json", run / "results.json")
+    assert len(read_harbor(run).rows) == 3

@@ -86,7 +86,7 @@ def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]])
             if any(d in here.parents or d == here for d in tb_run_dirs):
                 continue
             collector.files.append(file)
-            _tb_trial(collector, file, None, doc, _tb_system(collector, path.parent.parent, file))
+            _tb_trial(collector, file, None, doc, _tb_system(collector, path.parent, file))
 
 
 def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any]) -> None:
@@ -230,9 +230,15 @@ def _to_float(text: Any) -> Any:
         return text
 
 
-def _tb_system(collector: Collector, run_dir: Path, file: str) -> str:
-    meta_path = run_dir / "run_metadata.json"
+def _tb_system(collector: Collector, start: Path, file: str) -> str:
+    """The system of a legacy Terminal-Bench run: ``run_metadata.json`` in the run folder (searched upwards)."""
+    run_dir = start
+    for candidate in (start, *list(start.parents)[:3]):
+        if (candidate / "run_metadata.json").is_file():
+            run_dir = candidate
+            break
     agent = model = None
+    meta_path = run_dir / "run_metadata.json"
     if meta_path.is_file():
         meta = load_json(meta_path)
         if isinstance(meta, dict):

@@ -50,7 +50,9 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
     info = archive.getinfo(name)
     try:
         return archive.read(info)
-    except NotImplementedError:
+    except (NotImplementedError, ImportError):
+        # NotImplementedError: this Python's zipfile has no Zstandard; ImportError: another library
+        # patched zipfile for it but cannot import its decompressor. Either way, read it ourselves.
         if info.compress_type != _ZIP_ZSTANDARD:
             raise FileFormatError(
                 f"{path}: member {name} uses zip compression method {info.compress_type}, which cannot be read"
