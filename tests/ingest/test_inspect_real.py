@@ -89,11 +89,21 @@ def _run(inspect_ai: ModuleType, log_dir: Path, log_format: str) -> Any:
     return logs[0]
 
 
+@pytest.fixture(scope="module")
+def logs(inspect_ai: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]]:
+    """One real log per format, written once for the module: (directory, EvalLog)."""
+    out = {}
+    for log_format in ("eval", "json"):
+        directory = tmp_path_factory.mktemp(f"inspect_{log_format}")
+        out[log_format] = (directory, _run(inspect_ai, directory, log_format))
+    return out
+
+
 @pytest.mark.parametrize("log_format", ["eval", "json"])
-def test_real_inspect_log_is_ingested(inspect_ai: ModuleType, tmp_path: Path, log_format: str) -> None:
+def test_real_inspect_log_is_ingested(logs: dict[str, tuple[Path, Any]], log_format: str) -> None:
     from inspect_ai.log import read_eval_log
 
-    log = _run(inspect_ai, tmp_path, log_format)
+    tmp_path, log = logs[log_format]
     files = list(tmp_path.glob(f"*.{log_format}"))
     assert len(files) == 1
     assert detect_format(files[0]) == "inspect"
@@ -137,21 +147,20 @@ def test_real_inspect_log_is_ingested(inspect_ai: ModuleType, tmp_path: Path, lo
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 14), reason="Python 3.14+ reads Zstandard zip members itself")
-def test_zstandard_archive_without_the_package(inspect_ai: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _run(inspect_ai, tmp_path, "eval")
+def test_zstandard_archive_without_the_package(logs: dict[str, tuple[Path, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path = logs["eval"][0]
     monkeypatch.setitem(sys.modules, "zstandard", None)  # as if the package were not installed
     with pytest.raises(FileFormatError, match=r"needs Python 3\.14\+ or the `zstandard` package"):
         read_inspect(tmp_path)
 
 
-def test_own_zstandard_reader_matches_the_archive(inspect_ai: ModuleType, tmp_path: Path) -> None:
+def test_own_zstandard_reader_matches_the_archive(logs: dict[str, tuple[Path, Any]]) -> None:
     """inspect_ai patches zipfile for Zstandard in this process; our fallback must decode the same bytes."""
     import zipfile
 
     from stopwise.ingest._inspect import _zstd_member
 
-    _run(inspect_ai, tmp_path, "eval")
-    path = next(tmp_path.glob("*.eval"))
+    path = next(logs["eval"][0].glob("*.eval"))
     with zipfile.ZipFile(path) as archive:
         infos = [i for i in archive.infolist() if i.filename.endswith(".json")]
         assert {i.compress_type for i in infos} == {93}
