@@ -211,3 +211,9 @@ def test_public_names() -> None:
     for name in ("detect_format", "ingest", "read_hal", "read_harbor", "read_inspect", "read_swebench", "read_tau2", "source_flags"):
         doc = getattr(ingest_module, name).__doc__
         assert "Examples" in doc and ">>>" in doc
+
+
+def test_directory_without_harness_logs(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(FileFormatError, match=r"no harness logs found in .*config\.json: not a harness log"):
+        ingest(p for p in [tmp_path])

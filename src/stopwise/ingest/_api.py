@@ -141,7 +141,8 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
     units: dict[str, list[tuple[Path, str, Any]]] = {f: [] for f in INGEST_FORMATS}
     ignored: dict[str, str] = {}
     formats: dict[str, str] = {}
-    for given in _paths_iv(paths):
+    given_paths = _paths_iv(paths)
+    for given in given_paths:
         root = Path(given)
         explicit = not root.is_dir()
         for file in walk([root]):
@@ -199,7 +200,7 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
         collectors.append(collector)
     if not collectors or not any(c.files for c in collectors):
         listing = "; ".join(f"{k}: {v}" for k, v in sorted(ignored.items())[:5])
-        raise FileFormatError(f"no harness logs found in {', '.join(map(str, _paths_iv(paths)))} ({listing})")
+        raise FileFormatError(f"no harness logs found in {', '.join(map(str, given_paths))} ({listing})")
     read = {f for c in collectors for f in c.files}
     return finish(
         collectors,

@@ -37,7 +37,6 @@ __all__ = [
     "source_flags",
 ]
 
-Format = Literal["swebench", "inspect", "tau2", "harbor", "hal"]
 INGEST_FORMATS: tuple[str, ...] = ("swebench", "inspect", "tau2", "harbor", "hal")
 """Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
 
