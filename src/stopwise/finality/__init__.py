@@ -1,0 +1,110 @@
+"""Outcome finality and cross-unit separation: is a scored outcome final, and are runs separate trials?
+
+Implements Casheekar, "When Is an Agent Evaluation Over? Outcome Finality and Cross-Unit
+Separation": the open-effects record (what may outlive a run's endpoint, with the system's
+evidence), the completion argument and its checker (per run: final / unresolved / bounded label,
+separate / grouped unit), the link to outcome rows, and the controlled replay against a real local
+HTTP service that reproduces the paper's counts.
+"""
+
+from stopwise.finality._argument import (
+    CARRYOVER_HANDLINGS,
+    OUTCOME_HANDLINGS,
+    CompletionArgument,
+    OutcomeSpec,
+    ProtocolSpec,
+    RouteSpec,
+    ScoringSpec,
+    load_argument,
+    parse_argument,
+)
+from stopwise.finality._check import (
+    LABEL_STATUSES,
+    UNIT_STATUSES,
+    ArgumentCheck,
+    RunCheck,
+    ScoredRun,
+    check_argument,
+    check_runs,
+)
+from stopwise.finality._effects import (
+    CLOSED_STATUSES,
+    ENDPOINT_STATUSES,
+    OPEN_STATUSES,
+    EffectEntry,
+    EffectRoute,
+    OpenEffectsRecord,
+    Probe,
+    Sweep,
+    load_effects_record,
+    parse_effects_record,
+)
+from stopwise.finality._errors import CompletionArgumentError, EffectsRecordError
+from stopwise.finality._examples import EXAMPLE_ARGUMENTS, example_argument, example_text
+from stopwise.finality._replay import (
+    REPLAY_CONDITIONS,
+    ConditionResult,
+    ConditionSummary,
+    ReplayCount,
+    ReplayResult,
+    ReplaySchedule,
+    ToolCall,
+    TrialObservation,
+    arun_replay,
+    run_replay,
+)
+from stopwise.finality._rows import finality_rows
+from stopwise.finality._runs import load_runs
+from stopwise.finality._schema import SCHEMA_NAMES, finality_schema
+from stopwise.finality._service import LocalService, ServiceStore, create_service_app
+
+__all__ = [
+    "CARRYOVER_HANDLINGS",
+    "CLOSED_STATUSES",
+    "ENDPOINT_STATUSES",
+    "EXAMPLE_ARGUMENTS",
+    "LABEL_STATUSES",
+    "OPEN_STATUSES",
+    "OUTCOME_HANDLINGS",
+    "REPLAY_CONDITIONS",
+    "SCHEMA_NAMES",
+    "UNIT_STATUSES",
+    "ArgumentCheck",
+    "CompletionArgument",
+    "CompletionArgumentError",
+    "ConditionResult",
+    "ConditionSummary",
+    "EffectEntry",
+    "EffectRoute",
+    "EffectsRecordError",
+    "LocalService",
+    "OpenEffectsRecord",
+    "OutcomeSpec",
+    "Probe",
+    "ProtocolSpec",
+    "ReplayCount",
+    "ReplayResult",
+    "ReplaySchedule",
+    "RouteSpec",
+    "RunCheck",
+    "ScoredRun",
+    "ScoringSpec",
+    "ServiceStore",
+    "Sweep",
+    "ToolCall",
+    "TrialObservation",
+    "arun_replay",
+    "check_argument",
+    "check_runs",
+    "create_service_app",
+    "example_argument",
+    "example_text",
+    "finality_rows",
+    "finality_schema",
+    "load_argument",
+    "load_effects_record",
+    "load_runs",
+    "parse_argument",
+    "parse_effects_record",
+    "run_replay",
+]

@@ -1,0 +1,110 @@
+"""Reading the runs a completion check covers (CSV or JSONL)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from stopwise.errors import FileFormatError, Problem, ValidationError
+from stopwise.finality._check import ScoredRun
+from stopwise.finality._problems import problems_from_pydantic
+
+__all__ = ["load_runs"]
+
+_COLUMNS = tuple(ScoredRun.model_fields)
+
+
+def _rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line, raw row) pairs; blank CSV cells are left out so optional fields take their defaults."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        rows: list[tuple[int, dict[str, Any]]] = []
+        for line_no, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FileFormatError(f"{path}, line {line_no}: not valid JSON ({exc.msg})") from None
+            if not isinstance(value, dict):
+                raise FileFormatError(f"{path}, line {line_no}: must be a JSON object, got {type(value).__name__}")
+            rows.append((line_no, value))
+        return rows
+    if suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        unknown = [c for c in reader.fieldnames or [] if c not in _COLUMNS]
+        if unknown:
+            raise ValidationError(
+                [
+                    Problem(
+                        str(path),
+                        None,
+                        ", ".join(unknown),
+                        "unknown column; allowed columns are " + ", ".join(_COLUMNS),
+                    )
+                ]
+            )
+        return [
+            (line_no, {k: v.strip() for k, v in row.items() if k is not None and v is not None and v.strip()})
+            for line_no, row in enumerate(reader, start=2)
+        ]
+    raise FileFormatError(f"{path}: runs must be a .csv or .jsonl file")
+
+
+def load_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
+    """Read the runs to check: one per row (CSV) or line (JSONL), in execution order.
+
+    Fields: ``run``, ``system``, ``task``, ``outcome`` (required); ``attempt``, ``scored_at``
+    (ISO 8601 with a time zone), ``environment``, ``group`` (optional). See :class:`ScoredRun`.
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing, empty, unreadable or of another format.
+    ValidationError
+        Rows break the schema; every problem names the file, row, field, rule and value.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from stopwise.finality import load_runs
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
+    >>> _ = path.write_text("run,system,task,outcome,environment\\na1,A,t1,1,pair-1\\nb1,B,t1,0,pair-1\\n")
+    >>> [(r.run, r.outcome, r.environment) for r in load_runs(path)]
+    [('a1', 1.0, 'pair-1'), ('b1', 0.0, 'pair-1')]
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileFormatError(f"{file}: no such runs file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileFormatError(f"{file}: cannot be read: {exc}") from None
+    rows = _rows(file, text)
+    if not rows:
+        raise FileFormatError(f"{file}: holds no runs")
+    runs: list[ScoredRun] = []
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for index, (line, raw) in enumerate(rows, start=1):
+        try:
+            run = ScoredRun.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            for p in problems_from_pydantic(exc, str(file)):
+                problems.append(Problem(p.file, index, p.field, p.rule, p.value, line))
+            continue
+        if run.run in seen:
+            problems.append(
+                Problem(str(file), index, "run", f"must be unique (also row {seen[run.run]})", run.run, line)
+            )
+        seen.setdefault(run.run, index)
+        runs.append(run)
+    if problems:
+        raise ValidationError(problems)
+    return runs
