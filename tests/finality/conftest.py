@@ -1,0 +1,17 @@
+"""Shared fixtures of the finality tests: fixture files, and one full replay per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stopwise.finality import ReplayResult, run_replay
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def replay() -> ReplayResult:
+    """The paper's full replay (200 trials x 8 conditions) against a real local service, run once."""
+    return run_replay()
