@@ -95,7 +95,7 @@ _SUFFIXES: dict[str, ArgumentFormat] = {".toml": "toml", ".yaml": "yaml", ".yml"
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class OutcomeSpec(_Section):
@@ -193,8 +193,11 @@ class CompletionArgument(_Section):
     name: str = Field(min_length=1)
     """A name for the argument (it is echoed on every check)."""
     outcome: OutcomeSpec
+    """What is scored, and over which period."""
     protocol: ProtocolSpec
+    """How runs are defined, stopped and provisioned."""
     scoring: ScoringSpec
+    """When and how the score is read."""
     routes: list[RouteSpec] = Field(default_factory=list)
     """Every route by which an effect could change a score after the endpoint or reach another run."""
 

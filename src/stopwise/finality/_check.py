@@ -60,7 +60,7 @@ _ORDER: dict[str, int] = {"open": 0, "bounded": 1, "ok": 2}
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ArgumentCheck(_Model):

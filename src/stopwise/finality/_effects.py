@@ -76,7 +76,7 @@ _RECORD = "<record>"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class Probe(_Model):
@@ -438,7 +438,7 @@ class OpenEffectsRecord(_Model):
         blocked = [r.to for r in route_list if r.blocked]
         if blocked:
             raise EffectsRecordError(
-                [Problem(_RECORD, None, "routes", "start unblocked; block them with a system probe", blocked)]
+                [Problem(_RECORD, None, "routes", "must start unblocked (block a route with a system probe)", blocked)]
             )
         try:
             entry = EffectEntry(

@@ -46,7 +46,8 @@ def _rule(err: Any) -> str:
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         sign = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
         bound = next(iter(ctx.values())) if ctx else "?"
-        return f"must be {sign} {bound}"
+        shown = f"{bound:g}" if isinstance(bound, int | float) and not isinstance(bound, bool) else str(bound)
+        return f"must be {sign} {shown}"
     if kind in ("list_type", "tuple_type"):
         return "must be a list"
     if kind in ("too_short", "too_long"):
