@@ -1,6 +1,7 @@
 """Completed-record replay: task orders, the budget grid, metrics and minimum sufficient budgets."""
 
 from stopwise.replay._engine import CASE_COLUMNS, DEFAULT_BUDGETS, REPLAY_EXACT_MAX_SUPPORT, PolicyReplay, replay_policy
+from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
 from stopwise.replay._orders import (
     cost_first_orders,
     coverage_aware_orders,
@@ -9,6 +10,8 @@ from stopwise.replay._orders import (
     uniform_orders,
 )
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
+from stopwise.replay._report import markdown_report, plot_unresolved, table_two
+from stopwise.replay._run import ReplayResult, replay, source_table
 from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
 
 __all__ = [
@@ -16,15 +19,24 @@ __all__ = [
     "DEFAULT_BUDGETS",
     "REPLAY_EXACT_MAX_SUPPORT",
     "STANDARD_POLICIES",
+    "SUMMARY_KEYS",
     "PolicyReplay",
     "ReplayPair",
+    "ReplayResult",
     "ReplaySource",
     "comparison_policies",
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
+    "markdown_report",
     "neyman_orders",
+    "plot_unresolved",
     "prepare_source",
+    "replay",
     "replay_policy",
+    "source_table",
+    "sufficiency",
+    "summarize",
+    "table_two",
     "uniform_orders",
 ]

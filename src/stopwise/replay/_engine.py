@@ -29,7 +29,13 @@ from stopwise.compare import (
 )
 from stopwise.errors import ComparisonError
 from stopwise.records import Policy
-from stopwise.replay._orders import cost_first_orders, coverage_aware_orders, neyman_orders, uniform_orders
+from stopwise.replay._orders import (
+    cost_first_orders,
+    coverage_aware_orders,
+    neyman_from_draws,
+    stratified_draws,
+    uniform_orders,
+)
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "replay_policy"]
@@ -77,6 +83,7 @@ class _Orders:
         self.seed = policy.order.seed
         self.n_orders = n_orders
         self._shared: dict[int, np.ndarray] = {}
+        self._draws: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def for_pair(self, pair: ReplayPair) -> np.ndarray:
         universe = _digest(pair.tasks)
@@ -100,13 +107,16 @@ class _Orders:
             if key not in self._shared:
                 self._shared[key] = cost_first_orders(cost, self.n_orders, rng=_stream(self.seed, universe, pair.tested))
             return self._shared[key]
-        labels = np.unique(groups)
-        sigma = np.array([pair.differences[groups == g].std() for g in labels])
-        sizes = np.array([(groups == g).sum() for g in labels])
+        _, codes = np.unique(groups, return_inverse=True)
+        sizes = np.bincount(codes)
+        sigma = np.sqrt(np.maximum(np.bincount(codes, pair.differences**2) / sizes - (np.bincount(codes, pair.differences) / sizes) ** 2, 0.0))
         weights = sizes * sigma
         if weights.sum() == 0:
             weights = sizes.astype(float)
-        return neyman_orders(groups, weights, self.n_orders, rng=_stream(self.seed, universe, pair.tested, pair.baseline))
+        if universe not in self._draws:
+            self._draws[universe] = stratified_draws(codes, self.n_orders, rng=_stream(self.seed, universe))
+        u, rank = self._draws[universe]
+        return neyman_from_draws(codes, u, rank, weights)
 
 
 def _resource_prefix_lengths(
@@ -137,12 +147,33 @@ class _Plan:
     k: np.ndarray
     pairs: list[ReplayPair]
 
-    def membership(self) -> np.ndarray:
-        """P[(r, b), i] = 1 when task position i lies in the prefix of order r at budget b."""
-        n = self.orders.shape[1]
-        rank = np.empty_like(self.orders)
-        np.put_along_axis(rank, self.orders, np.broadcast_to(np.arange(n), self.orders.shape), axis=1)
-        return (rank[:, None, :] < self.k[:, :, None]).reshape(-1, n).astype(np.float32)
+    def prefix_sums(self) -> Callable[[np.ndarray], np.ndarray]:
+        """A function mapping per-task columns (N, C) to their sums over every prefix (K, B, C).
+
+        Plans shared by many pairs multiply by a membership matrix (P[(r, b), i] = 1 when task i
+        lies in the prefix of order r at budget b), read once per batch of columns; a plan of one
+        pair accumulates along its orders instead.
+        """
+        n_orders, n = self.orders.shape
+        shape = self.k.shape
+        if len(self.pairs) > 1:
+            rank = np.empty_like(self.orders)
+            np.put_along_axis(rank, self.orders, np.broadcast_to(np.arange(n), self.orders.shape), axis=1)
+            membership = (rank[:, None, :] < self.k[:, :, None]).reshape(-1, n).astype(np.float32)
+
+            def by_membership(columns: np.ndarray) -> np.ndarray:
+                matrix = membership if columns.dtype == np.float32 else membership.astype(columns.dtype)
+                return (matrix @ columns).reshape((*shape, columns.shape[1]))
+
+            return by_membership
+        rows = np.arange(n_orders)[:, None]
+
+        def by_accumulation(columns: np.ndarray) -> np.ndarray:
+            cumulative = np.zeros((n_orders, n + 1, columns.shape[1]), dtype=columns.dtype)
+            np.cumsum(columns[self.orders], axis=1, out=cumulative[:, 1:, :])
+            return cumulative[rows, self.k, :]
+
+        return by_accumulation
 
 
 def _plans(
@@ -165,13 +196,13 @@ def _plans(
     return result
 
 
-def _coverage(groups: np.ndarray, membership: np.ndarray, k: np.ndarray) -> np.ndarray:
+def _coverage(groups: np.ndarray, prefix_sums: Callable[[np.ndarray], np.ndarray], k: np.ndarray) -> np.ndarray:
     """Whether each prefix (order, budget) meets the proportional coverage rule (possible and satisfied)."""
     labels, codes = np.unique(groups, return_inverse=True)
     sizes = np.bincount(codes)
     onehot = np.zeros((len(groups), len(labels)), dtype=np.float32)
     onehot[np.arange(len(groups)), codes] = 1.0
-    seen = np.rint(membership @ onehot).reshape((*k.shape, len(labels)))
+    seen = np.rint(prefix_sums(onehot))
     required = required_counts(sizes, k)
     return (required.sum(axis=-1) <= k) & (seen >= required).all(axis=-1) & (k > 0)
 
@@ -193,21 +224,23 @@ class _PairWork:
     counts: np.ndarray | None = None
 
 
-def _spent(field: np.ndarray, pairs: list[ReplayPair], membership: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+def _spent(field: np.ndarray, pairs: list[ReplayPair], prefix_sums: Callable[[np.ndarray], np.ndarray], n_budgets: int) -> np.ndarray:
     """Mean over orders of each pair's tested-system spending share inside each prefix; NaN when absent."""
     spend = np.stack([field[p.tested, p.tasks] for p in pairs], axis=1)
     usable = np.isfinite(spend).all(axis=0) & (np.nansum(spend, axis=0) > 0)
+    if not usable.any():
+        return np.full((len(pairs), n_budgets), np.nan)
     share = np.where(usable, np.nan_to_num(spend) / np.where(usable, np.nansum(spend, axis=0), 1.0), 0.0)
-    used = (membership.astype(np.float64) @ share).reshape((*shape, len(pairs))).mean(axis=0)
+    used = prefix_sums(share).mean(axis=0)
     return np.where(usable[None, :], used, np.nan).T
 
 
 _GEMM_COLUMNS = 512
 
 
-def _prefix_counts(membership: np.ndarray, pairs: list[ReplayPair], shape: tuple[int, int]) -> list[np.ndarray | None]:
+def _prefix_counts(prefix_sums: Callable[[np.ndarray], np.ndarray], pairs: list[ReplayPair]) -> list[np.ndarray | None]:
     """Lattice counts (K, B, 2L + 1) of every lattice pair; pairs are batched so that the plan's
-    membership matrix is read once per batch of columns."""
+    prefix sums run once per batch of columns."""
     result: list[np.ndarray | None] = [None] * len(pairs)
     batch: list[tuple[int, np.ndarray]] = []
 
@@ -215,11 +248,11 @@ def _prefix_counts(membership: np.ndarray, pairs: list[ReplayPair], shape: tuple
         if not batch:
             return
         stacked = np.concatenate([onehot for _, onehot in batch], axis=1)
-        products = np.rint(membership @ stacked).astype(np.int32)
+        products = np.rint(prefix_sums(stacked)).astype(np.int32)
         start = 0
         for index, onehot in batch:
             width = onehot.shape[1]
-            result[index] = products[:, start : start + width].reshape((*shape, width))
+            result[index] = products[:, :, start : start + width]
             start += width
         batch.clear()
 
@@ -245,20 +278,19 @@ def _plan_work(
     policy: Policy,
     thresholds: np.ndarray,
 ) -> list[_PairWork]:
-    """Prefix statistics of every pair of a plan via matrix products with the plan's membership matrix."""
-    membership = plan.membership()
+    """Prefix statistics of every pair of a plan (see :meth:`_Plan.prefix_sums`)."""
+    prefix_sums = plan.prefix_sums()
     k = plan.k
-    shape = k.shape
-    covered = _coverage(source.groups[plan.pairs[0].tasks], membership, k)
-    cost = _spent(source.cost, plan.pairs, membership, shape)
-    elapsed = _spent(source.elapsed, plan.pairs, membership, shape)
-    lattice_counts = _prefix_counts(membership, plan.pairs, shape)
+    covered = _coverage(source.groups[plan.pairs[0].tasks], prefix_sums, k)
+    cost = _spent(source.cost, plan.pairs, prefix_sums, k.shape[1])
+    elapsed = _spent(source.elapsed, plan.pairs, prefix_sums, k.shape[1])
+    lattice_counts = _prefix_counts(prefix_sums, plan.pairs)
     off_lattice = [i for i, pair in enumerate(plan.pairs) if not pair.lattice]
     moments: dict[int, np.ndarray] = {}
     if off_lattice:
         columns = np.concatenate([np.stack([plan.pairs[i].differences, plan.pairs[i].differences ** 2], axis=1) for i in off_lattice], axis=1)
-        products = membership.astype(np.float64) @ columns
-        moments = {i: products[:, 2 * j : 2 * j + 2].reshape((*shape, 2)) for j, i in enumerate(off_lattice)}
+        products = prefix_sums(columns)
+        moments = {i: products[:, :, 2 * j : 2 * j + 2] for j, i in enumerate(off_lattice)}
     work = []
     for index, pair in enumerate(plan.pairs):
         counts = lattice_counts[index]

@@ -149,13 +149,24 @@ def neyman_orders(
             raise ValueError("`weights` must give one weight per group (in sorted label order)")
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError("`weights` must be finite and >= 0")
-    generator = _generator(rng)
-    u = generator.random((n_orders, len(labels)))
-    rank = _within_group_rank(codes, u)
-    positive = w[codes] > 0
-    key = np.where(positive[None, :], (rank - u) / np.where(positive, w[codes], 1.0)[None, :], np.inf)
-    last = np.where(positive[None, :], 0.0, rank + u)
-    return np.lexsort((last, key), axis=1)
+    u, rank = stratified_draws(codes, n_orders, rng=rng)
+    return neyman_from_draws(codes, u, rank, w)
+
+
+def stratified_draws(
+    codes: np.ndarray, n_orders: int, *, rng: np.random.Generator | int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Random keys u in [0, 1) and the 1-based within-group ranks they induce, shape (K, N) each."""
+    u = _generator(rng).random((n_orders, len(codes)))
+    return u, _within_group_rank(codes, u)
+
+
+def neyman_from_draws(codes: np.ndarray, u: np.ndarray, rank: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Orders revealing group g at rate weights[g], from shared draws (see :func:`neyman_orders`)."""
+    w = weights[codes]
+    positive = w > 0
+    key = np.where(positive[None, :], (rank - u) / np.where(positive, w, 1.0)[None, :], 1e12 + rank + u)
+    return np.argsort(key, axis=1, kind="stable")
 
 
 def cost_first_orders(

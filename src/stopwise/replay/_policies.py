@@ -12,7 +12,7 @@ STANDARD_POLICIES: dict[str, dict[str, object]] = {
     "forced-group-aware": {"order": "coverage-aware", "coverage": "none", "tail_method": "none"},
     "paired-normal": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "normal"},
     "serfling": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "serfling"},
-    "neyman": {"order": "neyman", "coverage": "proportional", "tail_method": "exact"},
+    "neyman": {"order": "neyman", "coverage": "none", "tail_method": "exact"},
     "forced-cost-first": {"order": "cost-first", "coverage": "none", "tail_method": "none"},
     "bootstrap-mc": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "bootstrap"},
 }
@@ -21,7 +21,9 @@ STANDARD_POLICIES: dict[str, dict[str, object]] = {
 ``primary``: coverage-aware order, coverage rule, exact bootstrap tails. ``forced-*``: decide by
 the observed margin alone (uniform, coverage-aware or cheapest-first order). ``paired-normal`` and
 ``serfling`` replace the bootstrap tail rule. ``neyman`` orders by Neyman allocation (group shares
-proportional to n_g sigma_g of the completed record). ``bootstrap-mc``: the paper's Monte-Carlo
+proportional to n_g sigma_g of the completed record, prior variance information) with the exact
+bootstrap rule; its allocation departs from proportional coverage by design, so the coverage rule is
+recorded (coverage failure) but not enforced. ``bootstrap-mc``: the paper's Monte-Carlo
 bootstrap (B from the policy, 200 by default)."""
 
 

@@ -1,0 +1,230 @@
+"""``replay``: completed-record replay of one or more sources under one or more policies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stopwise._version import __version__
+from stopwise.compare import exceeds_threshold
+from stopwise.records import Policy
+from stopwise.replay._engine import DEFAULT_BUDGETS, replay_policy
+from stopwise.replay._metrics import sufficiency, summarize
+from stopwise.replay._policies import comparison_policies
+from stopwise.replay._source import ReplaySource, prepare_source
+
+__all__ = ["ReplayResult", "replay", "source_table"]
+
+
+def source_table(sources: Sequence[ReplaySource], thresholds: Sequence[float]) -> pd.DataFrame:
+    """Table I of the paper for our sources: pairs, overlap, positives per threshold, groups, resources.
+
+    Examples
+    --------
+    >>> from stopwise.records import synthetic_benchmark
+    >>> from stopwise.replay import prepare_source, source_table
+    >>> table = source_table([prepare_source(synthetic_benchmark(50, 4, rng=0), "synthetic")], [0.0])
+    >>> table[["source", "pairs", "unordered_pairs", "median_overlap", "groups"]].to_dict("records")
+    [{'source': 'synthetic', 'pairs': 12, 'unordered_pairs': 6, 'median_overlap': 50.0, 'groups': 6}]
+    """
+    rows = []
+    for source in sources:
+        row: dict[str, Any] = {
+            "source": source.name,
+            "systems": len(source.systems),
+            "excluded_systems": len(source.excluded_systems),
+            "pairs": len(source.pairs),
+            "unordered_pairs": len({tuple(sorted((p.tested, p.baseline))) for p in source.pairs}),
+            "median_overlap": float(np.median([p.n_shared for p in source.pairs])) if source.pairs else np.nan,
+            "groups": len({g for g in source.groups if g}) + (1 if (source.groups == "").any() else 0),
+            "cost": bool(np.isfinite(source.cost).any()),
+            "elapsed": bool(np.isfinite(source.elapsed).any()),
+        }
+        for threshold in thresholds:
+            row[f"positives_{threshold:g}"] = sum(exceeds_threshold(p.differences, p.lattice, threshold) for p in source.pairs)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The outcome of a completed-record replay.
+
+    Attributes
+    ----------
+    cases : pandas.DataFrame
+        Per-pair decision records: one row per (source, policy, threshold, directed pair, budget)
+        with the action counts over the task orders (:data:`stopwise.replay.CASE_COLUMNS`).
+    summary : pandas.DataFrame
+        Metrics per (source, policy, threshold, budget), computed from ``cases`` by :func:`summarize`.
+    sufficiency : pandas.DataFrame
+        Minimum sufficient budgets (the paper's Table II), computed from ``summary``.
+    sources : pandas.DataFrame
+        Pairs, overlaps and positive counts per source (the paper's Table I).
+    decisions : pandas.DataFrame or None
+        One row per decision, when requested.
+    settings : dict
+        Everything needed to rerun: policies (canonical JSON and sha256), thresholds, budgets,
+        orders, measure, filters, library version.
+    """
+
+    cases: pd.DataFrame
+    summary: pd.DataFrame
+    sufficiency: pd.DataFrame
+    sources: pd.DataFrame
+    decisions: pd.DataFrame | None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, directory: str | Path, *, figure: bool = True) -> list[Path]:
+        """Write the records, tables and figure; returns the written paths.
+
+        Files: ``cases.parquet`` (per-pair decision records), ``decisions.parquet`` (when kept),
+        ``summary.{csv,json,md}``, ``sufficiency.{csv,json,md}``, ``sources.csv``,
+        ``settings.json`` and ``unresolved.png``.
+        """
+        from stopwise.replay._report import markdown_report, plot_unresolved
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        self.cases.to_parquet(out / "cases.parquet", index=False)
+        written.append(out / "cases.parquet")
+        if self.decisions is not None:
+            self.decisions.to_parquet(out / "decisions.parquet", index=False)
+            written.append(out / "decisions.parquet")
+        for name, table in (("summary", self.summary), ("sufficiency", self.sufficiency), ("sources", self.sources)):
+            table.to_csv(out / f"{name}.csv", index=False)
+            written.append(out / f"{name}.csv")
+        for name, table in (("summary", self.summary), ("sufficiency", self.sufficiency)):
+            (out / f"{name}.json").write_text(table.to_json(orient="records", indent=1))
+            written.append(out / f"{name}.json")
+        (out / "settings.json").write_text(json.dumps(self.settings, indent=1, sort_keys=True))
+        (out / "report.md").write_text(markdown_report(self))
+        written += [out / "settings.json", out / "report.md"]
+        if figure:
+            written.append(plot_unresolved(self.summary, out / "unresolved.png"))
+        return written
+
+
+def replay(
+    records: Mapping[str, pd.DataFrame],
+    policy: Policy | None = None,
+    *,
+    policies: Sequence[str] | None = ("primary",),
+    thresholds: Sequence[float] = (0.0, 0.05, 0.10),
+    budgets: Sequence[float] = tuple(DEFAULT_BUDGETS),
+    n_orders: int = 500,
+    measure: str | None = None,
+    scope: str | None = None,
+    min_coverage: float = 0.95,
+    min_shared: int = 1,
+    keep_decisions: bool = False,
+    n_boot: int = 2000,
+    progress: Callable[[int], None] | None = None,
+) -> ReplayResult:
+    """Replay completed records as if each evaluation had stopped earlier (ParEvalLayer section IV).
+
+    For every directed pair, K task orders and every budget of the grid, the policy sees only the
+    outcomes of the prefix that fits in the budget; each promote or reject is checked against the
+    completed-record decision (promote iff Delta_full > delta).
+
+    Parameters
+    ----------
+    records : mapping of str to pandas.DataFrame
+        Source name -> validated outcome rows of a completed record.
+    policy : Policy, optional
+        Base policy (default: the paper's primary policy); its statuses, cutoff a, seeds, budget
+        measure and targets apply to every named variant.
+    policies : sequence of str, optional
+        Named variants of :data:`stopwise.replay.STANDARD_POLICIES` to run (``None``: the base
+        policy exactly as given, named ``policy``).
+    thresholds : sequence of float, optional
+        delta values.
+    budgets : sequence of float, optional
+        Budget grid (fractions).
+    n_orders : int, optional
+        K task orders per pair.
+    measure, scope : str, optional
+        Override the policy's budget measure and scope.
+    min_coverage, min_shared : optional
+        Source filters (see :func:`prepare_source`).
+    keep_decisions : bool, optional
+        Keep one row per decision (large).
+    n_boot : int, optional
+        Pair resamples for the unresolved interval.
+    progress : callable, optional
+        Called with the number of (policy, pair) units done.
+
+    Returns
+    -------
+    ReplayResult
+
+    Examples
+    --------
+    >>> from stopwise.records import synthetic_benchmark
+    >>> from stopwise.replay import replay
+    >>> result = replay({"synthetic": synthetic_benchmark(200, 4, rng=0)}, n_orders=50, thresholds=[0.0])
+    >>> row = result.sufficiency.iloc[0]
+    >>> row["source"], row["policy"], float(row["min_sufficient_budget"])
+    ('synthetic', 'primary', 0.1)
+    """
+    base = policy if policy is not None else Policy()
+    chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
+    sources = [
+        prepare_source(
+            rows,
+            name,
+            statuses=base.statuses,
+            group_column=base.coverage.group_column,
+            min_coverage=min_coverage,
+            min_shared=min_shared,
+        )
+        for name, rows in records.items()
+    ]
+    cases, decisions = [], []
+    for source in sources:
+        for name, variant in chosen.items():
+            run = replay_policy(
+                source,
+                variant,
+                policy_name=name,
+                thresholds=thresholds,
+                budgets=budgets,
+                n_orders=n_orders,
+                measure=measure,
+                scope=scope,
+                keep_decisions=keep_decisions,
+                progress=progress,
+            )
+            cases.append(run.cases)
+            if run.decisions is not None:
+                decisions.append(run.decisions)
+    all_cases = pd.concat(cases, ignore_index=True)
+    summary = summarize(all_cases, base.targets, n_boot=n_boot, rng=base.seed)
+    settings = {
+        "stopwise_version": __version__,
+        "policies": {name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()},
+        "thresholds": [float(t) for t in thresholds],
+        "budgets": [float(b) for b in budgets],
+        "n_orders": int(n_orders),
+        "measure": measure or base.budget.measure,
+        "scope": scope or base.budget.scope,
+        "min_coverage": float(min_coverage),
+        "min_shared": int(min_shared),
+        "excluded_systems": {s.name: s.excluded_systems for s in sources},
+        "excluded_rows": {s.name: [e.model_dump() for e in s.excluded_rows] for s in sources},
+    }
+    return ReplayResult(
+        cases=all_cases,
+        summary=summary,
+        sufficiency=sufficiency(summary),
+        sources=source_table(sources, thresholds),
+        decisions=pd.concat(decisions, ignore_index=True) if decisions else None,
+        settings=settings,
+    )
