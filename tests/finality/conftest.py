@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from stopwise.finality import ReplayResult, run_replay
+from stopwise.finality import ControlledReplay, run_controlled_replay
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="session")
-def replay() -> ReplayResult:
+def replay() -> ControlledReplay:
     """The paper's full replay (200 trials x 8 conditions) against a real local service, run once."""
-    return run_replay()
+    return run_controlled_replay()

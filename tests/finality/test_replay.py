@@ -14,12 +14,12 @@ import stopwise.finality._replay as replay_module
 from stopwise.compare import decide
 from stopwise.errors import InputError, ServiceError
 from stopwise.finality import (
+    ControlledReplay,
     LocalService,
-    ReplayResult,
     ReplaySchedule,
     finality_schema,
     load_effects_record,
-    run_replay,
+    run_controlled_replay,
 )
 from stopwise.records import read_outcomes
 
@@ -40,26 +40,26 @@ PAPER = {
 }
 
 
-def test_the_replay_reproduces_every_count_of_the_paper(replay: ReplayResult) -> None:
+def test_the_replay_reproduces_every_count_of_the_paper(replay: ControlledReplay) -> None:
     measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
     assert measured == PAPER
     assert replay.matches
     assert all(c.paper == f"{n}/{of}" for c, (n, of) in zip(replay.counts, PAPER.values(), strict=True))
 
 
-def test_every_trial_honoured_the_schedule(replay: ReplayResult) -> None:
+def test_every_trial_honoured_the_schedule(replay: ControlledReplay) -> None:
     assert replay.late_trials == 0
     for result in replay.conditions:
         assert len(result.trials) == 200
         assert all(o.lag_ms is None or o.delay_ms == 0 or o.lag_ms < o.delay_ms for o in result.trials)
 
 
-def test_the_whole_replay_is_quick(replay: ReplayResult) -> None:
+def test_the_whole_replay_is_quick(replay: ControlledReplay) -> None:
     assert replay.elapsed_s < 60
     assert replay.requests > 7 * 200 * 5  # every count came from real requests
 
 
-def test_disagreements_are_exactly_the_delayed_writes(replay: ReplayResult) -> None:
+def test_disagreements_are_exactly_the_delayed_writes(replay: ControlledReplay) -> None:
     snapshot, terminal = replay.condition("snapshot").trials, replay.condition("terminal").trials
     differ = {s.trial for s, t in zip(snapshot, terminal, strict=True) if s.scores["A"] != t.scores["A"]}
     assert differ == {s.trial for s in snapshot if s.delay_ms > 0}
@@ -69,7 +69,7 @@ def test_disagreements_are_exactly_the_delayed_writes(replay: ReplayResult) -> N
     assert {(o.delay_ms > 0, o.cancelled, o.scores["A"]) for o in cancelled} == {(False, False, 1.0), (True, True, 0.0)}
 
 
-def test_exposure_follows_the_boundary_policy(replay: ReplayResult) -> None:
+def test_exposure_follows_the_boundary_policy(replay: ControlledReplay) -> None:
     for name in ("shared", "grouped"):
         trials = replay.condition(name).trials
         assert {o.trial for o in trials if o.exposed} == {o.trial for o in trials if o.delay_ms > 0}
@@ -79,7 +79,7 @@ def test_exposure_follows_the_boundary_policy(replay: ReplayResult) -> None:
         assert all(o.scores == {"A": 1.0, "B": 1.0} for o in replay.condition(name).trials)
 
 
-def test_the_checker_reads_the_replayed_evidence(replay: ReplayResult) -> None:
+def test_the_checker_reads_the_replayed_evidence(replay: ControlledReplay) -> None:
     labels = {r.summary.condition: r.summary.labels for r in replay.conditions}
     assert labels["snapshot"] == {"final": 250, "unresolved": 150, "bounded": 0}
     for name in ("terminal", "cancel", "shared", "namespaced", "reset", "b-before-a", "grouped"):
@@ -100,7 +100,7 @@ def test_the_checker_reads_the_replayed_evidence(replay: ReplayResult) -> None:
     assert unresolved == {("A", o.trial) for o in snapshot.trials if o.delay_ms > 0}
 
 
-def test_records_are_built_from_system_answers(replay: ReplayResult) -> None:
+def test_records_are_built_from_system_answers(replay: ControlledReplay) -> None:
     for result in replay.conditions:
         record = result.record
         assert len(record.entries) == 400
@@ -117,7 +117,7 @@ def test_records_are_built_from_system_answers(replay: ReplayResult) -> None:
     assert {e.status for e in reset.entries if e.run.endswith(".A")} == {"removed"}
 
 
-def test_pending_rows_are_excluded_and_counted_by_decide(replay: ReplayResult) -> None:
+def test_pending_rows_are_excluded_and_counted_by_decide(replay: ControlledReplay) -> None:
     rows = replay.condition("snapshot").outcome_rows()
     assert len(rows) == 400 and (rows["status"] == "pending").sum() == 150
     assert rows.loc[rows["status"] == "pending", "outcome"].isna().all()
@@ -127,7 +127,7 @@ def test_pending_rows_are_excluded_and_counted_by_decide(replay: ReplayResult) -
     assert record.n_shared == 200 and record.n_observed == 50
 
 
-def test_grouped_runs_share_one_unit_per_pair(replay: ReplayResult) -> None:
+def test_grouped_runs_share_one_unit_per_pair(replay: ControlledReplay) -> None:
     rows = replay.condition("grouped").outcome_rows()
     assert len(rows) == 400 and rows["unit"].nunique() == 200
     assert (rows.groupby("unit")["task"].nunique() == 1).all()
@@ -138,7 +138,7 @@ def test_grouped_runs_share_one_unit_per_pair(replay: ReplayResult) -> None:
     assert (separate["unit"] == "").all()
 
 
-def test_write_and_read_back(replay: ReplayResult, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_write_and_read_back(replay: ControlledReplay, tmp_path) -> None:  # type: ignore[no-untyped-def]
     files = replay.write(tmp_path / "out")
     assert len(files) == 1 + 3 * len(replay.conditions)
     summary = json.loads((tmp_path / "out" / "replay.json").read_text())
@@ -153,7 +153,7 @@ def test_write_and_read_back(replay: ReplayResult, tmp_path) -> None:  # type: i
 
 def test_a_small_schedule_and_its_schema() -> None:
     schedule = ReplaySchedule(identifiers=(3,), delays_ms=(0, 30), repetitions=2)
-    result = run_replay(schedule, conditions=["reset", "cancel", "reset"])
+    result = run_controlled_replay(schedule, conditions=["reset", "cancel", "reset"])
     assert [c.summary.condition for c in result.conditions] == ["cancel", "reset"]
     measured = {(c.measure, c.count, c.of, c.expected, c.paper) for c in result.counts}
     assert ("pending writes cancelled, scored failure", 2, 4, 2, None) in measured
@@ -174,7 +174,7 @@ def test_a_small_schedule_and_its_schema() -> None:
 )
 def test_invalid_replay_arguments(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        run_replay(**kwargs)  # type: ignore[arg-type]
+        run_controlled_replay(**kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -215,7 +215,7 @@ def test_the_service_stops_and_frees_its_port_when_the_replay_fails(monkeypatch:
     monkeypatch.setattr(replay_module._Runner, "_send", failing_send)
     handler = signal.getsignal(signal.SIGINT)
     with pytest.raises(ServiceError, match="injected failure"):
-        run_replay(ReplaySchedule(repetitions=1))
+        run_controlled_replay(ReplaySchedule(repetitions=1))
     assert len(ports) == 1 and services[0].port is None
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", ports[0])) != 0

@@ -137,15 +137,13 @@ def _replay(
     A fresh service is started on 127.0.0.1 (ephemeral port) and stopped at the end. Exit code 0
     when every measured count equals the expected one, 1 otherwise.
     """
-    from stopwise.finality import ReplaySchedule, run_replay
+    from stopwise.errors import InputError
+    from stopwise.finality import ReplaySchedule, run_controlled_replay
 
     with user_errors():
-        schedule = ReplaySchedule(repetitions=repetitions) if 1 <= repetitions <= 100 else None
-        if schedule is None:
-            from stopwise.errors import InputError
-
+        if not 1 <= repetitions <= 100:
             raise InputError(f"--repetitions must be an integer from 1 to 100; got {repetitions}")
-        result = run_replay(schedule, conditions=condition or None)
+        result = run_controlled_replay(ReplaySchedule(repetitions=repetitions), conditions=condition or None)
         files = result.write(out) if out is not None else []
     if as_json:
         console.print_json(json.dumps(result.summary()))

@@ -45,13 +45,13 @@ from stopwise.finality._replay import (
     REPLAY_CONDITIONS,
     ConditionResult,
     ConditionSummary,
+    ControlledReplay,
     ReplayCount,
-    ReplayResult,
     ReplaySchedule,
     ToolCall,
     TrialObservation,
-    arun_replay,
-    run_replay,
+    arun_controlled_replay,
+    run_controlled_replay,
 )
 from stopwise.finality._rows import finality_rows
 from stopwise.finality._runs import load_runs
@@ -74,6 +74,7 @@ __all__ = [
     "CompletionArgumentError",
     "ConditionResult",
     "ConditionSummary",
+    "ControlledReplay",
     "EffectEntry",
     "EffectRoute",
     "EffectsRecordError",
@@ -83,7 +84,6 @@ __all__ = [
     "Probe",
     "ProtocolSpec",
     "ReplayCount",
-    "ReplayResult",
     "ReplaySchedule",
     "RouteSpec",
     "RunCheck",
@@ -93,7 +93,7 @@ __all__ = [
     "Sweep",
     "ToolCall",
     "TrialObservation",
-    "arun_replay",
+    "arun_controlled_replay",
     "check_argument",
     "check_runs",
     "create_service_app",
@@ -106,5 +106,5 @@ __all__ = [
     "load_runs",
     "parse_argument",
     "parse_effects_record",
-    "run_replay",
+    "run_controlled_replay",
 ]

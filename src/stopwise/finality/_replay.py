@@ -57,13 +57,13 @@ __all__ = [
     "REPLAY_CONDITIONS",
     "ConditionResult",
     "ConditionSummary",
+    "ControlledReplay",
     "ReplayCount",
-    "ReplayResult",
     "ReplaySchedule",
     "ToolCall",
     "TrialObservation",
-    "arun_replay",
-    "run_replay",
+    "arun_controlled_replay",
+    "run_controlled_replay",
 ]
 
 Condition = Literal["snapshot", "terminal", "cancel", "shared", "namespaced", "reset", "b-before-a", "grouped"]
@@ -269,7 +269,7 @@ class ConditionResult(_Model):
         return finality_rows(self.checks)
 
 
-class ReplayResult(_Model):
+class ControlledReplay(_Model):
     """The replay record: the schedule, the table, and each condition's evidence."""
 
     version: Literal[1] = 1
@@ -893,7 +893,7 @@ def _first(errors: BaseExceptionGroup[Exception]) -> Exception:
     return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _arun_replay_iv(
+def _arun_controlled_replay_iv(
     schedule: ReplaySchedule | None, conditions: Sequence[str] | None, max_active: int, attempts: int, timeout_s: float
 ) -> tuple[ReplaySchedule, list[Condition]]:
     if schedule is None:
@@ -916,16 +916,16 @@ def _arun_replay_iv(
     return schedule, [c for c in REPLAY_CONDITIONS if c in chosen]
 
 
-async def arun_replay(
+async def arun_controlled_replay(
     schedule: ReplaySchedule | None = None,
     *,
     conditions: Sequence[str] | None = None,
     max_active: int = 32,
     attempts: int = 3,
     timeout_s: float = 300.0,
-) -> ReplayResult:
-    """Run the controlled replay against a fresh local service (async version of :func:`run_replay`)."""
-    schedule, chosen = _arun_replay_iv(schedule, conditions, max_active, attempts, timeout_s)
+) -> ControlledReplay:
+    """Run the controlled replay against a fresh local service (async version of :func:`run_controlled_replay`)."""
+    schedule, chosen = _arun_controlled_replay_iv(schedule, conditions, max_active, attempts, timeout_s)
     sweeps = [s for s, conds in _SWEEPS.items() if any(c in chosen for c in conds)]
     started = time.monotonic()
     clock = _Clock()
@@ -963,7 +963,7 @@ async def arun_replay(
             if condition in chosen:
                 results[condition] = _condition_result(condition, by_sweep[sweep])
     ordered = [results[c] for c in chosen]
-    return ReplayResult(
+    return ControlledReplay(
         schedule=schedule,
         counts=_counts(schedule, results),
         conditions=ordered,
@@ -975,14 +975,14 @@ async def arun_replay(
     )
 
 
-def run_replay(
+def run_controlled_replay(
     schedule: ReplaySchedule | None = None,
     *,
     conditions: Sequence[str] | None = None,
     max_active: int = 32,
     attempts: int = 3,
     timeout_s: float = 300.0,
-) -> ReplayResult:
+) -> ControlledReplay:
     """Run the paper's controlled replay against a real HTTP service on 127.0.0.1.
 
     A fresh service is started on an ephemeral loopback port, every trial of every condition is
@@ -1006,7 +1006,7 @@ def run_replay(
 
     Returns
     -------
-    ReplayResult
+    ControlledReplay
         The table (``counts``), and per condition the observations, scored runs, open-effects
         record and completion checks.
 
@@ -1019,8 +1019,8 @@ def run_replay(
 
     Examples
     --------
-    >>> from stopwise.finality import ReplaySchedule, run_replay
-    >>> result = run_replay(ReplaySchedule(identifiers=(1,), delays_ms=(0, 25), repetitions=1),
+    >>> from stopwise.finality import ReplaySchedule, run_controlled_replay
+    >>> result = run_controlled_replay(ReplaySchedule(identifiers=(1,), delays_ms=(0, 25), repetitions=1),
     ...                     conditions=["snapshot", "terminal", "shared"])
     >>> [(c.measure, c.count, c.of) for c in result.counts][:2]
     [('run A successes', 1, 2), ('run A successes', 2, 2)]
@@ -1028,5 +1028,7 @@ def run_replay(
     1
     """
     return asyncio.run(
-        arun_replay(schedule, conditions=conditions, max_active=max_active, attempts=attempts, timeout_s=timeout_s)
+        arun_controlled_replay(
+            schedule, conditions=conditions, max_active=max_active, attempts=attempts, timeout_s=timeout_s
+        )
     )

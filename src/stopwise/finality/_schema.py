@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from stopwise.errors import InputError
 from stopwise.finality._argument import CompletionArgument
 from stopwise.finality._effects import OpenEffectsRecord
-from stopwise.finality._replay import ReplayResult
+from stopwise.finality._replay import ControlledReplay
 
 __all__ = ["SCHEMA_NAMES", "SchemaName", "finality_schema"]
 
@@ -20,7 +20,7 @@ SCHEMA_NAMES: tuple[SchemaName, ...] = ("effects-record", "completion-argument",
 _MODELS: dict[str, tuple[type[BaseModel], str]] = {
     "effects-record": (OpenEffectsRecord, "stopwise open-effects record"),
     "completion-argument": (CompletionArgument, "stopwise completion argument"),
-    "replay-result": (ReplayResult, "stopwise controlled-replay record"),
+    "replay-result": (ControlledReplay, "stopwise controlled-replay record"),
 }
 
 
