@@ -1,6 +1,13 @@
 """Completed-record replay: task orders, the budget grid, metrics and minimum sufficient budgets."""
 
-from stopwise.replay._engine import CASE_COLUMNS, DEFAULT_BUDGETS, REPLAY_EXACT_MAX_SUPPORT, PolicyReplay, replay_policy
+from stopwise.replay._engine import (
+    CASE_COLUMNS,
+    DEFAULT_BUDGETS,
+    REPLAY_EXACT_MAX_SUPPORT,
+    PolicyReplay,
+    pair_orders,
+    replay_policy,
+)
 from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
 from stopwise.replay._orders import (
     cost_first_orders,
@@ -30,6 +37,7 @@ __all__ = [
     "coverage_deadlines",
     "markdown_report",
     "neyman_orders",
+    "pair_orders",
     "plot_unresolved",
     "prepare_source",
     "replay",

@@ -38,7 +38,7 @@ from stopwise.replay._orders import (
 )
 from stopwise.replay._source import ReplayPair, ReplaySource
 
-__all__ = ["DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "replay_policy"]
+__all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_policy"]
 
 DEFAULT_BUDGETS = np.round(np.arange(5, 100, 5) / 100, 2)
 """The paper's budget grid: 5 % to 95 % in 5-point steps."""
@@ -117,6 +117,24 @@ class _Orders:
             self._draws[universe] = stratified_draws(codes, self.n_orders, rng=_stream(self.seed, universe))
         u, rank = self._draws[universe]
         return neyman_from_draws(codes, u, rank, weights)
+
+
+def pair_orders(source: ReplaySource, pair: ReplayPair, policy: Policy, n_orders: int) -> np.ndarray:
+    """The K task orders the replay uses for a pair, as positions into ``pair.tasks``.
+
+    Orders depend on the policy's order kind and seed and on the pair's shared task set (and, for
+    ``cost-first`` and ``neyman``, on the pair's own costs or differences), never on the threshold.
+
+    Examples
+    --------
+    >>> from stopwise import Policy
+    >>> from stopwise.records import synthetic_benchmark
+    >>> from stopwise.replay import pair_orders, prepare_source
+    >>> source = prepare_source(synthetic_benchmark(30, 2, rng=0), "synthetic")
+    >>> pair_orders(source, source.pairs[0], Policy(), 3).shape
+    (3, 30)
+    """
+    return _Orders(source, policy, n_orders).for_pair(pair)
 
 
 def _resource_prefix_lengths(

@@ -102,6 +102,19 @@ def summarize(
     return summary.reset_index()
 
 
+def _ranges(grid: np.ndarray, chosen: np.ndarray) -> str:
+    """Chosen grid budgets as runs of consecutive grid points, e.g. ``5%-80%, 90%``."""
+    marks = np.isin(grid, chosen)
+    runs, start = [], None
+    for i, mark in enumerate([*marks, False]):
+        if mark and start is None:
+            start = i
+        if not mark and start is not None:
+            runs.append(f"{grid[start]:.0%}" if start == i - 1 else f"{grid[start]:.0%}-{grid[i - 1]:.0%}")
+            start = None
+    return ", ".join(runs)
+
+
 def sufficiency(summary: pd.DataFrame) -> pd.DataFrame:
     """Minimum sufficient budget per (source, policy, threshold), shaped like the paper's Table II.
 
@@ -137,7 +150,7 @@ def sufficiency(summary: pd.DataFrame) -> pd.DataFrame:
                 "unresolved_low": float(read["unresolved_low"]),
                 "unresolved_high": float(read["unresolved_high"]),
                 "first_error_coverage_budget": float(error_coverage["budget"].iloc[0]) if len(error_coverage) else np.nan,
-                "too_unresolved_budgets": ", ".join(f"{b:.0%}" for b in too_unresolved["budget"]),
+                "too_unresolved_budgets": _ranges(part["budget"].to_numpy(), too_unresolved["budget"].to_numpy()),
             }
         )
     return pd.DataFrame(rows)

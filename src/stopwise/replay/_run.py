@@ -126,7 +126,7 @@ def replay(
     min_shared: int = 1,
     keep_decisions: bool = False,
     n_boot: int = 2000,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ReplayResult:
     """Replay completed records as if each evaluation had stopped earlier (ParEvalLayer section IV).
 
@@ -159,7 +159,7 @@ def replay(
     n_boot : int, optional
         Pair resamples for the unresolved interval.
     progress : callable, optional
-        Called with the number of (policy, pair) units done.
+        ``progress(advance, total)``: called as (policy, pair) units finish, with the total count.
 
     Returns
     -------
@@ -187,6 +187,8 @@ def replay(
         )
         for name, rows in records.items()
     ]
+    total = sum(len(source.pairs) for source in sources) * len(chosen)
+    advance = (lambda done: progress(done, total)) if progress is not None else None
     cases, decisions = [], []
     for source in sources:
         for name, variant in chosen.items():
@@ -200,7 +202,7 @@ def replay(
                 measure=measure,
                 scope=scope,
                 keep_decisions=keep_decisions,
-                progress=progress,
+                progress=advance,
             )
             cases.append(run.cases)
             if run.decisions is not None:

@@ -1,0 +1,136 @@
+"""``stopwise replay``: completed-record replay of one or more outcome files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stopwise.cli._common import console, user_errors
+from stopwise.errors import InputError
+from stopwise.records import Policy, load_policy, read_outcomes
+from stopwise.replay import DEFAULT_BUDGETS, STANDARD_POLICIES, replay, table_two
+
+
+def _numbers(text: str, what: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
+    if not values:
+        raise InputError(f"--{what} must list at least one number; got {text!r}")
+    return values
+
+
+def _source_name(path: Path) -> str:
+    stem = path.name.split(".")[0]
+    return path.parent.name if stem == "outcomes" and path.parent.name else stem
+
+
+def replay_command(
+    outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each.")],
+    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
+    policies: Annotated[
+        str,
+        typer.Option(help="Comma-separated named policies (" + ", ".join(STANDARD_POLICIES) + "), 'all', or 'as-given'."),
+    ] = "primary",
+    orders: Annotated[int, typer.Option("--orders", "-k", help="Task orders per directed pair.")] = 500,
+    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds delta.")] = "0,0.05,0.10",
+    budgets: Annotated[str, typer.Option(help="Comma-separated budget fractions.")] = ",".join(f"{b:g}" for b in DEFAULT_BUDGETS),
+    measure: Annotated[str | None, typer.Option(help="Budget measure: task_fraction, cost_usd or elapsed_s.")] = None,
+    scope: Annotated[str | None, typer.Option(help="For cost or time: tested or pair.")] = None,
+    min_coverage: Annotated[float, typer.Option(help="Keep systems with outcomes on at least this share of tasks.")] = 0.95,
+    min_shared: Annotated[int, typer.Option(help="Keep directed pairs sharing at least this many tasks.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write records, tables and the figure here.")] = None,
+    decisions: Annotated[bool, typer.Option("--decisions", help="Also write one row per decision (large).")] = False,
+) -> None:
+    """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
+    with user_errors():
+        base = load_policy(policy) if policy is not None else Policy()
+        if policies == "all":
+            names: list[str] | None = list(STANDARD_POLICIES)
+        elif policies == "as-given":
+            names = None
+        else:
+            names = [p.strip() for p in policies.split(",") if p.strip()]
+            unknown = [p for p in names if p not in STANDARD_POLICIES]
+            if unknown:
+                raise InputError(f"--policies: unknown name(s) {', '.join(unknown)}; choose from {', '.join(STANDARD_POLICIES)}")
+        if orders < 1:
+            raise InputError(f"--orders must be a positive integer; got {orders}")
+        records = {}
+        for path in outcomes:
+            name = _source_name(path)
+            if name in records:
+                name = f"{name}-{len(records)}"
+            records[name] = read_outcomes(path)
+        with Progress(
+            TextColumn("replay"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pairs x policies"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("replay", total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, advance=done, total=total)
+
+            try:
+                result = replay(
+                    records,
+                    base,
+                    policies=names,
+                    thresholds=_numbers(thresholds, "thresholds"),
+                    budgets=_numbers(budgets, "budgets"),
+                    n_orders=orders,
+                    measure=measure,
+                    scope=scope,
+                    min_coverage=min_coverage,
+                    min_shared=min_shared,
+                    keep_decisions=decisions,
+                    progress=advance,
+                )
+            except ValueError as exc:
+                raise InputError(str(exc)) from exc
+    sources = Table(title="Sources (Table I)", header_style="bold")
+    for column in ("source", "systems", "pairs", "median overlap", "groups", *[f"pos. {100 * t:g} pp" for t in result.settings["thresholds"]]):
+        sources.add_column(column, justify="right")
+    for row in result.sources.to_dict("records"):
+        sources.add_row(
+            escape(row["source"]),
+            str(row["systems"]),
+            f"{row['pairs']} ({row['unordered_pairs']})",
+            f"{row['median_overlap']:g}",
+            str(row["groups"]),
+            *[str(row[f"positives_{t:g}"]) for t in result.settings["thresholds"]],
+        )
+    console.print(sources)
+    for name in result.sufficiency["policy"].unique():
+        shown = table_two(result.sufficiency, name)
+        table = Table(title=f"Minimum sufficient budgets — {name} (Table II)", header_style="bold")
+        for column in shown.columns:
+            table.add_column(escape(str(column)))
+        for row in shown.itertuples(index=False):
+            table.add_row(*[escape(str(v)) for v in row])
+        console.print(table)
+    decided = int(result.cases["orders"].sum())
+    console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
+    if out is not None:
+        with user_errors():
+            written = result.write(out)
+        console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
+    if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
+        console.print("No tested budget met all targets for any source, policy and threshold.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``replay`` to the top-level app."""
+    app.command("replay")(replay_command)

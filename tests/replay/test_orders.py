@@ -1,0 +1,82 @@
+"""Task orders: permutations, coverage-aware prefixes, Neyman shares, cost-first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stopwise import budget_task_count, read_outcomes, required_counts
+from stopwise.replay import DEFAULT_BUDGETS, cost_first_orders, coverage_aware_orders, neyman_orders, uniform_orders
+
+
+def _group_counts(groups: np.ndarray, orders: np.ndarray, k: int) -> np.ndarray:
+    labels, codes = np.unique(groups, return_inverse=True)
+    return np.stack([(codes[orders[:, :k]] == g).sum(axis=1) for g in range(len(labels))], axis=1)
+
+
+def _assert_permutations(orders: np.ndarray, n: int) -> None:
+    assert (np.sort(orders, axis=1) == np.arange(n)).all()
+
+
+@pytest.mark.data
+def test_coverage_aware_orders_meet_the_rule_at_every_grid_budget(shared_data: Path) -> None:
+    for name in ("swebench_lite", "swebench_verified", "terminal_bench_2"):
+        rows = read_outcomes(shared_data / "records" / name / "outcomes.csv")
+        groups = rows.drop_duplicates("task").sort_values("task")["group"].to_numpy(dtype=str)
+        orders = coverage_aware_orders(groups, 200, rng=1)
+        _assert_permutations(orders, len(groups))
+        sizes = np.unique(groups, return_counts=True)[1]
+        checked = 0
+        for budget in DEFAULT_BUDGETS:
+            k = budget_task_count(len(groups), float(budget))
+            required = required_counts(sizes, k)
+            if required.sum() > k:
+                continue  # impossible at this budget: the rule cannot be met by any order
+            assert (_group_counts(groups, orders, k) >= required).all(), (name, budget)
+            checked += 1
+        assert checked >= 17, name  # only the smallest budgets can be impossible
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 25), min_size=1, max_size=8), st.integers(0, 2**31))
+def test_coverage_aware_orders_meet_the_rule_at_every_prefix(sizes: list[int], seed: int) -> None:
+    groups = np.repeat([f"g{i}" for i in range(len(sizes))], sizes)
+    orders = coverage_aware_orders(groups, 5, rng=seed)
+    _assert_permutations(orders, len(groups))
+    for k in range(1, len(groups) + 1):
+        required = required_counts(sizes, k)
+        if required.sum() <= k:
+            assert (_group_counts(groups, orders, k) >= required).all()
+
+
+def test_uniform_orders_are_uniform() -> None:
+    orders = uniform_orders(4, 24_000, rng=0)
+    first = np.bincount(orders[:, 0], minlength=4) / 24_000
+    np.testing.assert_allclose(first, 0.25, atol=0.01)  # 4 sd of a binomial share is about 0.011
+
+
+def test_neyman_orders_follow_the_weights() -> None:
+    groups = np.array(["a"] * 60 + ["b"] * 60)
+    orders = neyman_orders(groups, {"a": 2.0, "b": 1.0}, 50, rng=0)
+    _assert_permutations(orders, 120)
+    share_a = (groups[orders[:, :30]] == "a").mean()
+    assert share_a == pytest.approx(2 / 3, abs=0.04)
+    zero = neyman_orders(groups, {"a": 1.0, "b": 0.0}, 5, rng=0)
+    assert (groups[zero[:, :60]] == "a").all()
+
+
+def test_cost_first_orders() -> None:
+    costs = np.array([5.0, 1.0, 3.0, 1.0, 2.0])
+    orders = cost_first_orders(costs, 200, rng=0)
+    assert (np.diff(costs[orders], axis=1) >= 0).all()
+    assert set(orders[:, 0]) == {1, 3}  # the tie is broken at random
+
+
+def test_orders_are_seeded() -> None:
+    groups = np.array(list("aabbbcccc"))
+    assert (coverage_aware_orders(groups, 3, rng=7) == coverage_aware_orders(groups, 3, rng=7)).all()
+    assert not (coverage_aware_orders(groups, 3, rng=7) == coverage_aware_orders(groups, 3, rng=8)).all()
