@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import numpy as np
+import pandas as pd
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,6 +16,9 @@ from stopwise.cli._common import console, user_errors
 from stopwise.errors import InputError
 from stopwise.records import Policy, load_policy, read_outcomes
 from stopwise.replay import DEFAULT_BUDGETS, STANDARD_POLICIES, replay, table_two
+
+
+_DEFAULT_BUDGETS = ",".join(f"{budget:g}" for budget in DEFAULT_BUDGETS)
 
 
 def _numbers(text: str, what: str) -> list[float]:
@@ -41,7 +45,7 @@ def replay_command(
     ] = "primary",
     orders: Annotated[int, typer.Option("--orders", "-k", help="Task orders per directed pair.")] = 500,
     thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds delta.")] = "0,0.05,0.10",
-    budgets: Annotated[str, typer.Option(help="Comma-separated budget fractions.")] = ",".join(f"{b:g}" for b in DEFAULT_BUDGETS),
+    budgets: Annotated[str, typer.Option(help="Comma-separated budget fractions.")] = _DEFAULT_BUDGETS,
     measure: Annotated[str | None, typer.Option(help="Budget measure: task_fraction, cost_usd or elapsed_s.")] = None,
     scope: Annotated[str | None, typer.Option(help="For cost or time: tested or pair.")] = None,
     min_coverage: Annotated[float, typer.Option(help="Keep systems with outcomes on at least this share of tasks.")] = 0.95,
@@ -63,7 +67,7 @@ def replay_command(
                 raise InputError(f"--policies: unknown name(s) {', '.join(unknown)}; choose from {', '.join(STANDARD_POLICIES)}")
         if orders < 1:
             raise InputError(f"--orders must be a positive integer; got {orders}")
-        records = {}
+        records: dict[str, pd.DataFrame] = {}
         for path in outcomes:
             name = _source_name(path)
             if name in records:
