@@ -17,7 +17,6 @@ from stopwise.errors import InputError
 from stopwise.records import Policy, load_policy, read_outcomes
 from stopwise.replay import DEFAULT_BUDGETS, STANDARD_POLICIES, replay, table_two
 
-
 _DEFAULT_BUDGETS = ",".join(f"{budget:g}" for budget in DEFAULT_BUDGETS)
 
 
