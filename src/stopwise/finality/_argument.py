@@ -31,28 +31,20 @@ and explains how each is handled. It is a TOML or YAML document::
     evidence = "GET /ns/{ns}?wait_ms=5000 shows every operation settled"
                                # carryover: isolate | reset | group | none
 
-:func:`parse_argument` and :func:`load_argument` check the schema and the consistency rules below,
-listing every broken one with file, field, rule and value (:class:`CompletionArgumentError`).
+:func:`parse_argument` and :func:`load_argument` check the schema and these consistency rules,
+listing every broken one with file, field, rule and value (:class:`CompletionArgumentError`):
 
-=======================================  ==========================================================
-rule                                     why
-=======================================  ==========================================================
-``window_s`` iff ``period = "window"``   "committed within 24 hours" names its period
-``period = "endpoint"`` needs            a snapshot claim is scored at the endpoint
-``basis = "endpoint"``
-outcome routes: reconcile, cancel,       each kind has its own ways of being handled
-bound, none; carryover routes: isolate,
-reset, group, none
-``reconcile`` needs ``basis =            reconciliation settles effects after the endpoint, so the
-"terminal"``                             score must be read after it
-``bound`` iff ``handling = "bound"``     a bound must be given, within [0, 1], low <= high
-``evidence`` for every handling but      a handling is reviewable only with the evidence for it
-none and group
-``isolate`` needs ``shared_credentials`` a namespace does not separate runs that share credentials
-``state = "persistent"`` needs a         persistent state must say how it could reach other runs
-carryover route
-route names unique                       reasons refer to routes by name
-=======================================  ==========================================================
+* ``window_s`` is given exactly when ``period = "window"`` ("committed within 24 hours" names its period);
+* ``period = "endpoint"`` needs ``basis = "endpoint"`` (a snapshot claim is read at the endpoint);
+* outcome routes are handled by reconcile, cancel, bound or none; carryover routes by isolate,
+  reset, group or none;
+* ``reconcile`` needs ``basis = "terminal"`` (the score must be read after the effect settles);
+* ``bound`` is given exactly with ``handling = "bound"``, within [0, 1] and with low <= high;
+* every handling but none and group names its ``evidence`` (a handling is reviewable only with it);
+* an isolated route needs ``protocol.shared_credentials`` (a namespace does not separate runs that
+  share credentials);
+* ``state = "persistent"`` needs at least one carryover route (how could state reach another run?);
+* route names are unique (the checker's reasons refer to them).
 """
 
 from __future__ import annotations

@@ -8,23 +8,25 @@ one condition). Every count below is read from real HTTP answers of the service.
 
 Conditions (each one completion argument from ``stopwise/finality/examples``):
 
-==============  ==========================================================================  ==================
-condition       procedure                                                                   paper
-==============  ==========================================================================  ==================
-snapshot        A scored by reading the item at its endpoint (per-run namespaces)            50/200 successes
-terminal        the same runs scored once the namespace has nothing pending                  200/200; 150 differ
-cancel          A's pending writes cancelled at the endpoint, cancellation verified          150 assigned failure
-shared          A and B share a namespace; B starts at A's endpoint                          B exposed 150/200
-namespaced      B in its own namespace, verified fresh                                      B exposed 0/200
-reset           wait for A to settle, reset the namespace, verify it empty, then B          B exposed 0/200
-b-before-a      shared namespace, B runs (and is scored) before A                            B exposed 0/200
-grouped         as shared; connected runs analysed as one unit                              150 exposed; 200 units
-==============  ==========================================================================  ==================
+==========  ===================================================================  ======================
+condition   procedure                                                            paper
+==========  ===================================================================  ======================
+snapshot    A scored by reading the item at its endpoint (per-run namespaces)    50/200 successes
+terminal    the same runs scored once the namespace has nothing pending          200/200; 150 differ
+cancel      A's pending writes cancelled at the endpoint, cancellation verified  150 assigned failure
+shared      A and B share a namespace; B starts at A's endpoint                  B exposed 150/200
+namespaced  B in its own namespace, verified fresh                               B exposed 0/200
+reset       wait for A to settle, reset the namespace, verify it empty, then B   B exposed 0/200
+b-before-a  shared namespace, B runs (and is scored) before A                    B exposed 0/200
+grouped     as shared; connected runs analysed as one unit                       150 exposed; 200 units
+==========  ===================================================================  ======================
 
 B is *exposed* when the item B is scored on holds A's write. Trials run concurrently on one event
 loop (the service shares it, so one clock orders everything); the steps that must come before a
 write's delay has elapsed (from A's write to the endpoint read, the cancellation, or B's write) run
-one trial at a time behind a gate, and the service's clock checks that they did (``late_trials``).
+one trial at a time with no other request in flight, and the service's clock checks that they did.
+A trial whose steps still came late (the machine stalled) is rerun in fresh namespaces and counted
+(``rerun_trials``; ``late_trials`` counts trials that stayed late).
 """
 
 from __future__ import annotations

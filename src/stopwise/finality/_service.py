@@ -28,11 +28,14 @@ can check that its endpoint actions came before a write's delay had elapsed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
+import uvicorn
 from fastapi import FastAPI, HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -260,6 +263,18 @@ def create_service_app(store: ServiceStore | None = None) -> FastAPI:
     return app
 
 
+class _QuietServer(uvicorn.Server):
+    """A uvicorn server that leaves the process's signal handlers alone.
+
+    The caller owns Ctrl-C: it cancels the caller's task, whose ``async with`` then stops the
+    service cleanly (uvicorn's own handlers would stop the server under a running replay).
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 class LocalService:
     """The replay service running on 127.0.0.1 on an ephemeral port, as an async context manager.
 
@@ -313,8 +328,6 @@ class LocalService:
 
     async def start(self) -> None:
         """Bind an ephemeral port on 127.0.0.1 and serve until :meth:`stop`."""
-        import uvicorn
-
         if self._task is not None:
             raise ServiceError("the replay service is already running")
         # IPPROTO_TCP makes asyncio set TCP_NODELAY on accepted connections; without it, small
@@ -333,7 +346,7 @@ class LocalService:
             lifespan="off",
             timeout_graceful_shutdown=1,
         )
-        server = uvicorn.Server(config)
+        server = _QuietServer(config)
         self._socket, self._server, self.port = sock, server, sock.getsockname()[1]
         self._task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
         deadline = time.monotonic() + self.startup_timeout_s
