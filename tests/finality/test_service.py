@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -147,3 +150,44 @@ def test_local_service_stops_and_closes_its_port_when_the_block_raises() -> None
         asyncio.run(main())
     assert port_is_closed(ports[0])
     assert signal.getsignal(signal.SIGINT) is handler
+
+
+CHILD = """
+import sys
+from stopwise.finality import LocalService, run_controlled_replay
+
+start = LocalService.start
+
+async def announce(self):
+    await start(self)
+    print(self.port, flush=True)
+
+LocalService.start = announce
+try:
+    run_controlled_replay()
+except KeyboardInterrupt:
+    sys.exit(42)
+"""
+
+
+def test_ctrl_c_stops_the_replay_and_frees_the_port() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert child.stdout is not None
+        port = int(child.stdout.readline())
+        time.sleep(0.5)  # trials are in flight
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 42, err
+    assert "Traceback" not in err
+    assert port_is_closed(port)
