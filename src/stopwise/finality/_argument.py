@@ -335,12 +335,32 @@ def parse_argument(text: str, *, format: ArgumentFormat = "toml", source: str = 
 def load_argument(path: str | os.PathLike[str], *, format: ArgumentFormat | None = None) -> CompletionArgument:
     """Read a completion argument file (``.toml``, ``.yaml`` or ``.yml``); see :func:`parse_argument`.
 
+    Parameters
+    ----------
+    path : path-like
+        The document; its syntax follows the suffix unless ``format`` is given.
+    format : {"toml", "yaml"}, optional
+        Override the syntax taken from the suffix.
+
+    Returns
+    -------
+    CompletionArgument
+
     Raises
     ------
     FileFormatError
         The file is missing, unreadable or of an unknown format.
     CompletionArgumentError
         The document breaks the schema or a rule.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from stopwise.finality import example_text, load_argument
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "argument.toml"
+    >>> _ = path.write_text(example_text("verified-reset"))
+    >>> [route.handling for route in load_argument(path).routes]
+    ['reconcile', 'reset']
     """
     file = Path(path)
     fmt = _format_of(file, format)

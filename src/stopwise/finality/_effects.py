@@ -613,6 +613,17 @@ class OpenEffectsRecord(_Model):
 def parse_effects_record(text: str, *, source: str = _RECORD) -> OpenEffectsRecord:
     """Parse and check an open-effects record from JSON text.
 
+    Parameters
+    ----------
+    text : str
+        The record as JSON.
+    source : str, optional
+        The name used in error messages (usually the file path).
+
+    Returns
+    -------
+    OpenEffectsRecord
+
     Raises
     ------
     EffectsRecordError
@@ -647,12 +658,32 @@ def parse_effects_record(text: str, *, source: str = _RECORD) -> OpenEffectsReco
 def load_effects_record(path: str | os.PathLike[str]) -> OpenEffectsRecord:
     """Read an open-effects record (JSON); see :func:`parse_effects_record`.
 
+    Parameters
+    ----------
+    path : path-like
+        A JSON file as written by :meth:`OpenEffectsRecord.to_json`.
+
+    Returns
+    -------
+    OpenEffectsRecord
+
     Raises
     ------
     FileFormatError
         The file is missing or unreadable.
     EffectsRecordError
         The record breaks the schema or a rule.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from datetime import datetime, UTC
+    >>> from stopwise.finality import OpenEffectsRecord, load_effects_record
+    >>> rec = OpenEffectsRecord().open("pid-4242", kind="process", run="A", at=datetime(2026, 1, 1, tzinfo=UTC))
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "record.json"
+    >>> _ = path.write_text(rec.to_json())
+    >>> load_effects_record(path) == rec
+    True
     """
     file = Path(path)
     try:

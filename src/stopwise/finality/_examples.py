@@ -29,10 +29,21 @@ _FILES = {name: f"{name}.yaml" if name == "bounded-window" else f"{name}.toml" f
 def example_text(name: str) -> str:
     """The text of an example completion argument (TOML, or YAML for ``bounded-window``).
 
+    Parameters
+    ----------
+    name : str
+        One of :data:`EXAMPLE_ARGUMENTS`.
+
     Raises
     ------
     InputError
         ``name`` is not one of :data:`EXAMPLE_ARGUMENTS`.
+
+    Examples
+    --------
+    >>> from stopwise.finality import example_text
+    >>> example_text("closed-simulator").splitlines()[3]
+    'version = 1'
     """
     if name not in _FILES:
         raise InputError(f"example argument must be one of {', '.join(EXAMPLE_ARGUMENTS)}; got {name!r}")
@@ -41,6 +52,20 @@ def example_text(name: str) -> str:
 
 def example_argument(name: str) -> CompletionArgument:
     """Load an example completion argument by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`EXAMPLE_ARGUMENTS`.
+
+    Returns
+    -------
+    CompletionArgument
+
+    Raises
+    ------
+    InputError
+        ``name`` is not one of :data:`EXAMPLE_ARGUMENTS`.
 
     Examples
     --------

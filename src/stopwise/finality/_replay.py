@@ -926,7 +926,19 @@ async def arun_controlled_replay(
     attempts: int = 3,
     timeout_s: float = 300.0,
 ) -> ControlledReplay:
-    """Run the controlled replay against a fresh local service (async version of :func:`run_controlled_replay`)."""
+    """Run the controlled replay on the running event loop; see :func:`run_controlled_replay`.
+
+    Use this from async code (a notebook, an async harness); the service runs on the same loop.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from stopwise.finality import ReplaySchedule, arun_controlled_replay
+    >>> schedule = ReplaySchedule(identifiers=(2,), delays_ms=(0, 20), repetitions=1)
+    >>> result = asyncio.run(arun_controlled_replay(schedule, conditions=["reset"]))
+    >>> result.condition("reset").summary.exposed, result.late_trials
+    (0, 0)
+    """
     schedule, chosen = _arun_controlled_replay_iv(schedule, conditions, max_active, attempts, timeout_s)
     sweeps = [s for s, conds in _SWEEPS.items() if any(c in chosen for c in conds)]
     started = time.monotonic()
