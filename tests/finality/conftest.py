@@ -1,14 +1,10 @@
-"""Shared fixtures of the finality tests: fixture files, and one full replay per test session."""
+"""Shared fixtures of the finality tests: one full replay per test session."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from stopwise.finality import ControlledReplay, run_controlled_replay
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from stopwise.errors import FileFormatError, InputError
@@ -15,7 +17,8 @@ from stopwise.finality import (
     parse_argument,
 )
 
-from .conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
+
 
 MINIMAL = """
 name = "m"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,8 @@ from stopwise.finality import (
     parse_argument,
 )
 
-from .conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
+
 
 T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
 

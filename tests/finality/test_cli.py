@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from typer.testing import CliRunner
@@ -10,9 +11,10 @@ from typer.testing import CliRunner
 from stopwise.cli.finality import register
 from stopwise.records import read_outcomes
 
-from .conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
 
-EXAMPLES = FIXTURES.parents[2] / "src" / "stopwise" / "finality" / "examples"
+
+EXAMPLES = Path(__file__).parents[2] / "src" / "stopwise" / "finality" / "examples"
 runner = CliRunner()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -20,7 +21,8 @@ from stopwise.finality import (
     parse_effects_record,
 )
 
-from .conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
+
 
 T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
 

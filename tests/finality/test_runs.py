@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from stopwise.errors import FileFormatError, ValidationError
 from stopwise.finality import load_runs
 
-from .conftest import FIXTURES
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_csv_runs() -> None:
