@@ -47,6 +47,13 @@ def test_the_replay_reproduces_every_count_of_the_paper(replay: ControlledReplay
     assert all(c.paper == f"{n}/{of}" for c, (n, of) in zip(replay.counts, PAPER.values(), strict=True))
 
 
+def test_plain_text_table(replay: ControlledReplay) -> None:
+    lines = replay.to_text().splitlines()
+    assert lines[0].split() == ["condition", "measure", "measured", "expected", "paper"]
+    assert lines[2].startswith("snapshot scoring") and lines[2].split()[-3:] == ["50/200", "50/200", "50/200"]
+    assert len(lines) == 2 + len(PAPER)
+
+
 def test_every_trial_honoured_the_schedule(replay: ControlledReplay) -> None:
     assert replay.late_trials == 0
     for result in replay.conditions:
