@@ -1,0 +1,251 @@
+"""``stopwise early``: train an early-outcome model, evaluate it leave-one-agent-out, replay runs through the monitor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stopwise.cli._common import console, err_console, user_errors
+from stopwise.early import (
+    THRESHOLDS,
+    EarlyOutcomeModel,
+    TfidfLogisticModel,
+    leave_one_out,
+    load_model,
+)
+from stopwise.early._checks import read_runs
+from stopwise.early._reference import read_gold
+from stopwise.errors import InputError
+from stopwise.records import outcome_frame, write_outcomes
+
+early_app = typer.Typer(
+    name="early",
+    help="Early outcome prediction within a task: train, evaluate leave-one-agent-out, monitor a run.",
+    no_args_is_help=True,
+)
+
+_VARIANTS = ("lightgbm", "dense-lr", "tfidf-lr")
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Any]:
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=1)
+
+        def update(done: int, total: int, description: str) -> None:
+            bar.update(task, completed=done, total=max(total, 1), description=escape(description))
+
+        yield update
+
+
+def _threshold(value: float | None, name: str) -> float | None:
+    if value is not None and not 0 < value <= 1:
+        raise InputError(f"--{name} must be a number in (0, 1]; got {value}")
+    return value
+
+
+def _numbers(text: str, what: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
+    if not values or not all(0 < v <= 1 for v in values):
+        raise InputError(f"--{what} must list numbers in (0, 1]; got {text!r}")
+    return values
+
+
+def _pct(value: float) -> str:
+    return "–" if value != value else f"{100 * value:.1f}%"
+
+
+@early_app.command("train")
+def train_command(
+    trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files (.jsonl or .jsonl.gz) with final outcomes.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the model to.")],
+    success_threshold: Annotated[float, typer.Option(help="Success threshold s.")] = 0.95,
+    failure_threshold: Annotated[float, typer.Option(help="Failure threshold f.")] = 0.95,
+    min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
+    exclude: Annotated[list[str] | None, typer.Option(help="Feature family or group to leave out (repeatable).")] = None,
+    backbone: Annotated[str, typer.Option(help="Per-head classifier: lightgbm or logistic.")] = "lightgbm",
+    gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (task, text, fail_to_pass, pass_to_pass).")] = None,
+    random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
+    n_jobs: Annotated[int, typer.Option(help="LightGBM threads.")] = 1,
+) -> None:
+    """Fit the calibrated success and failure heads on finished runs and save the model."""
+    with user_errors():
+        runs = read_runs(trajectories)
+        golds = read_gold(gold) if gold is not None else None
+        model = EarlyOutcomeModel(
+            success_threshold=_threshold(success_threshold, "success-threshold"),
+            failure_threshold=_threshold(failure_threshold, "failure-threshold"),
+            min_steps=min_steps,
+            exclude=tuple(exclude or ()),
+            backbone=backbone,
+            random_state=random_state,
+            n_jobs=n_jobs,
+        )
+        with err_console.status(f"training on {len(runs)} runs"):
+            model.fit(runs, gold=golds)
+        path = model.save(out)
+    heads = model.classifier_
+    console.print(
+        f"trained on {model.n_train_runs_} runs ({model.n_train_prefixes_} prefixes, {len(model.features_)} features); "
+        f"boosting rounds success {heads.best_iterations_['success']}, failure {heads.best_iterations_['failure']}; "
+        f"validation tasks {len(heads.validation_groups_)}"
+    )
+    console.print(f"wrote {escape(str(path))}")
+
+
+@early_app.command("evaluate")
+def evaluate_command(
+    trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files with final outcomes.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep.")] = None,
+    by: Annotated[str, typer.Option(help="Hold out one value at a time: agent or a meta key (service, model).")] = "agent",
+    within: Annotated[str | None, typer.Option(help="Meta key whose values form separate leave-one-out studies.")] = None,
+    exclude_same: Annotated[str | None, typer.Option(help="Meta key; training drops runs sharing the held-out value.")] = None,
+    variant: Annotated[list[str] | None, typer.Option(help="lightgbm, dense-lr or tfidf-lr (repeatable).")] = None,
+    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds of the sweep.")] = ",".join(f"{t:g}" for t in THRESHOLDS),
+    min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
+    gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL.")] = None,
+    outcomes: Annotated[Path | None, typer.Option(help="Write the early-stopped outcome rows (status predicted) here.")] = None,
+    threshold: Annotated[float, typer.Option(help="Dual threshold for --outcomes and the per-agent table.")] = 0.95,
+    random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
+    n_jobs: Annotated[int, typer.Option(help="LightGBM threads.")] = 1,
+) -> None:
+    """Leave-one-agent-out (or leave-one-group-out) evaluation with the paper's metrics and threshold sweep."""
+    with user_errors():
+        names = variant or ["lightgbm"]
+        unknown = [n for n in names if n not in _VARIANTS]
+        if unknown:
+            raise InputError(f"--variant must be one of {', '.join(_VARIANTS)}; got {', '.join(unknown)}")
+        grid = _numbers(thresholds, "thresholds")
+        _threshold(threshold, "threshold")
+        runs = read_runs(trajectories)
+        golds = read_gold(gold) if gold is not None else None
+        models: dict[str, Any] = {}
+        for name in names:
+            if name == "tfidf-lr":
+                models[name] = TfidfLogisticModel(min_steps=min_steps, random_state=random_state)
+            else:
+                models[name] = EarlyOutcomeModel(
+                    backbone="logistic" if name == "dense-lr" else "lightgbm", min_steps=min_steps, random_state=random_state, n_jobs=n_jobs
+                )
+        with _progress("evaluate") as update:
+            evaluation = leave_one_out(
+                runs, models, by=by, within=within, exclude_same=exclude_same, gold=golds,
+                source=", ".join(str(p) for p in trajectories), progress=update,
+            )
+        sweeps = {name: evaluation.sweep(grid, variant=name) for name in evaluation.variants}
+        if out is not None:
+            evaluation.save(out)
+            for name, sweep in sweeps.items():
+                sweep.to_csv(Path(out) / f"sweep_{name}.csv", index=False)
+        if outcomes is not None:
+            write_outcomes(evaluation.outcome_rows(threshold, threshold, variant=names[0]), outcomes)
+    for name, sweep in sweeps.items():
+        table = Table(title=f"{escape(name)}: leave-one-{escape(by)}-out, {len(evaluation.runs)} held-out runs (Table III)", header_style="bold")
+        for column in ("threshold", "mode", "precision", "coverage", "ΔSteps", "ΔTokens in", "ΔTokens out", "Δ|Pass@1|", "ρ"):
+            table.add_column(column, justify="right")
+        for row in sweep.itertuples(index=False):
+            table.add_row(
+                f"{row.threshold:.2f}", row.mode, _pct(row.precision), _pct(row.coverage), _pct(row.delta_steps),
+                _pct(row.delta_tokens_in), _pct(row.delta_tokens_out), _pct(row.delta_abs_pass1), f"{row.spearman_rho:.3f}",
+            )
+        console.print(table)
+    metrics = evaluation.metrics(threshold, threshold, variant=names[0])
+    agents = Table(title=f"{escape(names[0])} per agent at dual threshold {threshold:g} (Table IV)", header_style="bold")
+    for column in ("agent", "runs", "Pass@1 full", "Pass@1 early", "ΔPass@1", "ΔRank", "ΔSteps"):
+        agents.add_column(column, justify="right")
+    for row in metrics.per_agent.itertuples(index=False):
+        agents.add_row(
+            escape(str(row.agent)), str(row.runs), _pct(row.pass1_full), _pct(row.pass1_early),
+            f"{100 * row.delta_pass1:+.1f} pp", f"{row.delta_rank:+d}", _pct(row.delta_steps),
+        )
+    console.print(agents)
+    console.print(f"ΔTokens use {evaluation.token_source}; Spearman ρ {metrics.spearman_rho:.3f}, {100 * metrics.unchanged_rank_share:.0f}% ranks unchanged.")
+    if out is not None:
+        console.print(f"wrote {escape(str(out))}")
+    if outcomes is not None:
+        console.print(f"wrote {escape(str(outcomes))}")
+
+
+@early_app.command("monitor")
+def monitor_command(
+    model_dir: Annotated[Path, typer.Argument(help="A model directory written by `stopwise early train`.")],
+    trajectories: Annotated[Path, typer.Argument(help="Trajectory JSONL file to replay step by step.")],
+    agent: Annotated[str | None, typer.Option(help="Replay only this agent's runs.")] = None,
+    task: Annotated[str | None, typer.Option(help="Replay only this task's runs.")] = None,
+    attempt: Annotated[int | None, typer.Option(help="Replay only this attempt.")] = None,
+    limit: Annotated[int, typer.Option(help="Replay at most this many runs.")] = 20,
+    success_threshold: Annotated[float | None, typer.Option(help="Override the model's success threshold.")] = None,
+    failure_threshold: Annotated[float | None, typer.Option(help="Override the model's failure threshold.")] = None,
+    steps: Annotated[bool, typer.Option("--steps/--summary", help="Print every step, or one line per run.")] = True,
+    gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (for a model trained with one).")] = None,
+    outcomes: Annotated[Path | None, typer.Option(help="Write one outcome row per replayed run (halted: status predicted).")] = None,
+) -> None:
+    """Replay runs through the online monitor and print its verdict after every step."""
+    with user_errors():
+        model = load_model(model_dir)
+        s = _threshold(success_threshold, "success-threshold")
+        f = _threshold(failure_threshold, "failure-threshold")
+        if limit < 1:
+            raise InputError(f"--limit must be a positive integer; got {limit}")
+        runs = read_runs([trajectories], require_outcome=False)
+        golds = read_gold(gold) if gold is not None else {}
+        chosen = [
+            r for r in runs
+            if (agent is None or r.agent == agent) and (task is None or r.task == task) and (attempt is None or r.attempt == attempt)
+        ]
+        if not chosen:
+            raise InputError(f"{trajectories}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
+        rows = []
+        for run in chosen[:limit]:
+            monitor = model.monitor(run.task_text, gold=golds.get(run.task), success_threshold=s, failure_threshold=f)
+            if steps:
+                console.print(f"[bold]{escape(run.agent)} · {escape(run.task)} · attempt {run.attempt}[/] ({len(run.steps)} steps)")
+            verdict = None
+            for step in run.steps:
+                verdict = monitor.observe(step)
+                if steps:
+                    console.print(
+                        f"  step {verdict.step:>3}  {escape(str(monitor.last_category)):<12} {escape(str(step.tool or '-'))[:36]:<36} "
+                        f"p_success {verdict.p_success:.3f}  p_failure {verdict.p_failure:.3f}  {verdict.action}"
+                        + (f" → predicted {'success' if verdict.predicted else 'failure'}" if verdict.halted else "")
+                    )
+                if verdict.halted:
+                    break
+            truth = "unknown" if run.outcome is None else ("success" if run.outcome >= 0.5 else "failure")
+            if verdict is not None and verdict.halted and verdict.step < len(run.steps):
+                saved = 1 - verdict.step / len(run.steps)
+                line = f"halted at step {verdict.step}/{len(run.steps)} ({100 * saved:.0f}% of steps saved): predicted {'success' if verdict.predicted else 'failure'}, actual {truth}"
+                rows.append(verdict.outcome_row(system=run.agent, task=run.task, attempt=run.attempt))
+            else:
+                line = f"ran to completion ({len(run.steps)} steps): actual {truth}"
+                if run.outcome is not None:
+                    rows.append({"system": run.agent, "task": run.task, "outcome": run.outcome, "attempt": run.attempt, "status": "final", "source": "stopwise.early:full-run"})
+            console.print(("  " if steps else f"{escape(run.agent)} · {escape(run.task)} · {run.attempt}: ") + line)
+        if outcomes is not None and rows:
+            write_outcomes(outcome_frame(rows), outcomes)
+            console.print(f"wrote {len(rows)} outcome rows to {escape(str(outcomes))}")
+    if len(chosen) > limit:
+        console.print(f"(replayed {limit} of {len(chosen)} matching runs; raise --limit for more)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``early`` command group to the top-level app."""
+    app.add_typer(early_app, name="early")

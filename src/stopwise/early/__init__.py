@@ -1,0 +1,63 @@
+"""Early outcome prediction within a task (EarlyEval): may this run halt now, and with what outcome?
+
+- :class:`PrefixFeaturizer` — behavioral, textual (TF-IDF + TruncatedSVD per block) and reference features
+  of every prefix of a run, in batch or one step at a time (:class:`PrefixStream`);
+- :class:`DualHeadClassifier` — success and failure heads (LightGBM by default), Platt-calibrated
+  (:class:`PlattCalibrator`) on a task-partitioned validation split;
+- :class:`EarlyOutcomeModel` — the two together with the dual-threshold halting rule, save / load;
+- :class:`OnlineMonitor` — ``observe(step)`` → :class:`Verdict` (continue, or halt with the predicted outcome);
+- :func:`leave_one_out` — the paper's leave-one-agent-out / leave-one-group-out protocol, with every
+  metric of its §IV on :class:`EarlyEvaluation` (:class:`EarlyMetrics`, threshold sweeps);
+- :class:`TfidfLogisticModel` — the TF-IDF logistic-regression baseline.
+"""
+
+from stopwise.early._baselines import TfidfLogisticModel
+from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS
+from stopwise.early._calibration import PlattCalibrator
+from stopwise.early._categories import CATEGORIES, ActionCategory, categorize_action
+from stopwise.early._checks import check_trajectories
+from stopwise.early._evaluate import THRESHOLDS, EarlyEvaluation, leave_one_out
+from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, FeatureSpec, PrefixFeaturizer, PrefixStream
+from stopwise.early._feedback import ERROR_KINDS, FeedbackSignals, read_feedback
+from stopwise.early._halting import MODES, Verdict, decide, first_crossing
+from stopwise.early._heads import DualHeadClassifier
+from stopwise.early._metrics import EarlyMetrics, early_metrics
+from stopwise.early._model import EXCLUDABLE, EarlyOutcomeModel
+from stopwise.early._monitor import OnlineMonitor
+from stopwise.early._persist import FORMAT_VERSION, load_model
+from stopwise.early._reference import GoldSolution
+
+__all__ = [
+    "BEHAVIOR_FEATURES",
+    "BEHAVIOR_GROUPS",
+    "CATEGORIES",
+    "ERROR_KINDS",
+    "EXCLUDABLE",
+    "FAMILIES",
+    "FEATURE_GROUPS",
+    "FORMAT_VERSION",
+    "MODES",
+    "THRESHOLDS",
+    "ActionCategory",
+    "DualHeadClassifier",
+    "EarlyEvaluation",
+    "EarlyMetrics",
+    "EarlyOutcomeModel",
+    "FeatureSpec",
+    "FeedbackSignals",
+    "GoldSolution",
+    "OnlineMonitor",
+    "PlattCalibrator",
+    "PrefixFeaturizer",
+    "PrefixStream",
+    "TfidfLogisticModel",
+    "Verdict",
+    "categorize_action",
+    "check_trajectories",
+    "decide",
+    "early_metrics",
+    "first_crossing",
+    "leave_one_out",
+    "load_model",
+    "read_feedback",
+]

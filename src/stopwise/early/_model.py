@@ -1,0 +1,311 @@
+"""EarlyOutcomeModel: prefix featurizer + calibrated dual heads + the halting rule, as one estimator."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+from stopwise.early._checks import check_trajectories
+from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer
+from stopwise.early._halting import Verdict, first_crossing
+from stopwise.early._heads import BACKBONES, DualHeadClassifier
+from stopwise.early._params import (
+    Constraint,
+    Interval,
+    OneOf,
+    Predicate,
+    check_params,
+    check_random_state,
+    names_predicate,
+)
+from stopwise.early._reference import GoldSolution
+from stopwise.errors import InputError
+from stopwise.records import Trajectory
+
+__all__ = ["EXCLUDABLE", "EarlyOutcomeModel"]
+
+EXCLUDABLE: tuple[str, ...] = (*FAMILIES, *(g for groups in FEATURE_GROUPS.values() for g in groups))
+"""Names accepted by ``exclude``: a whole family or one group."""
+
+_THRESHOLD = Interval(float, 0, 1, closed="right", allow_none=True)
+
+
+class EarlyOutcomeModel(BaseEstimator):
+    """Predict a run's final pass/fail from its prefix and decide when it may halt (EarlyEval).
+
+    ``fit`` expands every training run of at least ``min_steps`` steps into its prefixes k = 0..T, each
+    labelled with the run's final outcome and weighted ``1 / (T + 1)``; fits the text blocks on these runs
+    only; holds out a task-partitioned validation split; trains a success head and a failure head (the
+    paper's LightGBM configuration by default) with early stopping on that split; and Platt-calibrates
+    each head on that split alone. A run halts at the first step where ``p_success ≥ success_threshold``
+    or ``p_failure ≥ failure_threshold`` (see :mod:`stopwise.early._halting`).
+
+    Parameters
+    ----------
+    success_threshold, failure_threshold : float or None, default 0.95
+        Halting thresholds ``s`` and ``f``; ``None`` disables a head.
+    min_halt_step : int, default 1
+        Earliest step at which a run may halt.
+    min_steps : int, default 10
+        Training runs shorter than this are dropped (the paper's rule).
+    exclude : tuple of str, default ()
+        Feature families or groups to leave out (ablation), from :data:`EXCLUDABLE`.
+    backbone : {"lightgbm", "logistic"}, default "lightgbm"
+        Per-head classifier; ``"logistic"`` is the paper's dense-LR baseline.
+    n_components, min_df, max_features
+        Text blocks: SVD width (64), minimum document frequency (5), vocabulary cap (30000).
+    n_estimators, learning_rate, num_leaves, max_depth, min_child_samples, subsample, colsample_bytree, reg_alpha, reg_lambda, early_stopping_rounds
+        LightGBM settings; defaults are the paper's (2000, 0.03, 31, 6, 200, 0.75, 0.70, 0.5, 10.0, 50).
+    validation_fraction : float, default 0.15
+        Share of training tasks held out for early stopping and calibration.
+    C : float, default 1.0
+        Inverse regularisation of the logistic backbone.
+    n_jobs : int or None, default None
+        LightGBM threads for training and batch prediction; ``None`` means 1.
+    random_state : int, numpy.random.Generator or None, default 42
+        One seed for everything random (SVD, split, heads); the paper's 42 by default.
+
+    Attributes
+    ----------
+    featurizer_ : PrefixFeaturizer
+        Text blocks fitted on the training runs.
+    classifier_ : DualHeadClassifier
+        The two calibrated heads.
+    columns_ : numpy.ndarray of int
+        Columns of the featurizer's output that the heads use (after ``exclude``).
+    features_ : list of FeatureSpec
+        The used columns: name, family, group (the feature manifest).
+    n_train_runs_, n_train_prefixes_ : int
+        Training volume after the ``min_steps`` filter.
+
+    Examples
+    --------
+    >>> from stopwise.early import EarlyOutcomeModel
+    >>> from stopwise.records import Step, Trajectory
+    >>> def run(i, ok):
+    ...     obs = "done" if ok else "[isError] failed"
+    ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
+    ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
+    >>> runs = [run(i, i % 2 == 0) for i in range(48)]
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30).fit(runs)
+    >>> model.predict([run(1, False)])[0].predicted
+    0
+    """
+
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "success_threshold": _THRESHOLD,
+        "failure_threshold": _THRESHOLD,
+        "min_halt_step": Interval(int, 0, None),
+        "min_steps": Interval(int, 0, None),
+        "exclude": names_predicate(EXCLUDABLE, "feature families or groups"),
+        "backbone": OneOf(BACKBONES),
+        "n_components": Interval(int, 1, None),
+        "min_df": Interval(int, 1, None),
+        "max_features": Interval(int, 1, None),
+        "n_jobs": Predicate(lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v != 0), "a non-zero integer or None"),
+    }
+
+    def __init__(
+        self,
+        *,
+        success_threshold: float | None = 0.95,
+        failure_threshold: float | None = 0.95,
+        min_halt_step: int = 1,
+        min_steps: int = 10,
+        exclude: tuple[str, ...] = (),
+        backbone: str = "lightgbm",
+        n_components: int = 64,
+        min_df: int = 5,
+        max_features: int = 30000,
+        n_estimators: int = 2000,
+        learning_rate: float = 0.03,
+        num_leaves: int = 31,
+        max_depth: int = 6,
+        min_child_samples: int = 200,
+        subsample: float = 0.75,
+        colsample_bytree: float = 0.7,
+        reg_alpha: float = 0.5,
+        reg_lambda: float = 10.0,
+        early_stopping_rounds: int = 50,
+        validation_fraction: float = 0.15,
+        C: float = 1.0,
+        n_jobs: int | None = None,
+        random_state: Any = 42,
+    ) -> None:
+        self.success_threshold = success_threshold
+        self.failure_threshold = failure_threshold
+        self.min_halt_step = min_halt_step
+        self.min_steps = min_steps
+        self.exclude = exclude
+        self.backbone = backbone
+        self.n_components = n_components
+        self.min_df = min_df
+        self.max_features = max_features
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.reg_alpha = reg_alpha
+        self.reg_lambda = reg_lambda
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.C = C
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ parameters
+    def _head_params(self) -> dict[str, Any]:
+        names = (
+            "backbone", "n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample",
+            "colsample_bytree", "reg_alpha", "reg_lambda", "early_stopping_rounds", "validation_fraction", "C", "n_jobs",
+        )
+        return {name: getattr(self, name) for name in names}
+
+    def _check(self) -> tuple[np.ndarray, int]:
+        """Validate every parameter; return (text seeds, head seed) drawn once from ``random_state``."""
+        owner = type(self).__name__
+        check_params(owner, self.get_params(), self._parameter_constraints)
+        check_params(owner, self._head_params(), DualHeadClassifier._parameter_constraints)
+        rng = check_random_state(owner, self.random_state)
+        text_seeds = rng.integers(0, 2**31 - 1, size=5)
+        head_seed = int(rng.integers(0, 2**31 - 1))
+        return text_seeds, head_seed
+
+    def _featurizer_key(self, text_seeds: np.ndarray) -> tuple[Any, ...]:
+        return (self.n_components, self.min_df, self.max_features, self.min_steps, tuple(int(s) for s in text_seeds))
+
+    def _new_featurizer(self) -> PrefixFeaturizer:
+        return PrefixFeaturizer(n_components=self.n_components, min_df=self.min_df, max_features=self.max_features)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, trajectories: Sequence[Trajectory], y: Any = None, *, gold: Mapping[str, Any] | None = None) -> EarlyOutcomeModel:
+        """Fit the featurizer and both calibrated heads on finished, labelled runs.
+
+        Parameters
+        ----------
+        trajectories : sequence of Trajectory
+            Training runs with binary outcomes (``y`` is read from them; the argument is ignored).
+        gold : mapping of task to GoldSolution (or text), optional
+            Reference solutions; when given, the reference feature family is used.
+        """
+        text_seeds, head_seed = self._check()
+        runs = check_trajectories(trajectories)
+        kept = [r for r in runs if len(r.steps) >= self.min_steps]
+        if not kept:
+            raise InputError(f"no training run has at least `min_steps` = {self.min_steps} steps; lower `min_steps`")
+        corpus = Corpus(kept, gold=gold, min_df=self.min_df)
+        idx = np.arange(len(corpus))
+        featurizer = self._new_featurizer()._fit_corpus(corpus, idx, text_seeds)
+        X = featurizer._transform_corpus(corpus, idx)
+        return self._fit_features(featurizer, X, corpus, idx, head_seed)
+
+    def _fit_features(self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, idx: np.ndarray, head_seed: int) -> EarlyOutcomeModel:
+        lengths = np.array([x.shape[0] for x in X])
+        outcomes = np.array([corpus.trajectories[i].outcome for i in idx], dtype=np.int64)
+        if np.unique(outcomes).shape[0] < 2:
+            raise InputError("training runs must include both successes and failures")
+        tasks = np.array([corpus.trajectories[i].task for i in idx], dtype=object)
+        rows = np.vstack(X)
+        excluded = set(self.exclude)
+        self.columns_ = np.array(
+            [j for j, spec in enumerate(featurizer.features_) if spec.family not in excluded and spec.group not in excluded],
+            dtype=np.int64,
+        )
+        if self.columns_.shape[0] == 0:
+            raise InputError(f"`exclude` = {self.exclude!r} leaves no features")
+        self.classifier_ = DualHeadClassifier(**self._head_params(), random_state=head_seed).fit(
+            rows[:, self.columns_],
+            np.repeat(outcomes, lengths),
+            groups=np.repeat(tasks, lengths),
+            sample_weight=np.repeat(1.0 / lengths, lengths),
+        )
+        self.featurizer_ = featurizer
+        self.features_: list[FeatureSpec] = [featurizer.features_[j] for j in self.columns_]
+        self.n_train_runs_ = int(idx.shape[0])
+        self.n_train_prefixes_ = int(rows.shape[0])
+        return self
+
+    def _fold_proba(self, corpus: Corpus, train: np.ndarray, test: np.ndarray, cache: dict[Any, Any]) -> tuple[list[np.ndarray], dict[str, Any]]:
+        """Fit a copy on ``train`` rows of a corpus and score every prefix of the ``test`` rows.
+
+        Variants with the same text settings and seeds share the fold's featurizer through ``cache``.
+        """
+        text_seeds, head_seed = self._check()
+        kept = train[corpus.n_steps[train] >= self.min_steps]
+        if kept.shape[0] == 0:
+            raise InputError(f"a fold has no training run with at least `min_steps` = {self.min_steps} steps")
+        key = self._featurizer_key(text_seeds)
+        if key not in cache:
+            featurizer = self._new_featurizer()._fit_corpus(corpus, kept, text_seeds)
+            cache[key] = (featurizer, featurizer._transform_corpus(corpus, kept), featurizer._transform_corpus(corpus, test))
+        featurizer, X_train, X_test = cache[key]
+        fitted = clone(self)._fit_features(featurizer, X_train, corpus, kept, head_seed)
+        classifier = fitted.classifier_
+        info = {
+            "n_train_runs": fitted.n_train_runs_,
+            "n_validation_tasks": int(classifier.validation_groups_.shape[0]),
+            "rounds_success": classifier.best_iterations_["success"],
+            "rounds_failure": classifier.best_iterations_["failure"],
+        }
+        return fitted._proba_from_features(X_test), info
+
+    # ------------------------------------------------------------------ prediction
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "classifier_"):
+            raise InputError(f"this {type(self).__name__} is not fitted yet; call fit() or load() first")
+
+    def _proba_from_features(self, X: list[np.ndarray]) -> list[np.ndarray]:
+        if not X:
+            return []
+        lengths = [x.shape[0] for x in X]
+        proba = self.classifier_.predict_proba(np.vstack(X)[:, self.columns_])
+        return list(np.split(proba, np.cumsum(lengths)[:-1]))
+
+    def predict_proba(self, trajectories: Sequence[Trajectory], *, gold: Mapping[str, Any] | None = None) -> list[np.ndarray]:
+        """Calibrated ``(p_success, p_failure)`` of every prefix (k = 0..T): one ``(T + 1) × 2`` array per run."""
+        self._check_fitted()
+        runs = check_trajectories(trajectories, require_outcome=False)
+        return self._proba_from_features(self.featurizer_.transform(runs, gold=gold))
+
+    def predict(self, trajectories: Sequence[Trajectory], *, gold: Mapping[str, Any] | None = None) -> list[Verdict | None]:
+        """Replay the halting rule on finished runs: the halt verdict of each, or ``None`` if it never halts."""
+        s, f = self.success_threshold, self.failure_threshold
+        return [
+            first_crossing(p[:, 0], p[:, 1], s, f, min_halt_step=self.min_halt_step)
+            for p in self.predict_proba(trajectories, gold=gold)
+        ]
+
+    def monitor(
+        self,
+        task_text: str,
+        *,
+        gold: GoldSolution | str | Mapping[str, Any] | None = None,
+        success_threshold: float | None = None,
+        failure_threshold: float | None = None,
+    ) -> Any:
+        """An :class:`~stopwise.early.OnlineMonitor` for one new run (thresholds default to the model's)."""
+        from stopwise.early._monitor import OnlineMonitor
+
+        return OnlineMonitor(self, task_text, gold=gold, success_threshold=success_threshold, failure_threshold=failure_threshold)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike[str]) -> os.PathLike[str]:
+        """Write the fitted model to a directory (manifest, text blocks, heads); see :func:`load_model`."""
+        from stopwise.early._persist import save_model
+
+        self._check_fitted()
+        return save_model(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> EarlyOutcomeModel:
+        """Read a model written by :meth:`save`."""
+        from stopwise.early._persist import load_model
+
+        return load_model(path)

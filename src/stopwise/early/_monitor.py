@@ -1,0 +1,123 @@
+"""The online monitor: feed a live run one step at a time and learn when it may halt."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stopwise.early._halting import Verdict, decide
+from stopwise.early._params import Interval, check_params
+from stopwise.early._reference import GoldSolution, as_gold
+from stopwise.errors import InputError
+from stopwise.records import Step
+
+__all__ = ["OnlineMonitor"]
+
+_THRESHOLD = Interval(float, 0, 1, closed="right", allow_none=True)
+
+
+class OnlineMonitor:
+    """Watch one run of a task and say, after each step, whether it may halt.
+
+    Each :meth:`observe` updates the running feature state with the new step only (its cost does not grow
+    with the run's length), scores both calibrated heads on one thread and applies the halting rule.
+    Once a run has halted the decision is final: later calls return the same halt verdict unchanged.
+
+    Parameters
+    ----------
+    model : EarlyOutcomeModel
+        A fitted model.
+    task_text : str
+        The task prompt of the run.
+    gold : GoldSolution, str or mapping, optional
+        The task's reference solution, for a model trained with one.
+    success_threshold, failure_threshold : float or None, optional
+        Override the model's thresholds (``None`` keeps the model's; to disable a head, build the model
+        with that threshold set to ``None``).
+
+    Attributes
+    ----------
+    step : int
+        Steps observed so far.
+    verdict : Verdict or None
+        The most recent verdict.
+    halted : bool
+        Whether the run has halted.
+
+    Examples
+    --------
+    >>> from stopwise.early import EarlyOutcomeModel
+    >>> from stopwise.records import Step, Trajectory
+    >>> def run(i, ok):
+    ...     obs = "done" if ok else "[isError] failed"
+    ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
+    ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30)
+    >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
+    >>> monitor = model.monitor("update the page")
+    >>> monitor.observe(Step(action="update_page()", tool="update_page", observation="[isError] failed")).action
+    'halt'
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        task_text: str,
+        *,
+        gold: GoldSolution | str | Mapping[str, Any] | None = None,
+        success_threshold: float | None = None,
+        failure_threshold: float | None = None,
+    ) -> None:
+        model._check_fitted()
+        check_params(
+            "OnlineMonitor",
+            {"success_threshold": success_threshold, "failure_threshold": failure_threshold},
+            {"success_threshold": _THRESHOLD, "failure_threshold": _THRESHOLD},
+        )
+        if not isinstance(task_text, str):
+            raise InputError(f"OnlineMonitor: `task_text` must be text; got {type(task_text).__name__}")
+        self.model = model
+        self.success_threshold = model.success_threshold if success_threshold is None else success_threshold
+        self.failure_threshold = model.failure_threshold if failure_threshold is None else failure_threshold
+        self._stream = model.featurizer_.stream(task_text, gold=as_gold(gold) if gold is not None else None)
+        self._columns = model.columns_
+        self._classifier = model.classifier_
+        self.step = 0
+        self.verdict: Verdict | None = None
+
+    @property
+    def halted(self) -> bool:
+        """Whether the run has halted."""
+        return self.verdict is not None and self.verdict.halted
+
+    @property
+    def last_category(self) -> str | None:
+        """Recognised category of the last observed step."""
+        return self._stream.last_category
+
+    def observe(self, step: Step | Mapping[str, Any]) -> Verdict:
+        """Add one step; return ``continue`` or ``halt`` with the predicted outcome and both probabilities.
+
+        Parameters
+        ----------
+        step : Step or mapping
+            The step (``action``, ``observation``, ``tool``, ``tokens_in``, ``tokens_out``).
+        """
+        if self.verdict is not None and self.verdict.halted:
+            return self.verdict
+        if not isinstance(step, Step):
+            if not isinstance(step, Mapping):
+                raise InputError(f"OnlineMonitor.observe: `step` must be a Step or a mapping; got {type(step).__name__}")
+            try:
+                step = Step.model_validate(dict(step))
+            except Exception as exc:
+                raise InputError(f"OnlineMonitor.observe: `step` breaks the step contract: {exc}") from None
+        x = self._stream.update(step)
+        self.step += 1
+        p_success, p_failure = self._classifier.predict_one(x[self._columns])
+        predicted, head = (None, None)
+        if self.step >= self.model.min_halt_step:
+            predicted, head = decide(p_success, p_failure, self.success_threshold, self.failure_threshold)
+        action = "continue" if predicted is None else "halt"
+        self.verdict = Verdict(self.step, action, predicted, head, p_success, p_failure)  # type: ignore[arg-type]
+        return self.verdict

@@ -1,0 +1,145 @@
+"""Declared parameter constraints and the one message shape every bad value gets.
+
+Each estimator lists its constraints once (``_parameter_constraints``, as in scikit-learn);
+:func:`check_params` validates them all before any computation and raises
+:class:`~stopwise.errors.InputError` with the message
+``"<Owner>: `name` must be <rule>; got <value>."``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stopwise.errors import InputError
+
+__all__ = ["Constraint", "Interval", "OneOf", "Predicate", "check_params", "check_random_state", "param_error"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real (or integer) number in a range; ``closed`` names the closed ends."""
+
+    kind: type
+    low: float | None
+    high: float | None
+    closed: str = "both"
+    allow_none: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return self.allow_none
+        if isinstance(value, bool):
+            return False
+        if self.kind is int:
+            if not isinstance(value, numbers.Integral):
+                return False
+        elif not isinstance(value, numbers.Real):
+            return False
+        v = float(value)
+        if math.isnan(v):
+            return False
+        if self.low is not None:
+            if v < self.low or (v == self.low and self.closed not in ("both", "left")):
+                return False
+        if self.high is not None and (v > self.high or (v == self.high and self.closed not in ("both", "right"))):
+            return False
+        return True
+
+    def describe(self) -> str:
+        noun = "an integer" if self.kind is int else "a number"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        left = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        text = f"{noun} in {left}{lo}, {hi}{right}"
+        return text + (" or None" if self.allow_none else "")
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """One of a fixed set of values."""
+
+    options: tuple[Any, ...]
+
+    def accepts(self, value: Any) -> bool:
+        return any(value == option and type(value) is type(option) for option in self.options)
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """Any rule given as a function and its description."""
+
+    test: Callable[[Any], bool]
+    text: str
+
+    def accepts(self, value: Any) -> bool:
+        try:
+            return bool(self.test(value))
+        except Exception:
+            return False
+
+    def describe(self) -> str:
+        return self.text
+
+
+Constraint = Interval | OneOf | Predicate
+
+
+def param_error(owner: str, name: str, rule: str, value: Any) -> InputError:
+    """Build the standard error for a parameter that breaks its rule.
+
+    Examples
+    --------
+    >>> str(param_error("EarlyOutcomeModel", "min_df", "an integer in [1, inf)", 0))
+    'EarlyOutcomeModel: `min_df` must be an integer in [1, inf); got 0.'
+    """
+    return InputError(f"{owner}: `{name}` must be {rule}; got {value!r}.")
+
+
+def check_params(owner: str, params: Mapping[str, Any], constraints: Mapping[str, Constraint]) -> None:
+    """Validate every parameter against its declared constraint.
+
+    Raises
+    ------
+    InputError
+        For the first parameter that breaks its rule, naming owner, parameter, rule and value.
+    """
+    for name, constraint in constraints.items():
+        value = params[name]
+        if not constraint.accepts(value):
+            raise param_error(owner, name, constraint.describe(), value)
+
+
+def _is_names(value: Any, allowed: Iterable[str]) -> bool:
+    allowed_set = set(allowed)
+    return isinstance(value, tuple | list) and all(isinstance(v, str) and v in allowed_set for v in value)
+
+
+def names_predicate(allowed: Iterable[str], what: str) -> Predicate:
+    """A constraint accepting a tuple/list of names drawn from ``allowed``."""
+    allowed = tuple(allowed)
+    return Predicate(lambda v: _is_names(v, allowed), f"a tuple of {what} from " + ", ".join(allowed))
+
+
+def check_random_state(owner: str, random_state: Any) -> np.random.Generator:
+    """Turn ``random_state`` (an int, a Generator or None) into a Generator once.
+
+    Examples
+    --------
+    >>> int(check_random_state("m", 42).integers(10)) == int(check_random_state("m", 42).integers(10))
+    True
+    """
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0:
+        return np.random.default_rng(int(random_state))
+    raise param_error(owner, "random_state", "a non-negative integer, a numpy Generator or None", random_state)
