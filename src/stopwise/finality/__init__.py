@@ -7,6 +7,9 @@ separate / grouped unit), the link to outcome rows, and the controlled replay ag
 HTTP service that reproduces the paper's counts.
 """
 
+import importlib as _importlib
+import typing as _typing
+
 from stopwise.finality._argument import (
     CARRYOVER_HANDLINGS,
     OUTCOME_HANDLINGS,
@@ -41,22 +44,39 @@ from stopwise.finality._effects import (
 )
 from stopwise.finality._errors import CompletionArgumentError, EffectsRecordError
 from stopwise.finality._examples import EXAMPLE_ARGUMENTS, example_argument, example_text
-from stopwise.finality._replay import (
+from stopwise.finality._replay import arun_controlled_replay, run_controlled_replay
+from stopwise.finality._replay_record import (
     REPLAY_CONDITIONS,
     ConditionResult,
     ConditionSummary,
     ControlledReplay,
     ReplayCount,
     ReplaySchedule,
-    ToolCall,
     TrialObservation,
-    arun_controlled_replay,
-    run_controlled_replay,
 )
+from stopwise.finality._replay_runner import ToolCall
 from stopwise.finality._rows import finality_rows
 from stopwise.finality._runs import load_runs
 from stopwise.finality._schema import SCHEMA_NAMES, finality_schema
-from stopwise.finality._service import LocalService, ServiceStore, create_service_app
+
+if _typing.TYPE_CHECKING:
+    from stopwise.finality._service import LocalService, ServiceStore, create_service_app
+
+_LAZY = {"LocalService", "ServiceStore", "create_service_app"}
+"""Names whose module imports the HTTP stack (FastAPI, uvicorn): loaded on first use."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY:
+        value = getattr(_importlib.import_module("stopwise.finality._service"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "CARRYOVER_HANDLINGS",

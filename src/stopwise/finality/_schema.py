@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from stopwise.errors import InputError
 from stopwise.finality._argument import CompletionArgument
 from stopwise.finality._effects import OpenEffectsRecord
-from stopwise.finality._replay import ControlledReplay
+from stopwise.finality._replay_record import ControlledReplay
 
 __all__ = ["SCHEMA_NAMES", "SchemaName", "finality_schema"]
 
