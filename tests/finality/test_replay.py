@@ -168,6 +168,14 @@ def test_a_small_schedule_and_its_schema() -> None:
     jsonschema.validate(result.model_dump(mode="json"), finality_schema("replay-result"))
 
 
+def test_a_single_condition_has_its_own_lines() -> None:
+    result = run_controlled_replay(
+        ReplaySchedule(identifiers=(1,), delays_ms=(0, 20), repetitions=1), conditions="snapshot"
+    )
+    assert [(c.condition, c.count, c.of, c.expected) for c in result.counts] == [("snapshot scoring", 1, 2, 1)]
+    assert result.condition("snapshot").summary.labels == {"final": 3, "unresolved": 1, "bounded": 0}
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

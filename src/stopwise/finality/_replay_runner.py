@@ -56,7 +56,7 @@ class _Trial:
     condition: str
     record: OpenEffectsRecord
     runs: dict[str, ScoredRun] = field(default_factory=dict)
-    a_endpoint: str = "pending"
+    a_endpoint: Literal["pending", "applied", "cancelled"] = "pending"
     exposed: bool | None = None
     cancelled: bool | None = None
     lag_ms: float | None = None
