@@ -89,8 +89,8 @@ def test_rule_errors_name_file_field_rule_value() -> None:
         f"{path}, field 'routes[0].handling': 'reconcile' needs scoring.basis = 'terminal' (the score must be read "
         "after the effect settles); got 'reconcile'",
         f"{path}, field 'routes[1].name': must be unique (also routes[0]); got 'delayed write'",
-        f"{path}, field 'routes[1].handling': must be one of reconcile, cancel, bound, none for a outcome route; got 'isolate'",
-        f"{path}, field 'routes[2].bound': must be [low, high] with low <= high; got [0.7, 0.2]",
+        f"{path}, field 'routes[1].handling': must be one of reconcile, cancel, bound, none for an outcome route; got 'isolate'",
+        f"{path}, field 'routes[2].bound': must be two numbers, low then high, with low <= high; got [0.7, 0.2]",
         f"{path}, field 'routes[3].evidence': is required with handling 'isolate' (how does the system show it worked?)",
         f"{path}, field 'protocol.shared_credentials': is required because route 'service state' is isolated",
     ]
@@ -160,7 +160,7 @@ def test_route_bound_rules() -> None:
         parse_argument(base + 'handling = "bound"\n')
     with pytest.raises(CompletionArgumentError, match=r"routes\[0\].bound': is allowed only with handling 'bound'"):
         parse_argument(base + 'handling = "cancel"\nbound = [0.0, 0.4]\n')
-    with pytest.raises(CompletionArgumentError, match=r"both ends in \[0, 1\]; got \[0.0, 1.4\]"):
+    with pytest.raises(CompletionArgumentError, match=r"both in \[0, 1\]; got \[0.0, 1.4\]"):
         parse_argument(base + 'handling = "bound"\nbound = [0.0, 1.4]\n')
 
 

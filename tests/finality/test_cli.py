@@ -64,6 +64,8 @@ def test_check_bad_documents_exit_4_with_the_problem() -> None:
     code, out, err = invoke("check", str(FIXTURES / "bad-schema.toml"))
     assert code == 4 and out == ""
     assert "field 'outcome.period': must be one of endpoint, terminal or window; got 'eventually'" in err
+    code, _, err = invoke("check", str(FIXTURES / "bad-rules.toml"))
+    assert code == 4 and "field 'routes[2].bound': must be two numbers, low then high, with low <= high" in err
     code, _, err = invoke("check", str(FIXTURES / "missing.toml"))
     assert code == 4 and "no such completion argument" in err
     code, _, err = invoke(

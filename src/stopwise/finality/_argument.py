@@ -223,7 +223,12 @@ def _rule_problems(arg: CompletionArgument, source: str) -> list[Problem]:
         names.setdefault(route.name, i)
         allowed = OUTCOME_HANDLINGS if route.kind == "outcome" else CARRYOVER_HANDLINGS
         if route.handling not in allowed:
-            add(f"{where}.handling", f"must be one of {', '.join(allowed)} for a {route.kind} route", route.handling)
+            article = "an" if route.kind == "outcome" else "a"
+            add(
+                f"{where}.handling",
+                f"must be one of {', '.join(allowed)} for {article} {route.kind} route",
+                route.handling,
+            )
             continue
         if route.handling in _NEEDS_EVIDENCE and not route.evidence.strip():
             add(

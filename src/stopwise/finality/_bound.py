@@ -14,9 +14,9 @@ def bound_problem(bound: Bound) -> str | None:
     """The rule a bound breaks, or ``None`` when it is a valid sub-interval of [0, 1]."""
     low, high = bound
     if not (0.0 <= low <= 1.0 and 0.0 <= high <= 1.0):
-        return "must be [low, high] with both ends in [0, 1]"
+        return "must be two numbers, low then high, both in [0, 1]"
     if low > high:
-        return "must be [low, high] with low <= high"
+        return "must be two numbers, low then high, with low <= high"
     return None
 
 
