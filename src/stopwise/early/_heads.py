@@ -276,9 +276,10 @@ class DualHeadClassifier(BaseEstimator):
 
     def _fit_head(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, X_val: np.ndarray, y_val: np.ndarray, w_val: np.ndarray, seed: int) -> Any:
         if self.backbone == "logistic":
-            mean = np.nanmean(np.where(np.isfinite(X), X, np.nan), axis=0)
-            mean = np.where(np.isfinite(mean), mean, 0.0)
-            Z = np.where(np.isfinite(X), X, mean)
+            finite = np.isfinite(X)
+            seen = finite.sum(axis=0)
+            mean = np.where(seen > 0, np.where(finite, X, 0.0).sum(axis=0) / np.maximum(seen, 1), 0.0)
+            Z = np.where(finite, X, mean)
             scale = Z.std(axis=0)
             scale = np.where(scale > 0, scale, 1.0)
             model = LogisticRegression(C=self.C, max_iter=5000)

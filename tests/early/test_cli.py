@@ -1,0 +1,109 @@
+"""``stopwise early`` commands, run in-process: train, evaluate, monitor, and input errors (exit code 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from stopwise.cli.early import register
+from stopwise.records import Trajectory, read_outcomes, write_trajectories
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    root = typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """stopwise"""
+
+    register(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def data(runs: list[Trajectory], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("early-cli")
+    # long enough runs for the default min_steps, and many of them for min_child_samples
+    write_trajectories(runs, folder / "runs.jsonl.gz")
+    return folder
+
+
+def _invoke(app: typer.Typer, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_train_then_monitor(app: typer.Typer, data: Path) -> None:
+    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "--out", str(data / "model"), "--min-steps", "5")
+    assert code == 0, out
+    assert "trained on 48 runs" in out and (data / "model" / "manifest.json").exists()
+    code, out = _invoke(
+        app, "early", "monitor", str(data / "model"), str(data / "runs.jsonl.gz"), "--agent", "agent-1", "--limit", "3",
+        "--failure-threshold", "0.6", "--success-threshold", "0.6", "--outcomes", str(data / "rows.csv"),
+    )
+    assert code == 0, out
+    assert "step   1" in out and "p_success" in out
+    assert out.count("agent-1 · task-") == 3
+    rows = read_outcomes(data / "rows.csv")
+    assert len(rows) == 3 and set(rows["status"]) <= {"predicted", "final"}
+    halted = out.count("halted at step")
+    assert (rows["status"] == "predicted").sum() == halted
+
+
+def test_monitor_summary_mode(app: typer.Typer, data: Path) -> None:
+    if not (data / "model").exists():
+        _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "--out", str(data / "model"), "--min-steps", "5")
+    code, out = _invoke(app, "early", "monitor", str(data / "model"), str(data / "runs.jsonl.gz"), "--summary", "--limit", "5")
+    assert code == 0, out
+    assert "step   1" not in out and len([line for line in out.splitlines() if "· task-" in line]) == 5
+    assert "replayed 5 of 48" in out
+
+
+def test_evaluate_writes_predictions_and_rows(app: typer.Typer, data: Path) -> None:
+    out_dir = data / "eval"
+    code, out = _invoke(
+        app, "early", "evaluate", str(data / "runs.jsonl.gz"), "--out", str(out_dir), "--min-steps", "5",
+        "--variant", "dense-lr", "--variant", "tfidf-lr", "--thresholds", "0.6,0.9", "--threshold", "0.6",
+        "--outcomes", str(data / "early_rows.csv"),
+    )
+    assert code == 0, out
+    assert "Table III" in out and "Table IV" in out and "ΔTokens use characters" in out
+    for name in ("runs.csv", "predictions.csv.gz", "folds.csv", "evaluation.json", "sweep_dense-lr.csv", "sweep_tfidf-lr.csv"):
+        assert (out_dir / name).exists(), name
+    assert len(pd.read_csv(out_dir / "sweep_dense-lr.csv")) == 6
+    rows = read_outcomes(data / "early_rows.csv")
+    assert len(rows) == 48
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["early", "train", "missing.jsonl", "--out", "m"], "no such file"),
+        (["early", "train", "{bad}", "--out", "m"], "row 2, field 'outcome': must be 0 or 1"),
+        (["early", "train", "{runs}", "--out", "m", "--success-threshold", "1.5"], "--success-threshold must be a number in (0, 1]"),
+        (["early", "train", "{runs}", "--out", "m", "--exclude", "colour"], "`exclude` must be a tuple"),
+        (["early", "evaluate", "{runs}", "--variant", "mlp"], "--variant must be one of"),
+        (["early", "evaluate", "{runs}", "--thresholds", "0.5,x"], "--thresholds must be comma-separated numbers"),
+        (["early", "evaluate", "{runs}", "--by", "team"], "field 'meta.team': must be present"),
+        (["early", "monitor", "{runs}", "{runs}"], "no such model directory"),
+        (["early", "monitor", "{model}", "{runs}", "--agent", "nobody"], "no run matches"),
+    ],
+)
+def test_input_errors_exit_4_with_a_clear_message(app: typer.Typer, data: Path, runs: list[Trajectory], args: list[str], message: str) -> None:
+    bad = data / "bad.jsonl"
+    if not bad.exists():
+        write_trajectories([runs[0], runs[1].model_copy(update={"outcome": None})], bad)
+    if not (data / "model").exists():
+        _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "--out", str(data / "model"), "--min-steps", "5")
+    filled = [a.format(runs=data / "runs.jsonl.gz", bad=bad, model=data / "model") for a in args]
+    code, out = _invoke(app, *filled)
+    assert code == 4, out
+    assert "error:" in out and message in " ".join(out.split())
+    assert "Traceback" not in out

@@ -1,0 +1,157 @@
+"""EarlyOutcomeModel as an estimator: parameters, validation, determinism, save/load, monitor parity, families."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from stopwise.early import EXCLUDABLE, FORMAT_VERSION, EarlyOutcomeModel, GoldSolution, load_model
+from stopwise.errors import FileFormatError, InputError, ValidationError
+from stopwise.records import Step, Trajectory
+
+
+def test_init_only_stores_parameters() -> None:
+    model = EarlyOutcomeModel(learning_rate=-5.0, exclude=("nonsense",))  # validated in fit, not here
+    assert model.get_params()["learning_rate"] == -5.0
+    assert not [name for name in vars(model) if name.endswith("_")]
+    params = EarlyOutcomeModel().get_params()
+    # the paper's hyperparameters are the defaults
+    assert {k: params[k] for k in ("learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample", "colsample_bytree", "reg_alpha", "reg_lambda", "n_estimators", "early_stopping_rounds", "validation_fraction", "n_components", "min_df", "max_features", "min_steps", "random_state")} == {
+        "learning_rate": 0.03, "num_leaves": 31, "max_depth": 6, "min_child_samples": 200, "subsample": 0.75,
+        "colsample_bytree": 0.7, "reg_alpha": 0.5, "reg_lambda": 10.0, "n_estimators": 2000, "early_stopping_rounds": 50,
+        "validation_fraction": 0.15, "n_components": 64, "min_df": 5, "max_features": 30000, "min_steps": 10, "random_state": 42,
+    }
+    assert clone(EarlyOutcomeModel(num_leaves=7)).num_leaves == 7
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"learning_rate": -1.0}, r"EarlyOutcomeModel: `learning_rate` must be a number in \(0, inf\); got -1.0\."),
+        ({"exclude": ("nonsense",)}, r"`exclude` must be a tuple of feature families or groups from behavioral, textual"),
+        ({"success_threshold": 1.5}, r"`success_threshold` must be a number in \(0, 1\] or None; got 1.5"),
+        ({"backbone": "mlp"}, r"`backbone` must be one of 'lightgbm', 'logistic'; got 'mlp'"),
+        ({"random_state": -3}, r"`random_state` must be a non-negative integer"),
+        ({"min_df": 0}, r"`min_df` must be an integer in \[1, inf\); got 0"),
+    ],
+)
+def test_bad_parameters_are_named_in_fit(runs: list[Trajectory], params: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        EarlyOutcomeModel(**params).fit(runs)
+
+
+def test_bad_runs_are_named_by_row_and_field(runs: list[Trajectory]) -> None:
+    bad = [*runs[:3], runs[3].model_copy(update={"outcome": None})]
+    with pytest.raises(ValidationError, match=r"<trajectories>, row 4, field 'outcome': must be 0 or 1"):
+        EarlyOutcomeModel().fit(bad)
+    with pytest.raises(InputError, match="list of Trajectory"):
+        EarlyOutcomeModel().fit(runs[0])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="min_steps"):
+        EarlyOutcomeModel(min_steps=1000).fit(runs)
+
+
+def test_fit_sets_learned_state(fitted: EarlyOutcomeModel, runs: list[Trajectory]) -> None:
+    train = [r for r in runs if r.agent != "agent-3"]
+    assert fitted.n_train_runs_ == 36
+    assert fitted.n_train_prefixes_ == sum(len(r.steps) + 1 for r in train)
+    assert len(fitted.features_) == fitted.columns_.shape[0] == fitted.featurizer_.n_features_
+    assert {s.family for s in fitted.features_} == {"behavioral", "textual"}  # no gold: no reference family
+    assert set(fitted.classifier_.validation_groups_) < {r.task for r in train}
+
+
+def test_same_random_state_same_model_different_seed_different_model(runs: list[Trajectory], small_params: dict) -> None:
+    train = [r for r in runs if r.agent != "agent-0"]
+    test = [r for r in runs if r.agent == "agent-0"]
+    a = np.vstack(EarlyOutcomeModel(**small_params, random_state=1).fit(train).predict_proba(test))
+    b = np.vstack(EarlyOutcomeModel(**small_params, random_state=1).fit(train).predict_proba(test))
+    c = np.vstack(EarlyOutcomeModel(**small_params, random_state=2).fit(train).predict_proba(test))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_monitor_probabilities_equal_batch_probabilities(fitted: EarlyOutcomeModel, runs: list[Trajectory]) -> None:
+    for run, p in zip(runs[36:], fitted.predict_proba(runs[36:]), strict=True):
+        monitor = fitted.monitor(run.task_text, success_threshold=1.0, failure_threshold=1.0)
+        got = [(v.p_success, v.p_failure) for v in (monitor.observe(step) for step in run.steps)]
+        np.testing.assert_allclose(np.array(got), p[1:], rtol=0, atol=1e-15)
+
+
+def test_monitor_accepts_mappings_and_rejects_junk(fitted: EarlyOutcomeModel) -> None:
+    monitor = fitted.monitor("Repair module 1")
+    assert monitor.observe({"action": "ls", "observation": "a.py", "tool": "bash"}).step == 1
+    with pytest.raises(InputError, match="step contract"):
+        monitor.observe({"action": "ls", "bogus": 1})
+    with pytest.raises(InputError, match="must be a Step or a mapping"):
+        monitor.observe("ls")  # type: ignore[arg-type]
+
+
+def test_save_and_load_round_trip(fitted: EarlyOutcomeModel, runs: list[Trajectory], tmp_path: Path) -> None:
+    path = fitted.save(tmp_path / "model")
+    manifest = json.loads((tmp_path / "model" / "manifest.json").read_text())
+    assert manifest["format_version"] == FORMAT_VERSION
+    assert [f["name"] for f in manifest["features"] if f["used"]] == [s.name for s in fitted.features_]
+    assert {f["family"] for f in manifest["features"]} == {"behavioral", "textual"}
+    loaded = load_model(path)
+    np.testing.assert_array_equal(np.vstack(loaded.predict_proba(runs[36:])), np.vstack(fitted.predict_proba(runs[36:])))
+    assert loaded.get_params() == fitted.get_params()
+    fitted.save(tmp_path / "model")  # overwriting a saved model is allowed
+
+
+def test_load_names_what_is_wrong(fitted: EarlyOutcomeModel, tmp_path: Path) -> None:
+    with pytest.raises(FileFormatError, match="no such model directory"):
+        load_model(tmp_path / "missing")
+    path = fitted.save(tmp_path / "m")
+    manifest_file = Path(path) / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["format_version"] = 99
+    manifest_file.write_text(json.dumps(manifest))
+    with pytest.raises(ValidationError, match=r"manifest.json, field 'format_version': must be 1 .*; got 99"):
+        load_model(path)
+    path = fitted.save(tmp_path / "m2")
+    with open(Path(path) / "success.txt", "a") as handle:
+        handle.write("\n")
+    with pytest.raises(ValidationError, match=r"success.txt, field 'sha256': must match the digest"):
+        load_model(path)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "x.txt").write_text("x")
+    with pytest.raises(FileFormatError, match="refusing to overwrite"):
+        fitted.save(tmp_path / "plain")
+
+
+def test_exclude_drops_families_and_groups(runs: list[Trajectory], small_params: dict) -> None:
+    train = [r for r in runs if r.agent != "agent-0"]
+    assert "timing" in EXCLUDABLE and "textual" in EXCLUDABLE
+    no_text = EarlyOutcomeModel(**small_params, exclude=("textual",)).fit(train)
+    assert {s.family for s in no_text.features_} == {"behavioral"}
+    no_timing = EarlyOutcomeModel(**small_params, exclude=("timing", "task")).fit(train)
+    assert not {s.group for s in no_timing.features_} & {"timing", "task"}
+    assert {s.group for s in no_timing.features_} >= {"activity", "action", "feedback"}
+
+
+def test_logistic_backbone_round_trip(runs: list[Trajectory], small_params: dict, tmp_path: Path) -> None:
+    model = EarlyOutcomeModel(**small_params, backbone="logistic").fit(runs[:36])
+    assert model.classifier_.best_iterations_ == {"success": 0, "failure": 0}
+    loaded = load_model(model.save(tmp_path / "lr"))
+    np.testing.assert_array_equal(np.vstack(loaded.predict_proba(runs[36:40])), np.vstack(model.predict_proba(runs[36:40])))
+
+
+def test_reference_family_with_gold(runs: list[Trajectory], small_params: dict) -> None:
+    gold = {f"task-{t}": GoldSolution(f"--- a/src/m{t}.py\n+++ b/src/m{t}.py\n@@ -1 +1 @@\n-x = old(1)\n+x = new(1)\n") for t in range(12)}
+    model = EarlyOutcomeModel(**small_params).fit(runs[:36], gold=gold)
+    names = [s.name for s in model.features_]
+    assert "file_hits" in names and "gold_hunks" in names
+    run = Trajectory(
+        agent="x", task="task-1", outcome=1, task_text=runs[1].task_text,
+        steps=[Step(action='edit_file({"path": "src/m1.py"})', tool="edit_file", observation="ok")],
+    )
+    x = model.featurizer_.transform([run], gold=gold)[0]
+    col = {s.name: j for j, s in enumerate(model.featurizer_.features_)}
+    assert x[0, col["file_hits"]] == 0 and x[1, col["file_hits"]] == 1 and x[1, col["gold_file_edited"]] == 1
+    assert x[1, col["gold_files"]] == 1 and x[1, col["gold_hunks"]] == 1
+    # a task without gold gets missing reference features, not zeros
+    x_none = model.featurizer_.transform([run], gold={})[0]
+    assert np.isnan(x_none[1, col["file_hits"]])
