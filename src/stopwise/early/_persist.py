@@ -6,7 +6,8 @@ Layout::
       manifest.json    format name and version, library version, parameters, the feature manifest
                        (every column: name, family, group, used or not), text blocks, heads and their
                        calibration, training volume, and the sha256 of every other file
-      text.npz         per block: vocabulary, idf, projection
+      text.npz         per block: idf and projection
+      vocabulary_<block>.txt  per block: the terms, one per line, sorted
       success.txt      the success head (LightGBM model text) ─ or heads.npz for the logistic backbone
       failure.txt      the failure head
 
@@ -63,7 +64,7 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
         featurizer = model.featurizer_
         arrays: dict[str, np.ndarray] = {}
         for name, block in featurizer.blocks_.items():
-            arrays[f"{name}.vocabulary"] = np.asarray(block.vocabulary, dtype=str)
+            (tmp / f"vocabulary_{name}.txt").write_text("".join(f"{term}\n" for term in block.vocabulary), encoding="utf-8")
             arrays[f"{name}.idf"] = block.idf
             arrays[f"{name}.projection"] = block.projection
         np.savez_compressed(tmp / "text.npz", **arrays)  # type: ignore[arg-type]
@@ -117,6 +118,15 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _vocabulary(path: Path) -> np.ndarray:
+    if not path.exists():
+        raise FileFormatError(f"{path}: missing from the saved model")
+    terms = path.read_text(encoding="utf-8").split("\n")[:-1]
+    out = np.empty(len(terms), dtype=object)
+    out[:] = terms
+    return out
 
 
 def _problem(file: Path, field: str, rule: str, value: Any = None) -> ValidationError:
@@ -175,7 +185,7 @@ def load_model(path: str | os.PathLike[str]) -> Any:
             name: TextBlock(
                 name=name,
                 kind=TEXT_BLOCKS[name][1],
-                vocabulary=arrays[f"{name}.vocabulary"],
+                vocabulary=_vocabulary(folder / f"vocabulary_{name}.txt"),
                 idf=arrays[f"{name}.idf"],
                 projection=arrays[f"{name}.projection"],
             )

@@ -74,7 +74,7 @@ def intern(texts: Sequence[str], *, min_df: int = 1) -> tuple[sp.csr_matrix, np.
     -------
     counts : scipy.sparse.csr_matrix
         ``len(texts) × n_terms`` counts, column indices sorted within each row.
-    terms : numpy.ndarray of str
+    terms : numpy.ndarray of object (str)
         The terms, sorted.
 
     Examples
@@ -96,14 +96,15 @@ def intern(texts: Sequence[str], *, min_df: int = 1) -> tuple[sp.csr_matrix, np.
             indices.append(j)
             data.append(n)
         indptr.append(len(indices))
-    terms = np.array(list(index), dtype=str) if index else np.array([], dtype=str)
+    terms = np.empty(len(index), dtype=object)  # object, not fixed-width: one long token must not widen them all
+    terms[:] = list(index)
     matrix = sp.csr_matrix(
         (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
         shape=(len(texts), len(index)),
     )
     df = np.bincount(matrix.indices, minlength=len(index)) if len(index) else np.zeros(0, dtype=np.int64)
     keep = np.flatnonzero(df >= min_df)
-    order = keep[np.argsort(terms[keep], kind="stable")]
+    order = keep[np.argsort(terms[keep], kind="stable")] if keep.shape[0] else keep
     matrix = matrix[:, order].tocsr()
     matrix.sort_indices()
     return matrix, terms[order]
@@ -119,7 +120,7 @@ class TextBlock:
         The block name (a key of :data:`TEXT_BLOCKS`).
     kind : {"static", "history", "last"}
         How the block is updated along a trajectory.
-    vocabulary : numpy.ndarray of str
+    vocabulary : numpy.ndarray of object (str)
         The kept terms, sorted.
     idf : numpy.ndarray
         Smoothed idf per term: ``ln((1 + n_docs) / (1 + df)) + 1``.

@@ -1,0 +1,133 @@
+"""Per-step cost of the online monitor at step 100 of real trajectories, beside recomputing from scratch.
+
+For every shared trajectory with at least 100 steps, the monitor observes steps 1..99; then step 100 is
+observed ``--repeats`` times, each time from a copy of the state after step 99, and timed. Reported: median
+and p99 of (feature update + both heads) per observation, the split between features and heads, and the
+same statistics over every step of those trajectories. Beside it, in the same run, the from-scratch cost:
+featurizing the 100-step prefix anew (tokenising every step again) and scoring it. The issue's targets are
+median < 1 ms and p99 < 5 ms at step 100.
+
+Run: ``.venv/bin/python benchmarks/early_monitor_speed.py [--model out/early_model] [--repeats 200]``
+(without ``--model`` a model with the paper's defaults is trained on all shared runs first, ~1 minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from early_common import DATASETS, load
+from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, OnlineMonitor, load_model
+from stopwise.records import Trajectory
+
+STEP = 100
+
+
+def _snapshot(monitor: OnlineMonitor) -> OnlineMonitor:
+    """Copy the monitor's running state, sharing the (read-only) fitted model."""
+    model = monitor.model
+    memo: dict[int, Any] = {id(model): model, id(model.featurizer_): model.featurizer_, id(model.classifier_): model.classifier_}
+    for block in model.featurizer_.blocks_.values():
+        memo[id(block)] = block
+    return copy.deepcopy(monitor, memo)
+
+
+def _stats(values: list[float]) -> str:
+    a = np.asarray(values) * 1e3
+    return f"median {np.median(a):.3f} ms, p99 {np.percentile(a, 99):.3f} ms, max {a.max():.3f} ms (n={a.shape[0]})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
+    parser.add_argument("--repeats", type=int, default=200, help="timed observations of step 100 per trajectory")
+    parser.add_argument("--probe-rounds", type=int, default=500, help="boosting rounds of the heads-cost probe")
+    args = parser.parse_args()
+    runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
+    if args.model is not None:
+        model = load_model(args.model)
+    else:
+        print("training a model on all shared runs (paper defaults) ...")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            model = EarlyOutcomeModel().fit(runs)
+    long_runs = [r for r in runs if len(r.steps) >= STEP]
+    print(f"{len(long_runs)} trajectories with >= {STEP} steps; model has {len(model.features_)} features")
+    featurizer, classifier, columns = model.featurizer_, model.classifier_, model.columns_
+
+    at_step: list[float] = []
+    features_part: list[float] = []
+    heads_part: list[float] = []
+    every_step: list[float] = []
+    scratch: list[float] = []
+    for run in long_runs:
+        # every step of the run, one observation each
+        monitor = model.monitor(run.task_text, success_threshold=1.0, failure_threshold=1.0)
+        for step in run.steps:
+            t0 = time.perf_counter()
+            monitor.observe(step)
+            every_step.append(time.perf_counter() - t0)
+        # step 100 observed repeatedly from the state after step 99
+        monitor = model.monitor(run.task_text, success_threshold=1.0, failure_threshold=1.0)
+        for step in run.steps[: STEP - 1]:
+            monitor.observe(step)
+        target = run.steps[STEP - 1]
+        for _ in range(args.repeats):
+            copy_ = _snapshot(monitor)
+            t0 = time.perf_counter()
+            copy_.observe(target)
+            at_step.append(time.perf_counter() - t0)
+        for _ in range(args.repeats):
+            copy_ = _snapshot(monitor)
+            stream = copy_._stream
+            t0 = time.perf_counter()
+            x = stream.update(target)
+            t1 = time.perf_counter()
+            classifier.predict_one(x[columns])
+            t2 = time.perf_counter()
+            features_part.append(t1 - t0)
+            heads_part.append(t2 - t1)
+        # from scratch: featurize the whole 100-step prefix anew and score its last row
+        prefix = run.model_copy(update={"steps": run.steps[:STEP]})
+        for _ in range(max(3, args.repeats // 20)):
+            t0 = time.perf_counter()
+            rows = featurizer.transform([prefix])[0]
+            classifier.predict_one(rows[-1][columns])
+            scratch.append(time.perf_counter() - t0)
+
+    print(f"monitor, observe(step {STEP}) incl. both heads : {_stats(at_step)}")
+    print(f"  of which feature update           : {_stats(features_part)}")
+    print(f"  of which both heads (1 thread)    : {_stats(heads_part)}")
+    print(f"monitor, every step of these runs   : {_stats(every_step)}")
+    print(f"from scratch at step {STEP} (re-featurize prefix + heads): {_stats(scratch)}")
+    # the heads' cost grows with the boosting rounds kept; probe a model that keeps many more than this one
+    rounds = args.probe_rounds
+    rng = np.random.default_rng(0)
+    probe_x = rng.normal(size=(4000, columns.shape[0]))
+    probe_y = (probe_x[:, 0] + rng.normal(size=4000) > 0).astype(int)
+    probe = DualHeadClassifier(n_estimators=rounds, early_stopping_rounds=10 * rounds, min_child_samples=20, random_state=0)
+    probe.fit(probe_x, probe_y, groups=np.arange(4000) // 40)
+    probe_times = []
+    for _ in range(2000):
+        row = probe_x[int(rng.integers(4000))]
+        t0 = time.perf_counter()
+        probe.predict_one(row)
+        probe_times.append(time.perf_counter() - t0)
+    print(
+        f"both heads with {probe.best_iterations_['success']}+{probe.best_iterations_['failure']} rounds (probe, same width): "
+        f"{_stats(probe_times)}"
+    )
+    ratio = np.median(scratch) / np.median(at_step)
+    print(f"ratio from-scratch / incremental (medians): {ratio:.0f}x")
+    med, p99 = np.median(at_step) * 1e3, np.percentile(at_step, 99) * 1e3
+    print(f"targets: median < 1 ms -> {'OK' if med < 1 else 'MISSED'}; p99 < 5 ms -> {'OK' if p99 < 5 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

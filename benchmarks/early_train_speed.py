@@ -1,0 +1,50 @@
+"""Time training an EarlyOutcomeModel (paper defaults) on all shared trajectories.
+
+Run: ``.venv/bin/python benchmarks/early_train_speed.py [--out out/early_model]``. Prints the wall time of
+reading, of fitting (featurizer + both heads, early stopping and calibration) and the training volume; the
+issue's target is under five minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+from early_common import DATASETS, load
+from stopwise.early import EarlyOutcomeModel
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None, help="also save the trained model here")
+    parser.add_argument("--n-jobs", type=int, default=1, help="LightGBM threads (1 is fastest on 2 cores)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    runs = [run for name in DATASETS for run in load(name)]
+    read_s = time.perf_counter() - started
+    model = EarlyOutcomeModel(n_jobs=args.n_jobs)
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.fit(runs)
+    fit_s = time.perf_counter() - started
+    heads = model.classifier_
+    print(f"runs read: {len(runs)} ({sum(len(r.steps) for r in runs)} steps) in {read_s:.1f} s")
+    print(
+        f"training runs (>= {model.min_steps} steps): {model.n_train_runs_}, prefixes: {model.n_train_prefixes_}, "
+        f"features: {len(model.features_)}"
+    )
+    print(
+        f"boosting rounds kept: success {heads.best_iterations_['success']}, failure {heads.best_iterations_['failure']}; "
+        f"validation tasks: {len(heads.validation_groups_)}"
+    )
+    print(f"fit wall time: {fit_s:.1f} s (target < 300 s) -> {'OK' if fit_s < 300 else 'TOO SLOW'}")
+    if args.out is not None:
+        model.save(args.out)
+        print(f"saved to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
