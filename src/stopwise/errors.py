@@ -6,7 +6,9 @@ The class tree::
     ├── InputError                bad input that the user can fix (a file, a document, an argument)
     │   ├── FileFormatError       a file that cannot be read at all (missing, unreadable, empty, unknown format)
     │   ├── ValidationError       a file that was read but breaks the contract; lists each problem
-    │   │                         with file, row, field, rule and value
+    │   │   │                     with file, row, field, rule and value
+    │   │   ├── CompletionArgumentError   a completion argument document (stopwise.finality)
+    │   │   └── EffectsRecordError        an open-effects record (stopwise.finality)
     │   ├── PolicyError           a policy document that breaks the policy schema
     │   └── ComparisonError       a comparison that cannot be formed (system absent, no shared tasks)
     └── ServiceError              the local replay service failed to start or stop
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "ComparisonError",
+    "CompletionArgumentError",
+    "EffectsRecordError",
     "FileFormatError",
     "InputError",
     "PolicyError",
@@ -94,7 +98,7 @@ class Problem:
 
 
 class ValidationError(InputError):
-    """A file was read but breaks its contract.
+    """A file (or document, or record) was read but breaks its contract.
 
     Parameters
     ----------
@@ -104,13 +108,34 @@ class ValidationError(InputError):
         How many problems the message spells out.
     """
 
+    subject = "input"
+    """What the message calls the thing that was read."""
+
     def __init__(self, problems: list[Problem], shown: int = 20) -> None:
         if not problems:
-            raise ValueError("ValidationError needs at least one problem")
+            raise ValueError(f"{type(self).__name__} needs at least one problem")
         self.problems = list(problems)
         lines = [str(p) for p in self.problems[:shown]]
         more = len(self.problems) - shown
         if more > 0:
             lines.append(f"... and {more} more problem{'s' if more != 1 else ''}")
-        header = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} in the input:"
+        header = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} in the {self.subject}:"
         super().__init__(header + "\n  " + "\n  ".join(lines))
+
+
+class CompletionArgumentError(ValidationError):
+    """A completion-argument document breaks its schema or one of its consistency rules.
+
+    Every problem names the file, the field (``routes[1].handling``), the rule and the value.
+    """
+
+    subject = "completion argument"
+
+
+class EffectsRecordError(ValidationError):
+    """An open-effects record breaks its rules (read from a file or updated in memory).
+
+    Every problem names the file (``<record>`` in memory), the field, the rule and the value.
+    """
+
+    subject = "open-effects record"

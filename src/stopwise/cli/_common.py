@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from stopwise.errors import StopwiseError
 
@@ -27,5 +28,5 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except StopwiseError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None

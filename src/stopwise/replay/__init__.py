@@ -17,7 +17,7 @@ from stopwise.replay._orders import (
     uniform_orders,
 )
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
-from stopwise.replay._report import markdown_report, plot_unresolved, table_two
+from stopwise.replay._report import markdown_report, markdown_table, plot_unresolved, table_two
 from stopwise.replay._run import ReplayResult, replay, source_table
 from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
 
@@ -36,6 +36,7 @@ __all__ = [
     "coverage_aware_orders",
     "coverage_deadlines",
     "markdown_report",
+    "markdown_table",
     "neyman_orders",
     "pair_orders",
     "plot_unresolved",
