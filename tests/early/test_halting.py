@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stopwise.early import EarlyOutcomeModel, Verdict, decide, first_crossing
+from stopwise.early import EarlyOutcomeModel, Verdict, first_crossing, halt_decision
 from stopwise.early._halting import halt_points, mode_thresholds
 from stopwise.records import Trajectory, outcome_frame
 
@@ -26,7 +26,7 @@ from stopwise.records import Trajectory, outcome_frame
     ],
 )
 def test_decide_branches(p_s: float, p_f: float, s: float | None, f: float | None, expected: tuple) -> None:
-    assert decide(p_s, p_f, s, f) == expected
+    assert halt_decision(p_s, p_f, s, f) == expected
 
 
 def test_the_earlier_crossing_wins() -> None:

@@ -80,6 +80,18 @@ def test_monitor_probabilities_equal_batch_probabilities(fitted: EarlyOutcomeMod
         np.testing.assert_allclose(np.array(got), p[1:], rtol=0, atol=1e-15)
 
 
+def test_monitor_initial_verdict_is_the_k0_prefix(fitted: EarlyOutcomeModel, runs: list[Trajectory]) -> None:
+    run = runs[40]
+    p = fitted.predict_proba([run])[0]
+    monitor = fitted.monitor(run.task_text, success_threshold=0.01, failure_threshold=0.01)
+    first = monitor.initial()
+    assert (first.step, first.action) == (0, "continue")  # min_halt_step = 1: never halts before a step
+    assert (first.p_success, first.p_failure) == pytest.approx(tuple(p[0]), abs=1e-15)
+    monitor.observe(run.steps[0])
+    with pytest.raises(InputError, match="already started"):
+        monitor.initial()
+
+
 def test_monitor_accepts_mappings_and_rejects_junk(fitted: EarlyOutcomeModel) -> None:
     monitor = fitted.monitor("Repair module 1")
     assert monitor.observe({"action": "ls", "observation": "a.py", "tool": "bash"}).step == 1

@@ -19,9 +19,9 @@ from stopwise.early import (
     TfidfLogisticModel,
     leave_one_out,
     load_model,
+    read_gold,
+    read_runs,
 )
-from stopwise.early._checks import read_runs
-from stopwise.early._reference import read_gold
 from stopwise.errors import InputError
 from stopwise.records import outcome_frame, write_outcomes
 

@@ -15,17 +15,17 @@ from stopwise.early._baselines import TfidfLogisticModel
 from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._categories import CATEGORIES, ActionCategory, categorize_action
-from stopwise.early._checks import check_trajectories
+from stopwise.early._checks import check_trajectories, read_runs
 from stopwise.early._evaluate import THRESHOLDS, EarlyEvaluation, leave_one_out
 from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, FeatureSpec, PrefixFeaturizer, PrefixStream
 from stopwise.early._feedback import ERROR_KINDS, FeedbackSignals, read_feedback
-from stopwise.early._halting import MODES, Verdict, decide, first_crossing
+from stopwise.early._halting import MODES, Verdict, first_crossing, halt_decision
 from stopwise.early._heads import DualHeadClassifier
 from stopwise.early._metrics import EarlyMetrics, early_metrics
 from stopwise.early._model import EXCLUDABLE, EarlyOutcomeModel
 from stopwise.early._monitor import OnlineMonitor
 from stopwise.early._persist import FORMAT_VERSION, load_model
-from stopwise.early._reference import GoldSolution
+from stopwise.early._reference import GoldSolution, read_gold
 
 __all__ = [
     "BEHAVIOR_FEATURES",
@@ -54,10 +54,12 @@ __all__ = [
     "Verdict",
     "categorize_action",
     "check_trajectories",
-    "decide",
     "early_metrics",
     "first_crossing",
+    "halt_decision",
     "leave_one_out",
     "load_model",
     "read_feedback",
+    "read_gold",
+    "read_runs",
 ]

@@ -226,6 +226,17 @@ class PrefixStream:
     Obtain one from :meth:`PrefixFeaturizer.stream`. :meth:`initial` gives the empty prefix (k = 0);
     each :meth:`update` adds one step and returns the prefix's full feature vector. The cost of an update
     depends on that step's text only.
+
+    Examples
+    --------
+    >>> from stopwise.records import Step, Trajectory
+    >>> runs = [Trajectory(agent="a", task="t", outcome=1, task_text="fix the bug",
+    ...                    steps=[Step(action="cat x.py", tool="bash", observation="def f(): pass")])] * 3
+    >>> featurizer = PrefixFeaturizer(n_components=2, min_df=1).fit(runs)
+    >>> stream = featurizer.stream("fix the bug")
+    >>> import numpy as np
+    >>> np.array_equal(stream.update(runs[0].steps[0]), featurizer.transform(runs[:1])[0][1], equal_nan=True)
+    True
     """
 
     def __init__(self, featurizer: PrefixFeaturizer, task_text: str, gold: GoldSolution | None) -> None:

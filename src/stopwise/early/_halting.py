@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["MODES", "Verdict", "decide", "first_crossing", "halt_points", "mode_thresholds"]
+__all__ = ["MODES", "Verdict", "first_crossing", "halt_decision", "halt_points", "mode_thresholds"]
 
 MODES: tuple[str, ...] = ("success-only", "failure-only", "dual")
 """The threshold modes of the paper's Table III."""
@@ -76,16 +76,16 @@ class Verdict:
         }
 
 
-def decide(p_success: float, p_failure: float, success_threshold: float | None, failure_threshold: float | None) -> tuple[int | None, str | None]:
+def halt_decision(p_success: float, p_failure: float, success_threshold: float | None, failure_threshold: float | None) -> tuple[int | None, str | None]:
     """Apply the rule to one step: ``(predicted, head)`` or ``(None, None)`` to continue.
 
     Examples
     --------
-    >>> decide(0.97, 0.10, 0.95, 0.95)
+    >>> halt_decision(0.97, 0.10, 0.95, 0.95)
     (1, 'success')
-    >>> decide(0.50, 0.50, 0.95, 0.95)
+    >>> halt_decision(0.50, 0.50, 0.95, 0.95)
     (None, None)
-    >>> decide(0.96, 0.99, 0.95, 0.95)
+    >>> halt_decision(0.96, 0.99, 0.95, 0.95)
     (0, 'failure')
     """
     s_margin = p_success - success_threshold if success_threshold is not None else -np.inf
@@ -122,7 +122,7 @@ def first_crossing(
     pf = np.asarray(p_failure, dtype=np.float64)
     T = ps.shape[0] - 1
     for k in range(max(min_halt_step, 0), T):
-        predicted, head = decide(float(ps[k]), float(pf[k]), success_threshold, failure_threshold)
+        predicted, head = halt_decision(float(ps[k]), float(pf[k]), success_threshold, failure_threshold)
         if predicted is not None:
             return Verdict(k, "halt", predicted, head, float(ps[k]), float(pf[k]))  # type: ignore[arg-type]
     return None

@@ -35,7 +35,7 @@ _THRESHOLD = Interval(float, 0, 1, closed="right", allow_none=True)
 
 
 class EarlyOutcomeModel(BaseEstimator):
-    """Predict a run's final pass/fail from its prefix and decide when it may halt (EarlyEval).
+    """Predict a run's final pass/fail from its prefix and halt_decision when it may halt (EarlyEval).
 
     ``fit`` expands every training run of at least ``min_steps`` steps into its prefixes k = 0..T, each
     labelled with the run's final outcome and weighted ``1 / (T + 1)``; fits the text blocks on these runs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stopwise.early._halting import Verdict, decide
+from stopwise.early._halting import Verdict, halt_decision
 from stopwise.early._params import Interval, check_params
 from stopwise.early._reference import GoldSolution, as_gold
 from stopwise.errors import InputError
@@ -95,6 +95,20 @@ class OnlineMonitor:
         """Recognised category of the last observed step."""
         return self._stream.last_category
 
+    def initial(self) -> Verdict:
+        """The verdict before any step (k = 0): from the task prompt alone.
+
+        It halts only for a model whose ``min_halt_step`` is 0, and does not change the monitor's state.
+        """
+        if self.step > 0:
+            raise InputError("OnlineMonitor.initial: the run has already started; the verdict before any step is gone")
+        p_success, p_failure = self._classifier.predict_one(self._stream.initial()[self._columns])
+        predicted, head = (None, None)
+        if self.model.min_halt_step == 0:
+            predicted, head = halt_decision(p_success, p_failure, self.success_threshold, self.failure_threshold)
+        action = "continue" if predicted is None else "halt"
+        return Verdict(0, action, predicted, head, p_success, p_failure)  # type: ignore[arg-type]
+
     def observe(self, step: Step | Mapping[str, Any]) -> Verdict:
         """Add one step; return ``continue`` or ``halt`` with the predicted outcome and both probabilities.
 
@@ -117,7 +131,7 @@ class OnlineMonitor:
         p_success, p_failure = self._classifier.predict_one(x[self._columns])
         predicted, head = (None, None)
         if self.step >= self.model.min_halt_step:
-            predicted, head = decide(p_success, p_failure, self.success_threshold, self.failure_threshold)
+            predicted, head = halt_decision(p_success, p_failure, self.success_threshold, self.failure_threshold)
         action = "continue" if predicted is None else "halt"
         self.verdict = Verdict(self.step, action, predicted, head, p_success, p_failure)  # type: ignore[arg-type]
         return self.verdict

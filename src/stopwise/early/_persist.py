@@ -142,6 +142,20 @@ def load_model(path: str | os.PathLike[str]) -> Any:
         The directory or one of its files is missing or unreadable.
     ValidationError
         The manifest's format, version, features or a file digest disagree with this library.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stopwise.early import EarlyOutcomeModel, load_model
+    >>> from stopwise.records import Step, Trajectory
+    >>> runs = [Trajectory(agent="a", task=f"t{i % 5}", outcome=i % 2, task_text="fix it",
+    ...                    steps=[Step(action="ls", tool="bash", observation="ok" if i % 2 else "error")] * 4)
+    ...         for i in range(36)]
+    >>> model = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, min_child_samples=5, n_estimators=10).fit(runs)
+    >>> folder = model.save(pathlib.Path(tempfile.mkdtemp()) / "model")
+    >>> loaded = load_model(folder)
+    >>> bool((loaded.predict_proba(runs[:2])[0] == model.predict_proba(runs[:2])[0]).all())
+    True
     """
     from stopwise.early._model import EarlyOutcomeModel
 
