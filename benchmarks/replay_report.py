@@ -114,6 +114,14 @@ def main() -> None:
         a: _run(f"cutoff_{a:g}", swe | {"terminal_bench_2": records["terminal_bench_2"]}, args.out, policy=Policy(tail_cutoff=a), n_orders=k)
         for a in (0.02, 0.10)
     }
+    subsets = {}
+    for name, size in (("swebench_verified", 13), ("swebench_lite", 24)):
+        rows = records[name]
+        rate = rows.groupby("system")["outcome"].mean().sort_values()
+        chosen = {"latest": sorted(rows["system"].unique())[-size:], "strongest": list(rate.index[-size:])}
+        for label, systems in chosen.items():
+            subsets[f"{name} ({label} {size})"] = rows[rows["system"].isin(systems)].reset_index(drop=True)
+    subset_run = _run("system_subsets", subsets, args.out, n_orders=k)
     mc = {
         b: _run(
             f"bootstrap_B{b}",
@@ -285,7 +293,19 @@ def main() -> None:
         "Paper: AppWorld moves from 25 % (a = 0.02) to 15 % (0.05) to 10 % (0.10); SWE-bench Verified stays a high-budget case.",
         "",
     ]
+    lines += [
+        "## Which systems: the selection drives the budget",
+        "",
+        "The paper used 13 SWE-bench Verified and 24 Lite systems; our snapshots hold 36 and 42. Keeping the 13 (24)"
+        " alphabetically latest submissions, or the 13 (24) with the highest resolve rate, gives:",
+        "",
+        markdown_table(table_two(subset_run.sufficiency, "primary")),
+        "",
+        markdown_table(subset_run.sources[["source", "pairs", "positives_0", "positives_0.05", "positives_0.1"]]),
+        "",
+    ]
     spans = []
+    errors = []
     for source in ("terminal_bench_2", "swebench_verified"):
         for threshold in (0.0, 0.05, 0.10):
             values = np.array(
@@ -295,15 +315,19 @@ def main() -> None:
                 ]
             )
             spans.append({"source": source, "threshold": f"{100 * threshold:g} pp", "widest span across B (pp)": f"{100 * (values.max(0) - values.min(0)).max():.2f}"})
-    worst_error = max(
-        float(np.nanmax(mc[b].summary[["fpr_cond", "frr_cond"]].to_numpy())) for b in (100, 200, 500)
-    )
+        for low in (0.05, 0.25):
+            worst = max(
+                float(np.nanmax(mc[b].summary.loc[(mc[b].summary["source"] == source) & (mc[b].summary["budget"] >= low - 1e-9), ["fpr_cond", "frr_cond"]].to_numpy()))
+                for b in (100, 200, 500)
+            )
+            errors.append({"source": source, "budgets": f">= {low:.0%}", "largest FPR_cond or FRR_cond over B, thresholds, budgets": _pct(worst)})
     lines += [
         f"Monte-Carlo bootstrap with B = 100, 200 and 500 ({min(k, 100)} orders per pair): the widest difference in unresolved"
-        " rate between the three B at any budget, and the largest conditional decision error over all of them"
-        f" ({_pct(worst_error)}):",
+        " rate between the three B at any budget, and the largest conditional decision error:",
         "",
         markdown_table(pd.DataFrame(spans)),
+        "",
+        markdown_table(pd.DataFrame(errors)),
         "",
         "Paper: the widest 5th-95th percentile span across B in {100, 200, 500} is 1.61 pp; the largest conditional decision"
         " error is 1.40 %.",

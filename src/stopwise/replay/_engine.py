@@ -8,6 +8,7 @@ looked up; no Python loop runs per decision.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -240,6 +241,7 @@ class _PairWork:
     r_promote: np.ndarray | None = None
     r_reject: np.ndarray | None = None
     counts: np.ndarray | None = None
+    monte_carlo: bool = False
 
 
 def _spent(field: np.ndarray, pairs: list[ReplayPair], prefix_sums: Callable[[np.ndarray], np.ndarray], n_budgets: int) -> np.ndarray:
@@ -326,8 +328,11 @@ def _plan_work(
         with np.errstate(invalid="ignore", divide="ignore"):
             delta_hat = total / k
         item = _PairWork(pair, k, covered, exceeds, delta_hat, policy.tail_method, cost[index], elapsed[index])
-        _tails(item, policy, counts, total, squares, plan.orders, thresholds)
+        _tails(item, policy, counts, total, squares, thresholds)
         work.append(item)
+    sampled = [item for item in work if item.monte_carlo]
+    if sampled:
+        _monte_carlo_tails(sampled, plan.orders, k, thresholds, policy.bootstrap_resamples, (policy.seed, _digest(plan.pairs[0].tasks)))
     return work
 
 
@@ -337,7 +342,6 @@ def _tails(
     counts: np.ndarray | None,
     total: np.ndarray,
     squares: np.ndarray,
-    orders: np.ndarray,
     thresholds: np.ndarray,
 ) -> None:
     """Fill the pair's tails (or its lattice counts, for the exact method resolved later)."""
@@ -351,11 +355,7 @@ def _tails(
         item.counts = counts
         item.tail_method = f"exact (lattice 1/{pair.lattice})"
     elif method in ("exact", "bootstrap"):
-        lattice = pair.lattice
-        values = np.rint(pair.differences * lattice).astype(np.int64) if lattice else pair.differences
-        seed_parts = (policy.seed, _digest(pair.tasks), pair.tested, pair.baseline)
-        item.r_promote = _monte_carlo_tails(values, lattice, orders, k, thresholds, policy.bootstrap_resamples, seed_parts)
-        item.r_reject = 1.0 - item.r_promote
+        item.monte_carlo = True  # resolved for the whole plan at once by _monte_carlo_tails
         fallback = "; exact unavailable: lattice too fine" if method == "exact" else ""
         item.tail_method = f"bootstrap (B={policy.bootstrap_resamples}{fallback})"
     elif method == "normal":
@@ -390,32 +390,56 @@ def _serfling_tails(total: np.ndarray, k: np.ndarray, n_shared: int, thresholds:
     return np.where(above, bound, 1.0), np.where(above, 1.0, bound)
 
 
+@functools.lru_cache(maxsize=512)
+def _resample_counts(length: int, n_resamples: int, seed_parts: tuple[int, ...]) -> np.ndarray:
+    """How often each of ``length`` positions is drawn in each of B resamples with replacement."""
+    draws = _stream(*seed_parts, length).integers(0, length, size=(n_resamples, length))
+    offsets = np.arange(n_resamples)[:, None] * length
+    counts = np.bincount((draws + offsets).ravel(), minlength=n_resamples * length).reshape(n_resamples, length).astype(float)
+    counts.setflags(write=False)
+    return counts
+
+
+_MONTE_CARLO_BATCH = 1 << 22
+
+
 def _monte_carlo_tails(
-    values: np.ndarray,
-    lattice: int,
+    items: list[_PairWork],
     orders: np.ndarray,
     k: np.ndarray,
     thresholds: np.ndarray,
     n_resamples: int,
     seed_parts: tuple[int, ...],
-) -> np.ndarray:
-    """Monte-Carlo R_promote of every prefix: one multinomial resampling matrix per prefix length,
-    shared by the orders (common random numbers), applied as a matrix product."""
-    r_promote = np.full((*k.shape, len(thresholds)), np.nan)
-    ordered = values[orders].astype(float)
+) -> None:
+    """Monte-Carlo R_promote of every prefix of every pair of a plan.
+
+    For each prefix length, B resamples of the prefix positions (with replacement) are drawn once
+    and shared by every order and pair of the plan (common random numbers); the resampled sums of
+    all pairs are one matrix product of their prefix values with the resampling counts.
+    """
+    values = [np.rint(item.pair.differences * item.pair.lattice) if item.pair.lattice else item.pair.differences for item in items]
+    for item in items:
+        item.r_promote = np.full((*k.shape, len(thresholds)), np.nan)
     for length in np.unique(k[k > 0]):
         length = int(length)
-        rng = _stream(*seed_parts, length)
-        weights = rng.multinomial(length, np.full(length, 1.0 / length), size=n_resamples).astype(float)
-        where = np.nonzero(k == length)
-        sums = ordered[where[0], :length] @ weights.T
-        if lattice:
-            cut = lattice_threshold(length, lattice, thresholds)
-            below = np.rint(sums)[:, :, None] <= cut[None, None, :]
-        else:
-            below = sums[:, :, None] <= thresholds[None, None, :] * length + 1e-12 * length
-        r_promote[where] = below.mean(axis=1)
-    return r_promote
+        weights = _resample_counts(length, n_resamples, seed_parts)
+        order_index, budget_index = np.nonzero(k == length)
+        prefixes = orders[order_index, :length]
+        per_batch = max(1, _MONTE_CARLO_BATCH // (len(order_index) * length))
+        for start in range(0, len(items), per_batch):
+            chunk = range(start, min(start + per_batch, len(items)))
+            stacked = np.concatenate([values[i][prefixes] for i in chunk], axis=0)
+            sums = (stacked @ weights.T).reshape(len(chunk), len(order_index), n_resamples)
+            for offset, i in enumerate(chunk):
+                lattice = items[i].pair.lattice
+                if lattice:
+                    below = np.rint(sums[offset])[:, :, None] <= lattice_threshold(length, lattice, thresholds)[None, None, :]
+                else:
+                    below = sums[offset][:, :, None] <= thresholds[None, None, :] * length + 1e-12 * length
+                items[i].r_promote[order_index, budget_index] = below.mean(axis=1)  # type: ignore[index]
+    for item in items:
+        assert item.r_promote is not None
+        item.r_reject = 1.0 - item.r_promote
 
 
 def replay_policy(
