@@ -304,7 +304,7 @@ def parse_argument(text: str, *, format: ArgumentFormat = "toml", source: str = 
     >>> parse_argument('name = "x"\\n[outcome]\\nscored = "s"\\nperiod = "soon"', source="arg.toml")
     Traceback (most recent call last):
     ...
-    stopwise.finality._errors.CompletionArgumentError: 3 problems in the completion argument:
+    stopwise.errors.CompletionArgumentError: 3 problems in the completion argument:
       arg.toml, field 'outcome.period': must be one of endpoint, terminal or window; got 'soon'
       arg.toml, field 'protocol': is required
       arg.toml, field 'scoring': is required

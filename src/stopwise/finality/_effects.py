@@ -638,7 +638,7 @@ def parse_effects_record(text: str, *, source: str = _RECORD) -> OpenEffectsReco
     >>> parse_effects_record(text, source="rec.json")
     Traceback (most recent call last):
     ...
-    stopwise.finality._errors.EffectsRecordError: 1 problem in the open-effects record:
+    stopwise.errors.EffectsRecordError: 1 problem in the open-effects record:
       rec.json, field 'entries[0].status': must be 'unknown' until a system probe establishes a status; got 'terminal'
     """
     try:
