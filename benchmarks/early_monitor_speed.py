@@ -43,24 +43,10 @@ def _stats(values: list[float]) -> str:
     return f"median {np.median(a):.3f} ms, p99 {np.percentile(a, 99):.3f} ms, max {a.max():.3f} ms (n={a.shape[0]})"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
-    parser.add_argument("--repeats", type=int, default=200, help="timed observations of step 100 per trajectory")
-    parser.add_argument("--probe-rounds", type=int, default=500, help="boosting rounds of the heads-cost probe")
-    args = parser.parse_args()
-    runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
-    if args.model is not None:
-        model = load_model(args.model)
-    else:
-        print("training a model on all shared runs (paper defaults) ...")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            model = EarlyOutcomeModel().fit(runs)
+def measure_monitor(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: int = 200, probe_rounds: int = 500) -> dict[str, Any]:
+    """Time the monitor at step 100 of every run with >= 100 steps, beside recomputation from scratch."""
     long_runs = [r for r in runs if len(r.steps) >= STEP]
-    print(f"{len(long_runs)} trajectories with >= {STEP} steps; model has {len(model.features_)} features")
     featurizer, classifier, columns = model.featurizer_, model.classifier_, model.columns_
-
     at_step: list[float] = []
     features_part: list[float] = []
     heads_part: list[float] = []
@@ -78,14 +64,13 @@ def main() -> None:
         for step in run.steps[: STEP - 1]:
             monitor.observe(step)
         target = run.steps[STEP - 1]
-        for _ in range(args.repeats):
+        for _ in range(repeats):
             copy_ = _snapshot(monitor)
             t0 = time.perf_counter()
             copy_.observe(target)
             at_step.append(time.perf_counter() - t0)
-        for _ in range(args.repeats):
-            copy_ = _snapshot(monitor)
-            stream = copy_._stream
+        for _ in range(repeats):
+            stream = _snapshot(monitor)._stream
             t0 = time.perf_counter()
             x = stream.update(target)
             t1 = time.perf_counter()
@@ -95,23 +80,16 @@ def main() -> None:
             heads_part.append(t2 - t1)
         # from scratch: featurize the whole 100-step prefix anew and score its last row
         prefix = run.model_copy(update={"steps": run.steps[:STEP]})
-        for _ in range(max(3, args.repeats // 20)):
+        for _ in range(max(3, repeats // 20)):
             t0 = time.perf_counter()
             rows = featurizer.transform([prefix])[0]
             classifier.predict_one(rows[-1][columns])
             scratch.append(time.perf_counter() - t0)
-
-    print(f"monitor, observe(step {STEP}) incl. both heads : {_stats(at_step)}")
-    print(f"  of which feature update           : {_stats(features_part)}")
-    print(f"  of which both heads (1 thread)    : {_stats(heads_part)}")
-    print(f"monitor, every step of these runs   : {_stats(every_step)}")
-    print(f"from scratch at step {STEP} (re-featurize prefix + heads): {_stats(scratch)}")
-    # the heads' cost grows with the boosting rounds kept; probe a model that keeps many more than this one
-    rounds = args.probe_rounds
+    # the heads' cost grows with the boosting rounds kept; probe heads that keep many more rounds
     rng = np.random.default_rng(0)
     probe_x = rng.normal(size=(4000, columns.shape[0]))
     probe_y = (probe_x[:, 0] + rng.normal(size=4000) > 0).astype(int)
-    probe = DualHeadClassifier(n_estimators=rounds, early_stopping_rounds=10 * rounds, min_child_samples=20, random_state=0)
+    probe = DualHeadClassifier(n_estimators=probe_rounds, early_stopping_rounds=10 * probe_rounds, min_child_samples=20, random_state=0)
     probe.fit(probe_x, probe_y, groups=np.arange(4000) // 40)
     probe_times = []
     for _ in range(2000):
@@ -119,13 +97,50 @@ def main() -> None:
         t0 = time.perf_counter()
         probe.predict_one(row)
         probe_times.append(time.perf_counter() - t0)
-    print(
-        f"both heads with {probe.best_iterations_['success']}+{probe.best_iterations_['failure']} rounds (probe, same width): "
-        f"{_stats(probe_times)}"
-    )
-    ratio = np.median(scratch) / np.median(at_step)
-    print(f"ratio from-scratch / incremental (medians): {ratio:.0f}x")
-    med, p99 = np.median(at_step) * 1e3, np.percentile(at_step, 99) * 1e3
+    return {
+        "n_runs": len(long_runs),
+        "features": int(columns.shape[0]),
+        "rounds": (classifier.best_iterations_["success"], classifier.best_iterations_["failure"]),
+        "at_step": at_step,
+        "features_part": features_part,
+        "heads_part": heads_part,
+        "every_step": every_step,
+        "scratch": scratch,
+        "probe_rounds": (probe.best_iterations_["success"], probe.best_iterations_["failure"]),
+        "probe": probe_times,
+    }
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """Median, p99 and max in milliseconds."""
+    a = np.asarray(values) * 1e3
+    return {"median_ms": float(np.median(a)), "p99_ms": float(np.percentile(a, 99)), "max_ms": float(a.max()), "n": int(a.shape[0])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
+    parser.add_argument("--repeats", type=int, default=200, help="timed observations of step 100 per trajectory")
+    parser.add_argument("--probe-rounds", type=int, default=500, help="boosting rounds of the heads-cost probe")
+    args = parser.parse_args()
+    runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
+    if args.model is not None:
+        model = load_model(args.model)
+    else:
+        print("training a model on all shared runs (paper defaults) ...")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            model = EarlyOutcomeModel().fit(runs)
+    r = measure_monitor(model, runs, args.repeats, args.probe_rounds)
+    print(f"{r['n_runs']} trajectories with >= {STEP} steps; model has {r['features']} features, rounds {r['rounds']}")
+    print(f"monitor, observe(step {STEP}) incl. both heads : {_stats(r['at_step'])}")
+    print(f"  of which feature update           : {_stats(r['features_part'])}")
+    print(f"  of which both heads (1 thread)    : {_stats(r['heads_part'])}")
+    print(f"monitor, every step of these runs   : {_stats(r['every_step'])}")
+    print(f"from scratch at step {STEP} (re-featurize prefix + heads): {_stats(r['scratch'])}")
+    print(f"both heads with {r['probe_rounds'][0]}+{r['probe_rounds'][1]} rounds (probe, same width): {_stats(r['probe'])}")
+    print(f"ratio from-scratch / incremental (medians): {np.median(r['scratch']) / np.median(r['at_step']):.0f}x")
+    med, p99 = np.median(r["at_step"]) * 1e3, np.percentile(r["at_step"], 99) * 1e3
     print(f"targets: median < 1 ms -> {'OK' if med < 1 else 'MISSED'}; p99 < 5 ms -> {'OK' if p99 < 5 else 'MISSED'}")
 
 

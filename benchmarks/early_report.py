@@ -15,6 +15,7 @@ Run: ``.venv/bin/python benchmarks/early_report.py`` (about 30 minutes on a 2-co
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
@@ -26,7 +27,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from early_common import load
+from early_common import DATASETS, load
+from early_monitor_speed import STEP, measure_monitor, summary
+from early_train_speed import measure_training
 from stopwise._version import __version__
 from stopwise.early import THRESHOLDS, EarlyEvaluation, EarlyOutcomeModel, TfidfLogisticModel, leave_one_out
 from stopwise.early._featurizer import feature_specs
@@ -91,6 +94,11 @@ def run_setting(name: str, spec: dict[str, Any], out: Path) -> EarlyEvaluation:
 
 
 # ------------------------------------------------------------------------------------------ formatting
+def saved(delta: float) -> str:
+    """A negative Δ as the share saved."""
+    return "0.0%" if delta != delta or delta >= 0 else pct(-delta)
+
+
 def pct(x: float, sign: bool = False) -> str:
     if x is None or x != x:
         return "–"
@@ -225,7 +233,7 @@ def folds_summary(evaluation: EarlyEvaluation, variant: str = "LightGBM") -> str
     )
 
 
-def render(evaluations: dict[str, EarlyEvaluation]) -> str:
+def render(evaluations: dict[str, EarlyEvaluation], speed: dict[str, Any]) -> str:
     pooled = evaluations["mcpmark-pooled"]
     n_behavioral = sum(1 for s in feature_specs(64, reference=False) if s.family == "behavioral")
     lines: list[str] = []
@@ -260,6 +268,14 @@ def render(evaluations: dict[str, EarlyEvaluation]) -> str:
         add(f"- *{spec['title']}*: {len(ev.runs)} held-out runs; {folds_summary(ev)}; {ev.info.get('seconds', '?')} s.")
     add("")
 
+    add("## Findings, compared with the paper")
+    add("")
+    add(findings(evaluations))
+    add("")
+    add("## Speed (this 2-core machine)")
+    add("")
+    add(speed_section(speed))
+    add("")
     add("## Table III — thresholds × success-only / failure-only / dual (RQ1)")
     add("")
     add("S = success head alone, F = failure head alone, D = both (dual, same threshold). Prec. is the head's precision among")
@@ -347,10 +363,6 @@ def render(evaluations: dict[str, EarlyEvaluation]) -> str:
         add("")
         add(table(reliability(evaluations[name])))
         add("")
-    add("## Comparison with the paper's findings")
-    add("")
-    add(findings(evaluations))
-    add("")
     add("## Regenerate")
     add("")
     add("```")
@@ -364,23 +376,119 @@ def render(evaluations: dict[str, EarlyEvaluation]) -> str:
     return "\n".join(lines)
 
 
+def _ci(precision: float, halts: int) -> str:
+    if not halts or precision != precision:
+        return "–"
+    ci = binomtest(round(precision * halts), halts).proportion_ci(method="exact")
+    return f"{pct(precision)} [{pct(ci.low)}, {pct(ci.high)}] on {halts} runs"
+
+
 def findings(evaluations: dict[str, EarlyEvaluation]) -> str:
     pooled = evaluations["mcpmark-pooled"]
-    tool = evaluations["toolathlon"]
     within = evaluations["mcpmark-within-service"]
-    out = []
-    for label, ev in (("MCPMark pooled", pooled), ("MCPMark within service", within), ("Toolathlon", tool), ("MCPMark leave-one-service-out", evaluations["mcpmark-by-service"])):
-        s90 = ev.metrics(0.90, None, variant="LightGBM")
-        f90 = ev.metrics(None, 0.90, variant="LightGBM")
-        d95 = ev.metrics(0.95, 0.95, variant="LightGBM")
-        out.append(
-            f"- **{label}.** At 0.90 the success head halts {pct(s90.success_coverage)} of runs at {pct(s90.success_precision)} precision, the "
-            f"failure head {pct(f90.failure_coverage)} at {pct(f90.failure_precision)}; dual 0.95 saves {pct(-d95.delta_steps)} of steps "
-            f"({pct(-d95.delta_tokens_in)} of input characters) at {pct(d95.accuracy)} accuracy, Δ|Pass@1| {100 * d95.delta_abs_pass1:.1f} pp, ρ {d95.spearman_rho:.3f}."
-        )
-    out.append(f"- **Mirror heads.** Across held-out prefixes, corr(p_success, 1 − p_failure) = {mirror(pooled):.3f} (MCPMark pooled) and "
-               f"{mirror(tool):.3f} (Toolathlon).")
+    by_service = evaluations["mcpmark-by-service"]
+    tool = evaluations["toolathlon"]
+    s90 = pooled.metrics(0.90, None, variant="LightGBM")
+    f90 = pooled.metrics(None, 0.90, variant="LightGBM")
+    d95 = pooled.metrics(0.95, 0.95, variant="LightGBM")
+    f95 = pooled.metrics(None, 0.95, variant="LightGBM")
+    rel = reliability(pooled)
+    top_success = rel[(rel["Head"] == "success") & (rel["Band"] == "[0.95, 1.00]")]
+    best_f = best_at_precision(pooled, "failure-only")
+    best_within = best_at_precision(within, "failure-only")
+    ab = {name: pooled.metrics(0.90, 0.90, variant=name) for name in ("LightGBM", "w/o Textual", "w/o Task prompt", "w/o Behavioral")}
+    svc = by_service.metrics(None, 0.90, variant="LightGBM")
+    tool_f = tool.metrics(None, 0.80, variant="LightGBM")
+    tool_folds = tool.folds[tool.folds["variant"] == "LightGBM"]
+    tool_rel = reliability(tool)
+    tool_band = tool_rel[tool_rel["Head"] == "failure"].sort_values("Prefixes", ascending=False).iloc[0]
+    base = tool.runs.groupby("agent")["outcome"].mean()
+    f75 = pooled.metrics(None, 0.75, variant="LightGBM")
+    tfidf = pooled.metrics(0.90, 0.90, variant="Linear (TF-IDF LR)")
+    dense = pooled.metrics(0.90, 0.90, variant="Linear (dense LR)")
+    out = [
+        "1. **Is the failure head more precise than the success head? Yes, as in the paper — here the success head is not "
+        f"just timid but wrong.** MCPMark pooled, threshold 0.90: failure head {_ci(f90.failure_precision, round(f90.failure_coverage * f90.n_runs))}, "
+        f"success head {_ci(s90.success_precision, round(s90.success_coverage * s90.n_runs))} (exact 95 % intervals; they do not overlap). "
+        "The paper saw the same asymmetry on TerminalBench and Toolathlon (success-head precision 37–84 % at coverage mostly under "
+        "15 %, failure-head precision 85–100 %), though not on SWE-bench Verified, where its success head was reliable (88–94 %). "
+        "The calibration table below shows why ours fails: held-out prefixes with p_success ≥ 0.95 belong to successful "
+        f"runs only {float(top_success['Observed rate'].iloc[0]) * 100:.0f} % of the time, while the failure head's top band is calibrated. "
+        f"So dual mode inherits the success head's errors: at 0.95 dual accuracy is {pct(d95.accuracy)} against {pct(f95.failure_precision)} "
+        "for the failure head alone. As the paper recommends, validate the heads separately and run failure-only where the "
+        "success head is unreliable.",
+        "2. **How much of the run is saved at ≥ 90 % precision?** With thresholds fixed in advance, failure-only 0.90 on MCPMark "
+        f"pooled halts {pct(f90.coverage)} of runs and saves {saved(f90.delta_steps)} of steps ({saved(f90.delta_tokens_in)} of input "
+        f"characters) at {pct(f90.failure_precision)} precision, moving pass@1 by {100 * f90.delta_abs_pass1:.1f} pp on average (paper, "
+        "Toolathlon failure-only 0.90: 23.0 % of steps at 96.6 %). Scanning the threshold after the fact, the failure head stays at "
+        + (f"≥ 90 % down to {best_f['threshold']:.2f}, where it saves {saved(best_f['delta_steps'])} of steps " if best_f else "no threshold at ≥ 90 % ")
+        + "(optimistic: chosen on the held-out runs). Trained within one service (1–2 other agents, "
+        f"{within.folds['n_train_runs'].min()}–{within.folds['n_train_runs'].max()} runs per fold) it needs "
+        + (f"{best_within['threshold']:.2f} to reach 90 % and then saves {saved(best_within['delta_steps'])}" if best_within else "more than any grid threshold")
+        + "; on Toolathlon no threshold reaches 90 %.",
+        "3. **The signal is the task, not the behavior — the reverse of the paper's ablation.** On MCPMark pooled at dual 0.90, "
+        f"removing the textual family cuts coverage from {pct(ab['LightGBM'].coverage)} to {pct(ab['w/o Textual'].coverage)}, and removing "
+        f"only the task prompt to {pct(ab['w/o Task prompt'].coverage)}; removing the behavioral family *raises* accuracy from "
+        f"{pct(ab['LightGBM'].accuracy)} to {pct(ab['w/o Behavioral'].accuracy)} at {pct(ab['w/o Behavioral'].coverage)} coverage. All MCPMark agents "
+        "run the same tasks with one LLM family, so under leave-one-agent-out the task prompt tells the model how the other MCP "
+        "servers fared on this very task — a legitimate prefix feature (it is known at step 0), but a task-difficulty prior "
+        "rather than early evidence from the run. When the tasks are new as well (leave-one-service-out), the success head "
+        f"never fires and the failure head's precision at 0.90 drops to {pct(svc.failure_precision)} ({pct(svc.coverage)} coverage). "
+        "The paper found the behavioral family primary and the task prompt removable within ±0.5 pp, on pools of 16–37 "
+        "agents built from different models.",
+        "4. **Scale limits what the paper's defaults can learn.** With 200 minimum child samples and early stopping on 3–15 "
+        "validation tasks, the Toolathlon folds (one training agent, ~100 runs) keep "
+        f"{int(tool_folds['rounds_success'].max())} boosting round(s) per head: the model is nearly a constant, calibrated to the "
+        f"training agent's base rate. Held-out prefixes in the failure band {tool_band['Band']} ({tool_band['Prefixes']} prefixes, mean p "
+        f"{tool_band['Mean p']}) fail at {tool_band['Observed rate']}; the two agents' pass@1 are "
+        + ", ".join(f"{a} {pct(v)}" for a, v in base.items())
+        + f". The failure head at 0.80 halts {pct(tool_f.coverage)} of runs at {pct(tool_f.failure_precision)} precision. The paper's "
+        "pools are 10–30× larger; we report the defaults as they are and did not tune them on held-out runs.",
+        "5. **Two heads are nearly one classifier.** Across held-out prefixes corr(p_success, 1 − p_failure) = "
+        f"{mirror(pooled):.3f} on MCPMark and {mirror(tool):.3f} on Toolathlon. Trained on inverted labels with the same features, "
+        "hyperparameters and a symmetric loss, the heads are near mirror images that differ by bagging seeds and by their "
+        "separate Platt calibrations; the precision asymmetry comes from the two thresholds meeting different tails of one "
+        "score and from the base rate (MCPMark 36 % success).",
+        f"6. **Rankings survive.** MCPMark pooled, dual 0.95: ρ = {d95.spearman_rho:.3f}, {100 * d95.unchanged_rank_share:.0f} % of ranks unchanged, "
+        f"Δ|Pass@1| {100 * d95.delta_abs_pass1:.1f} pp; failure-only 0.75: ρ = {f75.spearman_rho:.3f}, Δ|Pass@1| {100 * f75.delta_abs_pass1:.1f} pp. "
+        "The seven agents' pass@1 are far apart (16–57 %), which makes ranks easy to keep; the paper reports ρ ≥ 0.959.",
+        f"7. **Baselines.** Dense logistic regression hardly ever fires (dual 0.90: {pct(dense.coverage)} coverage), as in the paper. "
+        f"TF-IDF logistic regression is competitive here (dual 0.90: {pct(tfidf.coverage)} coverage at {pct(tfidf.accuracy)} accuracy, "
+        f"LightGBM {pct(ab['LightGBM'].coverage)} at {pct(ab['LightGBM'].accuracy)}), consistent with point 3: raw task-prompt n-grams "
+        "identify the task; the paper found it passive (2.4 % coverage).",
+    ]
     return "\n".join(out)
+
+
+def speed_section(speed: dict[str, Any]) -> str:
+    t = speed["training"]
+    m = speed["monitor"]
+    at, feat, heads, every, scratch, probe = (m[k] for k in ("at_step", "features_part", "heads_part", "every_step", "scratch", "probe"))
+    lines = [
+        f"- **Training** (`benchmarks/early_train_speed.py`): all {t['runs']} shared runs ({t['steps']:,} steps; {t['train_runs']} runs of ≥ 10 steps, "
+        f"{t['prefixes']:,} prefixes, {t['features']} features) fit in **{t['fit_s']:.0f} s** (target < 300 s); boosting rounds kept "
+        f"{t['rounds_success']} / {t['rounds_failure']}.",
+        f"- **Monitor** (`benchmarks/early_monitor_speed.py`): step {STEP} of the {m['n_runs']} shared runs with ≥ {STEP} steps, observed "
+        f"{at['n']} times from the state after step {STEP - 1}: feature update + both heads **median {at['median_ms']:.3f} ms, p99 "
+        f"{at['p99_ms']:.3f} ms** (targets 1 ms and 5 ms); features {feat['median_ms']:.3f} / {feat['p99_ms']:.3f} ms, heads "
+        f"{heads['median_ms']:.3f} / {heads['p99_ms']:.3f} ms (median / p99). Over every step of those runs: median {every['median_ms']:.3f} ms, "
+        f"p99 {every['p99_ms']:.3f} ms.",
+        f"- **From scratch** at step {STEP} (re-tokenise and re-featurise the whole prefix, then score): median {scratch['median_ms']:.1f} ms, "
+        f"p99 {scratch['p99_ms']:.1f} ms — {scratch['median_ms'] / at['median_ms']:.0f}× the incremental update.",
+        f"- The heads' cost grows with the rounds kept: heads with {m['probe_rounds'][0]} + {m['probe_rounds'][1]} rounds at the same width "
+        f"cost median {probe['median_ms']:.3f} ms, p99 {probe['p99_ms']:.3f} ms (LightGBM's booster on one thread).",
+    ]
+    return "\n".join(lines)
+
+
+def measure_speed() -> dict[str, Any]:
+    print("  measuring training and monitor speed ...", file=sys.stderr, flush=True)
+    model, training = measure_training()
+    runs = [run for name in DATASETS for run in load(name)]
+    raw = measure_monitor(model, runs)
+    monitor = {k: summary(v) for k, v in raw.items() if isinstance(v, list)}
+    monitor.update({k: v for k, v in raw.items() if not isinstance(v, list)})
+    return {"training": training, "monitor": monitor}
 
 
 def main() -> None:
@@ -398,8 +506,15 @@ def main() -> None:
             evaluations[name] = EarlyEvaluation.load(saved)
         else:
             evaluations[name] = run_setting(name, spec, args.out)
+    speed_file = args.out / "speed.json"
+    if args.from_saved and speed_file.exists():
+        speed = json.loads(speed_file.read_text(encoding="utf-8"))
+    else:
+        speed = measure_speed()
+        speed_file.parent.mkdir(parents=True, exist_ok=True)
+        speed_file.write_text(json.dumps(speed, indent=2), encoding="utf-8")
     args.doc.parent.mkdir(parents=True, exist_ok=True)
-    args.doc.write_text(render(evaluations), encoding="utf-8")
+    args.doc.write_text(render(evaluations, speed), encoding="utf-8")
     print(f"wrote {args.doc}")
 
 
