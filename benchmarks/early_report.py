@@ -322,7 +322,8 @@ def render(evaluations: dict[str, EarlyEvaluation], speed: dict[str, Any]) -> st
     add("")
     add("Operating point by the paper's rule: the lowest grid threshold whose Δ|Pass@1| stays within 2 percentage points")
     add("(dual mode; the paper switched to failure-only where the success head was unreliable, shown as well).")
-    add("ΔRank = full rank − early rank (negative: the agent drops).")
+    add("ΔRank = full rank − early rank (negative: the agent drops). Ranks and ρ are over all agents of a setting — for")
+    add("MCPMark a pooled leaderboard across services, whose tasks differ.")
     add("")
     for name, ev in evaluations.items():
         for mode in ("dual", "failure-only"):

@@ -197,8 +197,10 @@ def _models_iv(models: Any) -> dict[str, Any]:
 
     if models is None:
         return {"lightgbm": EarlyOutcomeModel()}
-    if isinstance(models, EarlyOutcomeModel | TfidfLogisticModel):
-        return {"lightgbm" if getattr(models, "backbone", "") == "lightgbm" else type(models).__name__: models}
+    if isinstance(models, EarlyOutcomeModel):
+        return {models.backbone: models}
+    if isinstance(models, TfidfLogisticModel):
+        return {"tfidf_logistic": models}
     if not isinstance(models, Mapping) or not models:
         raise InputError("`models` must be a model or a non-empty mapping from variant name to model")
     out = {}
