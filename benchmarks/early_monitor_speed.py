@@ -51,14 +51,16 @@ def measure_monitor(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: i
     features_part: list[float] = []
     heads_part: list[float] = []
     every_step: list[float] = []
+    step_index: list[int] = []
     scratch: list[float] = []
     for run in long_runs:
         # every step of the run, one observation each
         monitor = model.monitor(run.task_text, success_threshold=1.0, failure_threshold=1.0)
-        for step in run.steps:
+        for k, step in enumerate(run.steps, start=1):
             t0 = time.perf_counter()
             monitor.observe(step)
             every_step.append(time.perf_counter() - t0)
+            step_index.append(k)
         # step 100 observed repeatedly from the state after step 99
         monitor = model.monitor(run.task_text, success_threshold=1.0, failure_threshold=1.0)
         for step in run.steps[: STEP - 1]:
@@ -97,7 +99,15 @@ def measure_monitor(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: i
         t0 = time.perf_counter()
         probe.predict_one(row)
         probe_times.append(time.perf_counter() - t0)
+    index = np.asarray(step_index)
+    cost = np.asarray(every_step)
+    by_position = {
+        f"{lo}-{hi}": float(np.median(cost[(index >= lo) & (index <= hi)]) * 1e3)
+        for lo, hi in ((1, 25), (26, 50), (51, 100), (101, 150), (151, 250))
+        if ((index >= lo) & (index <= hi)).any()
+    }
     return {
+        "by_position_median_ms": by_position,
         "n_runs": len(long_runs),
         "features": int(columns.shape[0]),
         "rounds": (classifier.best_iterations_["success"], classifier.best_iterations_["failure"]),
@@ -137,6 +147,7 @@ def main() -> None:
     print(f"  of which feature update           : {_stats(r['features_part'])}")
     print(f"  of which both heads (1 thread)    : {_stats(r['heads_part'])}")
     print(f"monitor, every step of these runs   : {_stats(r['every_step'])}")
+    print("  median by step position           : " + ", ".join(f"steps {k}: {v:.3f} ms" for k, v in r["by_position_median_ms"].items()))
     print(f"from scratch at step {STEP} (re-featurize prefix + heads): {_stats(r['scratch'])}")
     print(f"both heads with {r['probe_rounds'][0]}+{r['probe_rounds'][1]} rounds (probe, same width): {_stats(r['probe'])}")
     print(f"ratio from-scratch / incremental (medians): {np.median(r['scratch']) / np.median(r['at_step']):.0f}x")
