@@ -9,6 +9,11 @@ Two paths produce the same numbers because they run the same per-step code:
 
 Only training rows choose vocabularies, idf and SVD bases (:meth:`PrefixFeaturizer.fit`). Nothing reads
 ``meta``, the outcome, or a step after the current one.
+
+What a "document" is, per block: the task block counts each distinct training task text once; the last-step
+blocks count training steps; the history blocks count training runs (a term's document frequency is the number
+of runs using it) and fit their SVD basis on each run's prefixes at ¼, ½, ¾ and all of its steps, so that the
+basis sees histories of every length.
 """
 
 from __future__ import annotations
