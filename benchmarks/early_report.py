@@ -225,9 +225,14 @@ def mirror(evaluation: EarlyEvaluation, variant: str = "LightGBM") -> float:
 
 def folds_summary(evaluation: EarlyEvaluation, variant: str = "LightGBM") -> str:
     folds = evaluation.folds[evaluation.folds["variant"] == variant]
+
+    def span(column: str) -> str:
+        lo, hi = folds[column].min(), folds[column].max()
+        return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
     return (
-        f"{len(folds)} folds; training runs per fold {folds['n_train_runs'].min()}–{folds['n_train_runs'].max()}, "
-        f"validation tasks {folds['n_validation_tasks'].min()}–{folds['n_validation_tasks'].max()}, boosting rounds kept "
+        f"{len(folds)} folds; training runs per fold {span('n_train_runs')}, "
+        f"validation tasks {span('n_validation_tasks')}, boosting rounds kept "
         f"(success / failure) median {int(folds['rounds_success'].median())} / {int(folds['rounds_failure'].median())} "
         f"(range {folds['rounds_success'].min()}–{folds['rounds_success'].max()} / {folds['rounds_failure'].min()}–{folds['rounds_failure'].max()})"
     )
