@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -16,7 +18,15 @@ def _isort_key(name: str) -> tuple[int, str]:
     return (1, name) if name[:1].isupper() else (2, name)
 
 
-PACKAGES = ["stopwise", "stopwise.records", "stopwise.compare", "stopwise.replay"]
+PACKAGES = [
+    "stopwise",
+    "stopwise.records",
+    "stopwise.compare",
+    "stopwise.replay",
+    "stopwise.early",
+    "stopwise.finality",
+    "stopwise.ingest",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -27,6 +37,11 @@ def test_all_is_sorted_and_importable(name: str) -> None:
     assert len(set(exported)) == len(exported)
     for item in exported:
         assert hasattr(module, item), f"{name}.{item} is listed in __all__ but missing"
+
+
+def test_importing_stopwise_does_not_import_lightgbm() -> None:
+    code = "import sys, stopwise; assert 'lightgbm' not in sys.modules; stopwise.OnlineMonitor; assert 'lightgbm' in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_top_level_lists_every_public_name() -> None:
