@@ -113,3 +113,17 @@ def test_demo_runs_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert [r.n_observed for r in records] == [6, 12, 30, 60, 90, 120]
     assert main(["demo", "--tasks", "120", "--systems", "4", "--json"]) == 0
     assert capsys.readouterr().out.splitlines() == lines
+
+
+def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("task,group\n" + "".join(f"t{i},{'ab'[i % 2]}\n" for i in range(8)))
+    assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
+    assert "coverage rule first met after 2 tasks" in capsys.readouterr().out
+    order = pd.read_csv(tmp_path / "order.csv")
+    assert order.columns.tolist() == ["position", "task", "group", "covered"] and len(order) == 8
+    assert main(["order", str(tasks)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == (tmp_path / "order.csv").read_text().splitlines()
+    (tmp_path / "bad.csv").write_text("name\nx\n")
+    assert main(["order", str(tmp_path / "bad.csv")]) == 4
+    assert "needs a 'task' column" in capsys.readouterr().err

@@ -80,3 +80,25 @@ def test_orders_are_seeded() -> None:
     groups = np.array(list("aabbbcccc"))
     assert (coverage_aware_orders(groups, 3, rng=7) == coverage_aware_orders(groups, 3, rng=7)).all()
     assert not (coverage_aware_orders(groups, 3, rng=7) == coverage_aware_orders(groups, 3, rng=8)).all()
+
+
+def test_task_order_is_fixed_by_the_policy() -> None:
+    import pandas as pd
+
+    from stopwise import Policy, PolicyError
+    from stopwise.replay import task_order
+
+    tasks = pd.DataFrame({"task": [f"t{i:02d}" for i in range(30)], "group": ["a"] * 15 + ["b"] * 10 + ["c"] * 5})
+    order = task_order(tasks)
+    assert order["position"].tolist() == list(range(1, 31)) and sorted(order["task"]) == sorted(tasks["task"])
+    shuffled = task_order(tasks.sample(frac=1.0, random_state=3))
+    pd.testing.assert_frame_equal(order, shuffled)
+    for k in range(1, 31):  # the covered flag restates the rule for every prefix
+        required = required_counts([15, 10, 5], k)
+        seen = [(order["group"].head(k) == g).sum() for g in "abc"]
+        assert order["covered"].iloc[k - 1] == (required.sum() <= k and all(s >= r for s, r in zip(seen, required, strict=True)))
+    assert order["covered"].iloc[3:].all()  # coverage-aware: met from the first count where it is possible
+    other = task_order(tasks, Policy(order={"kind": "coverage-aware", "seed": 1}))
+    assert other["task"].tolist() != order["task"].tolist()
+    with pytest.raises(PolicyError, match="replay-only"):
+        task_order(tasks, Policy(order={"kind": "neyman"}))

@@ -24,7 +24,7 @@ from stopwise.records import (
     synthetic_benchmark,
     write_outcomes,
 )
-from stopwise.replay import coverage_aware_orders
+from stopwise.replay import coverage_aware_orders, task_order
 
 policy_app = typer.Typer(help="Write and check comparison policies.", no_args_is_help=True)
 
@@ -185,8 +185,51 @@ def _demo_order(rows: pd.DataFrame, seed: int) -> np.ndarray:
     return tasks["task"].to_numpy(dtype=str)[order]
 
 
+def order_command(
+    tasks: Annotated[Path, typer.Argument(help="Task list or outcome rows (.csv, .jsonl, .parquet) with a task column.")],
+    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy TOML (its [order] kind and seed).")] = None,
+    cost_system: Annotated[str | None, typer.Option(help="For a cost-first order: the system whose cost_usd ranks tasks.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the order as CSV here (default: print it).")] = None,
+) -> None:
+    """Write the task order a live evaluation should follow, fixed by the policy before any outcome."""
+    with user_errors():
+        chosen = load_policy(policy) if policy is not None else Policy()
+        frame = _read_table(tasks)
+        order = task_order(frame, chosen, cost_system=cost_system)
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            order.to_csv(out, index=False)
+    first = order.loc[order["covered"], "position"]
+    console.print(
+        f"{len(order)} tasks in {order['group'].nunique()} group(s); order {chosen.order.kind} (seed {chosen.order.seed}); "
+        f"policy sha256 {chosen.sha256()[:16]}…; coverage rule first met after {int(first.iloc[0]) if len(first) else '—'} tasks"
+    )
+    if out is not None:
+        console.print(f"wrote {out}")
+    else:
+        typer.echo(order.to_csv(index=False), nl=False)
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A task list in CSV, JSONL or Parquet, with clear errors."""
+    if not path.exists():
+        raise FileFormatError(f"{path}: no such file")
+    name = path.name.lower().removesuffix(".gz")
+    try:
+        if name.endswith(".csv"):
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
+        if name.endswith((".jsonl", ".ndjson")):
+            return pd.read_json(path, lines=True, dtype=False)
+        if name.endswith((".parquet", ".pq")):
+            return pd.read_parquet(path)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise FileFormatError(f"{path}: cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+    raise FileFormatError(f"{path}: use a .csv, .jsonl or .parquet file")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``decide``, ``policy`` and ``demo`` to the top-level app."""
+    """Add ``decide``, ``order``, ``policy`` and ``demo`` to the top-level app."""
     app.command("decide")(decide_command)
+    app.command("order")(order_command)
     app.command("demo")(demo_command)
     app.add_typer(policy_app, name="policy")

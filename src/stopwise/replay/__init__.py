@@ -16,6 +16,7 @@ from stopwise.replay._orders import (
     neyman_orders,
     uniform_orders,
 )
+from stopwise.replay._plan import task_order
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
 from stopwise.replay._report import markdown_report, markdown_table, plot_unresolved, table_two
 from stopwise.replay._run import ReplayResult, replay, source_table
@@ -47,5 +48,6 @@ __all__ = [
     "sufficiency",
     "summarize",
     "table_two",
+    "task_order",
     "uniform_orders",
 ]
