@@ -202,3 +202,12 @@ def test_left_out_rows_and_systems_are_reported() -> None:
     assert strict.settings["excluded_systems"]["s"] == {"system-01": "usable outcomes on 83.3% of 60 tasks (< 95%)"}
     assert len(strict.cases) == 2
     pd.testing.assert_frame_equal(summarize(kept.cases), kept.summary)
+
+
+def test_units_are_noted_not_silently_ignored() -> None:
+    rows = synthetic_benchmark(40, 2, rng=0)
+    rows["unit"] = np.where(rows["task"].str.endswith(("0", "1")), "shared-unit", "")
+    result = replay({"s": rows}, n_orders=3, thresholds=[0.0], budgets=[1.0])
+    assert result.settings["notes"]["s"] == [
+        "8 tasks share analysis units with other tasks; the replay resamples tasks one by one, while decide() resamples whole units"
+    ]

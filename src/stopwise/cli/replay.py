@@ -124,6 +124,15 @@ def replay_command(
         for row in shown.itertuples(index=False):
             table.add_row(*[escape(str(v)) for v in row])
         console.print(table)
+    for source, notes in result.settings["notes"].items():
+        for note in notes:
+            console.print(f"note ({escape(source)}): {escape(note)}")
+    for source, rows in result.settings["excluded_rows"].items():
+        for row in rows:
+            console.print(f"excluded ({escape(source)}): {row['rows']} row(s) on {row['tasks']} task(s): {escape(row['reason'])}")
+    for source, systems in result.settings["excluded_systems"].items():
+        for system, why in systems.items():
+            console.print(f"excluded system ({escape(source)}): {escape(system)}: {escape(why)}")
     decided = int(result.cases["orders"].sum())
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
     if out is not None:

@@ -221,6 +221,7 @@ def replay(
         "min_shared": int(min_shared),
         "excluded_systems": {s.name: s.excluded_systems for s in sources},
         "excluded_rows": {s.name: [e.model_dump() for e in s.excluded_rows] for s in sources},
+        "notes": {s.name: s.notes for s in sources},
     }
     return ReplayResult(
         cases=all_cases,

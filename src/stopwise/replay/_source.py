@@ -64,6 +64,8 @@ class ReplaySource:
         Systems left out, with the reason.
     excluded_rows : list of Exclusion
         Outcome rows left out (statuses the policy does not use), by reason.
+    notes : list of str
+        What the replay does differently from a decision on the same rows (e.g. units ignored).
     """
 
     name: str
@@ -76,6 +78,7 @@ class ReplaySource:
     pairs: list[ReplayPair]
     excluded_systems: dict[str, str] = field(default_factory=dict)
     excluded_rows: list[Exclusion] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def pair_label(self, pair: ReplayPair) -> tuple[str, str]:
         """(tested, baseline) system names of a pair."""
@@ -201,6 +204,13 @@ def prepare_source(
             if key not in lattice_cache:
                 lattice_cache[key] = lattice_of(differences)
             pairs.append(ReplayPair(a, b, shared, differences, lattice_cache[key]))
+    notes = []
+    grouped = usable.loc[usable["unit"] != "", ["task", "unit"]].drop_duplicates()
+    if grouped["unit"].duplicated().any():
+        notes.append(
+            f"{int(grouped['unit'].duplicated(keep=False).sum())} tasks share analysis units with other tasks; the replay "
+            "resamples tasks one by one, while decide() resamples whole units"
+        )
     return ReplaySource(
         name=name,
         systems=systems,
@@ -212,4 +222,5 @@ def prepare_source(
         pairs=pairs,
         excluded_systems=excluded_systems,
         excluded_rows=excluded_rows,
+        notes=notes,
     )
