@@ -47,3 +47,9 @@ def test_importing_stopwise_does_not_import_lightgbm() -> None:
 def test_top_level_lists_every_public_name() -> None:
     public = {n for n in dir(stopwise) if not n.startswith("_") and not isinstance(getattr(stopwise, n), type(stopwise))}
     assert public - set(stopwise.__all__) == set()
+
+
+def test_subpackages_are_not_shadowed_by_functions() -> None:
+    for name in ("records", "compare", "replay", "early", "finality", "ingest"):
+        module = importlib.import_module(f"stopwise.{name}")
+        assert getattr(stopwise, name) is module

@@ -4,10 +4,14 @@ The public API, assembled from the subpackages:
 
 * records  - outcome rows, trajectories, the comparison policy and the decision record
 * compare  - pairing, the coverage rule, tail probabilities and :func:`decide`
-* replay   - completed-record replay and minimum sufficient budgets
+* replay   - completed-record replay and minimum sufficient budgets (``stopwise.replay.replay``)
 * early    - early outcome prediction within a task (loaded on first use: it imports LightGBM)
 * finality - completion arguments, open-effects records and the controlled delayed-write replay
 * ingest   - SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench and HAL logs to outcome rows
+  (``stopwise.ingest.ingest``)
+
+The subpackages keep their own names: ``stopwise.replay`` and ``stopwise.ingest`` are modules, not
+the functions of the same name.
 """
 
 import importlib as _importlib
@@ -65,7 +69,6 @@ from stopwise.ingest import (
     IngestResult,
     SkippedRecord,
     detect_format,
-    ingest,
     read_hal,
     read_harbor,
     read_inspect,
@@ -110,7 +113,6 @@ from stopwise.replay import (
     coverage_aware_orders,
     neyman_orders,
     prepare_source,
-    replay,
     sufficiency,
     summarize,
     uniform_orders,
@@ -239,7 +241,6 @@ __all__ = [
     "finality_rows",
     "finality_schema",
     "halt_decision",
-    "ingest",
     "iter_trajectories",
     "leave_one_out",
     "load_argument",
@@ -261,7 +262,6 @@ __all__ = [
     "read_swebench",
     "read_tau2",
     "read_trajectories",
-    "replay",
     "required_counts",
     "run_controlled_replay",
     "source_flags",
