@@ -143,3 +143,15 @@ def test_an_extra_win_never_raises_r_promote(differences: list[int], threshold: 
     base = tail_probabilities(differences, threshold).r_promote
     better = [1 if d == 0 else d for d in differences]
     assert tail_probabilities(better, threshold).r_promote <= base + 1e-12
+
+
+@pytest.mark.parametrize(("n_minus", "n_zero", "n_plus", "threshold"), [(60, 380, 60, 0.0), (41, 400, 59, 0.05), (3, 1990, 7, 0.0), (900, 1200, 900, 0.1)])
+def test_exact_matches_an_independent_formula_at_large_n(n_minus: int, n_zero: int, n_plus: int, threshold: float) -> None:
+    """Condition on the number m of nonzero draws: m ~ Bin(n, q) and the +1 draws among them ~ Bin(m, pi)."""
+    n = n_minus + n_zero + n_plus
+    q, pi = (n_minus + n_plus) / n, n_plus / (n_minus + n_plus)
+    t = int(np.floor(n * threshold + 1e-9))
+    m = np.arange(n + 1)
+    expected = float(np.sum(stats.binom.pmf(m, n, q) * stats.binom.cdf(np.floor((m + t) / 2), m, pi)))
+    got = exact_tails_from_counts([[n_minus, n_zero, n_plus]], 1, threshold)[0]
+    assert got == pytest.approx(expected, abs=1e-11)
