@@ -12,7 +12,14 @@ from stopwise.compare._decide import (
     routine_actions,
 )
 from stopwise.compare._pairing import MAX_LATTICE, PairedOutcomes, lattice_of, pair_outcomes
-from stopwise.compare._tails import TailProbabilities, exact_tails_from_counts, lattice_threshold, tail_probabilities
+from stopwise.compare._tails import (
+    TailProbabilities,
+    exact_tails_from_counts,
+    lattice_threshold,
+    normal_tails_from_moments,
+    serfling_tails_from_moments,
+    tail_probabilities,
+)
 
 __all__ = [
     "ABSTAIN",
@@ -30,8 +37,10 @@ __all__ = [
     "input_digest",
     "lattice_of",
     "lattice_threshold",
+    "normal_tails_from_moments",
     "pair_outcomes",
     "required_counts",
     "routine_actions",
+    "serfling_tails_from_moments",
     "tail_probabilities",
 ]

@@ -30,7 +30,14 @@ from scipy import fft, special
 
 from stopwise.compare._pairing import MAX_LATTICE, lattice_of
 
-__all__ = ["TailProbabilities", "exact_tails_from_counts", "lattice_threshold", "tail_probabilities"]
+__all__ = [
+    "TailProbabilities",
+    "exact_tails_from_counts",
+    "lattice_threshold",
+    "normal_tails_from_moments",
+    "serfling_tails_from_moments",
+    "tail_probabilities",
+]
 
 TailMethodName = Literal["exact", "bootstrap", "normal", "serfling"]
 _EXACT_MAX_SUPPORT = 1 << 24
@@ -181,37 +188,85 @@ def _bootstrap_r_promote(
     return hits / n_resamples
 
 
+def normal_tails_from_moments(
+    total: ArrayLike, squares: ArrayLike, n: ArrayLike, thresholds: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """Paired normal tails of many samples from their sums, sums of squares and sizes.
+
+    ``R_promote = Phi((delta - mean) / se)`` with ``se = sd / sqrt(n)`` (sample sd, ddof 1) and
+    ``R_reject = 1 - R_promote``; a zero se decides by the mean alone; fewer than two values give
+    no evidence (both tails 1).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        R_promote and R_reject, shape ``broadcast(total, squares, n).shape + (T,)``.
+
+    Examples
+    --------
+    >>> from stopwise.compare import normal_tails_from_moments
+    >>> r_promote, r_reject = normal_tails_from_moments(6.0, 6.0, 10, [0.0])
+    >>> round(float(r_promote[0]), 4), round(float(r_reject[0]), 4)
+    (0.0001, 0.9999)
+    """
+    total_arr, squares_arr, n_arr = np.broadcast_arrays(
+        np.asarray(total, dtype=float), np.asarray(squares, dtype=float), np.asarray(n, dtype=float)
+    )
+    deltas = np.asarray(thresholds, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = total_arr / n_arr
+        variance = np.maximum(squares_arr - total_arr * mean, 0.0) / (n_arr - 1)
+        se = np.sqrt(variance / n_arr)[..., None]
+        r_promote = special.ndtr((deltas - mean[..., None]) / se)
+    below = mean[..., None] <= deltas
+    r_promote = np.where(se == 0, np.where(below, 1.0, 0.0), r_promote)
+    few = (n_arr < 2)[..., None]
+    return np.where(few, 1.0, r_promote), np.where(few, 1.0, 1.0 - r_promote)
+
+
+def serfling_tails_from_moments(
+    total: ArrayLike, n: ArrayLike, population_size: int, thresholds: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """Serfling-bound tails of many samples of n of N tasks (drawn without replacement, range 2).
+
+    The tail on the observed side is ``exp(-2 n (mean - delta)^2 / ((1 - (n - 1) / N) 4))``; the
+    other tail is 1.
+
+    Examples
+    --------
+    >>> from stopwise.compare import serfling_tails_from_moments
+    >>> r_promote, r_reject = serfling_tails_from_moments(20.0, 100, 400, [0.0])
+    >>> round(float(r_promote[0]), 4), float(r_reject[0])
+    (0.0701, 1.0)
+    """
+    total_arr, n_arr = np.broadcast_arrays(np.asarray(total, dtype=float), np.asarray(n, dtype=float))
+    deltas = np.asarray(thresholds, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (total_arr / n_arr)[..., None]
+        finite = np.maximum(1.0 - (n_arr - 1) / population_size, 1.0 / population_size)[..., None]
+        bound = np.exp(-2.0 * n_arr[..., None] * (mean - deltas) ** 2 / (finite * 4.0))
+    above = mean > deltas
+    return np.where(above, bound, 1.0), np.where(above, 1.0, bound)
+
+
 def _normal_tails(differences: np.ndarray, threshold: float, units: np.ndarray | None) -> tuple[float, float]:
-    """Paired normal test; with fewer than two units there is no variance estimate and no evidence."""
+    """Paired normal test; with units, a cluster-robust standard error over the units."""
+    if units is None:
+        promote_tail, reject_tail = normal_tails_from_moments(differences.sum(), (differences**2).sum(), len(differences), [threshold])
+        return float(promote_tail[0]), float(reject_tail[0])
     n = len(differences)
     mean = differences.mean()
-    if units is None:
-        if n < 2:
-            return 1.0, 1.0
-        se = differences.std(ddof=1) / np.sqrt(n)
-    else:
-        codes, inverse = np.unique(units, return_inverse=True)
-        m = len(codes)
-        if m < 2:
-            return 1.0, 1.0
-        sums = np.bincount(inverse, weights=differences, minlength=m)
-        sizes = np.bincount(inverse, minlength=m)
-        se = np.sqrt(m / (m - 1) * np.sum((sums - mean * sizes) ** 2)) / n
+    codes, inverse = np.unique(units, return_inverse=True)
+    m = len(codes)
+    if m < 2:
+        return 1.0, 1.0
+    sums = np.bincount(inverse, weights=differences, minlength=m)
+    sizes = np.bincount(inverse, minlength=m)
+    se = np.sqrt(m / (m - 1) * np.sum((sums - mean * sizes) ** 2)) / n
     if se == 0:
         return (1.0, 0.0) if mean <= threshold else (0.0, 1.0)
     r_promote = float(special.ndtr((threshold - mean) / se))
     return r_promote, 1.0 - r_promote
-
-
-def _serfling_tails(differences: np.ndarray, threshold: float, population_size: int) -> tuple[float, float]:
-    n = len(differences)
-    mean = differences.mean()
-    finite = max(1.0 - (n - 1) / population_size, 1.0 / population_size)
-    exponent = -2.0 * n * (mean - threshold) ** 2 / (finite * 4.0)
-    bound = float(np.exp(exponent))
-    if mean > threshold:
-        return bound, 1.0
-    return 1.0, bound
 
 
 def _tail_iv(
@@ -314,5 +369,6 @@ def tail_probabilities(
         how = "paired normal" + (" (cluster-robust se)" if unit_array is not None else "")
         return TailProbabilities(r_promote, r_reject, how)
     assert population_size is not None
-    r_promote, r_reject = _serfling_tails(values, threshold, population_size)
+    promote_tail, reject_tail = serfling_tails_from_moments(values.sum(), len(values), population_size, [threshold])
+    r_promote, r_reject = float(promote_tail[0]), float(reject_tail[0])
     return TailProbabilities(r_promote, r_reject, f"serfling (n={len(values)} of N={population_size})")

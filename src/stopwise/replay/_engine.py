@@ -1,9 +1,9 @@
 """The replay engine: every directed pair x task order x budget x threshold, as arrays.
 
-For one pair the K orders and B budgets are handled at once: cumulative lattice counts along each
-order give the observed counts of every prefix; cumulative group counts give its coverage. Exact
-bootstrap tails are computed once per distinct (n, counts) key across all pairs of a policy and
-looked up; no Python loop runs per decision.
+Pairs that share task orders and prefix lengths form a plan; the counts of every prefix (lattice
+values, groups, spending) are one matrix product of a prefix-membership matrix with per-task columns
+of all the plan's pairs. Exact bootstrap tails are computed once per distinct count row across all
+pairs of a policy and looked up; no Python loop runs per decision.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from stopwise.compare import (
     ABSTAIN,
@@ -25,8 +24,10 @@ from stopwise.compare import (
     exact_tails_from_counts,
     exceeds_threshold,
     lattice_threshold,
+    normal_tails_from_moments,
     required_counts,
     routine_actions,
+    serfling_tails_from_moments,
 )
 from stopwise.errors import ComparisonError
 from stopwise.records import Policy
@@ -359,35 +360,11 @@ def _tails(
         fallback = "; exact unavailable: lattice too fine" if method == "exact" else ""
         item.tail_method = f"bootstrap (B={policy.bootstrap_resamples}{fallback})"
     elif method == "normal":
-        item.r_promote, item.r_reject = _normal_tails(total, squares, kf, thresholds)
+        item.r_promote, item.r_reject = normal_tails_from_moments(total, squares, kf, thresholds)
         item.tail_method = "paired normal"
     else:
-        item.r_promote, item.r_reject = _serfling_tails(total, kf, pair.n_shared, thresholds)
+        item.r_promote, item.r_reject = serfling_tails_from_moments(total, kf, pair.n_shared, thresholds)
         item.tail_method = f"serfling (N={pair.n_shared})"
-
-
-def _normal_tails(total: np.ndarray, squares: np.ndarray, k: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = total / k
-        variance = np.maximum(squares - total * mean, 0.0) / (k - 1)
-        se = np.sqrt(variance / k)
-        z = (thresholds[None, None, :] - mean[..., None]) / se[..., None]
-    r_promote = special.ndtr(z)
-    degenerate = (se == 0)[..., None]
-    below = mean[..., None] <= thresholds[None, None, :]
-    r_promote = np.where(degenerate, np.where(below, 1.0, 0.0), r_promote)
-    r_reject = 1.0 - r_promote
-    few = (k < 2)[..., None]
-    return np.where(few, 1.0, r_promote), np.where(few, 1.0, r_reject)
-
-
-def _serfling_tails(total: np.ndarray, k: np.ndarray, n_shared: int, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = (total / k)[..., None]
-        finite = np.maximum(1.0 - (k - 1) / n_shared, 1.0 / n_shared)[..., None]
-        bound = np.exp(-2.0 * k[..., None] * (mean - thresholds) ** 2 / (finite * 4.0))
-    above = mean > thresholds
-    return np.where(above, bound, 1.0), np.where(above, 1.0, bound)
 
 
 @functools.lru_cache(maxsize=512)
