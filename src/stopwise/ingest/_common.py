@@ -175,6 +175,11 @@ class Options:
     instances: tuple[str, ...] | None = None
     trajectories: bool = False
 
+    def pick_elapsed(self, total: float | None, agent: float | None) -> float | None:
+        """The elapsed time the ``elapsed`` option asks for, falling back to the other when it is missing."""
+        first, second = (total, agent) if self.elapsed == "total" else (agent, total)
+        return first if first is not None else second
+
 
 def options_iv(
     *,

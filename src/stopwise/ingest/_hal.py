@@ -92,9 +92,7 @@ def read_upload(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
         latency = latencies.get(task)
         agent_time = nonneg(latency.get("total_time")) if isinstance(latency, dict) else None
         total = nonneg(wall.get(task))
-        if collector.options.elapsed == "total":
-            return total if total is not None else agent_time
-        return agent_time if agent_time is not None else total
+        return collector.options.pick_elapsed(total, agent_time)
 
     def cost_of(task: str) -> float | None:
         metrics = task_metrics.get(task)

@@ -149,9 +149,7 @@ def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, A
     phase = obj(doc.get("agent_execution"))
     total = seconds_between(doc.get("started_at"), doc.get("finished_at"))
     agent_time = seconds_between(phase.get("started_at"), phase.get("finished_at"))
-    elapsed = (total if total is not None else agent_time) if collector.options.elapsed == "total" else (
-        agent_time if agent_time is not None else total
-    )
+    elapsed = collector.options.pick_elapsed(total, agent_time)
     collector.add(
         file=file,
         system=system,
@@ -270,9 +268,7 @@ def _tb_trial(collector: Collector, file: str, row: int | None, doc: Mapping[str
     flags = [] if mode in _TB_OK_MODES else [f"failure:{mode}"]
     total = seconds_between(doc.get("trial_started_at"), doc.get("trial_ended_at"))
     agent_time = seconds_between(doc.get("agent_started_at"), doc.get("agent_ended_at"))
-    elapsed = (total if total is not None else agent_time) if collector.options.elapsed == "total" else (
-        agent_time if agent_time is not None else total
-    )
+    elapsed = collector.options.pick_elapsed(total, agent_time)
     collector.add(
         file=file,
         system=system,

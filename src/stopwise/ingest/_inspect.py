@@ -215,7 +215,6 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
         ordered = [str(n) for n in spec_order if n in available] + [n for n in available if n not in spec_order]
         scorer = ordered[0] if ordered else ""
 
-    total_time = collector.options.elapsed == "total"
     for row, sample in enumerate(samples, start=1):
         if not isinstance(sample, dict):
             collector.problem(file, row, None, "a sample must be a JSON object", type(sample).__name__)
@@ -274,10 +273,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
             costs = [nonneg(u.get("total_cost")) for u in usages.values() if isinstance(u, dict)]
             present = [c for c in costs if c is not None]
             cost = sum(present) if present else None
-        first, second = ("total_time", "working_time") if total_time else ("working_time", "total_time")
-        elapsed = nonneg(sample.get(first))
-        if elapsed is None:
-            elapsed = nonneg(sample.get(second))
+        elapsed = collector.options.pick_elapsed(nonneg(sample.get("total_time")), nonneg(sample.get("working_time")))
 
         steps = None
         if collector.options.trajectories:
