@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit
 
 from stopwise.early._calibration import PlattCalibrator
-from stopwise.early._params import Constraint, Interval, OneOf, Predicate, check_params, check_random_state
+from stopwise.early._params import N_JOBS, Constraint, Interval, OneOf, check_params, check_random_state
 from stopwise.errors import InputError
 
 __all__ = ["BACKBONES", "HEADS", "DualHeadClassifier", "LightGBMHead", "LogisticHead"]
@@ -184,7 +184,7 @@ class DualHeadClassifier(BaseEstimator):
         "early_stopping_rounds": Interval(int, 1, None),
         "validation_fraction": Interval(float, 0, 1, closed="neither"),
         "C": Interval(float, 0, None, closed="neither"),
-        "n_jobs": Predicate(lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v != 0), "a non-zero integer or None"),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(

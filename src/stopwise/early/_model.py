@@ -14,10 +14,10 @@ from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, Feature
 from stopwise.early._halting import Verdict, first_crossing
 from stopwise.early._heads import BACKBONES, DualHeadClassifier
 from stopwise.early._params import (
+    N_JOBS,
     Constraint,
     Interval,
     OneOf,
-    Predicate,
     check_params,
     check_random_state,
     names_predicate,
@@ -106,7 +106,7 @@ class EarlyOutcomeModel(BaseEstimator):
         "n_components": Interval(int, 1, None),
         "min_df": Interval(int, 1, None),
         "max_features": Interval(int, 1, None),
-        "n_jobs": Predicate(lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v != 0), "a non-zero integer or None"),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(

@@ -130,6 +130,12 @@ def names_predicate(allowed: Iterable[str], what: str) -> Predicate:
     return Predicate(lambda v: _is_names(v, allowed), f"a tuple of {what} from " + ", ".join(allowed))
 
 
+N_JOBS = Predicate(
+    lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v != 0), "a non-zero integer or None"
+)
+"""The constraint of every ``n_jobs`` parameter (LightGBM threads)."""
+
+
 def check_random_state(owner: str, random_state: Any) -> np.random.Generator:
     """Turn ``random_state`` (an int, a Generator or None) into a Generator once.
 
