@@ -1,5 +1,6 @@
 """The decision layer: pairing, the coverage rule, tail probabilities and the decision routine."""
 
+from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
 from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
 from stopwise.compare._decide import (
     ABSTAIN,
@@ -44,3 +45,4 @@ __all__ = [
     "serfling_tails_from_moments",
     "tail_probabilities",
 ]
+__all__ += ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
