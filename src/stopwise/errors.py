@@ -30,6 +30,7 @@ __all__ = [
     "Problem",
     "ServiceError",
     "StopwiseError",
+    "TaskUniverseError",
     "ValidationError",
 ]
 
@@ -139,3 +140,12 @@ class EffectsRecordError(ValidationError):
     """
 
     subject = "open-effects record"
+
+
+class TaskUniverseError(ValidationError):
+    """A task universe (tasks file, ``stopwise order`` output or counts) breaks its rules.
+
+    Every problem names the file (``<counts>`` or ``<tasks>`` in memory), row, field, rule and value.
+    """
+
+    subject = "task universe"
