@@ -223,6 +223,14 @@ def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
     return Chart(fig, caption, height=380)
 
 
+def _universe(record: DecisionRecord) -> str:
+    u = record.universe
+    if u is None:
+        return "not given (the shared tasks seen in the rows)"
+    text = f"{u.n_tasks} planned tasks ({u.source}; sha256 {u.sha256[:16]}…)"
+    return text + (f"; {u.outside_rows} row(s) outside it excluded" if u.outside_rows else "")
+
+
 def _comparison_section(looks: list[DecisionRecord]) -> Section:
     last = looks[-1]
     pair = f"{last.tested} vs {last.baseline}"
@@ -239,9 +247,13 @@ def _comparison_section(looks: list[DecisionRecord]) -> Section:
                 ("observed mean difference Δ̂", _fmt(last.delta_hat)),
                 ("R_promote / R_reject", f"{_fmt(last.r_promote)} / {_fmt(last.r_reject)}"),
                 ("tail method", last.tail_method),
+                ("boundary", last.boundary),
+                ("task universe", _universe(last)),
+                ("decided at", last.decided_at.isoformat() if last.decided_at is not None else "—"),
                 ("looks in this input", len(looks)),
             ]
         ),
+        *[Callout("warning", text, tone="continue") for text in last.warnings],
         _path_chart(looks, f"Path of the estimate: {chart_text(pair)}"),
         _tails_chart(looks, f"Tails against the cutoff: {chart_text(pair)}"),
         _coverage_chart(last, f"Coverage per group at the last look: {chart_text(pair)}"),
