@@ -117,8 +117,23 @@ def load_eval(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _map_value(value: Any) -> tuple[float | None, str | None]:
-    """(outcome, problem) for one score value; (None, None) means unscored."""
+def score_outcome(value: Any) -> tuple[float | None, str | None]:
+    """(outcome, problem) for one Inspect score value; (None, None) means unscored.
+
+    The one mapping from an Inspect ``Score.value`` to an outcome in [0, 1], shared by the log
+    reader and the live early-stopping manager (:mod:`stopwise.inspect`): ``C`` 1, ``I`` 0,
+    ``P`` 0.5, ``N`` 0, ``yes``/``true``/``correct`` 1, ``no``/``false``/``incorrect`` 0,
+    booleans 1/0, numbers (or numeric text) in [0, 1] kept, NaN or ``None`` unscored. Anything
+    else (a number outside [0, 1], other text, a list or dict) is a problem, never a silent 0.
+
+    Examples
+    --------
+    >>> from stopwise.ingest._inspect import score_outcome
+    >>> score_outcome("C"), score_outcome(0.25), score_outcome(None)
+    ((1.0, None), (0.25, None), (None, None))
+    >>> score_outcome(3)[1]
+    'must map to a number in [0, 1] (the outcome contract); rescale the scorer'
+    """
     if value is None:
         return None, None
     if isinstance(value, bool):
@@ -137,7 +152,7 @@ def _map_value(value: Any) -> tuple[float | None, str | None]:
         if text.lower() in _WORDS:
             return _WORDS[text.lower()], None
         try:
-            return _map_value(float(text))
+            return score_outcome(float(text))
         except ValueError:
             return None, "must be C, I, P, N, a boolean or a number in [0, 1]"
     return None, "must be a scalar (C, I, P, N, a boolean or a number); pick a key of a dict score with scorer='NAME:KEY'"
@@ -258,7 +273,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
                     )
                     continue
                 value = value[key]
-            outcome, rule = _map_value(value)
+            outcome, rule = score_outcome(value)
             if rule is not None:
                 collector.problem(file, row, f"scores.{scorer}.value", rule, value)
                 continue
