@@ -33,12 +33,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_outcome
 from stopwise.inspect._ledger import count_of, open_any
-from stopwise.records import DecisionRecord, Policy, load_policy, outcome_frame
+from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy, outcome_frame
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -82,22 +84,18 @@ def _policy_iv(policy: Policy | str | os.PathLike[str] | None) -> Policy:
     raise PolicyError(f"`policy` must be a Policy, a policy file or None; got {type(policy).__name__}")
 
 
-def _make_universe(tasks: Sequence[str], groups: Sequence[str] | None) -> Any:
-    from stopwise.records import TaskUniverse  # type: ignore[attr-defined]
-
-    return TaskUniverse(list(tasks), None if groups is None else list(groups))
-
-
-def _universe_tasks(universe: Any) -> tuple[list[str], list[str] | None]:
-    """(task ids, groups) of a planned universe (a TaskUniverse or a sequence of task ids)."""
-    tasks = getattr(universe, "tasks", universe)
-    groups = getattr(universe, "groups", None)
-    if isinstance(tasks, str) or not isinstance(tasks, Sequence):
-        raise InputError(f"`universe` must be a TaskUniverse or a list of task ids; got {type(universe).__name__}")
-    ids = [str(t) for t in tasks]
-    if groups is not None:
-        groups = [str(g) for g in groups]
-    return ids, groups
+def _universe_tasks(universe: TaskUniverse | Sequence[str]) -> TaskUniverse:
+    """The planned universe as a TaskUniverse that lists its tasks (sample ids)."""
+    if not isinstance(universe, TaskUniverse):
+        if isinstance(universe, str) or not isinstance(universe, Sequence | np.ndarray):
+            raise InputError(f"`universe` must be a TaskUniverse or a list of task ids; got {type(universe).__name__}")
+        universe = TaskUniverse([str(t) for t in universe], source="universe")
+    if universe.tasks is None:
+        raise InputError(
+            "`universe` must list the planned tasks (sample ids) in planned order; a universe built from counts "
+            "cannot tell which sample is which"
+        )
+    return universe
 
 
 class PairedComparison:
@@ -128,7 +126,7 @@ class PairedComparison:
         tested: str,
         baseline: str,
         policy: Policy | str | os.PathLike[str] | None = None,
-        universe: Any = None,
+        universe: TaskUniverse | Sequence[str] | None = None,
         group: str | None = None,
         scorer: str | None = None,
     ) -> None:
@@ -163,7 +161,7 @@ class PairedComparison:
         self._position: dict[str, int] = {}
         self._group_of: dict[str, str] = {}
         self._given = None if universe is None else _universe_tasks(universe)
-        self._universe = universe
+        self._universe: TaskUniverse | None = self._given
         self._allowed = 0
         self._registered = False
         self._sides: dict[Role, _Side] = {"tested": _Side(tested), "baseline": _Side(baseline)}
@@ -176,6 +174,11 @@ class PairedComparison:
     def final(self) -> bool:
         """True once the latest decision is promote, reject or abstain."""
         return self.decision is not None and self.decision.action in _FINAL
+
+    @property
+    def universe(self) -> TaskUniverse | None:
+        """The planned task universe registered in the ledger (None before the first ``start_task``)."""
+        return self._universe if self._registered else None
 
     @property
     def budget_tasks(self) -> int:
@@ -202,31 +205,33 @@ class PairedComparison:
                 )
             return
         if self._given is not None:
-            planned, planned_groups = self._given
+            universe = self._given
+            planned = [str(t) for t in universe.tasks]  # type: ignore[union-attr]
+            planned_groups = [str(g) for g in universe.groups] if universe.has_groups else None  # type: ignore[union-attr]
             outside = sorted(set(ids) - set(planned))
             if outside:
                 raise InputError(
                     f"{label}: sample ids not in the given universe: " + ", ".join(outside[:5])
                     + (" ..." if len(outside) > 5 else "")
                 )
-            universe = self._universe if not isinstance(self._universe, Sequence) else None
         else:
-            planned, planned_groups, universe = ids, groups, None
-        if len(set(planned)) != len(planned):
-            raise InputError(f"{label}: sample ids must be unique as text (e.g. 1 and '1' collide)")
+            if len(set(ids)) != len(ids):
+                raise InputError(f"{label}: sample ids must be unique as text (e.g. 1 and '1' collide)")
+            universe = TaskUniverse(ids, groups, source=label)
+            planned, planned_groups = ids, groups
         self.planned = list(planned)
         self._planned_groups = planned_groups
         self._position = {task: i for i, task in enumerate(planned)}
         if planned_groups is not None:
             self._group_of = dict(zip(planned, planned_groups, strict=True))
+        elif groups is not None:
+            self._group_of = dict(zip(ids, groups, strict=True))
         n = len(planned)
         limit = self.policy.budget.limit
         if self.policy.budget.measure == "task_fraction":
             self._allowed = budget_task_count(n, min(limit, 1.0)) if n else 0
         else:
             self._allowed = min(n, int(limit))
-        if universe is None:
-            universe = _make_universe(planned, planned_groups)
         self._universe = universe
         self.ledger.register(
             self.evaluation, policy=self.policy, universe=universe, tested=self.tested, baseline=self.baseline
@@ -430,7 +435,7 @@ def paired_early_stopping(
     tested: str,
     baseline: str,
     policy: Policy | str | os.PathLike[str] | None = None,
-    universe: Any = None,
+    universe: TaskUniverse | Sequence[str] | None = None,
     group: str | None = None,
     scorer: str | None = None,
 ) -> tuple[SystemEarlyStopping, SystemEarlyStopping]:
