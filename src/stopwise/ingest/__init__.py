@@ -21,9 +21,11 @@ from stopwise.ingest._api import (
     read_tau2,
 )
 from stopwise.ingest._common import INGEST_FORMATS, IngestResult, SkippedRecord, source_flags
+from stopwise.ingest._inspect import SYSTEM_SOURCES, system_template
 
 __all__ = [
     "INGEST_FORMATS",
+    "SYSTEM_SOURCES",
     "IngestResult",
     "SkippedRecord",
     "detect_format",
@@ -34,4 +36,5 @@ __all__ = [
     "read_swebench",
     "read_tau2",
     "source_flags",
+    "system_template",
 ]
