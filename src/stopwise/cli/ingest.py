@@ -11,7 +11,8 @@ from rich.markup import escape
 
 from stopwise.cli._common import console, err_console, user_errors
 from stopwise.errors import FileFormatError, InputError
-from stopwise.ingest import INGEST_FORMATS, SYSTEM_SOURCES, ingest, system_template
+from stopwise.ingest import INGEST_FORMATS, ingest, system_template
+from stopwise.ingest._inspect import SYSTEM_SOURCES
 from stopwise.records import write_outcomes, write_trajectories
 
 _SHOWN = 10

@@ -21,11 +21,10 @@ from stopwise.ingest._api import (
     read_tau2,
 )
 from stopwise.ingest._common import INGEST_FORMATS, IngestResult, SkippedRecord, source_flags
-from stopwise.ingest._inspect import SYSTEM_SOURCES, system_template
+from stopwise.ingest._inspect import system_template
 
 __all__ = [
     "INGEST_FORMATS",
-    "SYSTEM_SOURCES",
     "IngestResult",
     "SkippedRecord",
     "detect_format",
