@@ -177,13 +177,14 @@ class Ledger:
         tested, baseline = str(tested).strip(), str(baseline).strip()
         if not tested or not baseline or tested == baseline:
             raise LedgerError(f"tested and baseline must be two different non-empty system names; got {tested!r}, {baseline!r}")
+        universe_json = universe_to_json(universe)
         policy_sha = policy.sha256()
         universe_sha = universe_sha256(universe)
         row = {
             "name": name,
             "policy_json": policy.canonical_json(),
             "policy_sha256": policy_sha,
-            "universe_json": universe_to_json(universe),
+            "universe_json": universe_json,
             "universe_sha256": universe_sha,
             "tested": tested,
             "baseline": baseline,
@@ -384,8 +385,8 @@ class Ledger:
             for i in np.flatnonzero(wrong)[:50]
         )
         tasks = frame["task"].to_numpy(dtype=object)
-        planned = np.asarray([str(t) for t in reg.universe.tasks], dtype=object)
-        outside = ~np.isin(tasks, planned)
+        planned = reg.universe.tasks
+        outside = np.zeros(len(tasks), dtype=bool) if planned is None else reg.universe.positions(tasks) < 0
         problems.extend(
             Problem(source, int(i) + 1, "task", "must be a task of the evaluation's planned universe", tasks[i])
             for i in np.flatnonzero(outside)[:50]

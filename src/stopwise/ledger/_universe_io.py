@@ -1,40 +1,30 @@
-"""The planned task universe as stored in the ledger (JSON), through :class:`stopwise.records.TaskUniverse`."""
+"""The planned task universe as stored in the ledger: its canonical JSON, read back exactly."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
 
 from stopwise.errors import LedgerError
+from stopwise.records import TaskUniverse
 
-if TYPE_CHECKING:
-    from stopwise.records import TaskUniverse  # type: ignore[attr-defined]
-
-__all__ = ["universe_from_json", "universe_sha256", "universe_to_json"]
-
-
-def _universe_class() -> Any:
-    try:
-        from stopwise.records import TaskUniverse  # type: ignore[attr-defined]
-    except ImportError as exc:  # pragma: no cover - only before the task universe exists
-        raise LedgerError("this stopwise has no TaskUniverse (stopwise.records); cannot use a ledger") from exc
-    return TaskUniverse
+__all__ = ["TaskUniverse", "universe_from_json", "universe_sha256", "universe_to_json"]
 
 
 def universe_to_json(universe: TaskUniverse) -> str:
-    """The universe's tasks and groups as JSON (order kept: it is the planned order)."""
-    tasks = [str(t) for t in universe.tasks]
-    groups = getattr(universe, "groups", None)
-    data: dict[str, Any] = {"tasks": tasks, "groups": None if groups is None else [str(g) for g in groups]}
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+    """The universe's canonical JSON (planned tasks and groups in order, or N and group sizes)."""
+    if not isinstance(universe, TaskUniverse):
+        raise LedgerError(f"universe must be a stopwise TaskUniverse; got {type(universe).__name__}")
+    return universe.canonical_json()
 
 
 def universe_from_json(text: str) -> TaskUniverse:
     """Rebuild the universe stored by :func:`universe_to_json`."""
     data = json.loads(text)
-    return _universe_class()(data["tasks"], groups=data["groups"])
+    if "tasks" in data:
+        return TaskUniverse(data["tasks"], data["groups"])
+    return TaskUniverse.from_counts(int(data["n_tasks"]), {str(k): int(v) for k, v in data["group_sizes"].items()})
 
 
 def universe_sha256(universe: TaskUniverse) -> str:
-    """The universe's own sha256 (tasks, groups and order)."""
-    return str(universe.sha256())
+    """The universe's own sha256 (:meth:`TaskUniverse.sha256`)."""
+    return universe.sha256()
