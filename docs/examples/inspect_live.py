@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from inspect_ai import Task, eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
@@ -85,23 +86,25 @@ def run(out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4) -> dict
     dataset = questions(n, seed=seed)
     tasks = [
         Task(dataset=dataset, solver=generate(), scorer=match(), model=mock_system("tested", 0.90),
-             early_stopping=tested, name="arith_tested"),
+             early_stopping=tested, name="tested"),
         Task(dataset=dataset, solver=generate(), scorer=match(), model=mock_system("baseline", 0.55),
-             early_stopping=baseline, name="arith_baseline"),
+             early_stopping=baseline, name="baseline"),
     ]
     # max_tasks=2: both systems run side by side, so pairs complete while the evaluation runs;
     # max_samples bounds the samples in flight (they finish and are recorded after a decision).
     logs = eval(tasks, max_tasks=2, max_samples=max_samples, log_dir=str(out / "logs"), display="none")
 
-    comparison = tested.comparison
+    # As an auditor would: export the ledger and decide again from the rows and the planned universe.
     from stopwise.ledger import open_ledger
 
-    ledger = open_ledger(ledger_url)
-    rows = ledger.outcomes("arith-demo")
-    stopwise.write_outcomes(rows, out / "outcomes.csv")
+    comparison = tested.comparison
     universe = comparison.universe
-    stopwise.write_task_universe(universe, out / "universe.csv")
-    again = stopwise.decide(rows, "tested", "baseline", policy, universe=universe)
+    with open_ledger(ledger_url) as ledger:
+        ledger.export("arith-demo", out / "outcomes.csv", decisions_path=out / "decisions.jsonl", force=True)
+        verified = ledger.verify("arith-demo")
+    pd.DataFrame({"task": universe.tasks, "group": universe.groups}).to_csv(out / "universe.csv", index=False)
+    rows = stopwise.read_outcomes(out / "outcomes.csv")
+    again = stopwise.decide(rows, "tested", "baseline", policy, universe=stopwise.read_task_universe(out / "universe.csv"))
 
     summary = {
         "decision": None if comparison.decision is None else comparison.decision.action,
@@ -115,6 +118,7 @@ def run(out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4) -> dict
         },
         "logs": [log.location for log in logs],
         "ledger_rows": len(rows),
+        "ledger_verified": verified.ok,
         "export_decision": again.action,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))

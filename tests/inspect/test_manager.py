@@ -29,9 +29,9 @@ def _tasks(example: ModuleType, managers: Any, *, n: int = N, datasets: Any = No
     tested, baseline = managers
     return [
         Task(dataset=first, solver=generate(), scorer=task_args.pop("scorer", match()),
-             model=example.mock_system("tested", 0.9), early_stopping=tested, name="arith_tested", **task_args),
+             model=example.mock_system("tested", 0.9), early_stopping=tested, name="tested", **task_args),
         Task(dataset=second, solver=generate(), scorer=match(),
-             model=example.mock_system("baseline", 0.55), early_stopping=baseline, name="arith_baseline", **task_args),
+             model=example.mock_system("baseline", 0.55), early_stopping=baseline, name="baseline", **task_args),
     ]
 
 
@@ -57,7 +57,7 @@ def test_both_systems_stop_once_decided_and_the_log_records_it(fake_ledger: Any,
     assert len(ledger.registered) == 1 and list(ledger.registered[0]["universe"].tasks) == planned
 
     ran_total = 0
-    for name, system in (("arith_tested", "tested"), ("arith_baseline", "baseline")):
+    for name, system in (("tested", "tested"), ("baseline", "baseline")):
         log = logs[name]
         assert log.status == "success"
         summary = log.results.early_stopping
@@ -150,10 +150,10 @@ def test_tasks_run_one_after_the_other_are_noted(fake_ledger: Any, example: Modu
     ledger = fake_ledger(decide_after=3)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     logs = _eval(_tasks(example, managers, n=20), tmp_path, max_tasks=1)
-    first = logs["arith_tested"].results.early_stopping
-    assert len(logs["arith_tested"].samples) == 20 and first.early_stops == []
+    first = logs["tested"].results.early_stopping
+    assert len(logs["tested"].samples) == 20 and first.early_stops == []
     assert "max_tasks >= 2" in first.metadata["notes"][0]
-    second = logs["arith_baseline"].results.early_stopping
+    second = logs["baseline"].results.early_stopping
     assert second.metadata["action"] == "promote" and len(second.early_stops) >= 20 - 3 - 2
 
 
@@ -178,7 +178,7 @@ def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(fake_
     assert sorted(r["attempt"] for r in baseline_rows) == [0] * 6 + [1] * 6
     groups = {s.id: s.metadata["group"] for s in example.questions(6)}
     assert all(r["group"] == groups[r["task"]] for r in ledger.rows)
-    assert logs["arith_tested"].results.early_stopping.metadata["appended"]["unscored"] == 12
+    assert logs["tested"].results.early_stopping.metadata["appended"]["unscored"] == 12
     assert ledger.looks == 0  # no pair of final outcomes, no look
 
 
