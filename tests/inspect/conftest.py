@@ -53,6 +53,7 @@ class FakeLedger:
         self.rows: list[dict[str, Any]] = []
         self.registered: list[dict[str, Any]] = []
         self.looks = 0
+        self.history: list[stopwise.DecisionRecord] = []
 
     def register(self, evaluation: str, *, policy: Any, universe: Any, tested: str, baseline: str) -> None:
         self.registered.append(
@@ -76,8 +77,14 @@ class FakeLedger:
         record = stopwise.decide(self.frame(), spec["tested"], spec["baseline"], spec["policy"])
         pairs = self.pairs()
         if self.decide_after is None or pairs < self.decide_after:
-            return record.model_copy(update={"action": "continue", "reason": f"fake ledger: {pairs} pairs"})
-        return record.model_copy(update={"action": "promote", "reason": f"fake ledger: decided at {pairs} pairs"})
+            record = record.model_copy(update={"action": "continue", "reason": f"fake ledger: {pairs} pairs"})
+        else:
+            record = record.model_copy(update={"action": "promote", "reason": f"fake ledger: decided at {pairs} pairs"})
+        self.history.append(record)
+        return record
+
+    def decisions(self, evaluation: str) -> list[stopwise.DecisionRecord]:
+        return list(self.history)
 
 
 @pytest.fixture

@@ -86,6 +86,19 @@ def test_both_systems_stop_once_decided_and_the_log_records_it(fake_ledger: Any,
     assert managers[0].comparison.decision.action == "promote"
 
 
+def test_an_evaluation_already_decided_stops_at_once(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = fake_ledger(decide_after=3)
+    _eval(_tasks(example, paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline"), n=12), tmp_path)
+    rows = len(ledger.rows)
+    again = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")  # e.g. a re-run of the script
+    logs = _eval(_tasks(example, again, n=12), tmp_path)
+    for log in logs.values():
+        # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored
+        assert log.status == "success" and not log.samples and log.results is None
+    assert len(ledger.rows) == rows and again[0].comparison.looks == 0
+    assert again[0].comparison.decision.action == "promote"
+
+
 def test_one_task_for_both_models_is_refused(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai import Task, eval
     from inspect_ai.scorer import match

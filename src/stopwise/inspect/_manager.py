@@ -237,6 +237,14 @@ class PairedComparison:
             self.evaluation, policy=self.policy, universe=universe, tested=self.tested, baseline=self.baseline
         )
         self._registered = True
+        # A re-run (or a resumed run) of an evaluation the ledger has already decided stops at once.
+        history = getattr(self.ledger, "decisions", None)
+        if callable(history):
+            links = history(self.evaluation)
+            if links:
+                last = getattr(links[-1], "record", links[-1])
+                if isinstance(last, DecisionRecord):
+                    self.decision = last
 
     # -- the four calls, for one side ----------------------------------------------------------
 
