@@ -212,8 +212,8 @@ class TaskUniverse:
         if self._tasks is None:
             raise ValueError("a universe from counts has no task names or order")
         if self._index is None:
-            self._index = pd.Index(self._tasks)
-        return np.asarray(self._index.get_indexer(np.asarray(tasks, dtype=object)), dtype=np.int64)
+            self._index = pd.Index(pd.array(self._tasks, dtype="str"))
+        return np.asarray(self._index.get_indexer(pd.array(np.asarray(tasks, dtype=object), dtype="str")), dtype=np.int64)
 
     def canonical_json(self) -> str:
         """The universe as canonical JSON (sorted keys, no whitespace); see the module docstring."""
