@@ -270,3 +270,24 @@ def test_betting_needs_the_planned_order() -> None:
         decide(rows, "A", "B", BETTING, universe=TaskUniverse.from_counts(100))
     with pytest.raises(ComparisonError, match="but no task universe was given"):
         decide(rows, "A", "B", BETTING, complete=True)
+
+
+def test_betting_decide_matches_the_boundary_on_the_prefix_and_stops_early() -> None:
+    from stopwise.compare import betting_boundary
+
+    rng = np.random.default_rng(3)
+    n_planned, seen = 400, 80
+    groups = ["a", "b", "c", "d"] * (n_planned // 4)
+    universe = planned(n_planned, groups)
+    a = (rng.random(seen) < 0.9).astype(float)
+    b = (rng.random(seen) < 0.3).astype(float)
+    rows = rows_from(a.tolist(), b.tolist(), groups[:seen])
+    record = decide(rows, "A", "B", BETTING, universe=universe)
+    direct = betting_boundary(
+        a - b, 0.0, population_size=n_planned, alpha=0.05, groups=np.array(groups[:seen]), group_sizes=universe.group_sizes
+    )
+    assert record.r_promote == pytest.approx(direct.p_promote, abs=0) and record.r_reject == pytest.approx(direct.p_reject, abs=0)
+    assert record.action == "promote" and not record.budget.at_limit  # 80 of 400 tasks: an early, anytime-valid stop
+    assert record.tail_method == direct.method and record.boundary == "betting-wor"
+    # the fixed-budget rule on the same look continues: it is valid only at the limit
+    assert decide(rows, "A", "B", universe=universe).action == "continue"

@@ -247,6 +247,8 @@ class OutcomeCells:
         Summed over the usable attempts; NaN when one of them lacks the value or there is none.
     excluded : tuple of Exclusion
         Rows left out (identical duplicates, statuses the policy does not use), by reason.
+    task_index : pandas.Index or None
+        ``tasks`` as the pandas index the factorisation produced (for fast look-ups).
     """
 
     systems: np.ndarray
@@ -258,6 +260,7 @@ class OutcomeCells:
     cost: np.ndarray
     elapsed: np.ndarray
     excluded: tuple[Exclusion, ...]
+    task_index: pd.Index | None = None
 
     @property
     def usable(self) -> np.ndarray:
@@ -399,6 +402,7 @@ def outcome_cells(
         cost=summed("cost_usd").reshape(shape),
         elapsed=summed("elapsed_s").reshape(shape),
         excluded=tuple(excluded),
+        task_index=task_labels if isinstance(task_labels, pd.Index) else None,
     )
 
 
@@ -518,7 +522,7 @@ def pair_outcomes(
         labels, sizes = np.unique(universe_groups, return_counts=True)
         size = len(universe_tasks)
     elif universe.ordered:
-        positions = universe.positions(cells.tasks)
+        positions = universe.positions(cells.task_index if cells.task_index is not None else cells.tasks)
         inside = positions >= 0
         exclude(~inside, "task outside the planned task universe")
         planned_groups = universe.groups
