@@ -13,7 +13,7 @@ from rich.table import Table
 
 from stopwise.cli._common import console, user_errors
 from stopwise.compare import budget_task_count, coverage_aware_orders, decide, task_order
-from stopwise.errors import ComparisonError, FileFormatError, InputError
+from stopwise.errors import FileFormatError, InputError
 from stopwise.records import (
     ACTIONS,
     DEFAULT_POLICY_TOML,
@@ -21,7 +21,7 @@ from stopwise.records import (
     Policy,
     TaskUniverse,
     load_policy,
-    read_outcomes,
+    read_outcome_files,
     read_task_universe,
     synthetic_benchmark,
     write_outcomes,
@@ -101,31 +101,6 @@ def _universe(tasks: Path | None, n_tasks: int | None, group_size: list[str], gr
     if n_tasks is None and not sizes:
         return None
     return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
-
-
-def read_outcome_files(paths: list[Path]) -> pd.DataFrame:
-    """Read several outcome files, each validated, as one table; a (system, task, attempt) in two files is an error."""
-    frames = [read_outcomes(path) for path in paths]
-    if len(frames) == 1:
-        return frames[0]
-    keyed = pd.concat(
-        [f[["system", "task", "attempt"]].assign(_file=i, _row=np.arange(1, len(f) + 1)) for i, f in enumerate(frames)],
-        ignore_index=True,
-    )
-    first_file = keyed.groupby(["system", "task", "attempt"], sort=False)["_file"].transform("min")
-    clash = (keyed["_file"] != first_file).to_numpy()
-    if clash.any():
-        i = int(np.flatnonzero(clash)[0])
-        row = keyed.iloc[i]
-        earlier = keyed[
-            (keyed["system"] == row["system"]) & (keyed["task"] == row["task"]) & (keyed["attempt"] == row["attempt"])
-        ].iloc[0]
-        raise ComparisonError(
-            f"{paths[int(row['_file'])]}, row {int(row['_row'])}: (system, task, attempt) = "
-            f"({row['system']}, {row['task']}, {int(row['attempt'])}) is already in {paths[int(earlier['_file'])]}, "
-            f"row {int(earlier['_row'])}; {int(clash.sum())} row(s) repeat rows of an earlier file (is a file given twice?)"
-        )
-    return pd.concat(frames, ignore_index=True)
 
 
 def decide_command(

@@ -509,11 +509,12 @@ def decide(
         reject = covered and not promote and r_reject is not None and r_reject <= a
         action = PROMOTE if promote else REJECT if reject else ABSTAIN if at_limit else CONTINUE
     else:
-        if covered and not forced:
+        tail_method = policy.tail_method
+        if covered and tail_method != "none":
             tails = tail_probabilities(
                 differences,
                 policy.threshold,
-                method=policy.tail_method,  # type: ignore[arg-type]
+                method=tail_method,
                 n_resamples=policy.bootstrap_resamples,
                 rng=rng if rng is not None else policy.seed,
                 units=None if np.array_equal(paired.units, paired.tasks) else paired.units,
