@@ -291,3 +291,26 @@ def test_betting_decide_matches_the_boundary_on_the_prefix_and_stops_early() -> 
     assert record.tail_method == direct.method and record.boundary == "betting-wor"
     # the fixed-budget rule on the same look continues: it is valid only at the limit
     assert decide(rows, "A", "B", universe=universe).action == "continue"
+
+
+def test_input_digest_ignores_row_order_and_sees_every_value() -> None:
+    from stopwise.compare import input_digest
+
+    rows = outcome_frame(
+        [
+            {"system": "A", "task": "t1", "outcome": 1, "source": "run-1"},
+            {"system": "A", "task": "t1", "outcome": 1, "source": "run-2", "attempt": 1},
+            {"system": "B", "task": "t1", "outcome": 0, "cost_usd": 0.5},
+            {"system": "B", "task": "t2", "outcome": None, "status": "pending", "unit": "u"},
+            {"system": "C", "task": "t1", "outcome": 1},
+        ]
+    )
+    digest = input_digest(rows, ("A", "B"))
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        assert input_digest(rows.iloc[rng.permutation(len(rows))].reset_index(drop=True), ("B", "A")) == digest
+    assert input_digest(rows[rows["system"] != "C"], ("A", "B")) == digest  # other systems' rows do not count
+    for column, value in (("source", "run-3"), ("cost_usd", 0.25), ("group", "g"), ("unit", "v"), ("outcome", 0.0)):
+        changed = rows.copy()
+        changed.loc[0, column] = value
+        assert input_digest(changed, ("A", "B")) != digest, column

@@ -144,7 +144,7 @@ def input_digest(
     """sha256 of the given systems' outcome rows in canonical form.
 
     Canonical form: the contract columns of the systems' rows, sorted by (system, task, attempt,
-    status, outcome); each column hashed in contract order as its name, then its values -- a text
+    status, outcome, then every other column); each column hashed in contract order as its name, then its values -- a text
     column as its sorted distinct values joined by U+001F followed by each row's index into them
     (int64), numbers as little-endian float64 / int64 bytes (every NaN the same bytes). Row order and the other systems' rows do not change it. (Before the task
     universe the digest hashed a CSV rendering; that took 18 s on 10^6 rows.)
@@ -168,13 +168,18 @@ def input_digest(
         sub["attempt"].to_numpy(dtype=np.int64),
         text["status"][0],
         np.nan_to_num(outcome, nan=-1.0),
+        text["group"][0],
+        np.nan_to_num(sub["cost_usd"].to_numpy(dtype=float), nan=-1.0),
+        np.nan_to_num(sub["elapsed_s"].to_numpy(dtype=float), nan=-1.0),
+        text["source"][0],
+        text["unit"][0],
     ]
-    order = np.lexsort(keys[::-1])
+    order = np.lexsort(keys[::-1])  # every column breaks ties, so row order never matters
     digest = hashlib.sha256()
     for column in OUTCOME_COLUMNS:
         digest.update(column.encode() + b"\x1e")
-        if column in text:
-            codes, labels = text[column]
+        if column not in ("attempt", "outcome", "cost_usd", "elapsed_s"):  # text, including columns added later
+            codes, labels = text[column] if column in text else pd.factorize(sub[column].astype(str), sort=True)
             digest.update("\x1f".join(labels.astype(object).tolist()).encode("utf-8", "surrogatepass") + b"\x1e")
             digest.update(np.ascontiguousarray(codes[order], dtype="<i8").tobytes())
         elif column == "attempt":
