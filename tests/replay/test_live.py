@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.conftest import shared_path
 
 from stopwise import Policy, write_outcomes
 from stopwise.cli.main import main
@@ -126,10 +125,10 @@ def test_cli_looks_every_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFix
         assert fragment in (captured.out + captured.err).replace("\n", " ")
 
 
-def test_terminal_bench_2_betting_wrong_rates_within_bound() -> None:
+def test_terminal_bench_2_betting_wrong_rates_within_bound(shared_data: Path) -> None:
     """Real record (shared data): every pair's betting wrong-decision rate <= a + 2 SE; the fixed-budget rule
     re-declared at every 5 % of the tasks exceeds it on some pairs."""
-    rows = read_outcomes(shared_path("records", "terminal_bench_2", "outcomes.csv"))
+    rows = read_outcomes(shared_data / "records" / "terminal_bench_2" / "outcomes.csv")
     source = prepare_source(rows, "terminal_bench_2")
     live = replay_live(source, Policy(), thresholds=[0.0], n_orders=100)
     betting = live.pairs[live.pairs["rule"] == "betting-wor"]
