@@ -113,11 +113,18 @@ def test_cli_looks_every_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFix
     assert "Live-look replay" in printed and "a + 2 SE" in printed.replace("\n", " ")
     pairs = pd.read_csv(out / "live_pairs.csv")
     assert len(pairs) == 6 * 2 and set(pairs["orders"]) == {8}
+    code = main(["replay", str(path), "--looks", "5", "--orders", "4", "--thresholds", "0", "--policies", "all", "--rules", "betting-wor", "-o", str(out)])
+    assert code == 0
+    capsys.readouterr()
+    policies = set(pd.read_csv(out / "live_pairs.csv")["policy"])
+    assert {"primary", "forced-uniform", "betting", "betting-uniform"} <= policies and "neyman" not in policies
     for extra, fragment in [
         (["--looks", "sometimes"], "--looks must be 'every' or a positive integer"),
         (["--looks", "every", "--rules", "magic"], "--rules: choose from"),
         (["--fixed-looks", "5"], "apply to the live-look replay"),
         (["--looks", "2", "--strategy", "yolo"], "--strategy must be"),
+        (["--policies", "betting"], "replay it with live looks"),
+        (["--looks", "every", "--policies", "neyman"], "uniform and coverage-aware orders"),
     ]:
         code = main(["replay", str(path), "--orders", "4", *extra])
         assert code == 4

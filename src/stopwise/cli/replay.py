@@ -70,7 +70,11 @@ def replay_command(
     with user_errors():
         base = load_policy(policy) if policy is not None else Policy()
         if policies == "all":
-            names: list[str] | None = list(STANDARD_POLICIES)
+            names: list[str] | None = [
+                n
+                for n, spec in STANDARD_POLICIES.items()
+                if (spec["order"] in ("uniform", "coverage-aware") if looks is not None else "boundary" not in spec)
+            ]
         elif policies == "as-given":
             names = None
         else:
