@@ -194,6 +194,10 @@ def test_boundary_fields_and_bounds() -> None:
     # promote rejected delta = 0, so the lower bound lies above it, and the level-alpha promote test at the lower
     # bound's grid point is rejected while one grid step above it is not
     assert b.lower >= 0.0
+    quick = betting_boundary(x, 0.0, population_size=400, alpha=ALPHA, confidence_bounds=False)
+    assert (quick.p_promote, quick.p_reject) == (b.p_promote, b.p_reject)
+    assert (quick.lower, quick.upper) == (b.logical_lower, b.logical_upper)
+    np.testing.assert_array_equal(quick.log_capital_promote, b.log_capital_promote)
     above = betting_boundary(x, b.lower + 0.01, population_size=400, alpha=ALPHA)
     assert not above.promote
     assert betting_boundary(x, b.lower, population_size=400, alpha=ALPHA).promote

@@ -112,6 +112,8 @@ STRATEGIES = ("max", "agrapa", "plug-in")
 """Betting strategies: ``max`` (default: the larger of the aGRAPA and plug-in bets), ``agrapa`` and the
 predictable ``plug-in`` baseline."""
 _TOL = 1e-9
+COARSE_STEP = 0.1
+"""First-stage grid step of the confidence bounds (refined to ``resolution`` inside the bracket)."""
 _STRATEGY_LABELS = {"max": "max(aGRAPA, plug-in)", "agrapa": "aGRAPA", "plug-in": "plug-in"}
 PRIOR_VARIANCE = 1.0
 """sigma2_0: the variance pseudo-observation of the aGRAPA and plug-in variance estimates."""
@@ -438,6 +440,7 @@ def betting_boundary(
     group_sizes: Mapping[str, int] | None = None,
     strategy: str = "max",
     resolution: float = 0.01,
+    confidence_bounds: bool = True,
 ) -> BettingBoundary:
     """The anytime-valid betting boundary for the finite-population mean paired difference.
 
@@ -463,6 +466,9 @@ def betting_boundary(
         Betting strategy (default ``max``: the larger of the aGRAPA and plug-in bets).
     resolution : float, optional
         Grid step of the confidence bounds.
+    confidence_bounds : bool, optional
+        Compute ``lower`` and ``upper`` (about 40 more capital paths); when False they are the logical
+        bounds and only the two p-values' paths are computed.
 
     Returns
     -------
@@ -511,28 +517,41 @@ def betting_boundary(
     if n == 0:
         empty = np.zeros(0)
         return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
-    grid = np.round(np.arange(-1.0, 1.0 + resolution / 2, resolution), 12)
-    grid = grid[(grid > -1.0) & (grid < 1.0)]
-    m0 = np.r_[float(threshold), grid]
-    paths = betting_paths(
-        np.broadcast_to(x, (len(m0), n)),
-        m0,
-        population_size=n_pop,
-        group_codes=codes,
-        group_sizes=sizes,
-        strategy=strategy,
-        alpha=alpha,
-    )
-    best_p = np.max(paths.log_promote, axis=1)
-    best_r = np.max(paths.log_reject, axis=1)
+    def run(m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        paths = betting_paths(
+            np.broadcast_to(x, (len(m0), n)), m0, population_size=n_pop, group_codes=codes, group_sizes=sizes, strategy=strategy, alpha=alpha
+        )
+        return paths.log_promote, paths.log_reject
+
     level = np.log(1.0 / alpha)
-    p_promote = float(min(1.0, np.exp(-best_p[0])))
-    p_reject = float(min(1.0, np.exp(-best_r[0])))
-    # lower bound: below the first grid point (from the bottom) the promote test has not rejected
-    kept_low = np.flatnonzero(best_p[1:] < level)
-    lower = float(grid[kept_low[0] - 1]) if len(kept_low) and kept_low[0] > 0 else (-1.0 if len(kept_low) else float(grid[-1]))
-    kept_high = np.flatnonzero(best_r[1:] < level)
-    upper = float(grid[kept_high[-1] + 1]) if len(kept_high) and kept_high[-1] < len(grid) - 1 else (1.0 if len(kept_high) else float(grid[0]))
+    if not confidence_bounds:
+        log_p, log_r = run(np.array([float(threshold)]))
+        p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
+        p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
+        return BettingBoundary(
+            p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
+            logical_lower, logical_upper, logical_lower, logical_upper, log_p[0].copy(), log_r[0].copy(), method,
+        )  # fmt: skip
+    steps = max(1, round(COARSE_STEP / resolution))
+    coarse = np.round(np.arange(-1.0 + steps * resolution, 1.0 - resolution / 2, steps * resolution), 12)
+    log_p, log_r = run(np.r_[float(threshold), coarse])
+    p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
+    p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
+    # stage 1: bracket each bound between two coarse points; stage 2: the fine grid inside each bracket
+    kept_p = np.max(log_p[1:], axis=1) < level
+    kept_r = np.max(log_r[1:], axis=1) < level
+    edges = np.r_[-1.0, coarse, 1.0]
+    k_low = int(np.argmax(kept_p)) if kept_p.any() else len(coarse)
+    k_high = int(np.flatnonzero(kept_r)[-1]) + 1 if kept_r.any() else 0
+    low_from, high_from = edges[k_low], edges[k_high]
+    fine = np.round(np.arange(1, steps) * resolution, 12)
+    fine_p, fine_r = run(np.r_[low_from + fine, high_from + fine])
+    rejected_low = np.r_[True, np.max(fine_p[: len(fine)], axis=1) >= level, False]
+    low_points = np.r_[low_from, low_from + fine, edges[k_low + 1]]
+    lower = float(low_points[int(np.argmin(rejected_low)) - 1])
+    rejected_high = np.r_[False, np.max(fine_r[len(fine) :], axis=1) >= level, True]
+    high_points = np.r_[high_from, high_from + fine, edges[k_high + 1]]
+    upper = float(high_points[int(np.flatnonzero(~rejected_high)[-1]) + 1])
     lower = max(lower, logical_lower)
     upper = min(upper, logical_upper)
     return BettingBoundary(
@@ -548,7 +567,7 @@ def betting_boundary(
         upper=upper,
         logical_lower=logical_lower,
         logical_upper=logical_upper,
-        log_capital_promote=paths.log_promote[0].copy(),
-        log_capital_reject=paths.log_reject[0].copy(),
+        log_capital_promote=log_p[0].copy(),
+        log_capital_reject=log_r[0].copy(),
         method=method,
     )
