@@ -72,24 +72,26 @@ def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
 
 def test_fixed_budget_stops_match_per_look_exact_tails() -> None:
     source = prepare_source(synthetic_benchmark(100, 3, rng=2), "synthetic")
-    live = replay_live(source, UNIFORM, thresholds=[0.0], n_orders=5, rules=["fixed-budget"], fixed_looks=10)
+    live = replay_live(source, UNIFORM, thresholds=[0.0, 0.05], n_orders=5, rules=["fixed-budget"], fixed_looks=10)
     for pair in source.pairs[:2]:
         tested, baseline = source.pair_label(pair)
-        promote = reject = 0
-        for order in pair_orders(source, pair, UNIFORM, 5):
-            d = pair.differences[order]
-            for k in range(10, 101, 10):
-                tails = tail_probabilities(d[:k], 0.0, method="exact")
-                above = d[:k].mean() > 0
-                if above and tails.r_promote <= 0.05:
-                    promote += 1
-                    break
-                if not above and tails.r_reject <= 0.05:
-                    reject += 1
-                    break
-        row = live.pairs[(live.pairs["tested"] == tested) & (live.pairs["baseline"] == baseline)].iloc[0]
-        assert (row["promote"], row["reject"]) == (promote, reject)
-        assert row["method"].startswith("fixed-budget, re-declared at every look (exact")
+        for threshold in (0.0, 0.05):
+            promote = reject = 0
+            for order in pair_orders(source, pair, UNIFORM, 5):
+                d = pair.differences[order]
+                for k in range(10, 101, 10):
+                    tails = tail_probabilities(d[:k], threshold, method="exact")
+                    above = round(d[:k].sum()) > k * threshold + 1e-9
+                    if above and tails.r_promote <= 0.05:
+                        promote += 1
+                        break
+                    if not above and tails.r_reject <= 0.05:
+                        reject += 1
+                        break
+            pick = (live.pairs["tested"] == tested) & (live.pairs["baseline"] == baseline) & (live.pairs["threshold"] == threshold)
+            row = live.pairs[pick].iloc[0]
+            assert (row["promote"], row["reject"]) == (promote, reject)
+            assert row["method"].startswith("fixed-budget, re-declared at every look (exact")
 
 
 def test_live_replay_writes_tables_and_figure(tmp_path: Path) -> None:

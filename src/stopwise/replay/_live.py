@@ -166,38 +166,41 @@ def _betting_stops(
 
 
 class _FixedTails:
-    """Exact bootstrap R_promote of lattice-count rows, computed once per distinct row and threshold."""
+    """Exact bootstrap R_promote of lattice-count rows, computed once per distinct row for all thresholds."""
 
-    def __init__(self) -> None:
-        self.cache: dict[tuple[int, float], dict[bytes, float]] = {}
+    def __init__(self, thresholds: np.ndarray) -> None:
+        self.thresholds = thresholds
+        self.cache: dict[int, dict[bytes, np.ndarray]] = {}
 
-    def r_promote(self, counts: np.ndarray, lattice: int, threshold: float) -> np.ndarray:
+    def r_promote(self, counts: np.ndarray, lattice: int) -> np.ndarray:
+        """R_promote of each count row and threshold, shape ``counts.shape[:-1] + (n_thresholds,)``."""
         flat = np.ascontiguousarray(counts.reshape(-1, counts.shape[-1]).astype(np.int32))
         keys = flat.view(np.dtype((np.void, flat.itemsize * flat.shape[1]))).ravel()
         unique, inverse = np.unique(keys, return_inverse=True)
-        table = self.cache.setdefault((lattice, threshold), {})
+        table = self.cache.setdefault(lattice, {})
         missing = [i for i, key in enumerate(unique) if key.tobytes() not in table]
         if missing:
             rows = np.frombuffer(b"".join(unique[i].tobytes() for i in missing), dtype=np.int32).reshape(len(missing), -1)
-            values = np.full(len(missing), np.nan)
+            values = np.full((len(missing), len(self.thresholds)), np.nan)
             nonempty = rows.sum(axis=1) > 0
             if nonempty.any():
-                values[nonempty] = exact_tails_from_counts(rows[nonempty], lattice, threshold)
+                values[nonempty] = exact_tails_from_counts(rows[nonempty], lattice, self.thresholds).reshape(-1, len(self.thresholds))
             for i, value in zip(missing, values, strict=True):
-                table[unique[i].tobytes()] = float(value)
-        looked = np.array([table[key.tobytes()] for key in unique])
-        return looked[inverse].reshape(counts.shape[:-1])
+                table[unique[i].tobytes()] = value
+        looked = np.stack([table[key.tobytes()] for key in unique])
+        return looked[inverse.ravel()].reshape((*counts.shape[:-1], len(self.thresholds)))
 
 
 def _fixed_stops(
     pair: ReplayPair,
     orders: np.ndarray,
-    threshold: float,
     gate: np.ndarray | None,
     looks: np.ndarray,
     alpha: float,
     tails: _FixedTails,
-) -> tuple[np.ndarray, np.ndarray, str]:
+) -> tuple[list[_Stops], str]:
+    """First final action of the fixed-budget rule re-declared at each look, for every threshold."""
+    thresholds = tails.thresholds
     values = pair.differences[orders]
     k = looks.astype(float)
     n = pair.n_shared
@@ -206,23 +209,26 @@ def _fixed_stops(
         units = np.rint(values * lattice).astype(np.int64) + lattice
         counts = np.stack([np.cumsum(units == j, axis=1)[:, looks - 1] for j in range(2 * lattice + 1)], axis=-1)
         total_units = counts @ np.arange(-lattice, lattice + 1)
-        exceeds = total_units > lattice_threshold(looks, lattice, threshold)[None, :]
-        r_promote = tails.r_promote(counts, lattice, threshold)
+        exceeds = total_units[..., None] > lattice_threshold(looks[:, None], lattice, thresholds)[None, :, :]
+        r_promote = tails.r_promote(counts, lattice)
         r_reject = 1.0 - r_promote
         method = f"exact (lattice 1/{lattice})"
     else:
-        total = np.cumsum(values, axis=1)[:, looks - 1]
-        squares = np.cumsum(values**2, axis=1)[:, looks - 1]
-        exceeds = total / k > threshold
-        r_promote, r_reject = normal_tails_from_moments(total, squares, np.broadcast_to(k, total.shape), np.asarray(threshold))
+        total = np.cumsum(values, axis=1)[:, looks - 1, None]
+        squares = np.cumsum(values**2, axis=1)[:, looks - 1, None]
+        exceeds = total / k[:, None] > thresholds
+        r_promote, r_reject = normal_tails_from_moments(total, squares, np.broadcast_to(k[:, None], total.shape), thresholds)
         method = "paired normal (lattice too fine for exact tails)"
-    covered = np.ones(exceeds.shape, dtype=bool) if gate is None else gate[:, looks - 1]
-    actions = routine_actions(covered, True, exceeds, r_promote, r_reject, tail_cutoff=alpha)
-    final = (actions == PROMOTE) | (actions == REJECT)
-    hit = final.any(axis=1)
-    first = np.argmax(final, axis=1)
-    action = np.where(hit, actions[np.arange(len(first)), first], _NONE)
-    return action, np.where(hit, looks[first], _NONE), method
+    covered = np.ones(exceeds.shape[:2], dtype=bool) if gate is None else gate[:, looks - 1]
+    actions = routine_actions(covered[..., None], True, exceeds, r_promote, r_reject, tail_cutoff=alpha)
+    result = []
+    for t in range(len(thresholds)):
+        act = actions[:, :, t]
+        final = (act == PROMOTE) | (act == REJECT)
+        hit = final.any(axis=1)
+        first = np.argmax(final, axis=1)
+        result.append(_Stops(np.where(hit, act[np.arange(len(first)), first], _NONE), np.where(hit, looks[first], _NONE)))
+    return result, method
 
 
 @dataclass(frozen=True)
@@ -441,7 +447,7 @@ def replay_live(
         plans.setdefault(id(orders), (orders, []))[1].append(pair)
     rows: list[dict[str, Any]] = []
     curves: list[pd.DataFrame] = []
-    tails = _FixedTails()
+    tails = _FixedTails(thresholds_arr)
     pool = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     try:
         for orders, pairs in plans.values():
@@ -453,18 +459,16 @@ def replay_live(
             sizes = np.bincount(codes_task, minlength=len(labels)) if stratified else None
             bet_looks = live_looks(n, looks)
             fix_looks = live_looks(n, fixed_looks if fixed_looks is not None else max(1, math.ceil(n / 20)))
-            for threshold in thresholds_arr:
+            fixed = [_fixed_stops(pair, orders, gate, fix_looks, alpha, tails) for pair in pairs] if "fixed-budget" in rules else []
+            for t_index, threshold in enumerate(thresholds_arr):
                 positive = [exceeds_threshold(p.differences, p.lattice, float(threshold)) for p in pairs]
                 for rule in rules:
                     if rule == "betting-wor":
                         stops: list[_Stops] = _run_betting(pairs, orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy, batch_rows, pool)
                         methods = [f"betting-wor ({strategy}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
                     else:
-                        stops, methods = [], []
-                        for pair in pairs:
-                            first_action, first_stop, method = _fixed_stops(pair, orders, float(threshold), gate, fix_looks, alpha, tails)
-                            stops.append(_Stops(first_action, first_stop))
-                            methods.append(f"fixed-budget, re-declared at every look ({method})")
+                        stops = [runs[t_index] for runs, _ in fixed]
+                        methods = [f"fixed-budget, re-declared at every look ({method})" for _, method in fixed]
                     for pair, pos, run, method in zip(pairs, positive, stops, methods, strict=True):
                         tested, baseline = source.pair_label(pair)
                         row = {"source": source.name, "policy": policy_name, "rule": rule, "threshold": float(threshold), "tested": tested, "baseline": baseline}
