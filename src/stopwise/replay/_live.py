@@ -214,10 +214,10 @@ def _fixed_stops(
         r_reject = 1.0 - r_promote
         method = f"exact (lattice 1/{lattice})"
     else:
-        total = np.cumsum(values, axis=1)[:, looks - 1, None]
-        squares = np.cumsum(values**2, axis=1)[:, looks - 1, None]
-        exceeds = total / k[:, None] > thresholds
-        r_promote, r_reject = normal_tails_from_moments(total, squares, np.broadcast_to(k[:, None], total.shape), thresholds)
+        total = np.cumsum(values, axis=1)[:, looks - 1]
+        squares = np.cumsum(values**2, axis=1)[:, looks - 1]
+        exceeds = (total / k)[..., None] > thresholds
+        r_promote, r_reject = normal_tails_from_moments(total, squares, np.broadcast_to(k, total.shape), thresholds)
         method = "paired normal (lattice too fine for exact tails)"
     covered = np.ones(exceeds.shape[:2], dtype=bool) if gate is None else gate[:, looks - 1]
     actions = routine_actions(covered[..., None], True, exceeds, r_promote, r_reject, tail_cutoff=alpha)
