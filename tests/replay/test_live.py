@@ -145,3 +145,25 @@ def test_terminal_bench_2_betting_wrong_rates_within_bound(shared_data: Path) ->
     assert len(betting) == 42
     assert (betting["wrong_rate"] <= betting["bound"]).all()
     assert (fixed["wrong_rate"] > fixed["bound"]).sum() >= 5
+
+
+def test_fixed_budget_off_lattice_uses_paired_normal_tails() -> None:
+    rows = synthetic_benchmark(80, 2, rng=3)
+    rows["outcome"] = np.random.default_rng(4).uniform(0, 1, size=len(rows)).round(6)
+    source = prepare_source(rows, "continuous")
+    live = replay_live(source, UNIFORM, thresholds=[0.0, 0.1], n_orders=4, fixed_looks=20, batch_rows=3)
+    fixed = live.pairs[live.pairs["rule"] == "fixed-budget"]
+    assert fixed["method"].str.contains("paired normal").all()
+    pair = source.pairs[0]
+    for threshold in (0.0, 0.1):
+        expected = 0
+        for order in pair_orders(source, pair, UNIFORM, 4):
+            d = pair.differences[order]
+            for k in (20, 40, 60, 80):
+                tails = tail_probabilities(d[:k], threshold, method="normal")
+                above = d[:k].mean() > threshold
+                if (above and tails.r_promote <= 0.05) or (not above and tails.r_reject <= 0.05):
+                    expected += 1
+                    break
+        row = fixed[(fixed["tested"] == source.pair_label(pair)[0]) & (fixed["baseline"] == source.pair_label(pair)[1]) & (fixed["threshold"] == threshold)].iloc[0]
+        assert row["promote"] + row["reject"] == expected

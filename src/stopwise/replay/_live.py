@@ -372,7 +372,7 @@ def replay_live(
     fixed_looks: int | str | None = None,
     rules: Sequence[str] = LIVE_RULES,
     strategy: str = "max",
-    batch_rows: int = 8192,
+    batch_rows: int = 4096,
     n_jobs: int = 1,
     policy_name: str = "policy",
     progress: Callable[[int], None] | None = None,
@@ -401,7 +401,8 @@ def replay_live(
         Betting strategy (``max``, ``agrapa`` or ``plug-in``; see :func:`stopwise.compare.betting_paths`).
     batch_rows : int, optional
         Rows (pair x order) per vectorised batch of the betting rule; bounds memory at about
-        ``batch_rows * N * 200`` bytes (x G for the stratified process).
+        ``batch_rows * N * 100`` bytes per thread (the stratified process splits a batch into G times
+        smaller vectorised calls, G the number of groups).
     n_jobs : int, optional
         Threads for the betting batches.
     policy_name : str, optional
@@ -514,7 +515,7 @@ def _run_betting(
     """First betting actions of every (pair, order), in batches of whole pairs."""
     n_orders, n = orders.shape
     per_batch = max(1, batch_rows // n_orders)
-    order_rows = max(1, min(n_orders, batch_rows))
+    order_rows = max(1, min(n_orders, batch_rows // (1 if sizes is None else len(sizes))))
 
     def run(start: int) -> tuple[np.ndarray, np.ndarray]:
         chunk = pairs[start : start + per_batch]
@@ -624,7 +625,7 @@ def live_replay(
     strategy: str = "max",
     min_coverage: float = 0.95,
     min_shared: int = 1,
-    batch_rows: int = 8192,
+    batch_rows: int = 4096,
     n_jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> LiveReplay:
