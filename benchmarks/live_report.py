@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _data import SHARED_DATA, records_path
+from _data import records_path
 from stopwise import Policy
 from stopwise.records import read_outcomes
 from stopwise.replay import prepare_source, replay_live
@@ -119,7 +119,7 @@ def main() -> None:
         "# Live looks: the betting boundary against the fixed-budget rule under repeated looks",
         "",
         f"Produced by `python benchmarks/live_report.py` ({elapsed / 60:.0f} min on the shared 2-core machine) from every record in "
-        f"`{SHARED_DATA.name}/records`. Do not edit by hand.",
+        "`../shared/data/records`. Do not edit by hand.",
         "",
         "Each directed pair of a completed record is replayed along task orders with a **look after every task**; the run stops",
         "at the first promote or reject. Two rules:",
