@@ -15,7 +15,8 @@ from rich.table import Table
 from stopwise.cli._common import console, user_errors
 from stopwise.errors import InputError
 from stopwise.records import Policy, load_policy, read_outcomes
-from stopwise.replay import DEFAULT_BUDGETS, STANDARD_POLICIES, replay, table_two
+from stopwise.replay import DEFAULT_BUDGETS, LIVE_RULES, STANDARD_POLICIES, live_replay, replay, table_two
+from stopwise.replay._live import summary_table
 
 _DEFAULT_BUDGETS = ",".join(f"{budget:g}" for budget in DEFAULT_BUDGETS)
 
@@ -51,12 +52,29 @@ def replay_command(
     min_shared: Annotated[int, typer.Option(help="Keep directed pairs sharing at least this many tasks.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write records, tables and the figure here.")] = None,
     decisions: Annotated[bool, typer.Option("--decisions", help="Also write one row per decision (large).")] = False,
+    looks: Annotated[
+        str | None,
+        typer.Option(
+            help="Live-look replay: 'every' (a look after every task) or K (a look every K tasks); records the first "
+            "final action and stopping time of the betting boundary and of the fixed-budget rule re-declared at every look."
+        ),
+    ] = None,
+    fixed_looks: Annotated[
+        str | None, typer.Option(help="With --looks: looks of the fixed-budget rule ('every' or K; default every 5% of the tasks).")
+    ] = None,
+    rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ",".join(LIVE_RULES),
+    strategy: Annotated[str, typer.Option(help="With --looks: betting strategy (max, agrapa or plug-in).")] = "max",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --looks: threads for the betting batches.")] = 1,
 ) -> None:
     """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
     with user_errors():
         base = load_policy(policy) if policy is not None else Policy()
         if policies == "all":
-            names: list[str] | None = list(STANDARD_POLICIES)
+            names: list[str] | None = [
+                n
+                for n, spec in STANDARD_POLICIES.items()
+                if (spec["order"] in ("uniform", "coverage-aware") if looks is not None else "boundary" not in spec)
+            ]
         elif policies == "as-given":
             names = None
         else:
@@ -66,12 +84,26 @@ def replay_command(
                 raise InputError(f"--policies: unknown name(s) {', '.join(unknown)}; choose from {', '.join(STANDARD_POLICIES)}")
         if orders < 1:
             raise InputError(f"--orders must be a positive integer; got {orders}")
+        live_looks = _look_spec(looks, "looks") if looks is not None else None
+        live_fixed = _look_spec(fixed_looks, "fixed-looks") if fixed_looks is not None else None
+        if looks is None and (fixed_looks is not None or jobs != 1):
+            raise InputError("--fixed-looks and --jobs apply to the live-look replay; add --looks every (or --looks K)")
+        chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
+        if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
+            raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")
+        if strategy not in ("max", "agrapa", "plug-in"):
+            raise InputError(f"--strategy must be max, agrapa or plug-in; got {strategy!r}")
+        if jobs < 1:
+            raise InputError(f"--jobs must be a positive integer; got {jobs}")
         records: dict[str, pd.DataFrame] = {}
         for path in outcomes:
             name = _source_name(path)
             if name in records:
                 name = f"{name}-{len(records)}"
             records[name] = read_outcomes(path)
+        if live_looks is not None:
+            _live(records, base, names, thresholds, orders, live_looks, live_fixed, chosen_rules, strategy, min_coverage, min_shared, jobs, out)
+            return
         with Progress(
             TextColumn("replay"),
             BarColumn(),
@@ -144,6 +176,80 @@ def replay_command(
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
+
+
+def _look_spec(text: str, what: str) -> int | str:
+    value = text.strip().lower()
+    if value == "every":
+        return "every"
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"--{what} must be 'every' or a positive integer; got {text!r}")
+    return int(value)
+
+
+def _live(
+    records: dict[str, pd.DataFrame],
+    base: Policy,
+    names: list[str] | None,
+    thresholds: str,
+    orders: int,
+    looks: int | str,
+    fixed_looks: int | str | None,
+    rules: list[str],
+    strategy: str,
+    min_coverage: float,
+    min_shared: int,
+    jobs: int,
+    out: Path | None,
+) -> None:
+    """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
+    with user_errors():
+        with Progress(
+            TextColumn("live replay"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pairs x policies"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("live", total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, advance=done, total=total)
+
+            try:
+                result = live_replay(
+                    records,
+                    base,
+                    policies=names,
+                    thresholds=_numbers(thresholds, "thresholds"),
+                    n_orders=orders,
+                    looks=looks,
+                    fixed_looks=fixed_looks,
+                    rules=rules,
+                    strategy=strategy,
+                    min_coverage=min_coverage,
+                    min_shared=min_shared,
+                    n_jobs=jobs,
+                    progress=advance,
+                )
+            except ValueError as exc:
+                raise InputError(str(exc)) from exc
+    shown = summary_table(result.summary)
+    table = Table(title="Live-look replay: first final action per (pair, order)", header_style="bold")
+    for column in shown.columns:
+        table.add_column(escape(str(column)))
+    for row in shown.itertuples(index=False):
+        table.add_row(*[escape(str(v)) for v in row])
+    console.print(table)
+    console.print(
+        f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {orders} orders."
+    )
+    if out is not None:
+        with user_errors():
+            written = result.write(out)
+        console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
 
 
 def register(app: typer.Typer) -> None:
