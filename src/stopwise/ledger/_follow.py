@@ -81,11 +81,13 @@ def follow(
         now = ledger.high_water(evaluation)
         if now != seen:
             seen = now
-            try:
-                decision: DecisionRecord | None = ledger.decide(evaluation, record=record)
-                waiting = None
-            except ComparisonError as exc:
-                decision, waiting = None, str(exc)
+            decision: DecisionRecord | None = None
+            waiting: str | None = "no outcome events yet"
+            if now > 0:
+                try:
+                    decision, waiting = ledger.decide(evaluation, record=record), None
+                except ComparisonError as exc:
+                    waiting = str(exc)
             look = Look(outcome_seq=now, record=decision, waiting=waiting, elapsed_s=clock() - start)
             yield look
             if look.final:

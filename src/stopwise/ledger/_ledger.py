@@ -501,11 +501,15 @@ class Ledger:
 
         Raises
         ------
+        LedgerError
+            No outcome event is stored yet.
         ComparisonError
-            The comparison cannot be formed yet (for example, no outcome of one system).
+            The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
         frame, seq = self._snapshot(reg)
+        if seq == 0:
+            raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
         decision = self._decide_rows(reg, frame.drop(columns="_seq"))
         if record:
             self._append_decision(reg, decision, seq)
