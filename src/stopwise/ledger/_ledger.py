@@ -332,15 +332,16 @@ class Ledger:
         duplicates: list[int] = []
         refused: list[int] = []
         with self._tx(write=True) as conn:
-            inserted: set[EventKey] = set()
-            for start in range(0, len(unique), _CHUNK):
-                stmt = (
-                    self._insert(S.outcomes)
-                    .values([values[i] for i in unique[start : start + _CHUNK]])
-                    .on_conflict_do_nothing(index_elements=key_columns)
-                    .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
-                )
-                inserted.update((r[0], r[1], int(r[2])) for r in conn.execute(stmt))
+            # executemany with RETURNING: SQLAlchemy batches it into multi-row INSERTs ("insertmanyvalues")
+            # from one cached compiled statement.
+            stmt = (
+                self._insert(S.outcomes)
+                .on_conflict_do_nothing(index_elements=key_columns)
+                .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
+            )
+            inserted: set[EventKey] = {
+                (r[0], r[1], int(r[2])) for r in conn.execute(stmt, [values[i] for i in unique])
+            }
             accepted = [i for i in unique if keys[i] in inserted]
             judged = [i for i in range(len(keys)) if not (keys[i] in inserted and first[keys[i]] == i)]
             stored = self._stored_digests(conn, reg.id, [keys[i] for i in judged if keys[i] not in inserted])
