@@ -92,7 +92,7 @@ def check_exactly_once(url: str, n_events: int) -> None:
     pd.testing.assert_frame_equal(got, want)
 
 
-@pytest.mark.parametrize(("batch", "n_events"), [(1, 1200), (20, 4000)])
+@pytest.mark.parametrize(("batch", "n_events"), [(1, 600), (20, 4000)])
 def test_four_writers_lose_and_duplicate_nothing(ledger_url: str, batch: int, n_events: int) -> None:
     n_workers, overlap = 4, 40
     register(ledger_url, n_events)
