@@ -9,7 +9,7 @@ would, with the planned universe.
 
     python docs/examples/inspect_live.py --out runs/inspect-live
     stopwise decide runs/inspect-live/outcomes.csv --tested tested --baseline baseline \\
-        --policy runs/inspect-live/policy.toml --universe runs/inspect-live/universe.csv
+        --policy runs/inspect-live/policy.toml --tasks runs/inspect-live/universe.csv
 """
 
 from __future__ import annotations
@@ -73,10 +73,12 @@ def mock_system(name: str, accuracy: float) -> Model:
     return get_model("mockllm/model", custom_outputs=answer)
 
 
-def run(out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4) -> dict[str, Any]:
+def run(
+    out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4, policy_toml: str = POLICY_TOML
+) -> dict[str, Any]:
     """Run the paired evaluation into ``out`` and return what was decided and logged."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "policy.toml").write_text(POLICY_TOML)
+    (out / "policy.toml").write_text(policy_toml)
     policy = stopwise.load_policy(out / "policy.toml")
     ledger_url = f"sqlite:///{out / 'ledger.db'}"
 

@@ -40,7 +40,7 @@ from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_outcome
 from stopwise.inspect._ledger import count_of, open_any
-from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy, outcome_frame
+from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -345,9 +345,8 @@ class PairedComparison:
         }
         if task in self._group_of:
             row["group"] = self._group_of[task]
-        rows = outcome_frame([row])
         with self._lock:
-            result = self.ledger.append(self.evaluation, rows)
+            result = self.ledger.append(self.evaluation, [row])  # the ledger validates the row
             side.counts.completed += 1
             side.counts.accepted += count_of(result, "accepted")
             side.counts.duplicates += count_of(result, "duplicates")
