@@ -486,9 +486,9 @@ def paired_early_stopping(
     Examples
     --------
     >>> from stopwise.inspect import paired_early_stopping
-    >>> tested, baseline = paired_early_stopping(  # doctest: +SKIP
+    >>> tested, baseline = paired_early_stopping(
     ...     "sqlite:///:memory:", "demo", tested="A", baseline="B")
-    >>> tested.system, baseline.system, tested.comparison is baseline.comparison  # doctest: +SKIP
+    >>> tested.system, baseline.system, tested.comparison is baseline.comparison
     ('A', 'B', True)
     """
     comparison = PairedComparison(
