@@ -1,5 +1,6 @@
 """The decision layer: pairing, the coverage rule, tail probabilities and the decision routine."""
 
+from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
 from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
 from stopwise.compare._decide import (
     ABSTAIN,
@@ -79,3 +80,4 @@ __all__ = [
     "task_order",
     "uniform_orders",
 ]
+__all__ += ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]

@@ -515,7 +515,7 @@ class Ledger:
     def _decide_rows(reg: Registration, rows: pd.DataFrame) -> DecisionRecord:
         from stopwise.compare import decide
 
-        return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)  # type: ignore[call-arg]
+        return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)
 
     def _append_decision(self, reg: Registration, decision: DecisionRecord, outcome_seq: int) -> LedgerDecision:
         record_json = canonical_json(decision.model_dump(mode="json"))
