@@ -9,7 +9,7 @@ and the fixed-budget rule with a 25 % task budget (stops at the planned budget l
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -24,9 +24,9 @@ from stopwise.ingest import ingest, system_template
 MAX_SAMPLES = 4
 
 needs_betting = pytest.mark.skipif(
-    importlib.util.find_spec("stopwise.compare._betting") is None,
-    reason="WAITING FOR the betting boundary (compare/_betting.py from the betting branch); until it is merged "
-    "decide's placeholder never crosses. Enabled by that merge.",
+    importlib.import_module("stopwise.compare._decide").betting_boundary.__module__.endswith("_betting_pending"),
+    reason="WAITING FOR decide to use the betting boundary (compare/_betting.py): it still calls the placeholder "
+    "(compare/_betting_pending.py), which never crosses. Enabled once decide is wired to the real boundary.",
 )
 
 FIXED_BUDGET_TOML = """\
