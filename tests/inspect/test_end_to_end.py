@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import stopwise
@@ -33,10 +34,9 @@ FIXED_BUDGET_TOML = """\
 threshold = 0.0
 tail_cutoff = 0.05
 
-# the example's order is a seeded uniform shuffle, not coverage-aware: its first 50 tasks need not
-# cover the groups proportionally (this seed's do not, and the rule would abstain)
-[coverage]
-rule = "none"
+[order]
+kind = "coverage-aware"
+seed = 11
 
 [budget]
 measure = "task_fraction"
@@ -75,7 +75,7 @@ def _agree(out: Path, summary: dict[str, Any], capsys: pytest.CaptureFixture[str
     # `stopwise decide` on the export, with the policy and the planned tasks, exits with the same action
     capsys.readouterr()
     code = main(["decide", str(out / "outcomes.csv"), "-t", "tested", "-b", "baseline",
-                 "-p", str(out / "policy.toml"), "--tasks", str(out / "universe.csv"), "--json"])
+                 "-p", str(out / "policy.toml"), "--tasks", str(out / "order.csv"), "--json"])
     assert code == stopwise.ACTIONS.index(summary["decision"])
     assert json.loads(capsys.readouterr().out)["action"] == summary["decision"]
 
@@ -119,15 +119,13 @@ def budget_run(example: ModuleType, tmp_path_factory: pytest.TempPathFactory) ->
     return out, example.run(out, n=200, max_samples=MAX_SAMPLES, policy_toml=FIXED_BUDGET_TOML)
 
 
-def test_fixed_budget_runs_the_planned_quarter_and_decides_at_the_limit(
-    budget_run: tuple[Path, dict[str, Any]], example: ModuleType
-) -> None:
+def test_fixed_budget_runs_the_planned_quarter_and_decides_at_the_limit(budget_run: tuple[Path, dict[str, Any]]) -> None:
     out, summary = budget_run
-    planned = [s.id for s in example.questions(200)]
+    planned = pd.read_csv(out / "order.csv")["task"].tolist()  # the pre-registered order
     history = _history(out)
     final = history[-1].record
     # 50 pairs (25 % of 200) observed, decided once at the limit; every earlier look continued
-    assert final.n_observed == 50 and final.budget.at_limit
+    assert final.n_observed == 50 and final.budget.at_limit and final.coverage.satisfied
     assert final.action == summary["decision"] == "promote"
     assert all(link.record.action == "continue" for link in history[:-1]) and len(history) == 50
     for system, log in _logs(out).items():

@@ -161,6 +161,7 @@ class PairedComparison:
         self._position: dict[str, int] = {}
         self._group_of: dict[str, str] = {}
         self._given = None if universe is None else _universe_tasks(universe)
+        self._order_notes: list[str] = []
         self._universe: TaskUniverse | None = self._given
         self._allowed = 0
         self._registered = False
@@ -196,6 +197,7 @@ class PairedComparison:
                     + (" ..." if len(extra) > 5 else "")
                     + "; both tasks must run the same dataset"
                 )
+            self._note_order(ids, self.planned, label)
             if self._given is None and set(ids) != set(self._position):
                 missing = sorted(set(self._position) - set(ids))
                 raise InputError(
@@ -214,6 +216,7 @@ class PairedComparison:
                     f"{label}: sample ids not in the given universe: " + ", ".join(outside[:5])
                     + (" ..." if len(outside) > 5 else "")
                 )
+            self._note_order(ids, planned, label)
         else:
             if len(set(ids)) != len(ids):
                 raise InputError(f"{label}: sample ids must be unique as text (e.g. 1 and '1' collide)")
@@ -273,6 +276,15 @@ class PairedComparison:
             self._plan(ids, groups, label)
             side.started = True
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
+
+    def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
+        position = {task: i for i, task in enumerate(planned)}
+        runs = [position[t] for t in ids if t in position]
+        if runs != sorted(runs):
+            self._order_notes.append(
+                f"{label}: Inspect runs the samples in another order than the planned universe; decisions "
+                "stay valid but may come later (give Inspect the dataset in planned order: planned_order)"
+            )
 
     def _check_scorer(self, spec: EvalSpec, label: str) -> None:
         names = [s.name for s in (getattr(spec, "scorers", None) or [])]
@@ -365,8 +377,8 @@ class PairedComparison:
     def finish(self, role: Role) -> dict[str, Any]:
         side = self._sides[role]
         partner = self._sides[_PARTNER[role]]
-        notes: list[str] = []
         with self._lock:
+            notes = list(self._order_notes)
             side.done = True
             if not partner.started:
                 notes.append(
