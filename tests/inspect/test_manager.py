@@ -235,3 +235,24 @@ def test_inspect_running_another_order_than_planned_is_noted(
     for log in logs.values():
         notes = log.results.early_stopping.metadata["notes"]
         assert len(notes) == 2 and all("another order than the planned universe" in n for n in notes)
+
+
+def test_a_failing_ledger_stops_the_evaluation_and_says_why(
+    fake_ledger: Any, example: ModuleType, tmp_path: Path
+) -> None:
+    class Broken(fake_ledger):
+        def append(self, evaluation: str, rows: list[dict[str, Any]]) -> Any:
+            if len(self.rows) >= 4:
+                raise OSError("disk I/O error")
+            return super().append(evaluation, rows)
+
+    ledger = Broken()
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers, n=30), tmp_path)
+    assert len(ledger.rows) == 4
+    for log in logs.values():
+        assert log.status == "success"
+        summary = log.results.early_stopping
+        assert len(log.samples) + len(summary.early_stops) == 30 and len(log.samples) <= 4 + 2 + 2
+        assert all(s.reason.startswith("stopwise ledger append failed (task ") for s in summary.early_stops)
+        assert "OSError: disk I/O error" in summary.metadata["error"]

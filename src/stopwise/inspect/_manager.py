@@ -23,10 +23,15 @@ each with its own manager. :func:`paired_early_stopping` builds the two managers
 
 Samples already running when the decision is taken finish and are appended (nothing is lost);
 the decision is not re-taken for them. Ledger calls are synchronous and short (one transaction).
+If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
+either system is scheduled (``EarlyStop`` with the error as reason) and the error is in the log's
+metadata: the samples already scored stay in the Inspect logs, and the evaluation does not go on
+without its audit trail.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -49,6 +54,8 @@ if TYPE_CHECKING:
     from inspect_ai.util import EarlyStop
 
 __all__ = ["PairedComparison", "SystemEarlyStopping", "paired_early_stopping"]
+
+_log = logging.getLogger("stopwise.inspect")
 
 Role = Literal["tested", "baseline"]
 _FINAL = ("promote", "reject", "abstain")
@@ -155,6 +162,7 @@ class PairedComparison:
         self.scorer, _, key = (scorer.strip() if scorer else "").partition(":")
         self.key = key or None
         self.decision: DecisionRecord | None = None
+        self.error: str | None = None
         self.looks = 0
         self.planned: list[str] = []
         self._planned_groups: list[str] | None = None
@@ -296,6 +304,14 @@ class PairedComparison:
 
         side = self._sides[role]
         with self._lock:
+            if self.error is not None:
+                side.counts.stopped += 1
+                return EarlyStop(
+                    id=sample_id,
+                    epoch=epoch,
+                    reason=f"stopwise {self.error}",
+                    metadata={"action": "error", "evaluation": self.evaluation},
+                )
             if self.final:
                 assert self.decision is not None
                 side.counts.stopped += 1
@@ -358,8 +374,14 @@ class PairedComparison:
         if task in self._group_of:
             row["group"] = self._group_of[task]
         with self._lock:
-            result = self.ledger.append(self.evaluation, [row])  # the ledger validates the row
             side.counts.completed += 1
+            if self.error is not None:
+                return
+            try:
+                result = self.ledger.append(self.evaluation, [row])  # the ledger validates the row
+            except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
+                self._fail("append", task, exc)
+                return
             side.counts.accepted += count_of(result, "accepted")
             side.counts.duplicates += count_of(result, "duplicates")
             side.counts.conflicts += count_of(result, "conflicts")
@@ -371,8 +393,18 @@ class PairedComparison:
                 self._look()
 
     def _look(self) -> None:
-        self.decision = self.ledger.decide(self.evaluation)
+        try:
+            self.decision = self.ledger.decide(self.evaluation)
+        except Exception as exc:
+            self._fail("decide", None, exc)
+            return
         self.looks += 1
+
+    def _fail(self, call: str, task: str | None, exc: Exception) -> None:
+        """Record a ledger failure: no later sample is scheduled, and the log says why."""
+        where = f" (task {task})" if task is not None else ""
+        self.error = f"ledger {call} failed{where}: {type(exc).__name__}: {str(exc)[:400]}"
+        _log.error("stopwise: %s; evaluation %r stops (scored samples stay in the Inspect log)", self.error, self.evaluation)
 
     def finish(self, role: Role) -> dict[str, Any]:
         side = self._sides[role]
@@ -407,6 +439,7 @@ class PairedComparison:
                 "stopped": side.counts.stopped,
                 "looks": self.looks,
                 "action": None if self.decision is None else self.decision.action,
+                "error": self.error,
                 "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
                 "notes": notes,
             }
