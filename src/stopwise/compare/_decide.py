@@ -5,7 +5,7 @@ Two boundaries (the policy's ``[decision] boundary``):
 * ``fixed-budget`` (the paper's primary rule): tail probabilities R_promote / R_reject of the
   observed tasks; a final action only at the budget limit fixed in advance (one look).
 * ``betting-wor``: the anytime-valid betting boundary over the N planned tasks sampled without
-  replacement (:mod:`stopwise.compare._betting`), fed the longest observed prefix of the planned
+  replacement (:func:`stopwise.compare.betting_boundary`), fed the longest observed prefix of the planned
   order; a final action at ANY look once its p-value is at most a and coverage holds.
 
 The task universe (N, planned groups, planned order) is an input (:class:`stopwise.TaskUniverse`).
@@ -29,7 +29,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from stopwise._version import __version__
-from stopwise.compare._betting_pending import betting_boundary
+from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, pair_outcomes
 from stopwise.compare._tails import lattice_threshold, tail_probabilities

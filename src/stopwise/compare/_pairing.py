@@ -205,7 +205,7 @@ def task_groups(
         found = ", ".join(sorted(repr(str(label_names[c])) for c in label_of[task_of == task]))
         where = f"{source}: " if source else ""
         name = task_names[task]
-        name = names[name] if names is not None else name
+        name = str(names[name] if names is not None else name)
         raise ComparisonError(
             f"{where}task {name!r} has rows with different {what} values ({found}); a task must belong to one {what}"
         )
@@ -498,7 +498,7 @@ def pair_outcomes(
             if clash.any():
                 i = int(np.flatnonzero(clash)[0])
                 raise ComparisonError(
-                    f"task {cells.tasks[i]!r} has group {row_groups[i]!r} in the rows but {here[i]!r} in the planned "
+                    f"task {str(cells.tasks[i])!r} has group {str(row_groups[i])!r} in the rows but {str(here[i])!r} in the planned "
                     f"task universe ({int(clash.sum())} task(s) disagree); fix the rows or the tasks file"
                 )
             row_groups = np.where(inside, here, row_groups)
@@ -525,7 +525,7 @@ def pair_outcomes(
             blank = inside & (row_groups == "")
             if blank.any():
                 raise ComparisonError(
-                    f"task {cells.tasks[np.flatnonzero(blank)[0]]!r} has no group in the rows, but the task universe plans "
+                    f"task {str(cells.tasks[np.flatnonzero(blank)[0]])!r} has no group in the rows, but the task universe plans "
                     f"groups ({', '.join(map(repr, list(planned_sizes)[:10]))}); give the group column"
                 )
             seen_labels, seen_counts = np.unique(row_groups[inside], return_counts=True)
