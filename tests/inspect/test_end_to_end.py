@@ -9,7 +9,6 @@ and the fixed-budget rule with a 25 % task budget (stops at the planned budget l
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -23,12 +22,6 @@ from stopwise.cli.main import main
 from stopwise.ingest import ingest, system_template
 
 MAX_SAMPLES = 4
-
-needs_betting = pytest.mark.skipif(
-    importlib.import_module("stopwise.compare._decide").betting_boundary.__module__.endswith("_betting_pending"),
-    reason="WAITING FOR decide to use the betting boundary (compare/_betting.py): it still calls the placeholder "
-    "(compare/_betting_pending.py), which never crosses. Enabled once decide is wired to the real boundary.",
-)
 
 FIXED_BUDGET_TOML = """\
 threshold = 0.0
@@ -86,7 +79,6 @@ def betting_run(example: ModuleType, tmp_path_factory: pytest.TempPathFactory) -
     return out, example.run(out, n=200, max_samples=MAX_SAMPLES)
 
 
-@needs_betting
 def test_betting_boundary_stops_the_evaluation_once_crossed(betting_run: tuple[Path, dict[str, Any]]) -> None:
     out, summary = betting_run
     assert summary["decision"] == "promote"
@@ -106,7 +98,6 @@ def test_betting_boundary_stops_the_evaluation_once_crossed(betting_run: tuple[P
         assert meta["decision"] == final.model_dump(mode="json")
 
 
-@needs_betting
 def test_betting_run_ledger_logs_and_export_agree(
     betting_run: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
