@@ -72,6 +72,9 @@ def _register() -> None:
                 raise
             continue
         module.register(app)
+    from stopwise.cli import ledger as ledger_cli
+
+    ledger_cli.register(app)
 
 
 _register()
