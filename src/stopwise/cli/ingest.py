@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from stopwise.cli._common import console, err_console, user_errors
-from stopwise.errors import FileFormatError, InputError
+from stopwise.errors import FileFormatError, InputError, ValidationError
 from stopwise.ingest import INGEST_FORMATS, ingest, system_template
 from stopwise.ingest._inspect import SYSTEM_SOURCES
 from stopwise.records import write_outcomes, write_trajectories
@@ -92,17 +92,25 @@ def ingest_command(
                 raise InputError("give either --system or --system-from, not both")
             system = system_template(system_from)
         ids = _instance_ids(instances) if instances is not None else None
-        result = ingest(
-            paths,
-            format=format,
-            system=system,
-            scorer=scorer,
-            errors=errors,
-            empty_patch=empty_patch,
-            elapsed=elapsed,
-            instances=ids,
-            trajectories=trajectories is not None,
-        )
+        try:
+            result = ingest(
+                paths,
+                format=format,
+                system=system,
+                scorer=scorer,
+                errors=errors,
+                empty_patch=empty_patch,
+                elapsed=elapsed,
+                instances=ids,
+                trajectories=trajectories is not None,
+            )
+        except ValidationError as exc:
+            if system is None and "read twice" in str(exc):
+                err_console.print(
+                    "hint: logs of one model read as one system; name each log's system with --system-from "
+                    "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
+                )
+            raise
         write_outcomes(result.rows, out)
         wrote = [str(out)]
         if trajectories is not None and result.trajectories:
