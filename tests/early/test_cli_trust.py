@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from stopwise.cli.early import register
 from stopwise.early import load_model
-from stopwise.records import Trajectory, read_outcomes, write_trajectories
+from stopwise.records import read_outcomes, write_trajectories
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
