@@ -322,7 +322,9 @@ class EarlyOutcomeModel(BaseEstimator):
             seen = ~np.isin(tasks, classifier.validation_groups_) if not cal_idx.shape[0] else np.ones(tasks.shape[0], dtype=bool)
             _, first = np.unique(tasks[seen], return_index=True)
             train_runs = np.flatnonzero(seen)[first]
-            train_tasks = np.array([X[i][0, task_columns] for i in train_runs]).reshape(-1, task_columns.shape[0])
+            train_tasks = (
+                np.array([X[i][0, task_columns] for i in train_runs]).reshape(-1, task_columns.shape[0]) if task_columns.shape[0] else None
+            )
             train_cov = np.array([c[0, 0] for c in self.featurizer_._coverage_corpus(corpus, fit_idx[train_runs])])
             self.guard_ = fit_guard(
                 rows[~mask], np.vstack(ref_X), coverage, behavioral, [self.featurizer_.features_[j].name for j in behavioral],
