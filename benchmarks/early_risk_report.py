@@ -96,7 +96,7 @@ def loao(out: Path, from_saved: bool) -> list[str]:
             evaluation = leave_one_out(runs, models, by="agent", source="mcpmark")
         evaluation.info["seconds"] = round(time.perf_counter() - started, 1)
         folder.mkdir(parents=True, exist_ok=True)
-        evaluation.save(folder)
+        evaluation.save(folder, force=True)
     folds = evaluation.folds
     ltt = folds[folds["variant"] == "ltt"].set_index("fold")
     chosen = {

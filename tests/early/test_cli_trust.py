@@ -11,8 +11,9 @@ import typer
 from typer.testing import CliRunner
 
 from stopwise.cli.early import register
-from stopwise.early import load_model
-from stopwise.records import read_outcomes, write_trajectories
+from stopwise.early import EarlyOutcomeModel, load_model
+from stopwise.errors import InputError
+from stopwise.records import Trajectory, read_outcomes, write_trajectories
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -136,3 +137,30 @@ def test_every_early_command_has_an_example(app: typer.Typer) -> None:
     for command in ("train", "evaluate", "monitor"):
         code, out = _invoke(app, "early", command, "--help")
         assert code == 0 and f"Example: stopwise early {command}" in out
+
+
+def test_evaluate_with_a_bad_outcomes_path_leaves_nothing_behind(app: typer.Typer, data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    code, text = _invoke(
+        app, "early", "evaluate", str(data / "runs.jsonl.gz"), "-o", str(out), "--min-steps", "5",
+        "--outcomes", str(tmp_path / "rows.unknown-format"),
+    )
+    assert code == 4, text
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_evaluation_csv_with_extra_cells_or_a_repeated_column_is_refused(runs: list[Trajectory], small_params: dict, tmp_path: Path) -> None:
+    from stopwise.early import EarlyEvaluation, leave_one_out
+    from stopwise.errors import ValidationError
+
+    evaluation = leave_one_out(runs[:24], EarlyOutcomeModel(**small_params), by="agent")
+    folder = evaluation.save(tmp_path / "e")
+    text = (folder / "runs.csv").read_text().splitlines()
+    (folder / "runs.csv").write_text("\n".join([text[0], text[1] + ",7", *text[2:]]) + "\n")
+    with pytest.raises(ValidationError, match=r"runs.csv, row 1: must have 11 cells like the header; got 12"):
+        EarlyEvaluation.load(folder)
+    (folder / "runs.csv").write_text("\n".join([text[0].replace("task", "agent"), *text[1:]]) + "\n")
+    with pytest.raises(ValidationError, match=r"runs.csv, field 'agent': must appear once in the header"):
+        EarlyEvaluation.load(folder)
+    with pytest.raises(InputError, match="pass --force"):
+        evaluation.save(folder)

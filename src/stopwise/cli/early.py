@@ -25,6 +25,7 @@ from stopwise.early import (
     read_gold,
     read_runs,
 )
+from stopwise.early._evaluate import EVALUATION_MARKER
 from stopwise.early._persist import check_output_dir
 from stopwise.errors import InputError
 from stopwise.records import outcome_frame, write_outcomes
@@ -207,6 +208,7 @@ def evaluate_command(
     random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
     n_jobs: Annotated[int, typer.Option(help="LightGBM threads (at most the CPU count).")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweeps and the per-agent table as JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise.")] = False,
 ) -> None:
     """Leave-one-agent-out (or leave-one-group-out) evaluation with the paper's metrics and threshold sweep.
 
@@ -219,6 +221,8 @@ def evaluate_command(
             raise InputError(f"--variant must be one of {', '.join(VARIANTS)}; got {', '.join(unknown)}")
         grid = _numbers(thresholds, "thresholds")
         _threshold(threshold, "threshold")
+        if out is not None:
+            check_output_dir(out, force=force, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation")
         runs = read_runs(trajectories)
         golds = read_gold(gold) if gold is not None else None
         models = {name: make_variant(name, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs) for name in names}
@@ -232,9 +236,7 @@ def evaluate_command(
         if outcomes is not None and rows is not None:
             write_outcomes(rows, outcomes)
         if out is not None:
-            evaluation.save(out)
-            for name, sweep in sweeps.items():
-                sweep.to_csv(Path(out) / f"sweep_{name}.csv", index=False)
+            evaluation.save(out, force=force, extra={f"sweep_{name}.csv": sweep for name, sweep in sweeps.items()})
     metrics = evaluation.metrics(threshold, threshold, variant=names[0])
     if as_json:
         print(json.dumps({

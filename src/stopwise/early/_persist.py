@@ -46,7 +46,7 @@ from stopwise.early._risk import RiskControl
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model", "write_dir"]
 
 FORMAT = "stopwise.early.model"
 FORMAT_VERSION = 2
@@ -75,16 +75,49 @@ def _marker_text() -> str:
     return f"{FORMAT} {FORMAT_VERSION}\n"
 
 
-def is_model_dir(path: Path) -> bool:
-    """Whether ``path`` is a directory stopwise wrote as a model (it holds the marker file with the format tag)."""
-    marker = path / MARKER
+def is_model_dir(path: Path, *, marker_name: str = MARKER, tag: str = FORMAT) -> bool:
+    """Whether ``path`` is a directory stopwise wrote (it holds the marker file starting with the format tag)."""
+    marker = path / marker_name
     try:
-        return marker.is_file() and not marker.is_symlink() and marker.stat().st_size < 256 and marker.read_text(encoding="utf-8").startswith(FORMAT + " ")
+        return marker.is_file() and not marker.is_symlink() and marker.stat().st_size < 256 and marker.read_text(encoding="utf-8").startswith(tag + " ")
     except OSError:
         return False
 
 
-def check_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+def write_dir(path: str | os.PathLike[str], write: Any, *, marker_name: str, tag: str, force: bool = False) -> Path:
+    """Write a stopwise output directory atomically: ``write(tmp)`` fills a temporary directory beside ``path``,
+    the marker ``marker_name`` (text ``tag`` and a version) is added, and the directory is renamed into place.
+
+    An existing ``path`` is replaced only when empty, or with ``force`` when it holds the same marker; on any
+    failure nothing is left behind.
+    """
+    target = check_output_dir(path, force=force, marker_name=marker_name, tag=tag)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        write(tmp)
+        (tmp / marker_name).write_text(f"{tag} 1\n", encoding="utf-8")
+        check_output_dir(target, force=force, marker_name=marker_name, tag=tag)
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            old.rmdir()
+            target.rename(old)
+        try:
+            tmp.rename(target)
+        except BaseException:
+            if old is not None:
+                old.rename(target)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def check_output_dir(path: str | os.PathLike[str], *, force: bool = False, marker_name: str = MARKER, tag: str = FORMAT) -> Path:
     """Refuse an output directory stopwise may not replace; called before any work and again when saving.
 
     Allowed: a path that does not exist, an empty directory, or (with ``force``) a model directory stopwise
@@ -107,13 +140,13 @@ def check_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Pa
         raise InputError(f"--out {target}: is the current directory or one of its parents; choose a new directory for the model")
     if not any(target.iterdir()):
         return target
-    if not is_model_dir(target):
+    if not is_model_dir(target, marker_name=marker_name, tag=tag):
         raise InputError(
-            f"--out {target}: exists and holds files stopwise did not write (no {MARKER} marker); refusing to replace it — "
+            f"--out {target}: exists and holds files stopwise did not write (no {marker_name} marker); refusing to replace it — "
             "choose a new or empty directory"
         )
     if not force:
-        raise InputError(f"--out {target}: a saved model is already there; pass --force to replace it")
+        raise InputError(f"--out {target}: a saved {tag.rsplit('.', 1)[-1]} is already there; pass --force to replace it")
     return target
 
 
