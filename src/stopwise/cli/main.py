@@ -28,7 +28,7 @@ from typing import Annotated
 import click
 import typer
 
-from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, err_console
+from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, StdoutClosed, err_console
 
 app = typer.Typer(
     name="stopwise",
@@ -106,8 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     try:
         result = app(args=argv, prog_name="stopwise", standalone_mode=False)
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         return _stdout_closed()
+    except SystemExit as exc:
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # Click's answer to EPIPE is exit 1: a decision code
+            return _stdout_closed()
+        raise exc
     except (typer.Exit, click.exceptions.Exit) as exc:
         return int(exc.exit_code)
     except (typer.Abort, click.exceptions.Abort):
