@@ -16,6 +16,7 @@ from stopwise.errors import FileFormatError, InputError
 from stopwise.records import synthetic_benchmark
 from stopwise.replay import replay
 from stopwise.report import (
+    REPLAY_FILES,
     Facts,
     Report,
     Section,
@@ -136,3 +137,27 @@ def test_cli_writes_replaces_its_own_and_refuses_others(tmp_path: Path, record_j
     assert main(["report", str(tmp_path)]) == 4
     assert "neither a replay output" in capsys.readouterr().err
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
+    """A replay folder with a live-look replay's live_curve.csv and live_summary.csv gets one live chart per threshold."""
+    result = replay({"synthetic": synthetic_benchmark(80, 3, rng=0)}, n_orders=5, thresholds=[0.0], budgets=[0.5])
+    result.write(tmp_path, figure=False)
+    budgets = np.linspace(0.01, 1.0, 100)
+    curve = pd.concat(
+        [
+            pd.DataFrame({"source": "synthetic", "policy": "primary", "rule": rule, "threshold": t, "budget": budgets,
+                          "resolved": np.minimum(1, budgets * k), "wrong": 0.01 * budgets})
+            for rule, k in (("betting-wor", 3.0), ("fixed-budget", 1.5)) for t in (0.0, 0.05)
+        ]
+    )
+    curve.to_csv(tmp_path / "live_curve.csv", index=False)
+    summary = pd.DataFrame({"source": ["synthetic"], "policy": ["primary"], "rule": ["betting-wor"], "threshold": [0.0], "pairs": [6], "stop_q50": [0.17]})
+    summary.to_csv(tmp_path / "live_summary.csv", index=False)
+    page = build_report(tmp_path)
+    assert page.n_charts == 3 + 2
+    assert [s.title for s in page.sections][-2:] == ["Live looks at 0 pp", "Live looks at 5 pp"]
+    assert "17.0%" in page.to_html()
+    for name in REPLAY_FILES:
+        (tmp_path / name).unlink()
+    assert build_report(tmp_path).n_charts == 2  # a live-only folder

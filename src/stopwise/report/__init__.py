@@ -11,9 +11,10 @@ from stopwise.report._decision import decision_report, parse_decisions, read_dec
 from stopwise.report._early import calibration_table, early_report
 from stopwise.report._finality import finality_report, parse_finality
 from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
-from stopwise.report._replay import REPLAY_FILES, read_replay_folder, replay_report
+from stopwise.report._replay import LIVE_FILES, REPLAY_FILES, read_replay_folder, replay_report
 
 __all__ = [
+    "LIVE_FILES",
     "REPLAY_FILES",
     "REPORT_KINDS",
     "Callout",

@@ -54,6 +54,8 @@ def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
     if folder.is_dir():
         if (folder / "summary.csv").is_file() and (folder / "settings.json").is_file():
             return "replay"
+        if (folder / "live_curve.csv").is_file() and (folder / "live_summary.csv").is_file():
+            return "replay"
         if (folder / "evaluation.json").is_file() and (folder / "predictions.csv.gz").is_file():
             return "early"
         raise FileFormatError(
