@@ -11,7 +11,9 @@ The class tree::
     │   │   └── EffectsRecordError        an open-effects record (stopwise.finality)
     │   ├── PolicyError           a policy document that breaks the policy schema
     │   └── ComparisonError       a comparison that cannot be formed (system absent, no shared tasks)
-    └── ServiceError              the local replay service failed to start or stop
+    ├── ServiceError              the local replay service failed to start or stop
+    └── LedgerError               a ledger cannot be opened, or refuses an operation (a changed policy,
+                                  an unknown evaluation, an unreadable schema version)
 
 Messages say what was wrong, where, and the likely fix. Nothing is written when one is raised.
 """
@@ -26,6 +28,7 @@ __all__ = [
     "EffectsRecordError",
     "FileFormatError",
     "InputError",
+    "LedgerError",
     "PolicyError",
     "Problem",
     "ServiceError",
@@ -57,6 +60,15 @@ class ComparisonError(InputError):
 
 class ServiceError(StopwiseError):
     """The local replay service failed to start, answer or stop."""
+
+
+class LedgerError(StopwiseError):
+    """A ledger cannot be opened or refuses an operation (stopwise.ledger).
+
+    Raised for an unreachable or unreadable database, an evaluation registered again with a different
+    policy, task universe or systems, an unknown evaluation, or outcome rows that do not belong to
+    the evaluation. Nothing of the refused operation is stored.
+    """
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,56 @@
-"""Shared fixtures of the finality tests: one full replay per test session."""
+"""Shared fixtures of the finality tests: one full replay per test session, with both cores busy."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import pytest
 
 from stopwise.finality import ControlledReplay, run_controlled_replay
 
+_SPIN = "import time\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (Linux /proc)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Load:
+    """CPU burners running next to the replay: one spinning process per core."""
+
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    wall_s: float = 0.0
+    cpu_s: list[float] = field(default_factory=list)
+
 
 @pytest.fixture(scope="session")
-def replay() -> ControlledReplay:
-    """The paper's full replay (200 trials x 8 conditions) against a real local service, run once."""
-    return run_controlled_replay()
+def load() -> Iterator[Load]:
+    """Start ``os.cpu_count()`` (at least 2) spinning processes; stop them (by pid) at the end."""
+    n = max(2, os.cpu_count() or 2)
+    state = Load(processes=[subprocess.Popen([sys.executable, "-c", _SPIN, "900"]) for _ in range(n)])
+    try:
+        yield state
+    finally:
+        for process in state.processes:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="session")
+def replay(load: Load) -> ControlledReplay:
+    """The paper's full replay (200 trials x 8 conditions) against a real local service, run once,
+    while every core is also busy with a CPU-burning process (the counts must not depend on load)."""
+    before = [_cpu_seconds(p.pid) for p in load.processes]
+    started = time.monotonic()
+    result = run_controlled_replay()
+    load.wall_s = time.monotonic() - started
+    load.cpu_s = [_cpu_seconds(p.pid) - b for p, b in zip(load.processes, before, strict=True)]
+    return result

@@ -47,6 +47,16 @@ def test_the_replay_reproduces_every_count_of_the_paper(replay: ControlledReplay
     assert all(c.paper == f"{n}/{of}" for c, (n, of) in zip(replay.counts, PAPER.values(), strict=True))
 
 
+def test_the_counts_hold_with_every_core_busy(replay: ControlledReplay, load) -> None:  # type: ignore[no-untyped-def]
+    # The session's replay ran next to one CPU-burning process per core; the burners really ran
+    # (each got a fair share of a core over the replay, the machine being shared) and the counts are
+    # still the paper's.
+    assert all(p.poll() is None for p in load.processes)
+    assert min(load.cpu_s) > 0.15 * load.wall_s
+    measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
+    assert measured == PAPER and replay.rerun_trials == 0 and replay.late_trials == 0
+
+
 def test_plain_text_table(replay: ControlledReplay) -> None:
     lines = replay.to_text().splitlines()
     assert lines[0].split() == ["condition", "measure", "measured", "expected", "paper"]
@@ -61,8 +71,9 @@ def test_every_trial_honoured_the_schedule(replay: ControlledReplay) -> None:
         assert all(o.lag_ms is None or o.delay_ms == 0 or o.lag_ms < o.delay_ms for o in result.trials)
 
 
-def test_the_whole_replay_is_quick(replay: ControlledReplay) -> None:
-    assert replay.elapsed_s < 60
+def test_the_whole_replay_finishes_under_load(replay: ControlledReplay) -> None:
+    # about 20 s idle (benchmarks/finality_replay_load.py); here every core is also busy spinning
+    assert replay.elapsed_s < 300
     assert replay.requests > 7 * 200 * 5  # every count came from real requests
 
 

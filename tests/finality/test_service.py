@@ -191,3 +191,71 @@ def test_ctrl_c_stops_the_replay_and_frees_the_port() -> None:
     assert child.returncode == 42, err
     assert "Traceback" not in err
     assert port_is_closed(port)
+
+
+def in_process_logical(test: Callable[[httpx.AsyncClient, ServiceStore], Awaitable[None]]) -> None:
+    async def main() -> None:
+        store = ServiceStore(clock="logical")
+        transport = httpx.ASGITransport(app=create_service_app(store))
+        async with httpx.AsyncClient(transport=transport, base_url="http://replay") as client:
+            await test(client, store)
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_logical_clock_applies_writes_only_when_time_is_let_pass() -> None:
+    async def check(client: httpx.AsyncClient, store: ServiceStore) -> None:
+        assert (await client.get("/health")).json()["clock"] == "logical"
+        first = (await put(client, "ns", "k", "a", "A", 25)).json()
+        assert first["op"]["status"] == "pending" and first["clock_ms"] == 0.0
+        await asyncio.sleep(0.06)  # real time passing changes nothing
+        assert (await client.get("/ns/ns/items/k")).json()["value"] is None
+        (await put(client, "ns", "k", "b", "B", 0)).json()
+        assert (await client.get("/ns/ns/items/k")).json()["run"] == "B"
+        (await put(client, "ns", "k", "c", "C", 10)).json()
+        moved = (await client.post("/ns/ns/clock", json={"advance_ms": 10})).json()
+        assert moved["clock_ms"] == 10.0 and moved["applied"] == ["op-000003"]
+        assert moved["items"]["k"]["run"] == "C" and moved["pending"] == ["op-000001"]
+        other = (await client.get("/ns/other")).json()
+        assert other["clock_ms"] == 0.0  # every namespace keeps its own clock
+        settled = (await client.get("/ns/ns", params={"wait_ms": 10_000})).json()
+        assert settled["pending"] == [] and settled["items"]["k"]["run"] == "A" and settled["clock_ms"] == 25.0
+        op = settled["ops"][0]
+        assert (op["accepted_ms"], op["settled_ms"]) == (0.0, 25.0)
+
+    in_process_logical(check)
+
+
+def test_logical_clock_due_order_wait_limit_and_cancellation() -> None:
+    async def check(client: httpx.AsyncClient, store: ServiceStore) -> None:
+        late = (await put(client, "n", "k", "late", "A", 100)).json()["op"]
+        early = (await put(client, "n", "k", "early", "B", 50)).json()["op"]
+        partial = (await client.get(f"/ops/{late['id']}", params={"wait_ms": 60})).json()
+        assert partial["op"]["status"] == "pending" and partial["clock_ms"] == 60.0
+        assert (await client.get("/ns/n/items/k")).json()["value"] == "early"
+        cancelled = (await client.post(f"/ops/{late['id']}/cancel")).json()
+        assert cancelled["cancelled"] is True and cancelled["op"]["settled_ms"] == 60.0
+        done = (await client.post("/ns/n/clock", json={"advance_ms": 1000})).json()
+        assert done["applied"] == [] and done["items"]["k"]["value"] == "early" and early["due_ms"] == 50.0
+        refused = await client.post("/ns/n/clock", json={"advance_ms": -1})
+        assert refused.status_code == 422
+
+    in_process_logical(check)
+
+
+def test_the_wall_clock_cannot_be_advanced() -> None:
+    async def check(client: httpx.AsyncClient, store: ServiceStore) -> None:
+        answer = await client.post("/ns/n/clock", json={"advance_ms": 10})
+        assert answer.status_code == 409 and "wall clock" in answer.text
+        with pytest.raises(ServiceError, match="wall clock"):
+            store.advance("n", 10)
+
+    in_process(check)
+
+
+def test_unknown_clock_mode_is_refused() -> None:
+    from stopwise.errors import InputError
+
+    with pytest.raises(InputError, match="clock must be 'wall' or 'logical'; got 'lunar'"):
+        ServiceStore(clock="lunar")  # type: ignore[arg-type]

@@ -21,12 +21,14 @@ b-before-a  shared namespace, B runs (and is scored) before A                   
 grouped     as shared; connected runs analysed as one unit                       150 exposed; 200 units
 ==========  ===================================================================  ======================
 
-B is *exposed* when the item B is scored on holds A's write. Trials run concurrently on one event
-loop (the service shares it, so one clock orders everything); the steps that must come before a
-write's delay has elapsed (from A's write to the endpoint read, the cancellation, or B's write) run
-one trial at a time with no other request in flight, and the service's clock checks that they did.
-A trial whose steps still came late (the machine stalled) is rerun in fresh namespaces and counted
-(``rerun_trials``; ``late_trials`` counts trials that stayed late).
+B is *exposed* when the item B is scored on holds A's write. The service runs on a logical clock
+(one per namespace): a delayed write lands only once the runner lets its namespace's time pass
+(when it settles the namespace), never because the machine was slow, so the steps that must come
+before a write's delay has elapsed (from A's write to the endpoint read, the cancellation, or B's
+write) always do, and the counts are the same whatever the load. Trials run concurrently on one
+event loop, every step over real HTTP. The service's clock still checks the schedule: a trial
+whose steps came late would be rerun in fresh namespaces and counted (``rerun_trials``;
+``late_trials`` counts trials that stayed late); neither can happen on the logical clock.
 """
 
 from __future__ import annotations
@@ -197,7 +199,7 @@ async def arun_controlled_replay(
     schedule: ReplaySchedule | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    max_active: int = 32,
+    max_active: int = 4,
     attempts: int = 3,
     timeout_s: float = 300.0,
 ) -> ControlledReplay:
@@ -220,16 +222,16 @@ async def arun_controlled_replay(
     clock = _Clock()
     import httpx
 
-    from stopwise.finality._service import LocalService
+    from stopwise.finality._service import LocalService, ServiceStore
 
-    async with LocalService() as service:
-        connections = min(max_active, 16)
+    async with LocalService(store=ServiceStore(clock="logical")) as service:
+        connections = max_active  # one connection per trial in flight: no request queues in the pool
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         async with httpx.AsyncClient(
             base_url=service.url, timeout=httpx.Timeout(30.0), limits=limits, trust_env=False
         ) as client:
             runner = _Runner(client, clock)
-            await runner.call(None, "GET", "/health")  # warm the route table before timing matters
+            await runner.call(None, "GET", "/health")
             active = asyncio.Semaphore(max_active)
             specs = schedule.trials()
             try:
@@ -272,7 +274,7 @@ def run_controlled_replay(
     schedule: ReplaySchedule | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    max_active: int = 32,
+    max_active: int = 4,
     attempts: int = 3,
     timeout_s: float = 300.0,
 ) -> ControlledReplay:
@@ -289,11 +291,11 @@ def run_controlled_replay(
     conditions : sequence of str, optional
         Which of :data:`REPLAY_CONDITIONS` to run (default: all).
     max_active : int, optional
-        Trials in flight at once; the steps that race a write's delay run one trial at a time,
-        with no other request in flight.
+        Trials in flight at once (the counts do not depend on it: the service's logical clock
+        orders every write).
     attempts : int, optional
-        Attempts per trial: a trial whose steps came after its write's delay had elapsed (the
-        machine stalled) is rerun in fresh namespaces, and counted in ``rerun_trials``.
+        Attempts per trial: a trial whose steps came after its write's delay had elapsed on the
+        service's clock would be rerun in fresh namespaces, and counted in ``rerun_trials``.
     timeout_s : float, optional
         Give up (and stop the service) after this many seconds.
 

@@ -1,16 +1,18 @@
 """The replay runner: fixed tool-call traces replayed over HTTP, one procedure per condition.
 
 Every request goes through :class:`_Runner`, which records the service's answers in the trial's
-open-effects record through the lifecycle API. Steps that race a write's delay run inside
-:meth:`_Runner.critical`: alone, with no other request in flight.
+open-effects record through the lifecycle API. The service runs on a logical clock: a delayed
+write lands only when its namespace's clock passes its due time, and that clock moves only when
+the runner lets time pass (a settling query with ``wait_ms``). Every step that must come before a
+write's delay has elapsed therefore does, whatever the load on the machine; the service's clock
+still checks it (``lag_ms``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -62,9 +64,6 @@ class _Trial:
     lag_ms: float | None = None
     snapshot: ScoredRun | None = None
     attempt: int = 0
-    exclusive: bool = False
-    due_ms: dict[str, float] = field(default_factory=dict)  # namespace -> latest due time (service clock)
-    served: tuple[float, float] = (0.0, 0.0)  # (service ms, local monotonic s) of the latest answer
 
     @property
     def tag(self) -> str:
@@ -77,65 +76,11 @@ class _Trial:
         return self.lag_ms is not None and self.spec.delay_ms > 0 and self.lag_ms >= self.spec.delay_ms
 
 
-class _Gate:
-    """Steps that race a write's delay run alone: no other request is in flight meanwhile.
-
-    ``exclusive()`` waits until in-flight requests finish and holds new ones back (writers first);
-    ``shared()`` wraps every other request.
-    """
-
-    def __init__(self) -> None:
-        self._cond = asyncio.Condition()
-        self._readers = 0
-        self._writer = False
-        self._waiting = 0
-
-    @asynccontextmanager
-    async def exclusive(self) -> AsyncIterator[None]:
-        async with self._cond:
-            self._waiting += 1
-            try:
-                await self._cond.wait_for(lambda: not self._writer and self._readers == 0)
-            finally:
-                self._waiting -= 1
-            self._writer = True
-        try:
-            yield
-        finally:
-            async with self._cond:
-                self._writer = False
-                self._cond.notify_all()
-
-    @asynccontextmanager
-    async def shared(self) -> AsyncIterator[None]:
-        async with self._cond:
-            await self._cond.wait_for(lambda: not self._writer and self._waiting == 0)
-            self._readers += 1
-        try:
-            yield
-        finally:
-            async with self._cond:
-                self._readers -= 1
-                if self._readers == 0:
-                    self._cond.notify_all()
-
-
 class _Runner:
     def __init__(self, client: httpx.AsyncClient, clock: _Clock) -> None:
         self.client = client
-        self.gate = _Gate()
         self.clock = clock
         self.requests = 0
-
-    @asynccontextmanager
-    async def critical(self, t: _Trial) -> AsyncIterator[None]:
-        """Run the enclosed steps of trial ``t`` alone (they must precede a write's delay)."""
-        async with self.gate.exclusive():
-            t.exclusive = True
-            try:
-                yield
-            finally:
-                t.exclusive = False
 
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         import httpx
@@ -147,36 +92,19 @@ class _Runner:
             raise ServiceError(f"the replay service did not answer {method} {url}: {exc!r}") from exc
 
     async def call(self, t: _Trial | None, method: str, url: str, **kwargs: Any) -> tuple[dict[str, Any], datetime]:
-        if t is not None and t.exclusive:
-            response = await self._send(method, url, **kwargs)
-        else:
-            async with self.gate.shared():
-                response = await self._send(method, url, **kwargs)
+        response = await self._send(method, url, **kwargs)
         if response.status_code >= 400:
             raise ServiceError(
                 f"the replay service refused {method} {url}: {response.status_code} {response.text[:300]}"
             )
         data: dict[str, Any] = response.json()
-        if t is not None:
-            t.served = (float(data["served_ms"]), time.monotonic())
         return data, self.clock.now()
-
-    async def until_due(self, t: _Trial, ns: str) -> None:
-        """Sleep until the latest known due time of the namespace's writes (the service's clock)."""
-        due = t.due_ms.get(ns)
-        if due is None:
-            return
-        served_ms, at = t.served
-        remaining = due - (served_ms + (time.monotonic() - at) * 1000.0)
-        if remaining > 0:
-            await asyncio.sleep(remaining / 1000.0 + 0.002)
 
     # one tool call of a fixed trace, and the entry it opens
     async def replay_call(self, t: _Trial, call: ToolCall, ns: str, run: str, routes: Sequence[str]) -> dict[str, Any]:
         url = f"/ns/{ns}/items/{call.item}"
         data, at = await self.call(t, "PUT", url, json={"value": call.value, "run": run, "delay_ms": call.delay_ms})
         op = data["op"]
-        t.due_ms[ns] = max(t.due_ms.get(ns, 0.0), float(op["accepted_ms"]) + call.delay_ms)
         t.record = t.record.open(
             op["id"],
             kind="operation",
@@ -212,14 +140,13 @@ class _Runner:
     ) -> tuple[dict[str, Any], datetime]:
         """Query the namespace and record the answer.
 
-        With ``wait``, first sleep until the writes the trial knows of are due, then ask the service
-        to answer once nothing in the namespace is pending (it waits up to ``_SETTLE_WAIT_MS``).
+        With ``wait``, ask the service to answer once nothing in the namespace is pending: it lets
+        the namespace's logical clock run until the pending writes are due (up to ``_SETTLE_WAIT_MS``).
         """
         params: dict[str, Any] = {}
         if run_filter is not None:
             params["run"] = run_filter
         if wait:
-            await self.until_due(t, ns)
             params["wait_ms"] = _SETTLE_WAIT_MS
         query = f"GET /ns/{ns}" + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
         view, at = await self.call(t, "GET", f"/ns/{ns}", params=params)
@@ -301,33 +228,30 @@ async def _separated_pair(r: _Runner, t: _Trial, mode: Literal["reconcile", "can
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
     ns_a, ns_b = f"{t.tag}.A", f"{t.tag}.B"
-    async with r.critical(t):
-        written = await r.replay_call(t, trace_a, ns_a, run_a, routes=[run_b])
-        accepted = written["op"]["accepted_ms"]
-        view, _ = await r.sweep(t, ns_a, [run_a], run_filter=run_a)  # endpoint assessment of A
-        served = view["served_ms"]
-        t.a_endpoint = view["ops"][0]["status"]
-        if mode == "reconcile":
-            snap, snap_at = await r.call(t, "GET", f"/ns/{ns_a}/items/{trace_a.item}")
-            served = snap["served_ms"]
-            t.snapshot = _scored(t, "A", run_a, 1.0 if snap["run"] == run_a else 0.0, snap_at)
-        if mode == "cancel":
-            for op_id in view["pending"]:
-                answer, at = await r.call(t, "POST", f"/ops/{op_id}/cancel")
-                served = answer["served_ms"]
-                if answer["cancelled"]:
-                    t.due_ms.pop(ns_a, None)  # nothing left to wait for in A's namespace
-                t.record = t.record.update(
-                    op_id,
-                    Probe(
-                        at=at,
-                        attempt="cancel",
-                        query=f"POST /ops/{op_id}/cancel",
-                        answer=f"cancelled: {answer['cancelled']}",
-                        status=_STATUS[answer["op"]["status"]],
-                    ),
-                )
-        t.lag_ms = served - accepted
+    written = await r.replay_call(t, trace_a, ns_a, run_a, routes=[run_b])
+    accepted = written["op"]["accepted_ms"]
+    view, _ = await r.sweep(t, ns_a, [run_a], run_filter=run_a)  # endpoint assessment of A
+    served = view["clock_ms"]
+    t.a_endpoint = view["ops"][0]["status"]
+    if mode == "reconcile":
+        snap, snap_at = await r.call(t, "GET", f"/ns/{ns_a}/items/{trace_a.item}")
+        served = snap["clock_ms"]
+        t.snapshot = _scored(t, "A", run_a, 1.0 if snap["run"] == run_a else 0.0, snap_at)
+    if mode == "cancel":
+        for op_id in view["pending"]:
+            answer, at = await r.call(t, "POST", f"/ops/{op_id}/cancel")
+            served = answer["clock_ms"]
+            t.record = t.record.update(
+                op_id,
+                Probe(
+                    at=at,
+                    attempt="cancel",
+                    query=f"POST /ops/{op_id}/cancel",
+                    answer=f"cancelled: {answer['cancelled']}",
+                    status=_STATUS[answer["op"]["status"]],
+                ),
+            )
+    t.lag_ms = served - accepted
     if mode == "cancel":
         op_id = written["op"]["id"]
         answer, at = await r.call(t, "GET", f"/ops/{op_id}")  # verify the cancellation by a later query
@@ -370,12 +294,11 @@ async def _shared_pair(r: _Runner, t: _Trial) -> None:
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
     ns = t.tag
-    async with r.critical(t):
-        written = await r.replay_call(t, trace_a, ns, run_a, routes=[run_b])
-        view, _ = await r.sweep(t, ns, [run_a], run_filter=run_a)  # endpoint assessment of A
-        t.a_endpoint = view["ops"][0]["status"]
-        written_b = await r.replay_call(t, trace_b, ns, run_b, routes=[run_a])
-        t.lag_ms = written_b["op"]["accepted_ms"] - written["op"]["accepted_ms"]
+    written = await r.replay_call(t, trace_a, ns, run_a, routes=[run_b])
+    view, _ = await r.sweep(t, ns, [run_a], run_filter=run_a)  # endpoint assessment of A
+    t.a_endpoint = view["ops"][0]["status"]
+    written_b = await r.replay_call(t, trace_b, ns, run_b, routes=[run_a])
+    t.lag_ms = written_b["op"]["accepted_ms"] - written["op"]["accepted_ms"]
     await r.sweep(t, ns, [run_b])  # B's endpoint assessment sees the whole namespace, A's write included
     view, at = await r.sweep(t, ns, [run_a, run_b], wait=True, attempt="observe")
     t.runs["A"] = _scored(t, "A", run_a, _score(view, trace_a.item, run_a), at)

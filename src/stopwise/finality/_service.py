@@ -8,6 +8,14 @@ State is kept per *namespace*; an item holds the last value written to it (last 
 A write is accepted at once and applied after ``delay_ms`` (0: applied before the response);
 until then its operation is ``pending`` and can be cancelled.
 
+Time comes from one of two clocks (``ServiceStore(clock=...)``):
+
+* ``"wall"`` (default): the service's monotonic clock; a write lands when its timer fires.
+* ``"logical"``: every namespace keeps its own clock in milliseconds, which moves only when a
+  client lets time pass (``POST /ns/{ns}/clock`` or a request with ``wait_ms``); the writes that
+  fall due are then applied in due order. The controlled replay uses it, so what it observes
+  depends on the order of requests only, never on how busy the machine is.
+
 =========================================  ==============================================================
 endpoint                                   meaning
 =========================================  ==============================================================
@@ -19,10 +27,14 @@ endpoint                                   meaning
 ``DELETE /ns/{ns}``                        removes the namespace's items (pending operations still land)
 ``GET /ops/{op}?wait_ms=``                 one operation, optionally after waiting until it settles
 ``POST /ops/{op}/cancel``                  cancels a pending operation; too late once it is applied
+``POST /ns/{ns}/clock``                    ``{"advance_ms"}``: lets logical time pass in the namespace
+                                           (logical clock only; 409 on the wall clock)
 =========================================  ==============================================================
 
-Every answer carries ``served_ms``, the service's monotonic clock in milliseconds, so a runner
-can check that its endpoint actions came before a write's delay had elapsed.
+Every answer carries ``served_ms``, the service's monotonic clock in milliseconds; answers about
+a namespace or an operation also carry ``clock_ms``, the time on that namespace's clock (equal
+to ``served_ms`` on the wall clock), on which ``accepted_ms`` and ``settled_ms`` are measured, so
+a runner can check that its endpoint actions came before a write's delay had elapsed.
 """
 
 from __future__ import annotations
@@ -39,11 +51,12 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from stopwise.errors import ServiceError
+from stopwise.errors import InputError, ServiceError
 
 __all__ = ["LocalService", "ServiceStore", "create_service_app"]
 
 OperationStatus = Literal["pending", "applied", "cancelled"]
+ClockMode = Literal["wall", "logical"]
 _NAME = r"^[A-Za-z0-9_.:-]{1,200}$"
 _MAX_DELAY_MS = 60_000
 _MAX_WAIT_MS = 30_000
@@ -61,6 +74,7 @@ class _Operation:
     run: str
     delay_ms: int
     accepted_ms: float
+    due_ms: float = 0.0
     status: OperationStatus = "pending"
     settled_ms: float | None = None
     timer: asyncio.TimerHandle | None = None
@@ -74,6 +88,7 @@ class _Operation:
             "value": self.value,
             "run": self.run,
             "delay_ms": self.delay_ms,
+            "due_ms": self.due_ms,
             "status": self.status,
             "accepted_ms": self.accepted_ms,
             "settled_ms": self.settled_ms,
@@ -92,17 +107,68 @@ class ServiceStore:
     """The service's state: namespaces of items, and every operation ever accepted.
 
     One store lives as long as its service; it is not shared between processes.
+
+    Parameters
+    ----------
+    clock : {"wall", "logical"}
+        ``"wall"``: delayed writes land when their timers fire. ``"logical"``: each namespace has
+        its own clock, moved only by :meth:`advance` (``POST /ns/{ns}/clock``) or a request with
+        ``wait_ms``; writes land when their namespace's clock reaches their due time.
+
+    Examples
+    --------
+    >>> store = ServiceStore(clock="logical")
+    >>> store.clock_ms("ns")
+    0.0
     """
 
     namespaces: dict[str, dict[str, _Item]] = field(default_factory=dict)
     operations: dict[str, _Operation] = field(default_factory=dict)
     by_namespace: dict[str, list[str]] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    clock: ClockMode = "wall"
+    logical_ms: dict[str, float] = field(default_factory=dict)
     _counter: int = 0
+
+    def __post_init__(self) -> None:
+        if self.clock not in ("wall", "logical"):
+            raise InputError(f"clock must be 'wall' or 'logical'; got {self.clock!r}")
 
     def now_ms(self) -> float:
         """Milliseconds on the service's monotonic clock."""
         return (time.monotonic() - self.started) * 1000.0
+
+    def clock_ms(self, ns: str) -> float:
+        """The time on namespace ``ns``'s clock (the service's monotonic clock unless logical)."""
+        if self.clock == "logical":
+            return self.logical_ms.get(ns, 0.0)
+        return self.now_ms()
+
+    def advance(self, ns: str, ms: float) -> list[str]:
+        """Let ``ms`` milliseconds pass on namespace ``ns``'s logical clock; returns the ops applied.
+
+        The writes that fall due are applied in order of due time (then acceptance), each with the
+        clock set to its due time, so last writer wins exactly as with real delays.
+        """
+        if self.clock != "logical":
+            raise ServiceError("the service runs on the wall clock; only a logical clock can be advanced")
+        start = self.clock_ms(ns)
+        target = start + max(float(ms), 0.0)
+        due = sorted(
+            (op for op in self.ops_of(ns) if op.status == "pending" and op.due_ms <= target),
+            key=lambda op: (op.due_ms, op.id),
+        )
+        for op in due:
+            self.logical_ms[ns] = max(self.logical_ms.get(ns, 0.0), op.due_ms)
+            self._apply(op)
+        self.logical_ms[ns] = target
+        return [op.id for op in due]
+
+    def settle_logically(self, ops: list[_Operation], wait_ms: int) -> None:
+        """Logical clock: let time pass until ``ops`` are settled, by ``wait_ms`` at most per namespace."""
+        for ns in dict.fromkeys(op.ns for op in ops if op.status == "pending"):
+            latest = max(op.due_ms for op in ops if op.ns == ns and op.status == "pending")
+            self.advance(ns, min(latest - self.clock_ms(ns), float(wait_ms)))
 
     def pending(self) -> list[str]:
         """Ids of operations not yet applied or cancelled."""
@@ -117,13 +183,14 @@ class ServiceStore:
             value=value,
             run=run,
             delay_ms=delay_ms,
-            accepted_ms=self.now_ms(),
+            accepted_ms=self.clock_ms(ns),
         )
+        op.due_ms = op.accepted_ms + delay_ms
         self.operations[op.id] = op
         self.by_namespace.setdefault(ns, []).append(op.id)
         if delay_ms == 0:
             self._apply(op)
-        else:
+        elif self.clock == "wall":
             loop = asyncio.get_running_loop()
             op.done = loop.create_future()
             op.timer = loop.call_later(delay_ms / 1000.0, self._apply, op)
@@ -131,7 +198,7 @@ class ServiceStore:
 
     def _settle(self, op: _Operation, status: OperationStatus) -> None:
         op.status = status
-        op.settled_ms = self.now_ms()
+        op.settled_ms = self.clock_ms(op.ns)
         op.timer = None
         if op.done is not None and not op.done.done():
             op.done.set_result(None)
@@ -165,10 +232,20 @@ class ServiceStore:
                     op.done.cancel()
 
 
-async def _wait(ops: list[_Operation], wait_ms: int) -> None:
+async def _wait(store: ServiceStore, ops: list[_Operation], wait_ms: int) -> None:
+    if store.clock == "logical":
+        if wait_ms > 0:
+            store.settle_logically(ops, wait_ms)
+        return
     futures = [op.done for op in ops if op.status == "pending" and op.done is not None]
     if futures and wait_ms > 0:
         await asyncio.wait(futures, timeout=wait_ms / 1000.0)
+
+
+class _Advance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    advance_ms: int = Field(ge=0, le=_MAX_DELAY_MS)
 
 
 class _Write(BaseModel):
@@ -206,17 +283,30 @@ def create_service_app(store: ServiceStore | None = None) -> FastAPI:
             "items": {k: {"value": v.value, "run": v.run, "op": v.op} for k, v in sorted(items.items())},
             "ops": [op.view() for op in ops],
             "pending": [op.id for op in ops if op.status == "pending"],
+            "clock_ms": state.clock_ms(ns),
             "served_ms": state.now_ms(),
         }
 
+    def op_view(op: _Operation) -> dict[str, Any]:
+        return {"op": op.view(), "clock_ms": state.clock_ms(op.ns), "served_ms": state.now_ms()}
+
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "served_ms": state.now_ms()}
+        return {"status": "ok", "clock": state.clock, "served_ms": state.now_ms()}
 
     @app.put("/ns/{ns}/items/{item}", status_code=202)
     async def write(ns: _Name, item: _Name, body: _Write) -> dict[str, Any]:
         op = state.write(ns, item, body.value, body.run, body.delay_ms)
-        return {"op": op.view(), "served_ms": state.now_ms()}
+        return op_view(op)
+
+    @app.post("/ns/{ns}/clock")
+    async def advance(ns: _Name, body: _Advance) -> dict[str, Any]:
+        if state.clock != "logical":
+            raise HTTPException(status_code=409, detail="the service runs on the wall clock")
+        applied = state.advance(ns, body.advance_ms)
+        view = namespace_view(ns, None)
+        view["applied"] = applied
+        return view
 
     @app.get("/ns/{ns}/items/{item}")
     async def read(ns: _Name, item: _Name) -> dict[str, Any]:
@@ -227,12 +317,13 @@ def create_service_app(store: ServiceStore | None = None) -> FastAPI:
             "value": found.value if found else None,
             "run": found.run if found else None,
             "op": found.op if found else None,
+            "clock_ms": state.clock_ms(ns),
             "served_ms": state.now_ms(),
         }
 
     @app.get("/ns/{ns}")
     async def namespace(ns: _Name, run: _Run = None, wait_ms: _Wait = 0) -> dict[str, Any]:
-        await _wait(state.ops_of(ns, run), wait_ms)
+        await _wait(state, state.ops_of(ns, run), wait_ms)
         return namespace_view(ns, run)
 
     @app.delete("/ns/{ns}")
@@ -251,14 +342,14 @@ def create_service_app(store: ServiceStore | None = None) -> FastAPI:
     @app.get("/ops/{op_id}")
     async def get_op(op_id: _Name, wait_ms: _Wait = 0) -> dict[str, Any]:
         op = operation(op_id)
-        await _wait([op], wait_ms)
-        return {"op": op.view(), "served_ms": state.now_ms()}
+        await _wait(state, [op], wait_ms)
+        return op_view(op)
 
     @app.post("/ops/{op_id}/cancel")
     async def cancel(op_id: _Name) -> dict[str, Any]:
         op = operation(op_id)
         cancelled = state.cancel(op)
-        return {"op": op.view(), "cancelled": cancelled, "served_ms": state.now_ms()}
+        return {**op_view(op), "cancelled": cancelled}
 
     return app
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Literal
 
@@ -151,3 +152,17 @@ class DecisionRecord(_Record):
     """Guards: few observations for the tail method, one-signed differences early, and the like."""
     decided_at: datetime | None = None
     """UTC time of the decision. Not part of any digest; two records of the same look differ only here."""
+
+    def digest(self) -> str:
+        """sha256 of the record's canonical JSON without ``decided_at`` (equal for equal decisions).
+
+        Examples
+        --------
+        >>> import stopwise
+        >>> rows = stopwise.outcome_frame([{"system": s, "task": "t", "outcome": 1} for s in "AB"])
+        >>> first, again = (stopwise.decide(rows, "A", "B", complete=True) for _ in range(2))
+        >>> first.digest() == again.digest()
+        True
+        """
+        text = self.model_dump_json(exclude={"decided_at"})
+        return hashlib.sha256(text.encode()).hexdigest()
