@@ -161,3 +161,32 @@ def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
     for name in REPLAY_FILES:
         (tmp_path / name).unlink()
     assert build_report(tmp_path).n_charts == 2  # a live-only folder
+
+
+def test_ledger_history_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every decision of a ledger evaluation is a look on the path; the chain's digests are listed."""
+    from stopwise.ledger import open_ledger
+    from stopwise.records import Policy, TaskUniverse
+
+    rows = synthetic_benchmark(60, 2, rng=4)
+    a, b = sorted(rows["system"].unique())
+    tasks = sorted(rows["task"].unique())
+    groups = rows.drop_duplicates("task").set_index("task").loc[tasks, "group"].tolist()
+    path = tmp_path / "ledger.db"
+    with open_ledger(path) as ledger:
+        ledger.register("nightly", policy=Policy(), universe=TaskUniverse(tasks, groups), tested=b, baseline=a)
+        for k in (20, 40, 60):
+            ledger.append("nightly", rows[rows["task"].isin(tasks[k - 20 : k])])
+            ledger.decide("nightly")
+        chain = ledger.decisions("nightly")
+    assert detect_kind(f"sqlite:///{path}") == "ledger" and detect_kind(path) == "ledger"
+    out = tmp_path / "nightly.html"
+    assert main(["report", f"sqlite:///{path}", "-o", str(out), "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["charts"] == 3 and written["sections"][-1] == "Decision chain"
+    html = out.read_text()
+    assert all(link.digest in html for link in chain) and html.count("<tr><td class=\"num\">") >= 3
+    assert main(["report", str(tmp_path / "missing.db"), "-o", str(out)]) == 4
+    assert "no such ledger file" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
+    assert main(["report", str(path), "--evaluation", "other", "-o", str(out)]) == 4
+    assert "no evaluation 'other'" in capsys.readouterr().err

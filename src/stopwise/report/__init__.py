@@ -6,7 +6,7 @@ kind, then :meth:`Report.write` it. PNG figures for papers stay with matplotlib
 (:func:`stopwise.replay.plot_unresolved`).
 """
 
-from stopwise.report._build import REPORT_KINDS, build_report, detect_kind
+from stopwise.report._build import REPORT_KINDS, build_report, detect_kind, ledger_report
 from stopwise.report._decision import decision_report, parse_decisions, read_decisions
 from stopwise.report._early import calibration_table, early_report
 from stopwise.report._finality import finality_report, parse_finality
@@ -31,6 +31,7 @@ __all__ = [
     "detect_kind",
     "early_report",
     "finality_report",
+    "ledger_report",
     "parse_decisions",
     "parse_finality",
     "read_decisions",
