@@ -190,3 +190,15 @@ def test_ledger_history_report(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "no such ledger file" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
     assert main(["report", str(path), "--evaluation", "other", "-o", str(out)]) == 4
     assert "no evaluation 'other'" in capsys.readouterr().err
+
+
+def test_report_reads_standard_input(tmp_path: Path, record_json: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(record_json))
+    out = tmp_path / "from-stdin.html"
+    assert main(["report", "-", "-o", str(out)]) == 0
+    assert "from &lt;stdin&gt;" in out.read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO("{not json"))
+    assert main(["report", "-", "-o", str(out)]) == 4
+    assert "<stdin>" in capsys.readouterr().err

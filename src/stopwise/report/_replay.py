@@ -318,7 +318,9 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
             Table(["policy", "sha256"], [[name, p.get("sha256", "?")] for name, p in policies.items()], caption="The policies replayed, by the sha256 of their canonical JSON.", numeric=[False, False]),
         ],
     )
-    table_one = [c for c in sources.columns]
+    names = {"excluded_systems": "systems excluded", "pairs": "directed pairs", "unordered_pairs": "unordered pairs",
+             "median_overlap": "median shared tasks", "groups": "task groups", "cost": "cost data", "elapsed": "time data"}
+    table_one = [names.get(c, f"positives at {100 * float(c.split('_', 1)[1]):g} pp" if c.startswith("positives_") else c) for c in sources.columns]
     sections = [overview]
     columns, rows = _table_two_rows(sufficiency)
     sections.append(
