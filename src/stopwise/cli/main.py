@@ -72,6 +72,9 @@ def _register() -> None:
                 raise
             continue
         module.register(app)
+    from stopwise.cli._examples import attach_examples
+
+    attach_examples(app)
 
 
 _register()
