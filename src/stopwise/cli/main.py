@@ -29,6 +29,7 @@ import click
 import typer
 
 from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, StdoutClosed, err_console
+from stopwise.cli._examples import attach_examples
 
 app = typer.Typer(
     name="stopwise",
@@ -72,9 +73,6 @@ def _register() -> None:
                 raise
             continue
         module.register(app)
-    from stopwise.cli._examples import attach_examples
-
-    attach_examples(app)
 
 
 _register()
@@ -107,6 +105,7 @@ def _stdout_closed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    attach_examples(app)  # here, not at registration: commands registered later get theirs too
     try:
         result = app(args=argv, prog_name="stopwise", standalone_mode=False)
     except (BrokenPipeError, StdoutClosed):
