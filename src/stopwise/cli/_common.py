@@ -153,11 +153,8 @@ def input_path(path: Path, *, suffix: str | None = None) -> Iterator[Path]:
         with spooled.open("wb") as handle:
             handle.write(head)
             shutil.copyfileobj(stream, handle, 1 << 20)
-        _STDIN_NAMES[str(spooled)] = "<stdin>"
-        try:
-            yield spooled
-        finally:
-            _STDIN_NAMES.pop(str(spooled), None)
+        _STDIN_NAMES[str(spooled)] = "<stdin>"  # kept after cleanup: the error is reported once the file is gone
+        yield spooled
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
