@@ -28,7 +28,8 @@ from typing import Annotated
 import click
 import typer
 
-from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, err_console
+from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, StdoutClosed, err_console
+from stopwise.cli._examples import attach_examples
 
 app = typer.Typer(
     name="stopwise",
@@ -107,10 +108,15 @@ def _stdout_closed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    attach_examples(app)  # here, not at registration: commands registered later get theirs too
     try:
         result = app(args=argv, prog_name="stopwise", standalone_mode=False)
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         return _stdout_closed()
+    except SystemExit as exc:
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # Click's answer to EPIPE is exit 1: a decision code
+            return _stdout_closed()
+        raise exc
     except (typer.Exit, click.exceptions.Exit) as exc:
         return int(exc.exit_code)
     except (typer.Abort, click.exceptions.Abort):
