@@ -10,6 +10,7 @@ The class tree::
     │   │   ├── CompletionArgumentError   a completion argument document (stopwise.finality)
     │   │   └── EffectsRecordError        an open-effects record (stopwise.finality)
     │   ├── PolicyError           a policy document that breaks the policy schema
+    │   ├── ArgumentError         an argument of a function out of its range (also a ValueError)
     │   ├── LimitError            an input past a documented size limit (docs/limits.md)
     │   ├── OutputExistsError     an output that exists and may not be replaced (use --force)
     │   └── ComparisonError       a comparison that cannot be formed (system absent, no shared tasks)
@@ -26,6 +27,7 @@ import reprlib
 from dataclasses import dataclass
 
 __all__ = [
+    "ArgumentError",
     "ComparisonError",
     "CompletionArgumentError",
     "EffectsRecordError",
@@ -118,6 +120,13 @@ class PolicyError(InputError):
 
 class ComparisonError(InputError):
     """A comparison cannot be formed from the data (a system is absent, no tasks are shared)."""
+
+
+class ArgumentError(InputError, ValueError):
+    """An argument of a library function is out of its range (a count, a fraction, a name).
+
+    Also a :class:`ValueError`, so code written against plain ``ValueError`` keeps working.
+    """
 
 
 class LimitError(InputError):

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from stopwise._atomic import Outputs
 from stopwise.cli._common import console, err_console, user_errors
 from stopwise.errors import FileFormatError
 from stopwise.ingest import INGEST_FORMATS, ingest
@@ -66,13 +67,16 @@ def ingest_command(
         Path | None,
         typer.Option("--instances", help="Dataset instance ids (one per line or a JSON list), for SWE-bench results.json."),
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace existing output files.")] = False,
 ) -> None:
     """Read harness logs (SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench, HAL) into outcome rows.
 
     Runs whose outcome is unknown are never a silent 0: they become pending rows (or what --errors
     says) and carry a flag in the source column; runs left out are counted and listed.
     """
-    with user_errors():
+    with user_errors(), Outputs(force=force) as outputs:
+        out_tmp = outputs.file(out)  # checked before anything is read; moved into place at the end
+        traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None
         result = ingest(
             paths,
@@ -85,10 +89,10 @@ def ingest_command(
             instances=ids,
             trajectories=trajectories is not None,
         )
-        write_outcomes(result.rows, out)
+        write_outcomes(result.rows, out_tmp)
         wrote = [str(out)]
-        if trajectories is not None and result.trajectories:
-            write_trajectories(result.trajectories, trajectories)
+        if trajectories is not None and traj_tmp is not None and result.trajectories:
+            write_trajectories(result.trajectories, traj_tmp)
             wrote.append(str(trajectories))
     console.print(escape(result.summary()))
     for note in result.notes:

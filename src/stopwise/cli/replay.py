@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from stopwise._atomic import Outputs
 from stopwise.cli._common import console, user_errors
 from stopwise.errors import InputError
 from stopwise.records import Policy, load_policy, read_outcomes
@@ -36,6 +37,7 @@ def _source_name(path: Path) -> str:
 
 
 def replay_command(
+    ctx: typer.Context,
     outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each.")],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
     policies: Annotated[
@@ -51,9 +53,13 @@ def replay_command(
     min_shared: Annotated[int, typer.Option(help="Keep directed pairs sharing at least this many tasks.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write records, tables and the figure here.")] = None,
     decisions: Annotated[bool, typer.Option("--decisions", help="Also write one row per decision (large).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
 ) -> None:
     """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
+    outputs = Outputs(force=force)
+    ctx.call_on_close(outputs.discard)  # a failed or interrupted run leaves nothing
     with user_errors():
+        folder = outputs.directory(out) if out is not None else None  # checked before any computation
         base = load_policy(policy) if policy is not None else Policy()
         if policies == "all":
             names: list[str] | None = list(STANDARD_POLICIES)
@@ -137,7 +143,8 @@ def replay_command(
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
     if out is not None:
         with user_errors():
-            written = result.write(out)
+            written = [out / p.relative_to(folder) for p in result.write(folder)] if folder else []
+            outputs.commit()
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
