@@ -76,6 +76,10 @@ def escape_text(text: str, *, keep_newlines: bool = True) -> str:
     return "".join(out)
 
 
+class Shown(str):
+    """Text already in the form :func:`shown` gives (a message quotes it as is)."""
+
+
 def shown(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
     r"""The value as a message quotes it: a bounded ``repr``, shortened and with control characters escaped.
 
@@ -90,6 +94,8 @@ def shown(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
     >>> shown("evil\x1b[2J")
     "'evil\\x1b[2J'"
     """
+    if isinstance(value, Shown):
+        return escape_text(str(value), keep_newlines=False)
     if isinstance(value, str | bytes):
         head = value[:limit]
         text = repr(head)
@@ -174,7 +180,7 @@ class Problem:
     def __str__(self) -> str:
         where = [self.file]
         if self.row is not None:
-            where.append(f"row {self.row}" + (f" (line {self.line})" if self.line not in (None, self.row) else ""))
+            where.append(f"row {self.row}" + (f" (line {self.line})" if self.line is not None else ""))
         if self.field is not None:
             where.append(f"field '{self.field}'")
         text = ", ".join(where) + f": {self.rule}"

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from stopwise._atomic import Outputs
+from stopwise._limits import json_loads
 from stopwise.cli._common import console, err_console, user_errors
 from stopwise.errors import FileFormatError
 from stopwise.ingest import INGEST_FORMATS, ingest
@@ -26,7 +27,7 @@ def _instance_ids(path: Path) -> list[str]:
         raise FileFormatError(f"{path}: cannot read the instance ids: {exc}") from exc
     if path.suffix.lower() == ".json":
         try:
-            ids = json.loads(text)
+            ids = json_loads(text, str(path))
         except json.JSONDecodeError as exc:
             raise FileFormatError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):

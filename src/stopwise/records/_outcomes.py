@@ -216,7 +216,7 @@ def _read_csv_exact(path: Path, data: bytes | None) -> tuple[pd.DataFrame, np.nd
     return frame, np.asarray(lines, dtype=np.int64)
 
 
-def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
     """JSON objects, one a line (blank lines skipped), with the line of each row."""
     source = str(path)
     stream: IO[bytes] = io.BytesIO(gunzip_bytes(path)) if gz else open(path, "rb")
@@ -233,14 +233,14 @@ def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray]:
             except (ValueError, UnicodeDecodeError) as exc:
                 if isinstance(exc, LimitError):
                     raise
-                problems.append(Problem(source, row, None, f"must be one JSON object ({exc})", line=number))
+                problems.append(Problem(source, row, None, f"must be one JSON object ({exc})", line=number if number != row else None))
                 continue
             if not isinstance(value, dict):
-                problems.append(Problem(source, row, None, "must be one JSON object", type(value).__name__, number))
+                problems.append(Problem(source, row, None, "must be one JSON object", type(value).__name__, number if number != row else None))
                 continue
             nested = [k for k, v in value.items() if isinstance(v, dict | list)]
             if nested:
-                problems.append(Problem(source, row, str(nested[0]), "must be a single value", value[nested[0]], number))
+                problems.append(Problem(source, row, str(nested[0]), "must be a single value", value[nested[0]], number if number != row else None))
                 continue
             records.append(value)
             lines.append(number)
@@ -248,7 +248,9 @@ def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray]:
         raise ValidationError(problems)
     if not records:
         raise FileFormatError(f"{source}: the file has no rows; an outcome file needs at least one JSON object")
-    return pd.DataFrame.from_records(records), np.asarray(lines, dtype=np.int64)
+    numbers = np.asarray(lines, dtype=np.int64)
+    same = bool((numbers == np.arange(1, len(numbers) + 1)).all())
+    return pd.DataFrame.from_records(records), None if same else numbers  # a line only when it differs
 
 
 def _read_raw(path: Path, fmt: OutcomeFormat) -> tuple[pd.DataFrame, np.ndarray | _Lines | None]:

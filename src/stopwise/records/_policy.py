@@ -17,6 +17,7 @@ from typing import Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from stopwise._limits import check_structure
 from stopwise.errors import FileFormatError, PolicyError
 from stopwise.records._outcomes import STATUSES
 
@@ -221,6 +222,9 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"{source}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise PolicyError(f"{source}: nested too deeply to parse (a policy is a few flat tables)") from None
+    check_structure(data, source)
     try:
         return Policy.model_validate(data)
     except pydantic.ValidationError as exc:
