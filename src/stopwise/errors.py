@@ -42,6 +42,7 @@ __all__ = [
     "ValidationError",
     "escape_text",
     "shown",
+    "terminal_text",
 ]
 
 MAX_SHOWN_CHARS = 200
@@ -74,6 +75,26 @@ def escape_text(text: str, *, keep_newlines: bool = True) -> str:
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
     return "".join(out)
+
+
+MAX_LINE_CHARS = 1000
+"""How long one line of a message printed by the command line may be (longer ones are cut)."""
+
+
+def terminal_text(message: str) -> str:
+    """A message as the command line prints it: control characters escaped, every line cut to
+    :data:`MAX_LINE_CHARS` characters (saying how long it was).
+
+    Examples
+    --------
+    >>> terminal_text("bad: " + "x" * 2000)[-40:]
+    'xxxxxxxxxxx... (line of 2005 characters)'
+    """
+    lines = escape_text(message).split("\n")
+    return "\n".join(
+        line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}... (line of {len(line)} characters)"
+        for line in lines
+    )
 
 
 class Shown(str):

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from stopwise.errors import StopwiseError, escape_text
+from stopwise.errors import StopwiseError, terminal_text
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "console", "err_console", "user_errors"]
 
@@ -28,5 +28,5 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except StopwiseError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(escape_text(str(exc)))}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(terminal_text(str(exc)))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, err_console
-from stopwise.errors import StopwiseError, escape_text
+from stopwise.errors import StopwiseError, escape_text, terminal_text
 
 app = typer.Typer(
     name="stopwise",
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show(file=sys.stderr)  # type: ignore[attr-defined]
         return EXIT_ERROR
     except StopwiseError as exc:  # a user error a command did not catch itself
-        err_console.print(f"[bold red]error:[/] {escape(escape_text(str(exc)))}")
+        err_console.print(f"[bold red]error:[/] {escape(terminal_text(str(exc)))}")
         return EXIT_ERROR
     except Exception as exc:  # a bug, not a user error: say so plainly
         if os.environ.get("STOPWISE_DEBUG"):

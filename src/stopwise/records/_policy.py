@@ -47,8 +47,8 @@ class CoveragePolicy(_Section):
     rule: Literal["proportional", "none"] = "proportional"
     """``proportional``: r_g = max{1, min{n_g, floor(k n_g / N)}} tasks of every group (paper eq. 4);
     ``none``: final actions do not wait for coverage (coverage is still recorded)."""
-    group_column: str = "group"
-    """Outcome column that holds the stratum of each task."""
+    group_column: Literal["group", "source", "unit"] = "group"
+    """Outcome column that holds the stratum of each task (a text column of the outcome contract)."""
 
 
 class OrderPolicy(_Section):
