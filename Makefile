@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup setup-test lint typecheck pytest clean
+.PHONY: demo test setup setup-test lint typecheck pytest clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,16 @@ test: setup-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# Headless Chromium for the report tests (tests/report): Debian's chromium and chromium-driver, installed
+# only when missing (needs root or sudo). Playwright drives /usr/bin/chromium; `playwright install` is never used.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver (apt-get)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -10,25 +10,20 @@ The public API, assembled from the subpackages:
 * ingest   - SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench and HAL logs to outcome rows
   (``stopwise.ingest.ingest``)
 
+Every name but the errors is loaded on first use (PEP 562 module ``__getattr__``), so that
+``import stopwise`` and the ``stopwise`` command start without pandas, scikit-learn, LightGBM or
+matplotlib. **To export a name, add its import inside the ``if TYPE_CHECKING:`` block below** (and to
+``__all__``): that block is the one list of lazy exports, read by :func:`__getattr__`.
+
 The subpackages keep their own names: ``stopwise.replay`` and ``stopwise.ingest`` are modules, not
 the functions of the same name.
 """
 
 import importlib as _importlib
+import importlib.util as _importlib_util
 import typing as _typing
 
 from stopwise._version import __version__
-from stopwise.compare import (
-    PairedOutcomes,
-    TailProbabilities,
-    budget_task_count,
-    coverage_state,
-    decide,
-    exact_tails_from_counts,
-    pair_outcomes,
-    required_counts,
-    tail_probabilities,
-)
 from stopwise.errors import (
     ComparisonError,
     CompletionArgumentError,
@@ -39,86 +34,22 @@ from stopwise.errors import (
     Problem,
     ServiceError,
     StopwiseError,
+    TaskUniverseError,
     ValidationError,
 )
-from stopwise.finality import (
-    ArgumentCheck,
-    CompletionArgument,
-    ControlledReplay,
-    EffectEntry,
-    EffectRoute,
-    OpenEffectsRecord,
-    Probe,
-    ReplaySchedule,
-    RunCheck,
-    ScoredRun,
-    Sweep,
-    check_argument,
-    check_runs,
-    finality_rows,
-    finality_schema,
-    load_argument,
-    load_effects_record,
-    load_runs,
-    parse_argument,
-    parse_effects_record,
-    run_controlled_replay,
-)
-from stopwise.ingest import (
-    INGEST_FORMATS,
-    IngestResult,
-    SkippedRecord,
-    detect_format,
-    read_hal,
-    read_harbor,
-    read_inspect,
-    read_swebench,
-    read_tau2,
-    source_flags,
-)
-from stopwise.records import (
-    ACTIONS,
-    DEFAULT_POLICY_TOML,
-    OUTCOME_COLUMNS,
-    STATUSES,
-    BudgetPolicy,
-    BudgetState,
-    CoveragePolicy,
-    CoverageState,
-    DecisionRecord,
-    Exclusion,
-    GroupCoverage,
-    OrderPolicy,
-    Policy,
-    Step,
-    Targets,
-    Trajectory,
-    iter_trajectories,
-    load_policy,
-    outcome_frame,
-    parse_policy,
-    read_outcomes,
-    read_trajectories,
-    synthetic_benchmark,
-    validate_outcomes,
-    write_outcomes,
-    write_trajectories,
-)
-from stopwise.replay import (
-    DEFAULT_BUDGETS,
-    STANDARD_POLICIES,
-    ReplayResult,
-    comparison_policies,
-    cost_first_orders,
-    coverage_aware_orders,
-    neyman_orders,
-    prepare_source,
-    sufficiency,
-    summarize,
-    uniform_orders,
-)
 
-if _typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by _exports(), imported on first use
+    from stopwise.compare import (
+        PairedOutcomes,
+        TailProbabilities,
+        budget_task_count,
+        coverage_state,
+        decide,
+        exact_tails_from_counts,
+        pair_outcomes,
+        required_counts,
+        tail_probabilities,
+    )
     from stopwise.early import (
         DualHeadClassifier,
         EarlyEvaluation,
@@ -137,36 +68,124 @@ if _typing.TYPE_CHECKING:
     from stopwise.early import (
         load_model as load_early_model,
     )
+    from stopwise.finality import (
+        ArgumentCheck,
+        CompletionArgument,
+        ControlledReplay,
+        EffectEntry,
+        EffectRoute,
+        OpenEffectsRecord,
+        Probe,
+        ReplaySchedule,
+        RunCheck,
+        ScoredRun,
+        Sweep,
+        check_argument,
+        check_runs,
+        finality_rows,
+        finality_schema,
+        load_argument,
+        load_effects_record,
+        load_runs,
+        parse_argument,
+        parse_effects_record,
+        run_controlled_replay,
+    )
+    from stopwise.ingest import (
+        INGEST_FORMATS,
+        IngestResult,
+        SkippedRecord,
+        detect_format,
+        read_hal,
+        read_harbor,
+        read_inspect,
+        read_swebench,
+        read_tau2,
+        source_flags,
+    )
+    from stopwise.records import (
+        ACTIONS,
+        DEFAULT_POLICY_TOML,
+        OUTCOME_COLUMNS,
+        STATUSES,
+        BudgetPolicy,
+        BudgetState,
+        CoveragePolicy,
+        CoverageState,
+        DecisionPolicy,
+        DecisionRecord,
+        Exclusion,
+        GroupCoverage,
+        OrderPolicy,
+        Policy,
+        Step,
+        Targets,
+        TaskUniverse,
+        Trajectory,
+        UniverseState,
+        iter_trajectories,
+        load_policy,
+        outcome_frame,
+        parse_policy,
+        read_outcomes,
+        read_task_universe,
+        read_trajectories,
+        synthetic_benchmark,
+        validate_outcomes,
+        write_outcomes,
+        write_trajectories,
+    )
+    from stopwise.replay import (
+        DEFAULT_BUDGETS,
+        STANDARD_POLICIES,
+        ReplayResult,
+        comparison_policies,
+        cost_first_orders,
+        coverage_aware_orders,
+        neyman_orders,
+        prepare_source,
+        sufficiency,
+        summarize,
+        uniform_orders,
+    )
 
-_LAZY = {
-    "DualHeadClassifier": ("stopwise.early", "DualHeadClassifier"),
-    "EarlyEvaluation": ("stopwise.early", "EarlyEvaluation"),
-    "EarlyMetrics": ("stopwise.early", "EarlyMetrics"),
-    "EarlyOutcomeModel": ("stopwise.early", "EarlyOutcomeModel"),
-    "GoldSolution": ("stopwise.early", "GoldSolution"),
-    "OnlineMonitor": ("stopwise.early", "OnlineMonitor"),
-    "PlattCalibrator": ("stopwise.early", "PlattCalibrator"),
-    "PrefixFeaturizer": ("stopwise.early", "PrefixFeaturizer"),
-    "TfidfLogisticModel": ("stopwise.early", "TfidfLogisticModel"),
-    "Verdict": ("stopwise.early", "Verdict"),
-    "early_metrics": ("stopwise.early", "early_metrics"),
-    "halt_decision": ("stopwise.early", "halt_decision"),
-    "leave_one_out": ("stopwise.early", "leave_one_out"),
-    "load_early_model": ("stopwise.early", "load_model"),
-}
-"""Names loaded on first use, so that ``import stopwise`` does not import LightGBM."""
+
+def _exports() -> dict[str, tuple[str, str]]:
+    """Exported name -> (module, attribute), from the ``from … import …`` lines of the TYPE_CHECKING block."""
+    import ast
+    from pathlib import Path
+
+    found: dict[str, tuple[str, str]] = {}
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.module:
+                    for alias in statement.names:
+                        found[alias.asname or alias.name] = (statement.module, alias.name)
+    return found
+
+
+_LAZY: dict[str, tuple[str, str]] = {}
+"""Filled on first use by :func:`_exports`."""
 
 
 def __getattr__(name: str) -> _typing.Any:
+    if not _LAZY:
+        _LAZY.update(_exports())
     if name in _LAZY:
         module, attribute = _LAZY[name]
         value = getattr(_importlib.import_module(module), attribute)
         globals()[name] = value
         return value
+    if not name.startswith("_") and _importlib_util.find_spec(f"{__name__}.{name}") is not None:
+        return _importlib.import_module(f"{__name__}.{name}")  # a subpackage, e.g. stopwise.replay
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
+    if not _LAZY:
+        _LAZY.update(_exports())
     return sorted(set(globals()) | set(_LAZY))
 
 
@@ -187,6 +206,7 @@ __all__ = [
     "ControlledReplay",
     "CoveragePolicy",
     "CoverageState",
+    "DecisionPolicy",
     "DecisionRecord",
     "DualHeadClassifier",
     "EarlyEvaluation",
@@ -222,8 +242,11 @@ __all__ = [
     "Sweep",
     "TailProbabilities",
     "Targets",
+    "TaskUniverse",
+    "TaskUniverseError",
     "TfidfLogisticModel",
     "Trajectory",
+    "UniverseState",
     "ValidationError",
     "Verdict",
     "__version__",
@@ -260,6 +283,7 @@ __all__ = [
     "read_inspect",
     "read_outcomes",
     "read_swebench",
+    "read_task_universe",
     "read_tau2",
     "read_trajectories",
     "required_counts",

@@ -14,7 +14,9 @@ The class tree::
     │   ├── LimitError            an input past a documented size limit (docs/limits.md)
     │   ├── OutputExistsError     an output that exists and may not be replaced (use --force)
     │   └── ComparisonError       a comparison that cannot be formed (system absent, no shared tasks)
-    └── ServiceError              the local replay service failed to start or stop
+    ├── ServiceError              the local replay service failed to start or stop
+    └── LedgerError               a ledger cannot be opened, or refuses an operation (a changed policy,
+                                  an unknown evaluation, an unreadable schema version)
 
 Messages say what was wrong, where, and the likely fix. Nothing is written when one is raised.
 A value quoted in a message goes through :func:`shown` (shortened, control characters escaped), and
@@ -33,12 +35,14 @@ __all__ = [
     "EffectsRecordError",
     "FileFormatError",
     "InputError",
+    "LedgerError",
     "LimitError",
     "OutputExistsError",
     "PolicyError",
     "Problem",
     "ServiceError",
     "StopwiseError",
+    "TaskUniverseError",
     "ValidationError",
     "escape_text",
     "shown",
@@ -171,6 +175,15 @@ class ServiceError(StopwiseError):
     """The local replay service failed to start, answer or stop."""
 
 
+class LedgerError(StopwiseError):
+    """A ledger cannot be opened or refuses an operation (stopwise.ledger).
+
+    Raised for an unreachable or unreadable database, an evaluation registered again with a different
+    policy, task universe or systems, an unknown evaluation, or outcome rows that do not belong to
+    the evaluation. Nothing of the refused operation is stored.
+    """
+
+
 @dataclass(frozen=True)
 class Problem:
     """One broken rule at one place of an input file.
@@ -252,3 +265,12 @@ class EffectsRecordError(ValidationError):
     """
 
     subject = "open-effects record"
+
+
+class TaskUniverseError(ValidationError):
+    """A task universe (tasks file, ``stopwise order`` output or counts) breaks its rules.
+
+    Every problem names the file (``<counts>`` or ``<tasks>`` in memory), row, field, rule and value.
+    """
+
+    subject = "task universe"

@@ -13,6 +13,7 @@ from stopwise import (
     ComparisonError,
     DecisionRecord,
     Policy,
+    TaskUniverse,
     __version__,
     decide,
     outcome_frame,
@@ -39,6 +40,12 @@ def policy(**settings: object) -> Policy:
     return Policy.model_validate(settings)
 
 
+def universe_of(rows: pd.DataFrame) -> TaskUniverse:
+    """Every task of the rows, in name order, with its group: the planned tasks of these tests."""
+    tasks = rows.drop_duplicates("task").sort_values("task")
+    return TaskUniverse(tasks["task"].tolist(), tasks["group"].tolist())
+
+
 # 40 tasks: A wins 14, B wins 2 -> delta_hat = 0.3, clearly positive
 STRONG_A = [1.0] * 14 + [0.0] * 2 + [1.0] * 12 + [0.0] * 12
 STRONG_B = [0.0] * 14 + [1.0] * 2 + [1.0] * 12 + [0.0] * 12
@@ -48,7 +55,7 @@ CLOSE_B = [0.0] * 3 + [1.0] * 2 + [1.0] * 10 + [0.0] * 25
 
 
 def test_promote_at_limit() -> None:
-    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B")
+    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B", complete=True)
     assert record.action == "promote"
     assert record.delta_hat == pytest.approx(0.3)
     expected = tail_probabilities(np.array(STRONG_A) - np.array(STRONG_B), 0.0)
@@ -57,28 +64,28 @@ def test_promote_at_limit() -> None:
 
 
 def test_reject_at_limit() -> None:
-    record = decide(rows_from(STRONG_B, STRONG_A), "A", "B")
+    record = decide(rows_from(STRONG_B, STRONG_A), "A", "B", complete=True)
     assert record.action == "reject"
     assert record.delta_hat == pytest.approx(-0.3) and record.r_reject is not None and record.r_reject <= 0.05
 
 
 def test_reject_when_margin_does_not_exceed_a_positive_threshold() -> None:
-    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B", policy(threshold=0.6))
+    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B", policy(threshold=0.6), complete=True)
     assert record.action == "reject" and record.r_reject is not None and record.r_reject <= 0.05
 
 
 def test_abstain_at_limit_when_tails_are_wide() -> None:
-    up = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B")
+    up = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", complete=True)
     assert up.action == "abstain" and up.delta_hat is not None and up.delta_hat > 0
     assert up.r_promote is not None and up.r_promote > 0.05
-    down = decide(rows_from(CLOSE_B, CLOSE_A), "A", "B")
+    down = decide(rows_from(CLOSE_B, CLOSE_A), "A", "B", complete=True)
     assert down.action == "abstain" and down.r_reject is not None and down.r_reject > 0.05
     assert "tail on the observed side exceeds a" in down.reason
 
 
 def test_continue_while_budget_remains() -> None:
     rows = _pending_after(rows_from(STRONG_A, STRONG_B), 30)
-    record = decide(rows, "A", "B", policy(budget={"limit": 0.9}))
+    record = decide(rows, "A", "B", policy(budget={"limit": 0.9}), universe=universe_of(rows))
     assert record.action == "continue" and not record.budget.at_limit and record.budget.used == 0.75
     assert decide(rows, "A", "B", policy(budget={"limit": 0.9}), budget_used=0.9).action == "promote"
     assert record.r_promote is not None  # the tails are computed and recorded (Fig. 2 step 2)
@@ -95,11 +102,11 @@ def _pending_after(rows: pd.DataFrame, k: int) -> pd.DataFrame:
 def test_coverage_failure_continues_then_abstains() -> None:
     groups = ["big"] * 30 + ["small"] * 10
     rows = _pending_after(rows_from(STRONG_A, STRONG_B, groups), 20)  # the first 20 tasks are all "big"
-    early = decide(rows, "A", "B", policy(budget={"limit": 0.9}))
+    early = decide(rows, "A", "B", policy(budget={"limit": 0.9}), universe=universe_of(rows))
     assert early.action == "continue" and early.coverage.missing_groups == ["small"]
     assert early.r_promote is None and "coverage missing" in early.reason
     assert early.budget.used == pytest.approx(0.5)
-    late = decide(rows, "A", "B", policy(budget={"limit": 0.5}))
+    late = decide(rows, "A", "B", policy(budget={"limit": 0.5}), universe=universe_of(rows))
     assert late.action == "abstain" and late.budget.at_limit
     assert [(g.group, g.required, g.seen) for g in late.coverage.groups] == [("big", 15, 20), ("small", 5, 0)]
     excluded = {e.reason: (e.rows, e.tasks) for e in late.excluded}
@@ -109,7 +116,7 @@ def test_coverage_failure_continues_then_abstains() -> None:
 def test_impossible_coverage_abstains_at_limit() -> None:
     groups = [f"g{i}" for i in range(10)] * 4
     rows = _pending_after(rows_from(STRONG_A, STRONG_B, groups), 5)
-    record = decide(rows, "A", "B", policy(budget={"limit": 0.1}))
+    record = decide(rows, "A", "B", policy(budget={"limit": 0.1}), universe=universe_of(rows))
     assert not record.coverage.possible
     assert record.action == "abstain" and "impossible" in record.reason
 
@@ -117,15 +124,15 @@ def test_impossible_coverage_abstains_at_limit() -> None:
 def test_coverage_rule_none_decides_without_coverage() -> None:
     groups = ["big"] * 30 + ["small"] * 10
     rows = _pending_after(rows_from(STRONG_A, STRONG_B, groups), 20)
-    record = decide(rows, "A", "B", policy(coverage={"rule": "none"}, budget={"limit": 0.5}))
+    record = decide(rows, "A", "B", policy(coverage={"rule": "none"}, budget={"limit": 0.5}), universe=universe_of(rows))
     assert record.action == "promote" and not record.coverage.satisfied
 
 
 def test_forced_variant_decides_by_the_margin_alone() -> None:
     forced = policy(tail_method="none")
-    assert decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", forced).action == "promote"
-    assert decide(rows_from(CLOSE_B, CLOSE_A), "A", "B", forced).action == "reject"
-    record = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", forced)
+    assert decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", forced, complete=True).action == "promote"
+    assert decide(rows_from(CLOSE_B, CLOSE_A), "A", "B", forced, complete=True).action == "reject"
+    record = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", forced, complete=True)
     assert record.r_promote is None and record.tail_method.startswith("none")
 
 
@@ -133,7 +140,7 @@ def test_threshold_comparison_is_exact_on_the_lattice() -> None:
     # delta_hat = 29/100 exactly; 0.29 * 100 is 28.999999999999996 in floating point
     a = [1.0] * 29 + [0.0] * 71
     b = [0.0] * 100
-    record = decide(rows_from(a, b), "A", "B", policy(threshold=0.29, tail_method="none"))
+    record = decide(rows_from(a, b), "A", "B", policy(threshold=0.29, tail_method="none"), complete=True)
     assert record.action == "reject"  # 0.29 does not exceed 0.29
 
 
@@ -187,7 +194,7 @@ def test_units_group_tasks_for_resampling() -> None:
     rows = rows_from([1.0] * 20 + [0.0] * 10, [0.0] * 30, unit=[f"u{i // 10}" for i in range(n)])
     paired = pair_outcomes(rows, "A", "B")
     assert len(np.unique(paired.units)) == 3
-    record = decide(rows, "A", "B")
+    record = decide(rows, "A", "B", complete=True)
     assert "grouped units" in record.tail_method
     # three units with differences (10, 10, 0): only draws without the first two units stay <= 0
     assert record.r_promote == pytest.approx((1 / 3) ** 3, abs=0.03)
@@ -195,8 +202,10 @@ def test_units_group_tasks_for_resampling() -> None:
 
 def test_cost_budget() -> None:
     rows = rows_from(STRONG_A, STRONG_B, cost_usd=[0.5] * 40)
-    record = decide(rows, "A", "B", policy(budget={"measure": "cost_usd", "limit": 100.0}))
+    record = decide(rows, "A", "B", policy(budget={"measure": "cost_usd", "limit": 100.0}), complete=True)
     assert record.budget.used == pytest.approx(20.0) and record.budget.at_limit  # every task observed
+    # without a universe (or complete=True) spending 20 of 100 is not the limit: continue
+    assert decide(rows, "A", "B", policy(budget={"measure": "cost_usd", "limit": 100.0})).action == "continue"
     pair = decide(rows, "A", "B", policy(budget={"measure": "cost_usd", "limit": 100.0, "scope": "pair"}))
     assert pair.budget.used == pytest.approx(40.0)
     no_cost = rows_from(STRONG_A, STRONG_B)
@@ -207,10 +216,11 @@ def test_cost_budget() -> None:
 def test_record_is_stamped_and_deterministic() -> None:
     rows = rows_from(STRONG_A, STRONG_B)
     chosen = policy(tail_method="bootstrap", seed=4)
-    first, again = decide(rows, "A", "B", chosen), decide(rows, "A", "B", chosen)
-    assert first == again
+    first, again = decide(rows, "A", "B", chosen, complete=True), decide(rows, "A", "B", chosen, complete=True)
+    assert first.model_copy(update={"decided_at": None}) == again.model_copy(update={"decided_at": None})
+    assert first.digest() == again.digest() and first.decided_at is not None and first.decided_at.utcoffset() is not None
     assert first.policy_sha256 == chosen.sha256() and first.stopwise_version == __version__
-    assert decide(rows.iloc[::-1].reset_index(drop=True), "A", "B", chosen).input_sha256 == first.input_sha256
+    assert decide(rows.iloc[::-1].reset_index(drop=True), "A", "B", chosen, complete=True).input_sha256 == first.input_sha256
     text = first.model_dump_json()
     assert DecisionRecord.model_validate(json.loads(text)) == first
 
@@ -228,7 +238,7 @@ def test_comparison_errors(tested: str, baseline: str, message: str) -> None:
 def test_real_comparison_on_swebench_verified(shared_data: Path) -> None:
     rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
     tested, baseline = "20241029_OpenHands-CodeAct-2.1-sonnet-20241022", "20231010_rag_claude2"
-    record = decide(rows, tested, baseline)
+    record = decide(rows, tested, baseline, complete=True)
     wide = rows.pivot(index="task", columns="system", values="outcome")
     expected = (wide[tested] - wide[baseline]).mean()
     assert record.delta_hat == pytest.approx(expected, abs=1e-12)

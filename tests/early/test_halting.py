@@ -33,8 +33,8 @@ def test_the_earlier_crossing_wins() -> None:
     ps = [0.1, 0.2, 0.3, 0.4, 0.99, 0.99]
     pf = [0.1, 0.2, 0.95, 0.1, 0.1, 0.1]
     v = first_crossing(ps, pf, 0.9, 0.9)
-    assert v == Verdict(2, "halt", 0, "failure", 0.3, 0.95)
-    assert first_crossing(ps, pf, 0.9, None) == Verdict(4, "halt", 1, "success", 0.99, 0.1)
+    assert v == Verdict(2, "halt", 0, "failure", 0.3, 0.95, "failure head: p_failure 0.950 ≥ 0.900")
+    assert first_crossing(ps, pf, 0.9, None) == Verdict(4, "halt", 1, "success", 0.99, 0.1, "success head: p_success 0.990 ≥ 0.900")
 
 
 def test_no_halt_before_min_step_or_at_the_last_step() -> None:
@@ -82,7 +82,7 @@ def test_monitor_halts_once_and_stays_halted(fitted: EarlyOutcomeModel, runs: li
     probabilities = fitted.predict_proba(runs)
     halted_any = False
     for run, p in zip(runs, probabilities, strict=True):
-        monitor = fitted.monitor(run.task_text, success_threshold=0.8, failure_threshold=0.8)
+        monitor = fitted.monitor(run.task_text, success_threshold=0.8, failure_threshold=0.8, guard=False)
         expected = first_crossing(p[:, 0], p[:, 1], 0.8, 0.8, min_halt_step=1)
         verdicts = [monitor.observe(step) for step in run.steps]
         first_halt = next((v for v in verdicts if v.halted), None)

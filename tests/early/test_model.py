@@ -110,7 +110,12 @@ def test_save_and_load_round_trip(fitted: EarlyOutcomeModel, runs: list[Trajecto
     loaded = load_model(path)
     np.testing.assert_array_equal(np.vstack(loaded.predict_proba(runs[36:])), np.vstack(fitted.predict_proba(runs[36:])))
     assert loaded.get_params() == fitted.get_params()
-    fitted.save(tmp_path / "model")  # overwriting a saved model is allowed
+    with pytest.raises(InputError, match="pass --force"):
+        fitted.save(tmp_path / "model")  # an existing model is replaced only with force
+    fitted.save(tmp_path / "model", force=True)
+    assert (tmp_path / "model" / ".stopwise-model").read_text().startswith("stopwise.early.model ")
+    assert loaded.thresholds_ == fitted.thresholds_ and loaded.quality_ == fitted.quality_
+    assert loaded.guard_ is not None and loaded.guard_.as_dict() == fitted.guard_.as_dict()
 
 
 def test_load_names_what_is_wrong(fitted: EarlyOutcomeModel, tmp_path: Path) -> None:
@@ -121,7 +126,7 @@ def test_load_names_what_is_wrong(fitted: EarlyOutcomeModel, tmp_path: Path) -> 
     manifest = json.loads(manifest_file.read_text())
     manifest["format_version"] = 99
     manifest_file.write_text(json.dumps(manifest))
-    with pytest.raises(ValidationError, match=r"manifest.json, field 'format_version': must be 1 .*; got 99"):
+    with pytest.raises(ValidationError, match=r"manifest.json, field 'format_version': must be 2 .*; got 99"):
         load_model(path)
     path = fitted.save(tmp_path / "m2")
     with open(Path(path) / "success.txt", "a") as handle:
@@ -130,8 +135,9 @@ def test_load_names_what_is_wrong(fitted: EarlyOutcomeModel, tmp_path: Path) -> 
         load_model(path)
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "x.txt").write_text("x")
-    with pytest.raises(FileFormatError, match="refusing to overwrite"):
+    with pytest.raises(InputError, match="holds files stopwise did not write"):
         fitted.save(tmp_path / "plain")
+    assert (tmp_path / "plain" / "x.txt").read_text() == "x"
 
 
 def test_exclude_drops_families_and_groups(runs: list[Trajectory], small_params: dict) -> None:

@@ -54,5 +54,5 @@ def test_the_decision_no_longer_depends_on_the_seed() -> None:
     assert {r.r_promote for r in records} == {records[0].r_promote}
     assert records[0].tail_method.startswith("exact on a 1/")
     bootstrap = Policy.model_validate({"tail_method": "bootstrap"})
-    actions = {decide(rows, "A", "B", bootstrap, rng=seed).action for seed in range(40)}
-    assert "promote" in actions and len(actions) > 1  # what the old fallback did
+    tails = {decide(rows, "A", "B", bootstrap, rng=seed).r_promote for seed in range(10)}
+    assert len(tails) > 1  # what the old fallback did: R_promote (so the action at a look) varied with the seed

@@ -12,19 +12,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from stopwise.cli._common import console, user_errors
-from stopwise.compare import budget_task_count, decide
-from stopwise.errors import FileFormatError
+from stopwise.compare import budget_task_count, coverage_aware_orders, decide, task_order
+from stopwise.errors import ComparisonError, FileFormatError, InputError
 from stopwise.records import (
     ACTIONS,
     DEFAULT_POLICY_TOML,
     DecisionRecord,
     Policy,
+    TaskUniverse,
     load_policy,
     read_outcomes,
+    read_task_universe,
     synthetic_benchmark,
     write_outcomes,
 )
-from stopwise.replay import coverage_aware_orders, task_order
 
 policy_app = typer.Typer(help="Write and check comparison policies.", no_args_is_help=True)
 
@@ -38,12 +39,19 @@ def print_record(record: DecisionRecord) -> None:
     colour = {"promote": "green", "reject": "red", "continue": "yellow", "abstain": "magenta"}[record.action]
     console.print(
         f"[bold {colour}]{record.action.upper()}[/]  {escape(record.tested)} vs {escape(record.baseline)}  "
-        f"(delta = {record.threshold:g}, a = {record.tail_cutoff:g})"
+        f"(delta = {record.threshold:g}, a = {record.tail_cutoff:g}, boundary {record.boundary})"
     )
     console.print(f"  reason     {escape(record.reason)}")
+    universe = record.universe
+    if universe is None:
+        console.print(f"  universe   none given: N = {record.n_shared} inferred from the rows")
+    else:
+        kind = {"tasks": "planned tasks", "counts": "counts", "complete-record": "complete record (declared)"}[universe.source]
+        console.print(f"  universe   {kind}: N = {universe.n_tasks}; sha256 {universe.sha256[:16]}…")
     console.print(
-        f"  observed   {record.n_observed} of {record.n_shared} shared tasks; "
-        f"budget {record.budget.used:.4g} of {record.budget.limit:.4g} {record.budget.measure}"
+        f"  observed   {record.n_observed} of {record.n_shared} tasks"
+        + (f" ({record.waiting} waiting beyond the observed prefix)" if record.waiting else "")
+        + f"; budget {record.budget.used:.4g} of {record.budget.limit:.4g} {record.budget.measure}"
         + (" (at limit)" if record.budget.at_limit else "")
     )
     console.print(
@@ -58,7 +66,7 @@ def print_record(record: DecisionRecord) -> None:
     )
     console.print(f"  coverage   {cov.rule}: {escape(status)}")
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
-    for column in ("group", "shared", "required", "seen"):
+    for column in ("group", "planned", "required", "seen"):
         table.add_column(column, justify="left" if column == "group" else "right")
     for g in cov.groups:
         marker = "" if g.seen >= g.required else " !"
@@ -66,29 +74,94 @@ def print_record(record: DecisionRecord) -> None:
     console.print(table)
     for e in record.excluded:
         console.print(f"  excluded   {e.rows} row(s) on {e.tasks} task(s): {escape(e.reason)}")
+    for warning in record.warnings:
+        console.print(f"  [bold yellow]warning[/]    {escape(warning)}")
     console.print(f"  policy     sha256 {record.policy_sha256[:16]}…  input sha256 {record.input_sha256[:16]}…")
 
 
+def _group_sizes(values: list[str]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for value in values:
+        name, sep, count = value.rpartition("=")
+        if not sep or not name.strip() or not count.strip().isdigit() or int(count) < 1:
+            raise InputError(f"--group-size must be NAME=COUNT with a whole COUNT >= 1; got {value!r}")
+        if name.strip() in sizes:
+            raise InputError(f"--group-size names group {name.strip()!r} twice")
+        sizes[name.strip()] = int(count)
+    return sizes
+
+
+def _universe(tasks: Path | None, n_tasks: int | None, group_size: list[str], group_column: str) -> TaskUniverse | None:
+    """The task universe from --tasks, or --n-tasks / --group-size; None when none is given."""
+    sizes = _group_sizes(group_size)
+    if tasks is not None:
+        if n_tasks is not None or sizes:
+            raise InputError("give the planned tasks either as --tasks FILE or as --n-tasks / --group-size, not both")
+        return read_task_universe(tasks, group_column=group_column)
+    if n_tasks is None and not sizes:
+        return None
+    return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
+
+
+def read_outcome_files(paths: list[Path]) -> pd.DataFrame:
+    """Read several outcome files, each validated, as one table; a (system, task, attempt) in two files is an error."""
+    frames = [read_outcomes(path) for path in paths]
+    if len(frames) == 1:
+        return frames[0]
+    keyed = pd.concat(
+        [f[["system", "task", "attempt"]].assign(_file=i, _row=np.arange(1, len(f) + 1)) for i, f in enumerate(frames)],
+        ignore_index=True,
+    )
+    first_file = keyed.groupby(["system", "task", "attempt"], sort=False)["_file"].transform("min")
+    clash = (keyed["_file"] != first_file).to_numpy()
+    if clash.any():
+        i = int(np.flatnonzero(clash)[0])
+        row = keyed.iloc[i]
+        earlier = keyed[
+            (keyed["system"] == row["system"]) & (keyed["task"] == row["task"]) & (keyed["attempt"] == row["attempt"])
+        ].iloc[0]
+        raise ComparisonError(
+            f"{paths[int(row['_file'])]}, row {int(row['_row'])}: (system, task, attempt) = "
+            f"({row['system']}, {row['task']}, {int(row['attempt'])}) is already in {paths[int(earlier['_file'])]}, "
+            f"row {int(earlier['_row'])}; {int(clash.sum())} row(s) repeat rows of an earlier file (is a file given twice?)"
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
 def decide_command(
-    outcomes: Annotated[Path, typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet).")],
+    outcomes: Annotated[list[Path], typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet); several files are joined.")],
     tested: Annotated[str, typer.Option("--tested", "-t", help="The tested system A.")],
     baseline: Annotated[str, typer.Option("--baseline", "-b", help="The baseline system B.")],
     policy: Annotated[
         Path | None, typer.Option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).")
     ] = None,
-    budget_used: Annotated[
-        float | None, typer.Option("--budget-used", help="Budget used so far, in the policy's measure.")
+    tasks: Annotated[
+        Path | None,
+        typer.Option("--tasks", help="The planned tasks: `stopwise order` output or a tasks file (task, group, position)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the decision record as JSON.")] = False,
+    n_tasks: Annotated[int | None, typer.Option("--n-tasks", help="N, the number of planned tasks (names unknown).")] = None,
+    group_size: Annotated[
+        list[str] | None, typer.Option("--group-size", help="Planned tasks of one group, NAME=COUNT (repeatable).")
+    ] = None,
+    complete: Annotated[
+        bool, typer.Option("--complete", help="The files are a finished record: the shared tasks are the whole universe.")
+    ] = False,
+    budget_used: Annotated[
+        float | None, typer.Option("--budget-used", help="Budget used so far, in the policy's measure (0 to the limit).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision record as JSON (with a UTC decided_at).")] = False,
 ) -> None:
     """Decide one comparison from the outcomes seen so far.
 
+    Give the planned tasks (--tasks, or --n-tasks and --group-size): without them no final action
+    is taken before the budget limit, unless --complete says the files hold a finished record.
     Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
     """
     with user_errors():
         chosen = load_policy(policy) if policy is not None else Policy()
-        rows = read_outcomes(outcomes)
-        record = decide(rows, tested, baseline, chosen, budget_used=budget_used)
+        universe = _universe(tasks, n_tasks, group_size or [], chosen.coverage.group_column)
+        rows = read_outcome_files(outcomes)
+        record = decide(rows, tested, baseline, chosen, universe=universe, budget_used=budget_used, complete=complete)
     if as_json:
         typer.echo(record.model_dump_json(indent=2))
     else:
@@ -133,17 +206,15 @@ def demo_command(
         rows = synthetic_benchmark(tasks, systems, rng=seed)
         names = sorted(rows["system"].unique())
         tested, baseline = names[-1], names[-2]
-        order = _demo_order(rows, seed)
+        order, groups = _demo_order(rows, seed)
+        universe = TaskUniverse(order.tolist(), groups.tolist())
+        pair = rows[rows["system"].isin([tested, baseline])]
         records = []
         for budget in (0.05, 0.10, 0.25, 0.50, 0.75, 1.00):
             k = budget_task_count(len(order), budget)
-            seen = rows[rows["task"].isin(order[:k]) | ~rows["system"].isin([tested, baseline])]
-            pending = rows[rows["system"].isin([tested, baseline]) & ~rows["task"].isin(order[:k])].assign(
-                status="pending", outcome=np.nan
-            )
-            view = pd.concat([seen, pending], ignore_index=True)
+            view = pair[pair["task"].isin(order[:k])]
             policy = Policy.model_validate({"budget": {"limit": budget}})
-            records.append((budget, decide(view, tested, baseline, policy)))
+            records.append((budget, decide(view, tested, baseline, policy, universe=universe)))
     if as_json:
         for _, record in records:
             typer.echo(record.model_dump_json())
@@ -151,7 +222,8 @@ def demo_command(
         console.print(
             f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
             f"{tasks} tasks in 6 groups, {systems} systems. Comparing {tested} (A) against {baseline} (B); "
-            "each budget is treated as the limit; the first tasks of a seeded coverage-aware order are observed."
+            "each budget is treated as the limit; the first tasks of a seeded coverage-aware order of the planned "
+            "tasks (the task universe) are observed."
         )
         table = Table(header_style="bold")
         for column in ("budget", "observed", "delta_hat", "R_promote", "R_reject", "coverage", "action"):
@@ -178,11 +250,11 @@ def demo_command(
         console.print(f"wrote {out / 'synthetic_outcomes.csv'} and {out / 'decisions.jsonl'}")
 
 
-def _demo_order(rows: pd.DataFrame, seed: int) -> np.ndarray:
-    """The policy's default task order: one seeded coverage-aware order of the shared tasks."""
+def _demo_order(rows: pd.DataFrame, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The policy's default task order: one seeded coverage-aware order of the shared tasks, and their groups."""
     tasks = rows.drop_duplicates("task").sort_values("task")
     order = coverage_aware_orders(tasks["group"].to_numpy(dtype=str), 1, rng=seed)[0]
-    return tasks["task"].to_numpy(dtype=str)[order]
+    return tasks["task"].to_numpy(dtype=str)[order], tasks["group"].to_numpy(dtype=str)[order]
 
 
 def order_command(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from stopwise.early import (
     read_gold,
     read_runs,
 )
+from stopwise.early._persist import check_output_dir
 from stopwise.errors import InputError
 from stopwise.records import outcome_frame, write_outcomes
 
@@ -73,41 +75,118 @@ def _pct(value: float) -> str:
     return "–" if value != value else f"{100 * value:.1f}%"
 
 
+def _train_summary(model: EarlyOutcomeModel, path: Any) -> dict[str, Any]:
+    heads = model.classifier_
+    return {
+        "model": str(path),
+        "n_train_runs": model.n_train_runs_,
+        "n_train_prefixes": model.n_train_prefixes_,
+        "n_features": len(model.features_),
+        "boosting_rounds": dict(heads.best_iterations_),
+        "validation_tasks": len(heads.validation_groups_),
+        "calibration_tasks": len(model.calibration_tasks_),
+        "thresholds": dict(model.thresholds_),
+        "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
+        "guard": None if model.guard_ is None else {
+            k: v for k, v in model.guard_.as_dict().items() if k in ("max_outside", "min_task_coverage", "min_text_coverage", "quantile", "reference")
+        },
+        "quality": model.quality_,
+    }
+
+
+def _print_quality(summary: dict[str, Any]) -> None:
+    quality = summary["quality"]
+    table = Table(title=f"validation on {quality['n_runs']} {escape(quality['reference'])}", header_style="bold")
+    for column in ("head", "threshold", "halted runs", "precision [95% CI]", "ΔSteps (head alone)"):
+        table.add_column(column, justify="right")
+    for head, q in quality["heads"].items():
+        ci = q["precision_ci"]
+        precision = "–" if q["precision"] is None else f"{100 * q['precision']:.1f}% [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        threshold = "off" if q["threshold"] is None else f"{q['threshold']:.2f}"
+        table.add_row(head, threshold, str(q["halted"]), precision, _pct(q["delta_steps"] if q["delta_steps"] is not None else float("nan")))
+    console.print(table)
+    both = quality["both"]
+    nan = float("nan")
+    console.print(
+        f"both heads: {_pct(both['coverage'] if both['coverage'] is not None else nan)} of runs halted, "
+        f"accuracy {_pct(both['accuracy'] if both['accuracy'] is not None else nan)}, "
+        f"steps saved {_pct(-(both['delta_steps'] or 0.0))}, |ΔPass@1| {_pct(both['delta_abs_pass1'] if both['delta_abs_pass1'] is not None else nan)}"
+    )
+    for rc in summary["risk_control"].values():
+        console.print(f"risk control, {rc['head']} head: {escape(rc['reason'])}")
+    if quality["reference"] == "validation runs":
+        console.print(
+            "note: the validation runs also fitted the calibrators, so these figures are optimistic; "
+            "`stopwise early evaluate` gives held-out figures, `--max-halt-error` thresholds with a guarantee"
+        )
+    for warning in quality["warnings"]:
+        err_console.print(f"[bold yellow]warning:[/] {escape(warning)}")
+
+
 @early_app.command("train")
 def train_command(
     trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files (.jsonl or .jsonl.gz) with final outcomes.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the model to.")],
-    success_threshold: Annotated[float, typer.Option(help="Success threshold s.")] = 0.95,
-    failure_threshold: Annotated[float, typer.Option(help="Failure threshold f.")] = 0.95,
+    success_threshold: Annotated[float, typer.Option(help="Success threshold s (with --max-halt-error: the head is on).")] = 0.95,
+    failure_threshold: Annotated[float, typer.Option(help="Failure threshold f (with --max-halt-error: the head is on).")] = 0.95,
+    no_success: Annotated[bool, typer.Option("--no-success-head", help="Turn the success head off (failure-only).")] = False,
+    max_halt_error: Annotated[
+        float | None,
+        typer.Option(help="Choose each head's threshold on held-out calibration tasks so its wrong-halt rate is at most this (Learn-then-Test)."),
+    ] = None,
+    risk_confidence: Annotated[float, typer.Option(help="Confidence 1 − δ of the --max-halt-error guarantee.")] = 0.9,
+    risk_unit: Annotated[str, typer.Option(help="Wrong-halt rate among halted runs (halted) or among all runs (runs).")] = "halted",
+    calibration_fraction: Annotated[float, typer.Option(help="Share of training tasks held out for --max-halt-error.")] = 0.3,
+    guard_quantile: Annotated[float, typer.Option(help="Unfamiliar-run guard: share of reference prefixes each limit excludes; 0 turns it off.")] = 0.01,
     min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
     exclude: Annotated[list[str] | None, typer.Option(help="Feature family or group to leave out (repeatable).")] = None,
     backbone: Annotated[str, typer.Option(help="Per-head classifier: lightgbm or logistic.")] = "lightgbm",
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (task, text, fail_to_pass, pass_to_pass).")] = None,
     random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
-    n_jobs: Annotated[int, typer.Option(help="LightGBM threads.")] = 1,
+    n_jobs: Annotated[int, typer.Option(help="LightGBM threads (at most the CPU count).")] = 1,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing model directory written by stopwise.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the training summary and validation figures as JSON.")] = False,
 ) -> None:
-    """Fit the calibrated success and failure heads on finished runs and save the model."""
+    """Fit the calibrated success and failure heads on finished runs and save the model.
+
+    Ends with validation figures (precision of halted runs per head, steps saved, |ΔPass@1|) and a warning
+    when a head is unreliable.
+
+    Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
+    """
     with user_errors():
         runs = read_runs(trajectories)
         golds = read_gold(gold) if gold is not None else None
         model = EarlyOutcomeModel(
-            success_threshold=_threshold(success_threshold, "success-threshold"),
+            success_threshold=None if no_success else _threshold(success_threshold, "success-threshold"),
             failure_threshold=_threshold(failure_threshold, "failure-threshold"),
             min_steps=min_steps,
             exclude=tuple(exclude or ()),
             backbone=backbone,
             random_state=random_state,
             n_jobs=n_jobs,
+            max_halt_error=max_halt_error,
+            risk_confidence=risk_confidence,
+            risk_unit=risk_unit,
+            calibration_fraction=calibration_fraction,
+            guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
+        check_output_dir(out, force=force)
         with err_console.status(f"training on {len(runs)} runs"):
             model.fit(runs, gold=golds)
-        path = model.save(out)
+        path = model.save(out, force=force)
+    summary = _train_summary(model, path)
+    if as_json:
+        print(json.dumps(summary, indent=2))
+        return
     heads = model.classifier_
     console.print(
         f"trained on {model.n_train_runs_} runs ({model.n_train_prefixes_} prefixes, {len(model.features_)} features); "
         f"boosting rounds success {heads.best_iterations_['success']}, failure {heads.best_iterations_['failure']}; "
         f"validation tasks {len(heads.validation_groups_)}"
+        + (f"; calibration tasks {len(model.calibration_tasks_)}" if len(model.calibration_tasks_) else "")
     )
+    _print_quality(summary)
     console.print(f"wrote {escape(str(path))}")
 
 

@@ -12,8 +12,9 @@ from rich.markup import escape
 from stopwise._atomic import Outputs
 from stopwise._limits import json_loads
 from stopwise.cli._common import console, err_console, user_errors
-from stopwise.errors import FileFormatError
-from stopwise.ingest import INGEST_FORMATS, ingest
+from stopwise.errors import FileFormatError, InputError
+from stopwise.ingest import INGEST_FORMATS, ingest, system_template
+from stopwise.ingest._inspect import SYSTEM_SOURCES
 from stopwise.records import write_outcomes, write_trajectories
 
 _SHOWN = 10
@@ -52,6 +53,16 @@ def ingest_command(
     system: Annotated[
         str | None, typer.Option("--system", help="System name, or a template such as '{task}/{model}'.")
     ] = None,
+    system_from: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-from",
+            help="Inspect logs: name each log's system from "
+            + " | ".join(SYSTEM_SOURCES)
+            + " (default model; repeat to join with '/'), e.g. when two logs share one model.",
+            show_default=False,
+        ),
+    ] = None,
     scorer: Annotated[
         str | None, typer.Option("--scorer", help="Inspect scorer (NAME or NAME:KEY); Harbor reward key; HAL result key.")
     ] = None,
@@ -73,9 +84,16 @@ def ingest_command(
     """Read harness logs (SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench, HAL) into outcome rows.
 
     Runs whose outcome is unknown are never a silent 0: they become pending rows (or what --errors
-    says) and carry a flag in the source column; runs left out are counted and listed.
+    says) and carry a flag in the source column; runs left out are counted and listed. A folder
+    written by Inspect's eval_set is read whole (the newest attempt of each task).
+
+    Example: stopwise ingest logs/ --system-from file -o outcomes.csv
     """
     with user_errors(), Outputs(force=force) as outputs:
+        if system_from:
+            if system is not None:
+                raise InputError("give either --system or --system-from, not both")
+            system = system_template(system_from)
         out_tmp = outputs.file(out)  # checked before anything is read; moved into place at the end
         traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None

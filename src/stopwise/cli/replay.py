@@ -139,6 +139,9 @@ def replay_command(
     for source, systems in result.settings["excluded_systems"].items():
         for system, why in systems.items():
             console.print(f"excluded system ({escape(source)}): {escape(system)}: {escape(why)}")
+    for source, pairs in result.settings.get("excluded_pairs", {}).items():
+        for pair, why in pairs.items():
+            console.print(f"excluded pair ({escape(source)}): {escape(pair)}: {escape(why)}")
     decided = int(result.cases["orders"].sum())
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
     if out is not None:

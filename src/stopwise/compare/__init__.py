@@ -1,17 +1,38 @@
 """The decision layer: pairing, the coverage rule, tail probabilities and the decision routine."""
 
-from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
+from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
+from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
 from stopwise.compare._decide import (
     ABSTAIN,
     CONTINUE,
+    MIN_OBSERVED,
     PROMOTE,
     REJECT,
     decide,
     exceeds_threshold,
     input_digest,
+    measure_budget,
     routine_actions,
 )
-from stopwise.compare._pairing import MAX_LATTICE, PairedOutcomes, lattice_of, pair_outcomes
+from stopwise.compare._orders import (
+    cost_first_orders,
+    coverage_aware_orders,
+    coverage_deadlines,
+    neyman_from_draws,
+    neyman_orders,
+    stratified_draws,
+    uniform_orders,
+)
+from stopwise.compare._pairing import (
+    MAX_LATTICE,
+    OutcomeCells,
+    PairedOutcomes,
+    lattice_of,
+    outcome_cells,
+    pair_outcomes,
+    task_groups,
+)
+from stopwise.compare._plan import order_universe, task_order
 from stopwise.compare._tails import (
     TailProbabilities,
     exact_tails_from_counts,
@@ -25,11 +46,17 @@ __all__ = [
     "ABSTAIN",
     "CONTINUE",
     "MAX_LATTICE",
+    "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
+    "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
     "budget_task_count",
+    "cost_first_orders",
+    "coverage_aware_orders",
+    "coverage_deadlines",
+    "coverage_from_sizes",
     "coverage_state",
     "decide",
     "exact_tails_from_counts",
@@ -37,10 +64,20 @@ __all__ = [
     "input_digest",
     "lattice_of",
     "lattice_threshold",
+    "measure_budget",
+    "neyman_from_draws",
+    "neyman_orders",
     "normal_tails_from_moments",
+    "order_universe",
+    "outcome_cells",
     "pair_outcomes",
     "required_counts",
     "routine_actions",
     "serfling_tails_from_moments",
+    "stratified_draws",
     "tail_probabilities",
+    "task_groups",
+    "task_order",
+    "uniform_orders",
 ]
+__all__ += ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]

@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from stopwise.records import CoverageState, GroupCoverage
 
-__all__ = ["budget_task_count", "coverage_state", "required_counts"]
+__all__ = ["budget_task_count", "coverage_from_sizes", "coverage_state", "required_counts"]
 
 
 def budget_task_count(n_shared: int, budget: float) -> int:
@@ -78,11 +78,50 @@ def coverage_state(
     (False, ['c'], [10, 6, 4])
     """
     labels, sizes = np.unique(np.asarray(universe_groups, dtype=str), return_counts=True)
+    return coverage_from_sizes(labels, sizes, observed_groups, rule=rule)
+
+
+def coverage_from_sizes(
+    labels: ArrayLike,
+    sizes: ArrayLike,
+    observed_groups: np.ndarray,
+    *,
+    rule: str = "proportional",
+) -> CoverageState:
+    """Coverage of an observed task set against planned groups given by their sizes n_g.
+
+    Planned groups with no observed task are included (their seen count is 0); this is how a
+    task universe from counts (``--n-tasks``, ``--group-size``) is judged.
+
+    Parameters
+    ----------
+    labels : array_like of str
+        The planned group labels, sorted and unique.
+    sizes : array_like of int
+        n_g of each label.
+    observed_groups : numpy.ndarray of str
+        The group of each observed task; every one must be among ``labels``.
+    rule : {"proportional", "none"}, optional
+        The policy's coverage rule (recorded; the state is computed either way).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare import coverage_from_sizes
+    >>> state = coverage_from_sizes(["a", "b", "c"], [300, 150, 60], np.array(["a"] * 60))
+    >>> state.satisfied, state.missing_groups, [g.required for g in state.groups]
+    (False, ['b', 'c'], [35, 17, 7])
+    """
+    labels = np.asarray(labels, dtype=str)
+    sizes = np.asarray(sizes, dtype=np.int64)
     observed = np.asarray(observed_groups, dtype=str)
     k = len(observed)
-    seen = np.bincount(np.searchsorted(labels, observed), minlength=len(labels)).astype(np.int64)
     if len(labels) == 0:
         return CoverageState(rule=rule, satisfied=False, possible=False, groups=[], missing_groups=[])  # type: ignore[arg-type]
+    codes = np.searchsorted(labels, observed)
+    if len(observed) and ((codes >= len(labels)).any() or (labels[np.minimum(codes, len(labels) - 1)] != observed).any()):
+        raise ValueError("every observed group must be one of the planned labels")
+    seen = np.bincount(codes, minlength=len(labels)).astype(np.int64)
     required = required_counts(sizes, k)
     possible = bool(required.sum() <= k)
     missing = [str(label) for label, r, s in zip(labels, required, seen, strict=True) if s < r]

@@ -1,21 +1,70 @@
-"""The decision routine of ParEvalLayer (Fig. 2) and the decision record it writes."""
+"""The decision routine of ParEvalLayer (Fig. 2) and the decision record it writes.
+
+Two boundaries (the policy's ``[decision] boundary``):
+
+* ``fixed-budget`` (the paper's primary rule): tail probabilities R_promote / R_reject of the
+  observed tasks; a final action only at the budget limit fixed in advance (one look).
+* ``betting-wor``: the anytime-valid betting boundary over the N planned tasks sampled without
+  replacement (:mod:`stopwise.compare._betting`), fed the longest observed prefix of the planned
+  order; a final action at ANY look once its p-value is at most a and coverage holds.
+
+The task universe (N, planned groups, planned order) is an input (:class:`stopwise.TaskUniverse`).
+Without one, N and the groups are only inferred from the rows, and ``decide`` takes no final action
+before the budget limit is established (see :func:`decide`).
+
+Guards (warnings in the record): tails from fewer paired tasks than :data:`MIN_OBSERVED` names for
+the method; every observed difference on one side of the threshold before the limit (one tail is
+then exactly 0, which is meaningful only at the limit); rows outside the universe; universes without
+groups.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import math
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from stopwise._version import __version__
-from stopwise.compare._coverage import coverage_state
+from stopwise.compare._betting_pending import betting_boundary
+from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, pair_outcomes
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.errors import ComparisonError
-from stopwise.records import ACTIONS, OUTCOME_COLUMNS, BudgetState, DecisionRecord, Policy
+from stopwise.records import (
+    ACTIONS,
+    OUTCOME_COLUMNS,
+    STATUSES,
+    BudgetState,
+    DecisionRecord,
+    Policy,
+    TaskUniverse,
+    UniverseState,
+    validate_outcomes,
+)
 
-__all__ = ["ABSTAIN", "CONTINUE", "PROMOTE", "REJECT", "decide", "exceeds_threshold", "input_digest", "routine_actions"]
+__all__ = [
+    "ABSTAIN",
+    "CONTINUE",
+    "MIN_OBSERVED",
+    "PROMOTE",
+    "REJECT",
+    "decide",
+    "exceeds_threshold",
+    "input_digest",
+    "measure_budget",
+    "routine_actions",
+]
+
+MIN_OBSERVED: dict[str, int] = {"exact": 20, "bootstrap": 20, "normal": 30, "serfling": 30}
+"""Fewest paired tasks for which each tail method's tails are trusted; below it the record warns.
+
+The bootstrap (exact or Monte Carlo) has at most 2^n distinct resample means and puts a tail of
+exactly 0 on any one-signed sample, whatever n; the normal and Serfling tails rest on a central
+limit approximation that the usual rule of thumb wants n >= 30 for."""
 
 PROMOTE, REJECT, CONTINUE, ABSTAIN = 0, 1, 2, 3
 """Action codes, equal to the ``stopwise decide`` exit codes."""
@@ -83,13 +132,59 @@ def routine_actions(
 
 
 def input_digest(rows: pd.DataFrame, systems: tuple[str, ...]) -> str:
-    """sha256 of the given systems' outcome rows in canonical form (sorted, contract columns, CSV)."""
-    sub = rows.loc[rows["system"].isin(systems), list(OUTCOME_COLUMNS)]
-    sub = sub.sort_values(["system", "task", "attempt", "status", "outcome"], kind="stable")
-    return hashlib.sha256(sub.to_csv(index=False, lineterminator="\n").encode()).hexdigest()
+    """sha256 of the given systems' outcome rows in canonical form.
+
+    Canonical form: the contract columns of the systems' rows, sorted by (system, task, attempt,
+    status, outcome); each column hashed in contract order as its name, then its values -- text
+    joined by the unit separator U+001F, numbers as little-endian float64 / int64 bytes (every NaN
+    the same bytes). Row order and the other systems' rows do not change it. (Before the task
+    universe the digest hashed a CSV rendering; that took 18 s on 10^6 rows.)
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> from stopwise.compare import input_digest
+    >>> rows = stopwise.outcome_frame([{"system": "A", "task": "t", "outcome": 1}, {"system": "B", "task": "t", "outcome": 0}])
+    >>> input_digest(rows, ("A", "B")) == input_digest(rows.iloc[::-1], ("B", "A"))
+    True
+    """
+    sub = rows.loc[rows["system"].isin(list(systems)).to_numpy(), list(OUTCOME_COLUMNS)]
+    keys = [
+        pd.factorize(sub["system"], sort=True)[0],
+        pd.factorize(sub["task"], sort=True)[0],
+        sub["attempt"].to_numpy(dtype=np.int64),
+        pd.factorize(sub["status"], sort=True)[0],
+        np.nan_to_num(sub["outcome"].to_numpy(dtype=float), nan=-1.0),
+    ]
+    order = np.lexsort(keys[::-1])
+    digest = hashlib.sha256()
+    for column in OUTCOME_COLUMNS:
+        values = sub[column].to_numpy()[order]
+        digest.update(column.encode() + b"\x1e")
+        if column == "attempt":
+            digest.update(np.ascontiguousarray(values, dtype="<i8").tobytes())
+        elif column in ("outcome", "cost_usd", "elapsed_s"):
+            numbers = np.asarray(values, dtype="<f8").copy()
+            numbers[np.isnan(numbers)] = np.nan
+            digest.update(numbers.tobytes())
+        else:
+            digest.update("\x1f".join(map(str, values)).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1d")
+    return digest.hexdigest()
 
 
-def _budget_used(paired: PairedOutcomes, policy: Policy) -> float:
+def measure_budget(paired: PairedOutcomes, policy: Policy) -> float:
+    """Budget used by the observed tasks in the policy's measure.
+
+    ``task_fraction`` is n_observed / N (N of the task set T), ``task_count`` n_observed; cost and
+    time sum the observed tasks' ``cost_usd`` / ``elapsed_s`` (the tested system's, or both with
+    ``scope = "pair"``).
+
+    Raises
+    ------
+    ComparisonError
+        Cost or time is missing on an observed task.
+    """
     measure, scope = policy.budget.measure, policy.budget.scope
     if measure == "task_fraction":
         return paired.n_observed / paired.n_shared if paired.n_shared else 0.0
@@ -113,7 +208,57 @@ def _budget_used(paired: PairedOutcomes, policy: Policy) -> float:
     return total
 
 
-def _reason(action: int, *, covered: bool, enforce: bool, n: int, forced: bool, missing: list[str], possible: bool) -> str:
+_TEXT = ("system", "task", "group", "status", "source", "unit")
+
+
+def _canonical(rows: pd.DataFrame) -> bool:
+    """Whether rows look like validated outcome rows and pass the contract's cheap array checks."""
+    if list(rows.columns) != list(OUTCOME_COLUMNS) or len(rows) == 0:
+        return False
+    if any(rows[c].dtype.kind not in "OT" and not isinstance(rows[c].dtype, pd.StringDtype) for c in _TEXT):
+        return False
+    if rows["outcome"].dtype != np.float64 or rows["attempt"].dtype != np.int64:
+        return False
+    if rows["cost_usd"].dtype != np.float64 or rows["elapsed_s"].dtype != np.float64:
+        return False
+    outcome = rows["outcome"].to_numpy()
+    final = (rows["status"] == "final").to_numpy()
+    with np.errstate(invalid="ignore"):
+        if (final & ~np.isfinite(outcome)).any() or ((outcome < 0) | (outcome > 1)).any():
+            return False
+        if (rows["cost_usd"].to_numpy() < 0).any() or (rows["elapsed_s"].to_numpy() < 0).any():
+            return False
+    if (rows["attempt"].to_numpy() < 0).any() or not rows["status"].isin(STATUSES).all():
+        return False
+    if ((rows["system"] == "") | (rows["task"] == "")).any():
+        return False
+    return not rows[list(_TEXT)].isna().any().any()
+
+
+def _checked_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Outcome rows passed from Python, validated like a file (fast path for validated rows)."""
+    if not isinstance(rows, pd.DataFrame):
+        raise ComparisonError(
+            f"outcome rows must be a pandas DataFrame (see stopwise.read_outcomes); got {type(rows).__name__}"
+        )
+    if _canonical(rows):
+        return rows
+    return validate_outcomes(rows, source="<DataFrame passed to decide>")
+
+
+def _reason(
+    action: int,
+    *,
+    covered: bool,
+    enforce: bool,
+    n: int,
+    forced: bool,
+    missing: list[str],
+    possible: bool,
+    boundary: str,
+    limit_unknown: bool,
+) -> str:
+    end = "; budget exhausted" if action == ABSTAIN else "; budget remains"
     if n == 0:
         return "no paired outcomes observed yet" + ("; budget exhausted" if action == ABSTAIN else "")
     if enforce and not covered:
@@ -122,16 +267,56 @@ def _reason(action: int, *, covered: bool, enforce: bool, n: int, forced: bool, 
             if not possible
             else "coverage missing for group(s) " + ", ".join(repr(g) for g in missing[:10])
         )
-        return why + ("; budget exhausted" if action == ABSTAIN else "; budget remains")
+        return why + end
+    if action == CONTINUE and limit_unknown:
+        return (
+            "no task universe given: N and the planned groups are unknown, so the tasks with rows cannot be taken as the "
+            "whole benchmark and the budget limit cannot be established; pass the planned tasks (universe=, --tasks or "
+            "--n-tasks) or declare a finished record complete (complete=True, --complete)"
+        )
+    if boundary == "betting-wor":
+        if action == PROMOTE:
+            return "betting-wor boundary crossed: anytime-valid p_promote <= a (mean difference exceeds the threshold)"
+        if action == REJECT:
+            return "betting-wor boundary crossed: anytime-valid p_reject <= a (mean difference below the threshold)"
+        if action == ABSTAIN:
+            return "at the budget limit: the betting-wor boundary was not crossed (both p-values exceed a)"
+        return "coverage holds; betting-wor boundary not crossed; budget remains"
     if action == CONTINUE:
-        return "coverage holds; budget remains"
+        return "coverage holds; budget remains (the fixed-budget rule acts only at the limit)"
     if forced:
         return "forced: observed mean " + ("exceeds" if action == PROMOTE else "does not exceed") + " the threshold"
     if action == PROMOTE:
-        return "at the budget limit: observed mean exceeds the threshold and R_promote <= a"
+        return "fixed-budget rule at the budget limit: observed mean exceeds the threshold and R_promote <= a"
     if action == REJECT:
-        return "at the budget limit: observed mean does not exceed the threshold and R_reject <= a"
-    return "at the budget limit: the tail on the observed side exceeds a"
+        return "fixed-budget rule at the budget limit: observed mean does not exceed the threshold and R_reject <= a"
+    return "fixed-budget rule at the budget limit: the tail on the observed side exceeds a"
+
+
+def _universe_state(paired: PairedOutcomes, universe: TaskUniverse | None, complete: bool) -> UniverseState | None:
+    outside = sum(e.rows for e in paired.excluded if e.reason == "task outside the planned task universe")
+    if universe is not None:
+        return UniverseState(
+            source="tasks" if universe.ordered else "counts",
+            n_tasks=universe.n_tasks,
+            sha256=universe.sha256(),
+            ordered=universe.ordered,
+            outside_rows=outside,
+        )
+    if complete:
+        inferred = TaskUniverse(paired.universe_tasks.tolist(), paired.universe_groups.tolist())
+        return UniverseState(
+            source="complete-record", n_tasks=inferred.n_tasks, sha256=inferred.sha256(), ordered=False
+        )
+    return None
+
+
+def _prefix(paired: PairedOutcomes) -> np.ndarray:
+    """Indices of the observed tasks forming the longest observed prefix of the planned order, in order."""
+    order = np.argsort(paired.positions, kind="stable")
+    ranked = paired.positions[order]
+    gaps = np.flatnonzero(ranked != np.arange(len(ranked)))
+    return order[: int(gaps[0]) if len(gaps) else len(ranked)]
 
 
 def decide(
@@ -140,35 +325,60 @@ def decide(
     baseline: str,
     policy: Policy | None = None,
     *,
+    universe: TaskUniverse | None = None,
     budget_used: float | None = None,
+    complete: bool = False,
     rng: np.random.Generator | int | None = None,
 ) -> DecisionRecord:
     """Turn the outcomes seen so far into a decision record (ParEvalLayer Fig. 2).
 
+    The task universe is an input, never inferred: with ``universe`` (the planned tasks, from
+    :func:`stopwise.read_task_universe` or :meth:`stopwise.TaskUniverse.from_counts`), N, the
+    coverage requirements r_g over the PLANNED groups (groups with no rows yet included) and the
+    task fraction come from it; rows on tasks outside it are excluded and counted (and warned
+    about). Without one, the tasks with rows of both systems stand in for T, and no final action
+    is taken before the budget limit is established -- the action is ``continue`` and the reason
+    names the missing universe -- unless the caller declares the record complete
+    (``complete=True``: a finished record replayed; then T is the shared tasks and the limit is
+    reached when every one is observed). An explicit ``budget_used`` at the limit also ends the
+    evaluation (the caller says the limit is reached).
+
     Parameters
     ----------
     rows : pandas.DataFrame
-        Validated outcome rows (:func:`stopwise.read_outcomes`). Tasks with rows of both systems,
-        whatever their status, form the shared task set; only rows of the policy's statuses are
-        used, the rest are excluded and counted in the record.
+        Outcome rows (:func:`stopwise.read_outcomes`); a frame built in Python is validated like
+        a file (:func:`stopwise.validate_outcomes`). Only rows of the policy's statuses are used;
+        the rest are excluded and counted in the record.
     tested, baseline : str
         The tested system A and the baseline B.
     policy : Policy, optional
         The comparison policy (default: the paper's primary policy).
+    universe : TaskUniverse, optional
+        The planned tasks. ``boundary = "betting-wor"`` needs one with task names (the planned
+        order); a universe from counts is refused.
     budget_used : float, optional
-        Budget used so far in the policy's measure; computed from the rows when omitted
-        (observed task fraction or count, or summed ``cost_usd`` / ``elapsed_s``).
+        Budget used so far in the policy's measure, >= 0 and at most the policy's limit; computed
+        from the rows when omitted (observed fraction of N or count, or summed ``cost_usd`` /
+        ``elapsed_s``). An explicit value is never overridden.
+    complete : bool, optional
+        The rows are a finished record: every shared task is the whole universe (used by replay
+        of completed records). Ignored when ``universe`` is given.
     rng : numpy.random.Generator or int, optional
         Generator of the Monte-Carlo bootstrap; default ``policy.seed``.
 
     Returns
     -------
     DecisionRecord
+        With ``decided_at`` set to the current UTC time (the only field that differs between two
+        runs on the same input; it is excluded from :meth:`stopwise.DecisionRecord.digest`).
 
     Raises
     ------
     ComparisonError
-        A system is absent, they coincide, or the budget cannot be measured.
+        A system is absent, they coincide, the rows do not fit the universe, the budget cannot be
+        measured or ``budget_used`` is invalid, or the betting boundary lacks a planned order.
+    ValidationError
+        A frame passed from Python breaks the outcome contract.
 
     Examples
     --------
@@ -176,54 +386,145 @@ def decide(
     >>> rows = stopwise.outcome_frame(
     ...     [{"system": "A", "task": f"t{i}", "outcome": 1, "group": "g"} for i in range(40)]
     ...     + [{"system": "B", "task": f"t{i}", "outcome": int(i < 10), "group": "g"} for i in range(40)])
-    >>> record = stopwise.decide(rows, "A", "B")
-    >>> record.action, record.delta_hat, record.r_promote < 1e-12
-    ('promote', 0.75, True)
+    >>> stopwise.decide(rows, "A", "B").action  # no universe: the 40 tasks need not be all of it
+    'continue'
+    >>> universe = stopwise.TaskUniverse([f"t{i}" for i in range(40)], ["g"] * 40)
+    >>> record = stopwise.decide(rows, "A", "B", universe=universe)
+    >>> record.action, record.delta_hat, record.r_promote < 1e-12, record.universe.n_tasks
+    ('promote', 0.75, True, 40)
+    >>> stopwise.decide(rows, "A", "B", universe=stopwise.TaskUniverse.from_counts(400)).action
+    'continue'
     """
     policy = policy if policy is not None else Policy()
+    boundary = policy.decision.boundary
+    betting = boundary == "betting-wor"
+    if betting and (universe is None or not universe.ordered):
+        given = "no task universe" if universe is None else "a task universe from counts only"
+        raise ComparisonError(
+            f"the betting-wor boundary needs the planned task order, but {given} was given: pass the `stopwise order` "
+            "output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
+        )
+    rows = _checked_rows(rows)
     paired = pair_outcomes(
-        rows, tested, baseline, statuses=policy.statuses, group_column=policy.coverage.group_column
+        rows,
+        tested,
+        baseline,
+        statuses=policy.statuses,
+        group_column=policy.coverage.group_column,
+        universe=universe,
     )
     if paired.n_shared == 0:
         raise ComparisonError(f"systems {tested!r} and {baseline!r} share no tasks; nothing to compare")
-    if budget_used is not None and (not np.isfinite(budget_used) or budget_used < 0):
-        raise ComparisonError(f"budget used must be a number >= 0; got {budget_used!r}")
-    used = _budget_used(paired, policy) if budget_used is None else float(budget_used)
-    at_limit = used >= policy.budget.limit * (1 - 1e-12) or paired.n_observed == paired.n_shared
+    complete = bool(complete) and universe is None
+    known = universe is not None or complete
+    limit = policy.budget.limit
+    warnings = list(paired.notes)
+    if budget_used is not None:
+        if isinstance(budget_used, bool) or not isinstance(budget_used, int | float | np.integer | np.floating):
+            raise ComparisonError(f"budget used must be a number; got {budget_used!r}")
+        if not math.isfinite(budget_used) or budget_used < 0:
+            raise ComparisonError(f"budget used must be a finite number >= 0; got {budget_used!r}")
+        if budget_used > limit * (1 + 1e-12):
+            raise ComparisonError(
+                f"budget used {budget_used:g} exceeds the policy's budget limit {limit:g} ({policy.budget.measure}); "
+                "the limit ends the evaluation, so a larger value is a mistake (check the measure and the unit)"
+            )
+        used = float(budget_used)
+        at_limit = used >= limit * (1 - 1e-12)
+        if known and not at_limit and paired.n_observed == paired.n_shared:
+            warnings.append(
+                f"every one of the N = {paired.n_shared} tasks is observed, but the budget used given ({used:g}) is below the limit"
+            )
+    fraction_unknown = budget_used is None and policy.budget.measure == "task_fraction" and not known
+    if budget_used is None:
+        used = measure_budget(paired, policy)
+        at_limit = not fraction_unknown and (
+            used >= limit * (1 - 1e-12) or (known and paired.n_observed == paired.n_shared)
+        )
+    if not known:
+        warnings.append(
+            f"no task universe: N = {paired.n_shared} and the groups are inferred from the rows (tasks with rows of both "
+            "systems); pass the planned tasks or --n-tasks"
+        )
+    outside = [e for e in paired.excluded if e.reason == "task outside the planned task universe"]
+    for e in outside:
+        warnings.append(f"{e.rows} row(s) on {e.tasks} task(s) outside the planned task universe were excluded")
 
-    coverage = coverage_state(paired.universe_groups, paired.groups, rule=policy.coverage.rule)
+    n_all = paired.n_observed
+    waiting = 0
+    used_index = np.arange(n_all)
+    if betting:
+        used_index = _prefix(paired)
+        waiting = n_all - len(used_index)
+        if waiting:
+            warnings.append(
+                f"{waiting} observed task(s) lie beyond the longest observed prefix of the planned order "
+                f"({len(used_index)} tasks) and wait for the tasks before them"
+            )
+    differences = paired.differences[used_index]
+    groups = paired.groups[used_index]
+    n = len(differences)
+    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, groups, rule=policy.coverage.rule)
     enforce = policy.coverage.rule == "proportional"
-    n = paired.n_observed
     covered = n > 0 and (coverage.satisfied or not enforce)
-    forced = policy.tail_method == "none"
+    forced = policy.tail_method == "none" and not betting
 
     r_promote = r_reject = None
     method: str = "none (forced: observed mean only)" if forced else policy.tail_method
-    exceeds = False
-    if n > 0:
-        exceeds = exceeds_threshold(paired.differences, paired.lattice, policy.threshold)
-    if covered and not forced:
-        tails = tail_probabilities(
-            paired.differences,
-            policy.threshold,
-            method=policy.tail_method,  # type: ignore[arg-type]
-            n_resamples=policy.bootstrap_resamples,
-            rng=rng if rng is not None else policy.seed,
-            units=paired.units,
-            population_size=paired.n_shared,
+    lattice = paired.lattice
+    exceeds = exceeds_threshold(differences, lattice, policy.threshold) if n > 0 else False
+    if betting:
+        method = "betting-wor"
+        if covered:
+            result = betting_boundary(
+                differences,
+                policy.threshold,
+                population_size=paired.n_shared,
+                alpha=policy.tail_cutoff,
+                groups=groups if universe is not None and universe.has_groups else None,
+                group_sizes=universe.group_sizes if universe is not None and universe.has_groups else None,
+            )
+            r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
+        a = policy.tail_cutoff
+        promote = covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
+        reject = covered and not promote and r_reject is not None and r_reject <= a
+        action = PROMOTE if promote else REJECT if reject else ABSTAIN if at_limit else CONTINUE
+    else:
+        if covered and not forced:
+            tails = tail_probabilities(
+                differences,
+                policy.threshold,
+                method=policy.tail_method,  # type: ignore[arg-type]
+                n_resamples=policy.bootstrap_resamples,
+                rng=rng if rng is not None else policy.seed,
+                units=paired.units,
+                population_size=paired.n_shared,
+            )
+            r_promote, r_reject, method = tails.r_promote, tails.r_reject, tails.method
+            minimum = MIN_OBSERVED.get(policy.tail_method, 0)
+            if n < minimum:
+                warnings.append(
+                    f"only {n} paired tasks observed: {policy.tail_method} tails are unreliable below {minimum} "
+                    "(stopwise.compare.MIN_OBSERVED)"
+                )
+        action = int(
+            routine_actions(
+                covered,
+                at_limit,
+                exceeds,
+                r_promote if r_promote is not None else 1.0,
+                r_reject if r_reject is not None else 1.0,
+                tail_cutoff=policy.tail_cutoff,
+                forced=forced,
+            )
         )
-        r_promote, r_reject, method = tails.r_promote, tails.r_reject, tails.method
-    action = int(
-        routine_actions(
-            covered,
-            at_limit,
-            exceeds,
-            r_promote if r_promote is not None else 1.0,
-            r_reject if r_reject is not None else 1.0,
-            tail_cutoff=policy.tail_cutoff,
-            forced=forced,
-        )
-    )
+    if n > 0 and not at_limit:
+        if bool((differences > policy.threshold).all()) or bool((differences <= policy.threshold).all()):
+            side = "above" if exceeds else "at or below"
+            warnings.append(
+                f"all {n} observed differences are {side} the threshold this early: one tail is exactly 0, which the "
+                "fixed-budget rule may use only at the budget limit"
+            )
     return DecisionRecord(
         tested=tested,
         baseline=baseline,
@@ -236,19 +537,26 @@ def decide(
             forced=forced,
             missing=coverage.missing_groups,
             possible=coverage.possible,
+            boundary=boundary,
+            limit_unknown=fraction_unknown,
         ),
         threshold=policy.threshold,
         tail_cutoff=policy.tail_cutoff,
         n_shared=paired.n_shared,
-        n_observed=n,
-        delta_hat=paired.delta_hat,
+        n_observed=n_all,
+        delta_hat=float(differences.mean()) if n else None,
         r_promote=r_promote,
         r_reject=r_reject,
         tail_method=method,
-        budget=BudgetState(measure=policy.budget.measure, used=used, limit=policy.budget.limit, at_limit=at_limit),
+        budget=BudgetState(measure=policy.budget.measure, used=used, limit=limit, at_limit=at_limit),
         coverage=coverage,
         excluded=list(paired.excluded),
         policy_sha256=policy.sha256(),
         input_sha256=input_digest(rows, (tested, baseline)),
         stopwise_version=__version__,
+        boundary=boundary,
+        universe=_universe_state(paired, universe, complete),
+        waiting=waiting,
+        warnings=warnings,
+        decided_at=datetime.now(UTC),
     )

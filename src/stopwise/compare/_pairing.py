@@ -1,20 +1,36 @@
-"""Pairing: the shared usable overlap of two systems and their paired task differences."""
+"""Pairing: the one core that turns outcome rows into cells, the task set T and paired differences.
+
+:func:`outcome_cells` (duplicates, statuses, attempts averaging, cost and time sums, the one
+group-conflict check) is shared by :func:`pair_outcomes` (and so :func:`stopwise.decide`) and the
+replay's :func:`stopwise.prepare_source`; all of it is vectorised with ``bincount`` over factorised
+(system, task) codes.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from stopwise.errors import ComparisonError
-from stopwise.records import STATUSES, Exclusion
+from stopwise.records import STATUSES, Exclusion, TaskUniverse
 
-__all__ = ["MAX_LATTICE", "PairedOutcomes", "lattice_of", "pair_outcomes"]
+__all__ = [
+    "MAX_LATTICE",
+    "OutcomeCells",
+    "PairedOutcomes",
+    "lattice_of",
+    "outcome_cells",
+    "pair_outcomes",
+    "task_groups",
+]
 
 MAX_LATTICE = 10_000
 """Largest common denominator L for which differences count as lattice-valued (D * L integer)."""
@@ -45,12 +61,24 @@ class PairedOutcomes:
     tested_cost, baseline_cost, tested_elapsed, baseline_elapsed : numpy.ndarray
         Summed over the usable attempts of each observed task; NaN where a row lacks the value.
     universe_tasks, universe_groups : numpy.ndarray
-        All tasks shared by both systems (any status) and their groups: the task set T of size N.
+        The task set T and its groups: the planned tasks of the universe; for a universe from
+        counts the tasks with rows (names of the others are unknown) and the planned group of
+        each of the N slots; without a universe every task with rows of both systems.
     lattice : int
         L such that every D_i * L is an integer (1 for 0/1 outcomes); 0 when there is none up to
         :data:`MAX_LATTICE`.
     excluded : tuple of Exclusion
         Rows of the two systems left out, by reason.
+    universe_size : int
+        N, the size of T.
+    universe_labels, universe_sizes : numpy.ndarray
+        The groups of T (sorted, including planned groups without rows) and their sizes n_g.
+    positions : numpy.ndarray of int
+        0-based planned position of each observed task (-1 when the universe has no order).
+    universe : TaskUniverse or None
+        The universe given, or None when T was inferred from the rows.
+    notes : tuple of str
+        What the pairing could not do as asked (e.g. a universe without groups), for warnings.
     """
 
     tested: str
@@ -71,6 +99,12 @@ class PairedOutcomes:
     universe_groups: np.ndarray
     lattice: int
     excluded: tuple[Exclusion, ...]
+    universe_size: int
+    universe_labels: np.ndarray
+    universe_sizes: np.ndarray
+    positions: np.ndarray
+    universe: TaskUniverse | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def n_observed(self) -> int:
@@ -79,8 +113,8 @@ class PairedOutcomes:
 
     @property
     def n_shared(self) -> int:
-        """N, the number of tasks shared by both systems."""
-        return len(self.universe_tasks)
+        """N, the size of the task set T (the universe's N when one is given)."""
+        return self.universe_size
 
     @property
     def delta_hat(self) -> float | None:
@@ -88,9 +122,8 @@ class PairedOutcomes:
         return float(self.differences.mean()) if len(self.differences) else None
 
     def group_sizes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Return (group labels, n_g) over the shared task set, labels sorted."""
-        labels, sizes = np.unique(self.universe_groups, return_counts=True)
-        return labels, sizes
+        """Return (group labels, n_g) over the task set T, labels sorted."""
+        return self.universe_labels, self.universe_sizes
 
 
 def lattice_of(values: np.ndarray, *, max_denominator: int = MAX_LATTICE) -> int:
@@ -115,22 +148,243 @@ def lattice_of(values: np.ndarray, *, max_denominator: int = MAX_LATTICE) -> int
     return lattice
 
 
-def _task_labels(sub: pd.DataFrame, column: str, what: str) -> pd.Series:
-    """One label per task from its rows; blank labels yield to others; conflicts are an error."""
-    labels = sub.loc[sub[column] != "", ["task", column]].drop_duplicates()
-    conflicts = labels[labels.duplicated("task", keep=False)]
-    if len(conflicts):
-        task = conflicts["task"].iloc[0]
-        found = ", ".join(sorted(conflicts.loc[conflicts["task"] == task, column]))
+def task_groups(
+    tasks: ArrayLike,
+    labels: ArrayLike,
+    *,
+    what: str = "group",
+    source: str | None = None,
+    names: np.ndarray | None = None,
+) -> pd.Series:
+    """One label per task from rows that may repeat a task; blanks yield to others, conflicts are an error.
+
+    This is the one group-conflict check of the package: pairing, replay and the task order use it.
+
+    Parameters
+    ----------
+    tasks, labels : array_like of str
+        One task id and one label per row ("" for no label).
+    what : str, optional
+        What the label is, for the message (``group``, ``unit``).
+    source : str, optional
+        Where the rows came from, for the message.
+    names : numpy.ndarray, optional
+        When given, ``tasks`` are integer codes into it (messages name ``names[code]``).
+
+    Returns
+    -------
+    pandas.Series
+        The label of every task with a non-blank label, indexed by task (or code), sorted.
+
+    Raises
+    ------
+    ComparisonError
+        A task has rows with different non-blank labels (the task and the labels are named).
+
+    Examples
+    --------
+    >>> from stopwise.compare import task_groups
+    >>> task_groups(["t1", "t1", "t2", "t3"], ["a", "", "b", ""]).to_dict()
+    {'t1': 'a', 't2': 'b'}
+    """
+    task_codes, task_names = pd.factorize(pd.Series(tasks) if not isinstance(tasks, pd.Series) else tasks, sort=True)
+    label_codes, label_names = pd.factorize(
+        pd.Series(labels) if not isinstance(labels, pd.Series) else labels, sort=True
+    )
+    label_names = np.asarray(label_names, dtype=object)
+    blank = np.flatnonzero(label_names == "")
+    keep = label_codes >= 0
+    if len(blank):
+        keep &= label_codes != blank[0]
+    width = max(len(label_names), 1)
+    pairs = np.unique(task_codes[keep].astype(np.int64) * width + label_codes[keep])
+    task_of, label_of = pairs // width, pairs % width
+    repeated = task_of[1:] == task_of[:-1]
+    if repeated.any():
+        task = int(task_of[1:][repeated][0])
+        found = ", ".join(sorted(repr(str(label_names[c])) for c in label_of[task_of == task]))
+        where = f"{source}: " if source else ""
+        name = task_names[task]
+        name = names[name] if names is not None else name
         raise ComparisonError(
-            f"task {task!r} has rows with different {what} values ({found}); a task must belong to one {what}"
+            f"{where}task {name!r} has rows with different {what} values ({found}); a task must belong to one {what}"
         )
-    return labels.set_index("task")[column]
+    return pd.Series(label_names[label_of].astype(str), index=pd.Index(np.asarray(task_names)[task_of]), name=what)
 
 
-def _units_of(sub: pd.DataFrame, tasks: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class OutcomeCells:
+    """Outcome rows reduced to one cell per (system, task): the shared core of pairing and replay.
+
+    Attributes
+    ----------
+    systems : numpy.ndarray of str
+        Systems, sorted.
+    tasks : numpy.ndarray of str
+        Every task with a row of any of the systems (any status), sorted.
+    groups : numpy.ndarray of str
+        Coverage group of each task ("" when its rows give none).
+    planned : numpy.ndarray of bool, shape (S, T)
+        The system has a row (any status) on the task: the task belongs to the system's run.
+    outcome : numpy.ndarray of float, shape (S, T)
+        Mean of the usable attempts (allowed status); NaN when there is none.
+    attempts : numpy.ndarray of int, shape (S, T)
+        Usable attempts averaged.
+    cost, elapsed : numpy.ndarray of float, shape (S, T)
+        Summed over the usable attempts; NaN when one of them lacks the value or there is none.
+    excluded : tuple of Exclusion
+        Rows left out (identical duplicates, statuses the policy does not use), by reason.
+    """
+
+    systems: np.ndarray
+    tasks: np.ndarray
+    groups: np.ndarray
+    planned: np.ndarray
+    outcome: np.ndarray
+    attempts: np.ndarray
+    cost: np.ndarray
+    elapsed: np.ndarray
+    excluded: tuple[Exclusion, ...]
+
+    @property
+    def usable(self) -> np.ndarray:
+        """Cells with at least one usable attempt."""
+        return self.attempts > 0
+
+
+def _exclusion(mask: np.ndarray, task_codes: np.ndarray, reason: str) -> Exclusion | None:
+    if not mask.any():
+        return None
+    return Exclusion(reason=reason, rows=int(mask.sum()), tasks=int(np.count_nonzero(np.bincount(task_codes[mask]))))
+
+
+def outcome_cells(
+    rows: pd.DataFrame,
+    *,
+    systems: Sequence[str] | None = None,
+    statuses: tuple[str, ...] = ("final",),
+    group_column: str = "group",
+    status_reason: Callable[[str], str] | None = None,
+    source: str | None = None,
+) -> OutcomeCells:
+    """Reduce validated outcome rows to (system, task) cells, vectorised (no per-group Python code).
+
+    Identical duplicates of a (system, task, attempt) are left out first, then rows whose status
+    the policy does not use; both are counted. Usable attempts are averaged; cost and elapsed
+    time are summed (NaN when an attempt lacks them). Groups are checked for conflicts over every
+    row of the systems (any status) with :func:`task_groups`.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Validated outcome rows.
+    systems : sequence of str, optional
+        Keep only these systems' rows (default every system).
+    statuses : tuple of str, optional
+        Statuses a decision may use.
+    group_column : str, optional
+        Column holding each task's coverage group.
+    status_reason : callable, optional
+        The exclusion reason for a left-out status (default ``"status X (policy uses ...)"``).
+    source : str, optional
+        Where the rows came from, for messages.
+
+    Returns
+    -------
+    OutcomeCells
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> from stopwise.compare import outcome_cells
+    >>> rows = stopwise.outcome_frame([
+    ...     {"system": "A", "task": "t1", "outcome": 1, "attempt": 0},
+    ...     {"system": "A", "task": "t1", "outcome": 0, "attempt": 1},
+    ...     {"system": "B", "task": "t2", "outcome": None, "status": "pending"}])
+    >>> cells = outcome_cells(rows)
+    >>> cells.outcome.tolist(), cells.planned.tolist(), [e.reason for e in cells.excluded]
+    ([[0.5, nan], [nan, nan]], [[True, False], [False, True]], ['status pending (policy uses final)'])
+    """
+    if group_column not in rows.columns:
+        where = f"{source}: " if source else ""
+        raise ComparisonError(
+            f"{where}group column {group_column!r} is not an outcome column; columns are {', '.join(map(str, rows.columns))}"
+        )
+    unknown = [s for s in statuses if s not in STATUSES]
+    if unknown:
+        raise ComparisonError(f"statuses must be among {', '.join(STATUSES)}; got {unknown}")
+    sub = rows
+    if systems is not None:
+        chosen = rows["system"].isin(list(systems)).to_numpy()
+        if not chosen.all():
+            sub = rows.loc[chosen]
+    system_codes, system_labels = pd.factorize(sub["system"], sort=True)
+    task_codes, task_labels = pd.factorize(sub["task"], sort=True)
+    n_systems, n_tasks = len(system_labels), len(task_labels)
+    cell = system_codes.astype(np.int64) * n_tasks + task_codes
+    planned = np.zeros(n_systems * n_tasks, dtype=bool)
+    planned[cell] = True
+
+    labels = task_groups(task_codes, sub[group_column], source=source, names=np.asarray(task_labels, dtype=object))
+    groups = np.full(n_tasks, "", dtype=object)
+    if len(labels):
+        groups[labels.index.to_numpy(dtype=np.int64)] = labels.to_numpy()
+
+    excluded: list[Exclusion] = []
+    attempt = sub["attempt"].to_numpy(dtype=np.int64)
+    span = int(attempt.max()) + 1 if len(attempt) else 1
+    if span <= (np.iinfo(np.int64).max // max(n_systems * n_tasks, 1)):
+        keep = ~pd.Series(cell * span + attempt).duplicated(keep="first").to_numpy()
+    else:  # attempts too large to fold into one integer key
+        keep = ~pd.DataFrame({"c": cell, "a": attempt}).duplicated(keep="first").to_numpy()
+    found = _exclusion(~keep, task_codes, "identical duplicate of another row")
+    if found:
+        excluded.append(found)
+    describe = status_reason or (lambda s: f"status {s} (policy uses {', '.join(statuses)})")
+    for name in STATUSES:
+        if name not in statuses:
+            mask = keep & (sub["status"] == name).to_numpy()
+            found = _exclusion(mask, task_codes, describe(name))
+            if found:
+                excluded.append(found)
+            keep &= ~mask
+
+    used = cell[keep]
+    size = n_systems * n_tasks
+    attempts = np.bincount(used, minlength=size)
+    outcome_sum = np.bincount(used, sub["outcome"].to_numpy(dtype=float)[keep], minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        outcome = np.where(attempts > 0, outcome_sum / np.maximum(attempts, 1), np.nan)
+
+    def summed(column: str) -> np.ndarray:
+        values = sub[column].to_numpy(dtype=float)[keep]
+        missing = np.bincount(used, ~np.isfinite(values), minlength=size)
+        total = np.bincount(used, np.where(np.isfinite(values), values, 0.0), minlength=size)
+        return np.where((attempts > 0) & (missing == 0), total, np.nan)
+
+    shape = (n_systems, n_tasks)
+    return OutcomeCells(
+        systems=np.asarray(system_labels, dtype=str),
+        tasks=np.asarray(task_labels, dtype=str),
+        groups=groups.astype(str),
+        planned=planned.reshape(shape),
+        outcome=outcome.reshape(shape),
+        attempts=attempts.reshape(shape),
+        cost=summed("cost_usd").reshape(shape),
+        elapsed=summed("elapsed_s").reshape(shape),
+        excluded=tuple(excluded),
+    )
+
+
+def _units_of(rows: pd.DataFrame, systems: tuple[str, str], tasks: np.ndarray) -> np.ndarray:
     """Connected components of tasks linked by shared ``unit`` labels; labelled by their first task."""
-    linked = sub.loc[(sub["unit"] != "") & sub["task"].isin(tasks), ["task", "unit"]].drop_duplicates()
+    linked_mask = (rows["unit"] != "").to_numpy()
+    if not linked_mask.any():
+        return tasks.copy()
+    linked = rows.loc[linked_mask, ["system", "task", "unit"]]
+    linked = linked.loc[
+        linked["system"].isin(list(systems)) & linked["task"].isin(tasks), ["task", "unit"]
+    ].drop_duplicates()
     if linked.empty:
         return tasks.copy()
     task_index = pd.Index(tasks)
@@ -138,9 +392,7 @@ def _units_of(sub: pd.DataFrame, tasks: np.ndarray) -> np.ndarray:
     t = task_index.get_indexer(linked["task"])
     n_tasks = len(tasks)
     n_units = int(unit_codes.max()) + 1
-    graph = coo_matrix(
-        (np.ones(len(t)), (t, n_tasks + unit_codes)), shape=(n_tasks + n_units, n_tasks + n_units)
-    )
+    graph = coo_matrix((np.ones(len(t)), (t, n_tasks + unit_codes)), shape=(n_tasks + n_units, n_tasks + n_units))
     _, component = connected_components(graph, directed=False)
     component = component[:n_tasks]
     first_task = pd.Series(tasks).groupby(component).transform("first").to_numpy()
@@ -154,12 +406,18 @@ def pair_outcomes(
     *,
     statuses: tuple[str, ...] = ("final",),
     group_column: str = "group",
+    universe: TaskUniverse | None = None,
 ) -> PairedOutcomes:
-    """Pair two systems' outcomes on their shared usable task overlap.
+    """Pair two systems' outcomes on their usable task overlap, within the task universe.
 
-    Attempts of one (system, task) are averaged before pairing. The shared task set T holds
-    every task with rows of both systems (any status); the observed set holds the tasks of T
-    with usable (allowed-status) outcomes for both. Rows left out are counted by reason.
+    Attempts of one (system, task) are averaged before pairing (:func:`outcome_cells`). With a
+    ``universe``, the task set T is the planned tasks (N = ``universe.n_tasks``, groups and their
+    sizes from the plan, groups with no rows included); rows on tasks outside it are excluded and
+    counted (reason ``task outside the planned task universe``), and a row's group must agree
+    with the planned one. Without a universe, T is inferred: every task with rows of both systems
+    (any status) -- :func:`stopwise.decide` does not take a final action on an inferred universe
+    unless told the record is complete. The observed set holds the tasks of T with usable
+    (allowed-status) outcomes for both systems. Rows left out are counted by reason.
 
     Parameters
     ----------
@@ -171,6 +429,8 @@ def pair_outcomes(
         Statuses a decision may use (default only ``final``).
     group_column : str, optional
         Column holding each task's coverage group.
+    universe : TaskUniverse, optional
+        The planned tasks (see :class:`stopwise.TaskUniverse`).
 
     Returns
     -------
@@ -179,7 +439,8 @@ def pair_outcomes(
     Raises
     ------
     ComparisonError
-        A system is absent, A equals B, a task has conflicting groups, or the column is missing.
+        A system is absent, A equals B, a task has conflicting groups, the column is missing, or
+        the rows do not fit the universe (more tasks or other groups than planned).
 
     Examples
     --------
@@ -191,83 +452,133 @@ def pair_outcomes(
     >>> p = stopwise.pair_outcomes(rows, "A", "B")
     >>> p.differences.tolist(), p.n_shared, [(e.reason, e.rows) for e in p.excluded]
     ([1.0, 0.0], 2, [('task not shared by both systems', 1)])
+    >>> p = stopwise.pair_outcomes(rows, "A", "B", universe=stopwise.TaskUniverse(["t3", "t1", "t2", "t4"]))
+    >>> p.n_shared, p.positions.tolist(), [(e.reason, e.rows) for e in p.excluded]
+    (4, [1, 2], [('partner system has no usable outcome on the task yet', 1)])
     """
     if tested == baseline:
         raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
-    if group_column not in rows.columns:
-        raise ComparisonError(
-            f"group column {group_column!r} is not an outcome column; columns are {', '.join(map(str, rows.columns))}"
-        )
-    unknown = [s for s in statuses if s not in STATUSES]
-    if unknown:
-        raise ComparisonError(f"statuses must be among {', '.join(STATUSES)}; got {unknown}")
-    present = set(rows["system"].unique())
+    present = set(rows["system"].unique()) if "system" in rows.columns else set()
     for role, system in (("tested", tested), ("baseline", baseline)):
         if system not in present:
             listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
-            raise ComparisonError(f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}")
+            raise ComparisonError(
+                f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
+            )
+    cells = outcome_cells(rows, systems=(tested, baseline), statuses=statuses, group_column=group_column)
+    a, b = int(np.searchsorted(cells.systems, tested)), int(np.searchsorted(cells.systems, baseline))
+    excluded = list(cells.excluded)
+    attempts_a, attempts_b = cells.attempts[a], cells.attempts[b]
+    any_rows = attempts_a + attempts_b
 
-    excluded: list[Exclusion] = []
+    def exclude(mask: np.ndarray, reason: str) -> None:
+        counted = mask & (any_rows > 0)
+        if counted.any():
+            excluded.append(Exclusion(reason=reason, rows=int(any_rows[counted].sum()), tasks=int(counted.sum())))
 
-    def exclude(mask: pd.Series | np.ndarray, frame: pd.DataFrame, reason: str) -> pd.DataFrame:
-        mask = np.asarray(mask, dtype=bool)
-        if mask.any():
-            excluded.append(Exclusion(reason=reason, rows=int(mask.sum()), tasks=int(frame.loc[mask, "task"].nunique())))
-        return frame.loc[~mask]
-
-    sub = rows.loc[rows["system"].isin([tested, baseline])]
-    sub = exclude(sub.duplicated(["system", "task", "attempt"], keep="first"), sub, "identical duplicate of another row")
-
-    groups_by_task = _task_labels(sub, group_column, "group")
-    tested_tasks = set(sub.loc[sub["system"] == tested, "task"])
-    baseline_tasks = set(sub.loc[sub["system"] == baseline, "task"])
-    shared = np.array(sorted(tested_tasks & baseline_tasks), dtype=object).astype(str)
-    sub = exclude(~sub["task"].isin(shared), sub, "task not shared by both systems")
-    universe_groups = groups_by_task.reindex(shared).fillna("").to_numpy(dtype=str)
-
-    for status in STATUSES:
-        if status not in statuses:
-            sub = exclude(sub["status"] == status, sub, f"status {status} (policy uses {', '.join(statuses)})")
-
-    usable = sub.groupby(["task", "system"], sort=True).agg(
-        outcome=("outcome", "mean"),
-        attempts=("outcome", "size"),
-        cost=("cost_usd", lambda s: s.sum(min_count=len(s))),
-        elapsed=("elapsed_s", lambda s: s.sum(min_count=len(s))),
-    )
-    wide = usable.unstack("system")
-    if wide.empty or tested not in wide["outcome"].columns or baseline not in wide["outcome"].columns:
-        observed = np.array([], dtype=str)
+    notes: list[str] = []
+    row_groups = cells.groups
+    positions = np.full(len(cells.tasks), -1, dtype=np.int64)
+    if universe is None:
+        inside = cells.planned[a] & cells.planned[b]
+        exclude(~inside, "task not shared by both systems")
+        universe_tasks = cells.tasks[inside]
+        universe_groups = row_groups[inside]
+        labels, sizes = np.unique(universe_groups, return_counts=True)
+        size = len(universe_tasks)
+    elif universe.ordered:
+        positions = universe.positions(cells.tasks)
+        inside = positions >= 0
+        exclude(~inside, "task outside the planned task universe")
+        planned_groups = universe.groups
+        assert planned_groups is not None and universe.tasks is not None
+        if universe.has_groups:
+            here = planned_groups[np.where(inside, positions, 0)]
+            clash = inside & (row_groups != "") & (row_groups != here)
+            if clash.any():
+                i = int(np.flatnonzero(clash)[0])
+                raise ComparisonError(
+                    f"task {cells.tasks[i]!r} has group {row_groups[i]!r} in the rows but {here[i]!r} in the planned "
+                    f"task universe ({int(clash.sum())} task(s) disagree); fix the rows or the tasks file"
+                )
+            row_groups = np.where(inside, here, row_groups)
+        else:
+            if (row_groups[inside] != "").any():
+                notes.append(
+                    "the task universe gives no groups; coverage is judged over one group (give a group column in the tasks file)"
+                )
+            row_groups = np.where(inside, "", row_groups)
+        universe_tasks = universe.tasks
+        universe_groups = universe.groups if universe.has_groups else np.full(universe.n_tasks, "", dtype=str)
+        labels = np.array(list(universe.group_sizes), dtype=str)
+        sizes = np.array(list(universe.group_sizes.values()), dtype=np.int64)
+        size = universe.n_tasks
     else:
-        both = wide["outcome"][[tested, baseline]].notna().all(axis=1)
-        observed = wide.index[both].to_numpy(dtype=str)
-    sub = exclude(~sub["task"].isin(observed), sub, "partner system has no usable outcome on the task yet")
+        inside = cells.planned[a] | cells.planned[b]  # task names unknown: every task with rows is planned
+        planned_sizes = universe.group_sizes
+        if inside.sum() > universe.n_tasks:
+            raise ComparisonError(
+                f"the rows name {int(inside.sum())} tasks but the task universe plans {universe.n_tasks}; "
+                "give the right --n-tasks or the planned tasks file"
+            )
+        if universe.has_groups:
+            blank = inside & (row_groups == "")
+            if blank.any():
+                raise ComparisonError(
+                    f"task {cells.tasks[np.flatnonzero(blank)[0]]!r} has no group in the rows, but the task universe plans "
+                    f"groups ({', '.join(map(repr, list(planned_sizes)[:10]))}); give the group column"
+                )
+            seen_labels, seen_counts = np.unique(row_groups[inside], return_counts=True)
+            for label, count in zip(seen_labels, seen_counts, strict=True):
+                if str(label) not in planned_sizes:
+                    raise ComparisonError(
+                        f"group {str(label)!r} of the rows is not a planned group ({', '.join(map(repr, list(planned_sizes)[:10]))})"
+                    )
+                if count > planned_sizes[str(label)]:
+                    raise ComparisonError(
+                        f"the rows name {int(count)} tasks of group {str(label)!r} but the task universe plans {planned_sizes[str(label)]}"
+                    )
+        else:
+            if (row_groups[inside] != "").any():
+                notes.append(
+                    "the task universe gives no group sizes; coverage is judged over one group (pass --group-size)"
+                )
+            row_groups = np.where(inside, "", row_groups)
+        universe_tasks = cells.tasks[inside]
+        labels = np.array(list(planned_sizes), dtype=str)
+        sizes = np.array(list(planned_sizes.values()), dtype=np.int64)
+        universe_groups = np.repeat(labels, sizes)
+        size = universe.n_tasks
 
-    def column(field: str, system: str) -> np.ndarray:
-        if len(observed) == 0:
-            return np.array([], dtype=float)
-        return wide[field][system].reindex(observed).to_numpy(dtype=float)
-
-    y_tested = column("outcome", tested)
-    y_baseline = column("outcome", baseline)
+    observed_mask = inside & (attempts_a > 0) & (attempts_b > 0)
+    exclude(inside & ~observed_mask, "partner system has no usable outcome on the task yet")
+    observed = cells.tasks[observed_mask]
+    y_tested = cells.outcome[a, observed_mask]
+    y_baseline = cells.outcome[b, observed_mask]
     differences = y_tested - y_baseline
     return PairedOutcomes(
         tested=tested,
         baseline=baseline,
         tasks=observed,
-        groups=groups_by_task.reindex(observed).fillna("").to_numpy(dtype=str),
-        units=_units_of(sub, observed),
+        groups=row_groups[observed_mask].astype(str),
+        units=_units_of(rows, (tested, baseline), observed),
         tested_outcomes=y_tested,
         baseline_outcomes=y_baseline,
         differences=differences,
-        tested_attempts=column("attempts", tested).astype(np.int64),
-        baseline_attempts=column("attempts", baseline).astype(np.int64),
-        tested_cost=column("cost", tested),
-        baseline_cost=column("cost", baseline),
-        tested_elapsed=column("elapsed", tested),
-        baseline_elapsed=column("elapsed", baseline),
-        universe_tasks=shared,
-        universe_groups=universe_groups,
+        tested_attempts=attempts_a[observed_mask].astype(np.int64),
+        baseline_attempts=attempts_b[observed_mask].astype(np.int64),
+        tested_cost=cells.cost[a, observed_mask],
+        baseline_cost=cells.cost[b, observed_mask],
+        tested_elapsed=cells.elapsed[a, observed_mask],
+        baseline_elapsed=cells.elapsed[b, observed_mask],
+        universe_tasks=np.asarray(universe_tasks, dtype=str),
+        universe_groups=np.asarray(universe_groups, dtype=str),
         lattice=lattice_of(differences) if len(differences) else 1,
         excluded=tuple(excluded),
+        universe_size=int(size),
+        universe_labels=labels,
+        universe_sizes=np.asarray(sizes, dtype=np.int64),
+        positions=positions[observed_mask],
+        universe=universe,
+        notes=tuple(notes),
     )

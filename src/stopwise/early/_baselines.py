@@ -25,9 +25,9 @@ from sklearn.preprocessing import normalize
 from stopwise.early._behavior import BEHAVIOR_FEATURES
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._checks import check_trajectories
-from stopwise.early._featurizer import Corpus, PrefixFeaturizer, _fit_text, _lookup, _prefix_indicator, feature_specs
+from stopwise.early._featurizer import Corpus, PrefixFeaturizer, feature_specs, fit_text, prefix_indicator, term_lookup
 from stopwise.early._halting import Verdict, first_crossing
-from stopwise.early._heads import HEADS, _validation_split
+from stopwise.early._heads import HEADS, validation_split
 from stopwise.early._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
 from stopwise.errors import InputError
@@ -158,16 +158,16 @@ class TfidfLogisticModel(BaseEstimator):
             else:
                 counts, terms = corpus.source(source)
                 if kind == "history":
-                    raw = _prefix_indicator(corpus, idx, samples) @ counts
+                    raw = prefix_indicator(corpus, idx, samples) @ counts
                 else:
                     raw = _last_step_indicator(corpus, idx, samples) @ counts
-            kept = np.flatnonzero(_lookup(block, terms) >= 0)
+            kept = np.flatnonzero(term_lookup(block, terms) >= 0)
             parts.append(normalize(sp.csr_matrix(sp.csr_matrix(raw)[:, kept].multiply(block.idf[None, :]))))
         return sp.hstack(parts).tocsr(), counts_per_run
 
     def _fit_corpus(self, corpus: Corpus, idx: np.ndarray, rng: np.random.Generator) -> TfidfLogisticModel:
         seeds = rng.integers(0, 2**31 - 1, size=len(TEXT_BLOCKS))
-        vocab = _fit_text(corpus, idx, min_df=self.min_df, max_features=self.max_features, n_components=0, seeds=seeds)
+        vocab = fit_text(corpus, idx, min_df=self.min_df, max_features=self.max_features, n_components=0, seeds=seeds)
         X, per_run = self._rows(corpus, idx, vocab)
         outcomes = np.array([corpus.trajectories[i].outcome for i in idx], dtype=np.int64)
         if np.unique(outcomes).shape[0] < 2:
@@ -175,7 +175,7 @@ class TfidfLogisticModel(BaseEstimator):
         y = np.repeat(outcomes, per_run)
         w = np.repeat(1.0 / per_run, per_run)
         groups = np.repeat(np.array([corpus.trajectories[i].task for i in idx], dtype=object), per_run)
-        mask = _validation_split(groups, y, self.validation_fraction, rng)
+        mask = validation_split(groups, y, self.validation_fraction, rng)
         coefs, intercepts = [], []
         self.calibrators_: dict[str, PlattCalibrator] = {}
         for name in HEADS:

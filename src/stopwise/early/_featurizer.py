@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS, BehaviorState
 from stopwise.early._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._reference import REFERENCE_FEATURES, REFERENCE_GROUPS, GoldSolution, ReferenceState, as_gold
-from stopwise.early._text import TEXT_BLOCKS, BlockState, TextBlock, analyze, fit_block, intern
+from stopwise.early._text import TEXT_BLOCKS, BlockState, TextBlock, analyze, fit_block, intern_counts
 from stopwise.errors import InputError
 from stopwise.records import Step, Trajectory
 
@@ -42,6 +42,9 @@ __all__ = [
     "PrefixFeaturizer",
     "PrefixStream",
     "feature_specs",
+    "fit_text",
+    "prefix_indicator",
+    "term_lookup",
 ]
 
 Progress = Callable[[int, int, str], None]
@@ -142,13 +145,15 @@ class Corpus:
         unique_tasks = sorted(set(tasks))
         position = {text: i for i, text in enumerate(unique_tasks)}
         self.task_of = np.array([position[text] for text in tasks], dtype=np.int64)
-        self.task_counts, self.task_terms = intern(unique_tasks, min_df=min_df)
+        self.task_counts, self.task_terms, self.task_totals = intern_counts(unique_tasks, min_df=min_df)
         if progress is not None:
             progress(0, 2, "tokenizing steps")
-        self.action_counts, self.action_terms = intern([s.action for t in self.trajectories for s in t.steps], min_df=min_df)
+        self.action_counts, self.action_terms, self.action_totals = intern_counts(
+            [s.action for t in self.trajectories for s in t.steps], min_df=min_df
+        )
         if progress is not None:
             progress(1, 2, "tokenizing steps")
-        self.feedback_counts, self.feedback_terms = intern(
+        self.feedback_counts, self.feedback_terms, self.feedback_totals = intern_counts(
             [s.observation for t in self.trajectories for s in t.steps], min_df=min_df
         )
         if progress is not None:
@@ -171,7 +176,7 @@ class Corpus:
         return self.feedback_counts, self.feedback_terms
 
 
-def _prefix_indicator(corpus: Corpus, idx: np.ndarray, prefixes: Sequence[np.ndarray]) -> sp.csr_matrix:
+def prefix_indicator(corpus: Corpus, idx: np.ndarray, prefixes: Sequence[np.ndarray]) -> sp.csr_matrix:
     """Rows summing the steps 1..k of trajectory i for each (i, k) requested."""
     indptr = [0]
     indices: list[np.ndarray] = []
@@ -184,7 +189,8 @@ def _prefix_indicator(corpus: Corpus, idx: np.ndarray, prefixes: Sequence[np.nda
     return sp.csr_matrix((np.ones(cols.shape[0]), cols, np.asarray(indptr)), shape=(len(indptr) - 1, int(corpus.offsets[-1])))
 
 
-def _fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int, n_components: int, seeds: np.ndarray) -> dict[str, TextBlock]:
+def fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int, n_components: int, seeds: np.ndarray) -> dict[str, TextBlock]:
+    """Fit the five text blocks on the training trajectories ``idx`` of a corpus (see the module docstring)."""
     if min_df < corpus.min_df:
         raise ValueError("corpus was interned with a larger min_df than the featurizer asks for")
     blocks: dict[str, TextBlock] = {}
@@ -195,9 +201,9 @@ def _fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int
         min_df=min_df, max_features=max_features, n_components=n_components, random_state=int(seeds[0]),
     )
     rows = corpus.step_rows(idx)
-    whole = _prefix_indicator(corpus, idx, [np.array([corpus.n_steps[i]]) for i in idx])
+    whole = prefix_indicator(corpus, idx, [np.array([corpus.n_steps[i]]) for i in idx])
     quartiles = [np.unique(np.ceil(corpus.n_steps[i] * np.array([0.25, 0.5, 0.75, 1.0])).astype(np.int64)) for i in idx]
-    sampled = _prefix_indicator(corpus, idx, [q[q > 0] for q in quartiles])
+    sampled = prefix_indicator(corpus, idx, [q[q > 0] for q in quartiles])
     for s, name in enumerate(_DYNAMIC, start=1):
         source, kind = TEXT_BLOCKS[name]
         counts, terms = corpus.source(source)
@@ -216,7 +222,8 @@ def _fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int
     return blocks
 
 
-def _lookup(block: TextBlock, terms: np.ndarray) -> np.ndarray:
+def term_lookup(block: TextBlock, terms: np.ndarray) -> np.ndarray:
+    """For each of the sorted ``terms``, its column in the block's vocabulary, or -1 when absent."""
     lookup = np.full(terms.shape[0], -1, dtype=np.int64)
     if block.vocabulary.shape[0] and terms.shape[0]:
         at = np.minimum(np.searchsorted(terms, block.vocabulary), terms.shape[0] - 1)
@@ -253,6 +260,13 @@ class PrefixStream:
         self._blocks = [blocks[name] for name in _DYNAMIC]
         self._states: list[BlockState] = [block.start() for block in self._blocks]
         self._width = featurizer.n_features_
+        self._history = {TEXT_BLOCKS[name][0]: blocks[name] for name in ("action_history", "feedback_history")}
+        task_terms = Counter(analyze(task_text))
+        task_total = sum(task_terms.values())
+        task_known = sum(n for term, n in task_terms.items() if term in task.index)
+        self.task_coverage = task_known / task_total if task_total else 1.0
+        self._known = 0.0
+        self._total = 0.0
         self.k = 0
 
     def initial(self) -> np.ndarray:
@@ -261,6 +275,15 @@ class PrefixStream:
         if self._reference is not None:
             parts.append(self._reference.initial())
         return np.concatenate(parts)
+
+    @property
+    def coverage(self) -> tuple[float, float]:
+        """Vocabulary coverage of the prefix: ``(task, text)`` shares of word n-grams the training vocabularies know.
+
+        ``task`` covers the task prompt (task block), ``text`` every action and observation so far (action and
+        feedback history blocks); 1.0 when there is no text yet.
+        """
+        return self.task_coverage, (self._known / self._total if self._total else 1.0)
 
     @property
     def last_category(self) -> str | None:
@@ -274,6 +297,10 @@ class PrefixStream:
         behavior = self._behavior.update(step)
         action = Counter(analyze(step.action))
         feedback = Counter(analyze(step.observation))
+        for source, counter in (("action", action), ("feedback", feedback)):
+            index = self._history[source].index
+            self._total += sum(counter.values())
+            self._known += sum(n for term, n in counter.items() if term in index)
         texts = []
         for block, state in zip(self._blocks, self._states, strict=True):
             counter = action if TEXT_BLOCKS[block.name][0] == "action" else feedback
@@ -357,7 +384,7 @@ class PrefixFeaturizer(BaseEstimator):
 
     def _fit_corpus(self, corpus: Corpus, idx: np.ndarray, seeds: np.ndarray) -> PrefixFeaturizer:
         check_params(type(self).__name__, self.get_params(), self._parameter_constraints)
-        self.blocks_ = _fit_text(
+        self.blocks_ = fit_text(
             corpus, idx, min_df=self.min_df, max_features=self.max_features, n_components=self.n_components, seeds=seeds
         )
         self.reference_ = corpus.has_reference
@@ -382,9 +409,9 @@ class PrefixFeaturizer(BaseEstimator):
     def _transform_corpus(self, corpus: Corpus, idx: np.ndarray) -> list[np.ndarray]:
         blocks = [self.blocks_[name] for name in _DYNAMIC]
         sources = [corpus.source(TEXT_BLOCKS[name][0]) for name in _DYNAMIC]
-        lookups = [_lookup(block, terms) for block, (_, terms) in zip(blocks, sources, strict=True)]
+        lookups = [term_lookup(block, terms) for block, (_, terms) in zip(blocks, sources, strict=True)]
         task_block = self.blocks_["task"]
-        task_lookup = _lookup(task_block, corpus.task_terms)
+        task_lookup = term_lookup(task_block, corpus.task_terms)
         d = self.n_components
         out: list[np.ndarray] = []
         for i in idx:
@@ -408,6 +435,51 @@ class PrefixFeaturizer(BaseEstimator):
                     parts.append(corpus.reference[i])
             out.append(np.hstack(parts))
         return out
+
+    def _coverage_corpus(self, corpus: Corpus, idx: np.ndarray) -> list[np.ndarray]:
+        """Vocabulary coverage ``(task, text)`` of every prefix (k = 0..T) of trajectories ``idx``, as the stream's."""
+        task_lookup = term_lookup(self.blocks_["task"], corpus.task_terms)
+        known_task = np.bincount(
+            np.repeat(np.arange(corpus.task_counts.shape[0]), np.diff(corpus.task_counts.indptr)),
+            weights=corpus.task_counts.data * (task_lookup[corpus.task_counts.indices] >= 0),
+            minlength=corpus.task_counts.shape[0],
+        )
+        task_cov = np.where(corpus.task_totals > 0, known_task / np.maximum(corpus.task_totals, 1), 1.0)
+        known = np.zeros(corpus.action_counts.shape[0])
+        total = corpus.action_totals + corpus.feedback_totals
+        for name in ("action_history", "feedback_history"):
+            counts, terms = corpus.source(TEXT_BLOCKS[name][0])
+            hit = term_lookup(self.blocks_[name], terms)[counts.indices] >= 0
+            rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+            known += np.bincount(rows, weights=counts.data * hit, minlength=counts.shape[0])
+        out = []
+        for i in idx:
+            lo, hi = int(corpus.offsets[i]), int(corpus.offsets[i + 1])
+            k_cum = np.concatenate([[0.0], np.cumsum(known[lo:hi])])
+            t_cum = np.concatenate([[0.0], np.cumsum(total[lo:hi])])
+            text = np.where(t_cum > 0, k_cum / np.maximum(t_cum, 1), 1.0)
+            out.append(np.column_stack([np.full(hi - lo + 1, task_cov[corpus.task_of[i]]), text]))
+        return out
+
+    def coverage(self, trajectories: Sequence[Trajectory]) -> list[np.ndarray]:
+        """Vocabulary coverage of every prefix: one ``(T + 1) × 2`` array ``(task, text)`` per trajectory.
+
+        The same numbers as :attr:`PrefixStream.coverage` step by step.
+
+        Examples
+        --------
+        >>> from stopwise.records import Step, Trajectory
+        >>> runs = [Trajectory(agent="a", task="t", outcome=1, task_text="fix the bug",
+        ...                    steps=[Step(action="cat x.py", tool="bash", observation="def f(): pass")])] * 3
+        >>> f = PrefixFeaturizer(n_components=2, min_df=1).fit(runs)
+        >>> new = Trajectory(agent="a", task="u", task_text="fix the parser", steps=[Step(action="grep y.py")])
+        >>> f.coverage([new])[0].round(2).tolist()
+        [[0.6, 1.0], [0.6, 0.33]]
+        """
+        self._check_fitted()
+        _check_trajectory_list(trajectories)
+        corpus = Corpus(trajectories, min_df=1)
+        return self._coverage_corpus(corpus, np.arange(len(corpus)))
 
     def stream(self, task_text: str, *, gold: GoldSolution | str | Mapping[str, Any] | None = None) -> PrefixStream:
         """A :class:`PrefixStream` for one new run of a task."""

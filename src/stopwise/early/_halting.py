@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["MODES", "Verdict", "first_crossing", "halt_decision", "halt_points", "mode_thresholds"]
+__all__ = ["MODES", "Verdict", "first_crossing", "halt_decision", "halt_points", "halt_reason", "mode_thresholds"]
 
 MODES: tuple[str, ...] = ("success-only", "failure-only", "dual")
 """The threshold modes of the paper's Table III."""
@@ -36,6 +36,11 @@ class Verdict:
         The head whose threshold was crossed.
     p_success, p_failure : float
         Calibrated probabilities of the two heads at this step.
+    reason : str
+        Why: which head halted at what probability against which threshold, or what held the run (the
+        unfamiliar-run guard), or ``""`` for a plain continue.
+    held : bool
+        Whether a head crossed its threshold but the guard refused to halt (the action is then ``continue``).
     """
 
     step: int
@@ -44,6 +49,8 @@ class Verdict:
     head: Literal["success", "failure"] | None
     p_success: float
     p_failure: float
+    reason: str = ""
+    held: bool = False
 
     @property
     def halted(self) -> bool:
@@ -106,26 +113,47 @@ def first_crossing(
     failure_threshold: float | None,
     *,
     min_halt_step: int = 1,
+    familiar: Any = None,
 ) -> Verdict | None:
     """Replay the rule over one trajectory's prefix probabilities (rows k = 0..T).
 
     Returns the halting :class:`Verdict`, or ``None`` when the run is never halted before its last step.
+    ``familiar`` (one flag per row) marks the prefixes the guard lets halt; by default all.
 
     Examples
     --------
-    >>> first_crossing([0.2, 0.3, 0.96, 0.99], [0.1, 0.2, 0.0, 0.0], 0.95, 0.95)
-    Verdict(step=2, action='halt', predicted=1, head='success', p_success=0.96, p_failure=0.0)
+    >>> first_crossing([0.2, 0.3, 0.96, 0.99], [0.1, 0.2, 0.0, 0.0], 0.95, 0.95).reason
+    'success head: p_success 0.960 ≥ 0.950'
+    >>> first_crossing([0.2, 0.3, 0.96, 0.99], [0.1, 0.2, 0.0, 0.0], 0.95, 0.95, familiar=[1, 1, 0, 1]) is None
+    True
     >>> first_crossing([0.2, 0.3, 0.5, 0.99], [0.1, 0.2, 0.0, 0.0], 0.95, 0.95) is None
     True
     """
     ps = np.asarray(p_success, dtype=np.float64)
     pf = np.asarray(p_failure, dtype=np.float64)
+    ok = np.ones(ps.shape[0], dtype=bool) if familiar is None else np.asarray(familiar, dtype=bool)
     T = ps.shape[0] - 1
     for k in range(max(min_halt_step, 0), T):
+        if not ok[k]:
+            continue
         predicted, head = halt_decision(float(ps[k]), float(pf[k]), success_threshold, failure_threshold)
         if predicted is not None:
-            return Verdict(k, "halt", predicted, head, float(ps[k]), float(pf[k]))  # type: ignore[arg-type]
+            reason = halt_reason(head, float(ps[k]), float(pf[k]), success_threshold, failure_threshold)
+            return Verdict(k, "halt", predicted, head, float(ps[k]), float(pf[k]), reason)  # type: ignore[arg-type]
     return None
+
+
+def halt_reason(head: str | None, p_success: float, p_failure: float, success_threshold: float | None, failure_threshold: float | None) -> str:
+    """The sentence a verdict gives for a head crossing its threshold.
+
+    Examples
+    --------
+    >>> halt_reason("failure", 0.1, 0.97, None, 0.9)
+    'failure head: p_failure 0.970 ≥ 0.900'
+    """
+    if head == "success":
+        return f"success head: p_success {p_success:.3f} ≥ {success_threshold:.3f}"
+    return f"failure head: p_failure {p_failure:.3f} ≥ {failure_threshold:.3f}"
 
 
 def halt_points(

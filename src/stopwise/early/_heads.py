@@ -21,7 +21,7 @@ from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._params import N_JOBS, Constraint, Interval, OneOf, check_params, check_random_state
 from stopwise.errors import InputError
 
-__all__ = ["BACKBONES", "HEADS", "DualHeadClassifier", "LightGBMHead", "LogisticHead"]
+__all__ = ["BACKBONES", "HEADS", "DualHeadClassifier", "LightGBMHead", "LogisticHead", "validation_split"]
 
 _EVAL_XY = "eval_X" in inspect.signature(lgb.LGBMClassifier.fit).parameters  # LightGBM >= 4.7 names
 
@@ -97,7 +97,7 @@ class LogisticHead:
         return cls(arrays["mean"], arrays["scale"], arrays["coef"], float(arrays["intercept"][0]))
 
 
-def _validation_split(groups: np.ndarray, y: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
+def validation_split(groups: np.ndarray, y: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
     """A boolean validation mask partitioned by group, with both classes on both sides."""
     unique = np.unique(groups)
     if unique.shape[0] < 2:
@@ -257,7 +257,7 @@ class DualHeadClassifier(BaseEstimator):
         """
         X, y, groups, w = self._fit_iv(X, y, groups, sample_weight)
         rng = check_random_state(type(self).__name__, self.random_state)
-        mask = _validation_split(groups, y, self.validation_fraction, rng)
+        mask = validation_split(groups, y, self.validation_fraction, rng)
         seeds = rng.integers(0, 2**31 - 1, size=len(HEADS))
         self.heads_: dict[str, Any] = {}
         self.calibrators_: dict[str, PlattCalibrator] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stopwise.early._halting import Verdict, halt_decision
+from stopwise.early._halting import Verdict, halt_decision, halt_reason
 from stopwise.early._params import Interval, check_params
 from stopwise.early._reference import GoldSolution, as_gold
 from stopwise.errors import InputError
@@ -32,8 +32,11 @@ class OnlineMonitor:
     gold : GoldSolution, str or mapping, optional
         The task's reference solution, for a model trained with one.
     success_threshold, failure_threshold : float or None, optional
-        Override the model's thresholds (``None`` keeps the model's; to disable a head, build the model
-        with that threshold set to ``None``).
+        Override the model's thresholds (``None`` keeps the model's :attr:`~EarlyOutcomeModel.thresholds_`;
+        to disable a head, build the model with that threshold set to ``None``).
+    guard : bool, default True
+        Apply the model's unfamiliar-run guard: a head crossing its threshold on a prefix unlike the runs the
+        thresholds were validated on does not halt the run; the verdict says ``held`` and why.
 
     Attributes
     ----------
@@ -55,8 +58,9 @@ class OnlineMonitor:
     >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30)
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> monitor = model.monitor("update the page")
-    >>> monitor.observe(Step(action="update_page()", tool="update_page", observation="[isError] failed")).action
-    'halt'
+    >>> verdict = monitor.observe(Step(action="update_page()", tool="update_page", observation="[isError] failed"))
+    >>> verdict.action, verdict.reason.split(":")[0]
+    ('halt', 'failure head')
     """
 
     def __init__(
@@ -67,6 +71,7 @@ class OnlineMonitor:
         gold: GoldSolution | str | Mapping[str, Any] | None = None,
         success_threshold: float | None = None,
         failure_threshold: float | None = None,
+        guard: bool = True,
     ) -> None:
         model._check_fitted()
         check_params(
@@ -77,8 +82,10 @@ class OnlineMonitor:
         if not isinstance(task_text, str):
             raise InputError(f"OnlineMonitor: `task_text` must be text; got {type(task_text).__name__}")
         self.model = model
-        self.success_threshold = model.success_threshold if success_threshold is None else success_threshold
-        self.failure_threshold = model.failure_threshold if failure_threshold is None else failure_threshold
+        s, f = model._effective_thresholds()
+        self.success_threshold = s if success_threshold is None else success_threshold
+        self.failure_threshold = f if failure_threshold is None else failure_threshold
+        self._guard = getattr(model, "guard_", None) if guard else None
         self._stream = model.featurizer_.stream(task_text, gold=as_gold(gold) if gold is not None else None)
         self._columns = model.columns_
         self._classifier = model.classifier_
@@ -102,12 +109,21 @@ class OnlineMonitor:
         """
         if self.step > 0:
             raise InputError("OnlineMonitor.initial: the run has already started; the verdict before any step is gone")
-        p_success, p_failure = self._classifier.predict_one(self._stream.initial()[self._columns])
+        x = self._stream.initial()
+        return self._verdict(0, x, self.model.min_halt_step == 0)
+
+    def _verdict(self, step: int, x: Any, may_halt: bool) -> Verdict:
+        p_success, p_failure = self._classifier.predict_one(x[self._columns])
         predicted, head = (None, None)
-        if self.model.min_halt_step == 0:
+        if may_halt:
             predicted, head = halt_decision(p_success, p_failure, self.success_threshold, self.failure_threshold)
-        action = "continue" if predicted is None else "halt"
-        return Verdict(0, action, predicted, head, p_success, p_failure)  # type: ignore[arg-type]
+        if predicted is None:
+            return Verdict(step, "continue", None, None, p_success, p_failure)
+        reason = halt_reason(head, p_success, p_failure, self.success_threshold, self.failure_threshold)
+        held = self._guard.check(x, self._stream.coverage) if self._guard is not None else None
+        if held is not None:
+            return Verdict(step, "continue", None, None, p_success, p_failure, f"held: {held}; the {reason} would have halted it", True)
+        return Verdict(step, "halt", predicted, head, p_success, p_failure, reason)  # type: ignore[arg-type]
 
     def observe(self, step: Step | Mapping[str, Any]) -> Verdict:
         """Add one step; return ``continue`` or ``halt`` with the predicted outcome and both probabilities.
@@ -128,10 +144,5 @@ class OnlineMonitor:
                 raise InputError(f"OnlineMonitor.observe: `step` breaks the step contract: {exc}") from None
         x = self._stream.update(step)
         self.step += 1
-        p_success, p_failure = self._classifier.predict_one(x[self._columns])
-        predicted, head = (None, None)
-        if self.step >= self.model.min_halt_step:
-            predicted, head = halt_decision(p_success, p_failure, self.success_threshold, self.failure_threshold)
-        action = "continue" if predicted is None else "halt"
-        self.verdict = Verdict(self.step, action, predicted, head, p_success, p_failure)  # type: ignore[arg-type]
+        self.verdict = self._verdict(self.step, x, self.step >= self.model.min_halt_step)
         return self.verdict

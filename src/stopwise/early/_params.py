@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -130,10 +131,14 @@ def names_predicate(allowed: Iterable[str], what: str) -> Predicate:
     return Predicate(lambda v: _is_names(v, allowed), f"a tuple of {what} from " + ", ".join(allowed))
 
 
+CPU_COUNT = max(1, os.cpu_count() or 1)
+"""Cores of this machine: the most threads LightGBM may be given (more has crashed its thread pool)."""
+
 N_JOBS = Predicate(
-    lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v != 0), "a non-zero integer or None"
+    lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v != 0 and abs(v) <= CPU_COUNT),
+    f"a non-zero integer with |n_jobs| at most the CPU count ({CPU_COUNT}), or None",
 )
-"""The constraint of every ``n_jobs`` parameter (LightGBM threads)."""
+"""The constraint of every ``n_jobs`` parameter (LightGBM threads; -1 means every core)."""
 
 
 def check_random_state(owner: str, random_state: Any) -> np.random.Generator:

@@ -11,8 +11,15 @@ Layout::
       success.txt      the success head (LightGBM model text) ─ or heads.npz for the logistic backbone
       failure.txt      the failure head
 
-No pickle is used. Loading checks the format version, the feature manifest against this library's
-feature definitions, and every file's digest, and names the file and field that disagree.
+      .stopwise-model  marker: the format tag; only a directory holding it is ever replaced
+
+No pickle is used. A model directory may come from someone else, so loading treats it as untrusted: file
+names from the manifest must be plain names inside the directory (no ``..``, no absolute path, no symbolic
+link), every file's size is checked against a limit before it is read, ``text.npz`` members' shapes are read
+from their headers and checked against the manifest before any array is allocated, and each LightGBM head is
+parsed by LightGBM in a child process before this process loads it (a crafted file cannot abort the caller).
+Loading then checks the format version, the feature manifest against this library's feature definitions,
+and every file's digest, and names the file and field that disagree.
 """
 
 from __future__ import annotations
@@ -30,14 +37,16 @@ import numpy as np
 from stopwise._version import __version__
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._featurizer import PrefixFeaturizer, feature_specs
+from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._heads import HEADS, DualHeadClassifier, LightGBMHead, LogisticHead
+from stopwise.early._risk import RiskControl
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
-from stopwise.errors import FileFormatError, Problem, ValidationError
+from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "load_model", "save_model"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model"]
 
 FORMAT = "stopwise.early.model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Version of the saved-model layout; bumped whenever a feature definition or the layout changes."""
 
 
@@ -55,9 +64,64 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
-    """Write a fitted model to the directory ``path`` (replaced atomically if it exists)."""
+MARKER = ".stopwise-model"
+"""File every saved model directory holds; its text is :data:`FORMAT` and the format version."""
+
+
+def _marker_text() -> str:
+    return f"{FORMAT} {FORMAT_VERSION}\n"
+
+
+def is_model_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory stopwise wrote as a model (it holds the marker file with the format tag)."""
+    marker = path / MARKER
+    try:
+        return marker.is_file() and not marker.is_symlink() and marker.stat().st_size < 256 and marker.read_text(encoding="utf-8").startswith(FORMAT + " ")
+    except OSError:
+        return False
+
+
+def check_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Refuse an output directory stopwise may not replace; called before any work and again when saving.
+
+    Allowed: a path that does not exist, an empty directory, or (with ``force``) a model directory stopwise
+    wrote (marker file). Refused: a file, a directory with anything else in it, the current directory or one
+    of its parents.
+
+    Raises
+    ------
+    InputError
+        Naming the path and the rule (field ``--out``).
+    """
     target = Path(path)
+    if not target.exists() and not target.is_symlink():
+        return target
+    if target.is_symlink() or not target.is_dir():
+        raise InputError(f"--out {target}: exists and is not a directory; refusing to replace it")
+    cwd = Path.cwd().resolve()
+    resolved = target.resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise InputError(f"--out {target}: is the current directory or one of its parents; choose a new directory for the model")
+    if not any(target.iterdir()):
+        return target
+    if not is_model_dir(target):
+        raise InputError(
+            f"--out {target}: exists and holds files stopwise did not write (no {MARKER} marker); refusing to replace it — "
+            "choose a new or empty directory"
+        )
+    if not force:
+        raise InputError(f"--out {target}: a saved model is already there; pass --force to replace it")
+    return target
+
+
+def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Write a fitted model to the directory ``path``.
+
+    The model is written to a temporary directory beside ``path`` and renamed into place only when complete.
+    An existing ``path`` is replaced only if it is empty, or with ``force`` if stopwise wrote it (see
+    :func:`check_output_dir`); nothing else is ever deleted.
+    """
+    target = check_output_dir(path, force=force)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -99,6 +163,11 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
                 for name, block in featurizer.blocks_.items()
             },
             "heads": heads,
+            "thresholds": dict(model.thresholds_),
+            "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
+            "calibration_tasks": [str(t) for t in model.calibration_tasks_],
+            "guard": model.guard_.as_dict() if model.guard_ is not None else None,
+            "quality": model.quality_,
             "training": {
                 "n_runs": model.n_train_runs_,
                 "n_prefixes": model.n_train_prefixes_,
@@ -109,11 +178,21 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> Path:
         }
         manifest["files"] = {p.name: _digest(p) for p in sorted(tmp.iterdir())}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        (tmp / MARKER).write_text(_marker_text(), encoding="utf-8")
+        check_output_dir(target, force=force)
+        old = None
         if target.exists():
-            if not (target / "manifest.json").exists():
-                raise FileFormatError(f"{target}: exists and is not a saved stopwise model; refusing to overwrite it")
-            shutil.rmtree(target)
-        tmp.replace(target)
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            old.rmdir()
+            target.rename(old)
+        try:
+            tmp.rename(target)
+        except BaseException:
+            if old is not None:
+                old.rename(target)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -238,4 +317,27 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     model.features_ = [expected[j] for j in columns]
     model.n_train_runs_ = int(manifest["training"]["n_runs"])
     model.n_train_prefixes_ = int(manifest["training"]["n_prefixes"])
+    _restore_thresholds(model, manifest, manifest_path, featurizer.n_features_)
     return model
+
+
+def _restore_thresholds(model: Any, manifest: dict[str, Any], manifest_path: Path, n_features: int) -> None:
+    """Thresholds in use, Learn-then-Test results, guard and quality figures, each checked before use."""
+    thresholds = manifest.get("thresholds")
+    if not isinstance(thresholds, dict) or set(thresholds) != set(HEADS) or not all(
+        v is None or (isinstance(v, int | float) and not isinstance(v, bool) and 0 < v <= 1) for v in thresholds.values()
+    ):
+        raise _problem(manifest_path, "thresholds", "must map success and failure to a number in (0, 1] or null", thresholds)
+    model.thresholds_ = {k: (None if v is None else float(v)) for k, v in thresholds.items()}
+    try:
+        model.risk_control_ = {head: RiskControl.from_dict(rc) for head, rc in (manifest.get("risk_control") or {}).items()}
+    except (TypeError, ValueError) as exc:
+        raise _problem(manifest_path, "risk_control", f"must hold Learn-then-Test results ({exc})") from None
+    model.calibration_tasks_ = np.array([str(t) for t in manifest.get("calibration_tasks") or []], dtype=object)
+    guard = manifest.get("guard")
+    try:
+        model.guard_ = None if guard is None else FamiliarityGuard.from_dict(guard, n_features)
+    except InputError as exc:
+        raise _problem(manifest_path, "guard", str(exc)) from None
+    quality = manifest.get("quality")
+    model.quality_ = quality if isinstance(quality, dict) else {}

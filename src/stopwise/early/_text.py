@@ -37,6 +37,7 @@ __all__ = [
     "analyze",
     "fit_block",
     "intern",
+    "intern_counts",
 ]
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -67,6 +68,21 @@ def analyze(text: str) -> list[str]:
 def intern(texts: Sequence[str], *, min_df: int = 1) -> tuple[sp.csr_matrix, np.ndarray]:
     """Count the n-grams of each text over one shared, alphabetically sorted term list.
 
+    Terms found in fewer than ``min_df`` texts are dropped (see :func:`intern_counts`).
+
+    Examples
+    --------
+    >>> counts, terms = intern(["a bb bb", "bb cc"])
+    >>> terms.tolist(), counts.toarray().astype(int).tolist()
+    (['bb', 'bb bb', 'bb cc', 'cc'], [[2, 1, 0, 0], [1, 0, 1, 1]])
+    """
+    counts, terms, _ = intern_counts(texts, min_df=min_df)
+    return counts, terms
+
+
+def intern_counts(texts: Sequence[str], *, min_df: int = 1) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """Count the n-grams of each text over one shared, alphabetically sorted term list.
+
     This is label-free bookkeeping (every fold later chooses its own vocabulary from its training rows);
     terms found in fewer than ``min_df`` texts are dropped because no fold could keep them.
 
@@ -76,12 +92,14 @@ def intern(texts: Sequence[str], *, min_df: int = 1) -> tuple[sp.csr_matrix, np.
         ``len(texts) × n_terms`` counts, column indices sorted within each row.
     terms : numpy.ndarray of object (str)
         The terms, sorted.
+    totals : numpy.ndarray of float
+        Every text's n-gram count before ``min_df`` drops any (the denominator of vocabulary coverage).
 
     Examples
     --------
-    >>> counts, terms = intern(["a bb bb", "bb cc"])
-    >>> terms.tolist(), counts.toarray().astype(int).tolist()
-    (['bb', 'bb bb', 'bb cc', 'cc'], [[2, 1, 0, 0], [1, 0, 1, 1]])
+    >>> counts, terms, totals = intern_counts(["a bb bb", "bb cc"], min_df=2)
+    >>> terms.tolist(), totals.tolist()
+    (['bb'], [3.0, 3.0])
     """
     index: dict[str, int] = {}
     indptr = [0]
@@ -102,12 +120,13 @@ def intern(texts: Sequence[str], *, min_df: int = 1) -> tuple[sp.csr_matrix, np.
         (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
         shape=(len(texts), len(index)),
     )
+    totals = np.diff(np.concatenate([[0.0], np.cumsum(np.asarray(data, dtype=np.float64))])[np.asarray(indptr)])
     df = np.bincount(matrix.indices, minlength=len(index)) if len(index) else np.zeros(0, dtype=np.int64)
     keep = np.flatnonzero(df >= min_df)
     order = keep[np.argsort(terms[keep], kind="stable")] if keep.shape[0] else keep
     matrix = matrix[:, order].tocsr()
     matrix.sort_indices()
-    return matrix, terms[order]
+    return matrix, terms[order], totals
 
 
 @dataclass

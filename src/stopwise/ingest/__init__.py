@@ -21,6 +21,7 @@ from stopwise.ingest._api import (
     read_tau2,
 )
 from stopwise.ingest._common import INGEST_FORMATS, IngestResult, SkippedRecord, source_flags
+from stopwise.ingest._inspect import system_template
 
 __all__ = [
     "INGEST_FORMATS",
@@ -34,4 +35,5 @@ __all__ = [
     "read_swebench",
     "read_tau2",
     "source_flags",
+    "system_template",
 ]

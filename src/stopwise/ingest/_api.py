@@ -174,8 +174,7 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
         collectors.append(collector)
     if units["inspect"]:
         collector = Collector("inspect", options)
-        for file, kind, doc in units["inspect"]:
-            _inspect.read_log(collector, file, _inspect.load_eval(file) if kind == "eval" else doc)
+        _inspect.read_logs(collector, units["inspect"], ignored)
         collectors.append(collector)
     if units["tau2"]:
         collector = Collector("tau2", options)

@@ -13,25 +13,266 @@ Two containers hold the same ``EvalLog`` document:
 One row per sample and epoch: task = sample id, attempt = epoch - 1, outcome = the chosen scorer's
 value (``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` 0, booleans 1/0, numbers kept), cost = the sum of
 ``model_usage[*].total_cost`` when recorded, elapsed = ``total_time`` (or ``working_time``).
+
+System names. The default is the log's ``model``; two logs of one model (two solvers, two task
+variants, two ``mockllm/model`` runs) would then read as one system. :func:`system_template` turns
+``--system-from`` choices into a ``system`` template over a log's fields: ``model``, ``file`` (the
+log's file name without suffix), ``dir`` (its folder's name), ``task``, ``task-arg:NAME``,
+``tag`` (the log's only tag), ``tag:PREFIX`` (the tag that starts with PREFIX, PREFIX removed),
+``solver`` and ``metadata:KEY``; several choices are joined with ``/``. A field a log lacks is an
+error naming the file and what the log has. Control characters (terminal escape sequences) in a
+name are written as hex escapes (ESC as backslash-x-1-b), so a log cannot drive the terminal through its ``model`` field.
+
+Eval sets. A folder written by ``inspect_ai.eval_set`` holds ``eval-set.json``, ``logs.json`` and
+one log per task and model, plus the logs of attempts that a retry replaced. Of the logs that share
+a ``task_id`` in such a folder, only the newest is read (by ``created``); the others are listed as
+ignored, with the log that replaced them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import unicodedata
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from stopwise._limits import json_loads
-from stopwise.errors import FileFormatError
+from stopwise.errors import FileFormatError, InputError
 from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of, zip_member
 from stopwise.ingest._common import _zstd_member as _zstd_member
 
 _ZIP_ZSTANDARD = 93
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
+
+
+SYSTEM_SOURCES = ("model", "file", "dir", "task", "task-arg:NAME", "tag", "tag:PREFIX", "solver", "metadata:KEY")
+"""What ``--system-from`` may name (NAME, PREFIX and KEY are yours)."""
+
+_SIMPLE = {"model": "{model}", "file": "{file}", "dir": "{dir}", "task": "{task}", "tag": "{tag}", "solver": "{solver}"}
+_KEYED = {"task-arg": "task_args", "tag": "tag_prefix", "metadata": "metadata"}
+_KEY = re.compile(r"[A-Za-z0-9_.=@+\-]+")
+
+
+def system_template(sources: str | Sequence[str]) -> str:
+    """The ``system`` template for ``--system-from`` choices (several are joined with ``/``).
+
+    Parameters
+    ----------
+    sources : str or sequence of str
+        Each one of :data:`SYSTEM_SOURCES`; a single string may list several separated by commas.
+
+    Returns
+    -------
+    str
+        A template over an Inspect log's fields, for the ``system`` option.
+
+    Raises
+    ------
+    InputError
+        An unknown choice, or a NAME / PREFIX / KEY with characters outside ``A-Z a-z 0-9 _ . = @ + -``.
+
+    Examples
+    --------
+    >>> from stopwise.ingest import system_template
+    >>> system_template("file")
+    '{file}'
+    >>> system_template(["model", "task-arg:variant"])
+    '{model}/{task_args[variant]}'
+    >>> system_template("tag:system=")
+    '{tag_prefix[system=]}'
+    """
+    items = [sources] if isinstance(sources, str) else list(sources)
+    parts = [p.strip() for item in items for p in (item.split(",") if isinstance(item, str) else [item])]
+    if not parts or any(not isinstance(p, str) or not p for p in parts):
+        raise InputError(f"`system_from` must name at least one of {', '.join(SYSTEM_SOURCES)}; got {sources!r}")
+    out = []
+    for part in parts:
+        if part in _SIMPLE:
+            out.append(_SIMPLE[part])
+            continue
+        kind, sep, key = part.partition(":")
+        if sep and kind in _KEYED:
+            if not _KEY.fullmatch(key):
+                raise InputError(
+                    f"`system_from` {part!r}: the {kind} key must be non-empty and use only A-Z a-z 0-9 _ . = @ + -"
+                )
+            out.append("{" + _KEYED[kind] + "[" + key + "]}")
+            continue
+        raise InputError(f"`system_from` must be one of {', '.join(SYSTEM_SOURCES)}; got {part!r}")
+    return "/".join(out)
+
+
+def printable(name: str) -> str:
+    r"""``name`` with control and format characters written as escapes (``\x1b`` for ESC).
+
+    Examples
+    --------
+    >>> printable("mockllm/\x1b[31mred\x1b[0m")
+    'mockllm/\\x1b[31mred\\x1b[0m'
+    >>> printable("gpt-4o")
+    'gpt-4o'
+    """
+    if name.isprintable():
+        return name
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+        else c
+        for c in name
+    )
+
+
+class _Keyed(dict[str, Any]):
+    """A log's mapping field (task args, metadata) whose missing key is an error naming the file."""
+
+    def __init__(self, file: str, field: str, values: Mapping[str, Any], hint: str = "") -> None:
+        super().__init__({str(k): v for k, v in values.items()})
+        self.file, self.field, self.hint = file, field, hint
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if isinstance(value, dict | list) or value is None:
+            raise InputError(
+                f"{self.file}: {self.field}[{key!r}] must be a scalar to name a system; got {json.dumps(value)[:80]}"
+            )
+        return value
+
+    def __missing__(self, key: str) -> Any:
+        have = ", ".join(sorted(self)) or "none"
+        raise InputError(f"{self.file}: the log has no {self.field}[{key!r}] to name the system ({self.field}: {have}){self.hint}")
+
+
+class _TagPrefix(dict[str, Any]):
+    def __init__(self, file: str, tags: list[str]) -> None:
+        super().__init__()
+        self.file, self.tags = file, tags
+
+    def __missing__(self, prefix: str) -> str:
+        found = [t[len(prefix) :] for t in self.tags if t.startswith(prefix) and len(t) > len(prefix)]
+        if len(found) != 1:
+            raise InputError(
+                f"{self.file}: must have exactly one tag starting with {prefix!r} to name the system; "
+                f"it has {len(found)} (tags: {', '.join(self.tags) or 'none'})"
+            )
+        return found[0]
+
+
+class _OneTag:
+    def __init__(self, file: str, tags: list[str]) -> None:
+        self.file, self.tags = file, tags
+
+    def __format__(self, spec: str) -> str:
+        if len(self.tags) != 1:
+            raise InputError(
+                f"{self.file}: must have exactly one tag to name the system by tag; it has {len(self.tags)} "
+                f"({', '.join(self.tags) or 'none'}); use --system-from tag:PREFIX to pick one"
+            )
+        return format(self.tags[0], spec)
+
+
+def _name_fields(path: Path, eval_spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a ``system`` template may use for one log."""
+    file = str(path)
+    tags = [str(t) for t in eval_spec.get("tags") or [] if isinstance(t, str | int | float)]
+    task_args = eval_spec.get("task_args") if isinstance(eval_spec.get("task_args"), dict) else {}
+    metadata = eval_spec.get("metadata") if isinstance(eval_spec.get("metadata"), dict) else {}
+    solver = eval_spec.get("solver")
+    task_name = eval_spec.get("task")
+    return {
+        "model": eval_spec.get("model"),
+        "task": task_name,
+        "task_display_name": eval_spec.get("task_display_name") or task_name,
+        "run_id": eval_spec.get("run_id"),
+        "eval_id": eval_spec.get("eval_id"),
+        "file": path.stem,
+        "dir": path.resolve().parent.name,
+        "solver": solver if isinstance(solver, str) and solver else _Missing(file, "solver"),
+        "task_args": _Keyed(file, "task_args", task_args or {}),
+        "metadata": _Keyed(file, "metadata", metadata or {}),
+        "tag": _OneTag(file, tags),
+        "tags": ",".join(tags),
+        "tag_prefix": _TagPrefix(file, tags),
+    }
+
+
+class _Missing:
+    def __init__(self, file: str, field: str) -> None:
+        self.file, self.field = file, field
+
+    def __format__(self, spec: str) -> str:
+        raise InputError(f"{self.file}: the log names no {self.field} (the eval used the task's default solver)")
+
+
+def _eval_set_root(path: Path) -> Path | None:
+    folder = path.resolve().parent
+    return folder if (folder / "eval-set.json").is_file() else None
+
+
+def _header(path: Path, kind: str, doc: Any) -> Mapping[str, Any]:
+    """The eval spec of a log without reading its samples."""
+    if kind != "eval":
+        return doc.get("eval") or {} if isinstance(doc, dict) else {}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            for name in ("header.json", "_journal/start.json"):
+                if name in names:
+                    head = _member_json(archive, path, name)
+                    return head.get("eval") or {} if isinstance(head, dict) else {}
+    except (zipfile.BadZipFile, OSError):
+        return {}
+    return {}
+
+
+def select_eval_set_logs(
+    items: Sequence[tuple[Path, str, Any]], ignored: dict[str, str]
+) -> tuple[list[tuple[Path, str, Any]], list[str]]:
+    """Keep the newest log of each task in an ``eval_set`` folder; list the replaced ones in ``ignored``.
+
+    Returns the logs to read (in the given order) and notes on each eval-set folder.
+    """
+    groups: dict[tuple[Path, str], list[tuple[str, Path]]] = {}
+    for path, kind, doc in items:
+        root = _eval_set_root(path)
+        if root is None:
+            continue
+        spec = _header(path, kind, doc)
+        task_id = spec.get("task_id") or spec.get("eval_id")
+        if not task_id:
+            continue
+        key = (root, f"{task_id}|{spec.get('model')}")
+        groups.setdefault(key, []).append((str(spec.get("created") or ""), path))
+    replaced: set[Path] = set()
+    for logs in groups.values():
+        logs.sort(key=lambda item: (item[0], str(item[1])))
+        newest = logs[-1][1]
+        for _, older in logs[:-1]:
+            replaced.add(older)
+            ignored[str(older)] = f"replaced in its eval set by a later attempt ({newest.name})"
+    notes = []
+    for root in sorted({root for root, _ in groups}):
+        for name in ("eval-set.json", "logs.json"):
+            ignored.pop(str(root / name), None)
+        kept = sum(1 for (r, _), logs in groups.items() if r == root)
+        dropped = sum(len(logs) - 1 for (r, _), logs in groups.items() if r == root)
+        notes.append(
+            f"{root}: an eval set; read the newest log of each of its {kept} tasks"
+            + (f" ({dropped} replaced attempts left out)" if dropped else "")
+        )
+    return [item for item in items if item[0] not in replaced], notes
+
+
+def read_logs(collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str]) -> None:
+    """Read Inspect logs (``(path, kind, parsed document)``), eval-set folders resolved."""
+    chosen, notes = select_eval_set_logs(list(items), ignored)
+    for path, kind, doc in chosen:
+        read_log(collector, path, load_eval(path) if kind == "eval" else doc)
+    collector.notes.extend(notes)
 
 
 def is_json_log(doc: Any) -> bool:
@@ -78,8 +319,23 @@ def load_eval(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _map_value(value: Any) -> tuple[float | None, str | None]:
-    """(outcome, problem) for one score value; (None, None) means unscored."""
+def score_outcome(value: Any) -> tuple[float | None, str | None]:
+    """(outcome, problem) for one Inspect score value; (None, None) means unscored.
+
+    The one mapping from an Inspect ``Score.value`` to an outcome in [0, 1], shared by the log
+    reader and the live early-stopping manager (:mod:`stopwise.inspect`): ``C`` 1, ``I`` 0,
+    ``P`` 0.5, ``N`` 0, ``yes``/``true``/``correct`` 1, ``no``/``false``/``incorrect`` 0,
+    booleans 1/0, numbers (or numeric text) in [0, 1] kept, NaN or ``None`` unscored. Anything
+    else (a number outside [0, 1], other text, a list or dict) is a problem, never a silent 0.
+
+    Examples
+    --------
+    >>> from stopwise.ingest._inspect import score_outcome
+    >>> score_outcome("C"), score_outcome(0.25), score_outcome(None)
+    ((1.0, None), (0.25, None), (None, None))
+    >>> score_outcome(3)[1]
+    'must map to a number in [0, 1] (the outcome contract); rescale the scorer'
+    """
     if value is None:
         return None, None
     if isinstance(value, bool):
@@ -98,7 +354,7 @@ def _map_value(value: Any) -> tuple[float | None, str | None]:
         if text.lower() in _WORDS:
             return _WORDS[text.lower()], None
         try:
-            return _map_value(float(text))
+            return score_outcome(float(text))
         except ValueError:
             return None, "must be C, I, P, N, a boolean or a number in [0, 1]"
     return None, "must be a scalar (C, I, P, N, a boolean or a number); pick a key of a dict score with scorer='NAME:KEY'"
@@ -148,14 +404,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     model = eval_spec.get("model")
     task_name = eval_spec.get("task")
     default = str(model) if isinstance(model, str) and model else ""
-    fields = {
-        "model": model,
-        "task": task_name,
-        "task_display_name": eval_spec.get("task_display_name") or task_name,
-        "run_id": eval_spec.get("run_id"),
-        "eval_id": eval_spec.get("eval_id"),
-    }
-    system = system_name(collector.options.system, fields, default, file)
+    system = printable(system_name(collector.options.system, _name_fields(path, eval_spec), default, file))
     if not system:
         collector.problem(file, None, "eval.model", "must name the model (or pass `system`)", model)
         return
@@ -219,7 +468,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
                     )
                     continue
                 value = value[key]
-            outcome, rule = _map_value(value)
+            outcome, rule = score_outcome(value)
             if rule is not None:
                 collector.problem(file, row, f"scores.{scorer}.value", rule, value)
                 continue

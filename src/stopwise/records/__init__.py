@@ -11,6 +11,7 @@ from stopwise.records._decision import (
     DecisionRecord,
     Exclusion,
     GroupCoverage,
+    UniverseState,
 )
 from stopwise.records._outcomes import (
     OUTCOME_COLUMNS,
@@ -24,6 +25,7 @@ from stopwise.records._policy import (
     DEFAULT_POLICY_TOML,
     BudgetPolicy,
     CoveragePolicy,
+    DecisionPolicy,
     OrderPolicy,
     Policy,
     Targets,
@@ -32,10 +34,12 @@ from stopwise.records._policy import (
 )
 from stopwise.records._synthetic import synthetic_benchmark
 from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
+from stopwise.records._universe import MAX_UNIVERSE_TASKS, TaskUniverse, read_task_universe
 
 __all__ = [
     "ACTIONS",
     "DEFAULT_POLICY_TOML",
+    "MAX_UNIVERSE_TASKS",
     "OUTCOME_COLUMNS",
     "STATUSES",
     "Action",
@@ -43,6 +47,7 @@ __all__ = [
     "BudgetState",
     "CoveragePolicy",
     "CoverageState",
+    "DecisionPolicy",
     "DecisionRecord",
     "Exclusion",
     "GroupCoverage",
@@ -50,12 +55,15 @@ __all__ = [
     "Policy",
     "Step",
     "Targets",
+    "TaskUniverse",
     "Trajectory",
+    "UniverseState",
     "iter_trajectories",
     "load_policy",
     "outcome_frame",
     "parse_policy",
     "read_outcomes",
+    "read_task_universe",
     "read_trajectories",
     "synthetic_benchmark",
     "validate_outcomes",

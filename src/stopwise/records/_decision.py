@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +16,7 @@ __all__ = [
     "DecisionRecord",
     "Exclusion",
     "GroupCoverage",
+    "UniverseState",
 ]
 
 Action = Literal["promote", "reject", "continue", "abstain"]
@@ -77,6 +80,23 @@ class Exclusion(_Record):
     """How many distinct tasks they concern."""
 
 
+class UniverseState(_Record):
+    """The task universe a decision was judged against."""
+
+    source: Literal["tasks", "counts", "complete-record"]
+    """``tasks``: planned tasks given (order output or tasks file); ``counts``: N and group sizes
+    only; ``complete-record``: no universe given, the caller declared the record complete
+    (``complete=True``) and every shared task is observed, so the shared tasks are the universe."""
+    n_tasks: int
+    """N, the number of planned tasks."""
+    sha256: str
+    """sha256 of the universe's canonical JSON (:meth:`stopwise.TaskUniverse.sha256`)."""
+    ordered: bool
+    """Whether the planned order (task names) is known."""
+    outside_rows: int = 0
+    """Outcome rows of the two systems on tasks outside the universe (excluded and counted)."""
+
+
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
 
@@ -84,8 +104,8 @@ class DecisionRecord(_Record):
     Serialise with ``record.model_dump_json()``.
     """
 
-    schema_version: Literal[1] = 1
-    """Version of this record's schema."""
+    schema_version: Literal[1, 2] = 2
+    """Version of this record's schema (2 adds the universe, boundary, warnings and timestamp)."""
     tested: str
     """The tested system A."""
     baseline: str
@@ -99,7 +119,8 @@ class DecisionRecord(_Record):
     tail_cutoff: float
     """a, the tail cutoff a final action needs."""
     n_shared: int
-    """N: tasks shared by both systems (the comparison's task universe)."""
+    """N: the comparison's task universe (the planned tasks when a universe is given; otherwise
+    the tasks with rows of both systems)."""
     n_observed: int
     """|S_b|: shared tasks observed with usable outcomes for both systems."""
     delta_hat: float | None
@@ -120,3 +141,28 @@ class DecisionRecord(_Record):
     """sha256 of the two systems' outcome rows in canonical form."""
     stopwise_version: str
     """The library version that wrote the record."""
+    boundary: Literal["fixed-budget", "betting-wor"] = "fixed-budget"
+    """The policy's boundary that produced the tails and the action."""
+    universe: UniverseState | None = None
+    """The task universe used (None: none given and the record not declared complete)."""
+    waiting: int = 0
+    """Paired tasks observed beyond the longest observed prefix of the planned order (betting
+    boundary only): they wait until the tasks before them are observed."""
+    warnings: list[str] = Field(default_factory=list)
+    """Guards: few observations for the tail method, one-signed differences early, and the like."""
+    decided_at: datetime | None = None
+    """UTC time of the decision. Not part of any digest; two records of the same look differ only here."""
+
+    def digest(self) -> str:
+        """sha256 of the record's canonical JSON without ``decided_at`` (equal for equal decisions).
+
+        Examples
+        --------
+        >>> import stopwise
+        >>> rows = stopwise.outcome_frame([{"system": s, "task": "t", "outcome": 1} for s in "AB"])
+        >>> first, again = (stopwise.decide(rows, "A", "B", complete=True) for _ in range(2))
+        >>> first.digest() == again.digest()
+        True
+        """
+        text = self.model_dump_json(exclude={"decided_at"})
+        return hashlib.sha256(text.encode()).hexdigest()

@@ -12,10 +12,10 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
 from stopwise._limits import check_structure
 from stopwise.errors import FileFormatError, PolicyError
@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_POLICY_TOML",
     "BudgetPolicy",
     "CoveragePolicy",
+    "DecisionPolicy",
     "OrderPolicy",
     "Policy",
     "Targets",
@@ -32,13 +33,23 @@ __all__ = [
     "parse_policy",
 ]
 
+MAX_BOOTSTRAP_RESAMPLES = 100_000
+"""Largest ``bootstrap_resamples`` a policy may ask for (bounds the time and memory of one decision)."""
+
 TailMethod = Literal["exact", "bootstrap", "normal", "serfling", "none"]
 OrderKind = Literal["uniform", "coverage-aware", "cost-first", "neyman"]
 BudgetMeasure = Literal["task_fraction", "task_count", "cost_usd", "elapsed_s"]
+Boundary = Literal["fixed-budget", "betting-wor"]
+
+# Strict scalars: a TOML ``true`` is not a seed and the text "0.05" is not a number. Integers are
+# accepted where a float is asked for; NaN and infinities are refused (allow_inf_nan=False below).
+StrictInt = Annotated[int, Strict()]
+StrictFloat = Annotated[float, Strict()]
+StrictStr = Annotated[str, Strict()]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CoveragePolicy(_Section):
@@ -57,7 +68,7 @@ class OrderPolicy(_Section):
     kind: OrderKind = "coverage-aware"
     """``uniform`` random, ``coverage-aware`` (every prefix meets the coverage rule when possible),
     ``cost-first`` (cheapest tested-system tasks first) or ``neyman`` (group shares by n_g sigma_g)."""
-    seed: int = Field(default=0, ge=0)
+    seed: StrictInt = Field(default=0, ge=0)
     """Seed of the random order."""
 
 
@@ -66,28 +77,42 @@ class BudgetPolicy(_Section):
 
     measure: BudgetMeasure = "task_fraction"
     """``task_fraction`` of the shared tasks, ``task_count``, ``cost_usd`` or ``elapsed_s``."""
-    limit: float = Field(default=1.0, gt=0)
-    """The budget limit in the measure's unit (a fraction in (0, 1] for ``task_fraction``)."""
+    limit: StrictFloat = Field(default=1.0, gt=0)
+    """The budget limit in the measure's unit (a fraction in (0, 1] for ``task_fraction``, an
+    integer >= 1 for ``task_count``)."""
     scope: Literal["tested", "pair"] = "tested"
     """For cost and time: count the tested system's spending only, or both systems'."""
 
     @field_validator("limit")
     @classmethod
     def _fraction_at_most_one(cls, value: float, info: pydantic.ValidationInfo) -> float:
-        if info.data.get("measure", "task_fraction") == "task_fraction" and value > 1.0:
+        measure = info.data.get("measure", "task_fraction")
+        if measure == "task_fraction" and value > 1.0:
             raise ValueError("a task_fraction limit must be in (0, 1]")
+        if measure == "task_count" and (value < 1 or value != int(value)):
+            raise ValueError("a task_count limit must be a whole number of tasks >= 1")
         return value
 
 
 class Targets(_Section):
     """Sufficiency targets of a budget (paper eqs. 7-10)."""
 
-    alpha: float = Field(default=0.05, ge=0, le=1)
+    alpha: StrictFloat = Field(default=0.05, ge=0, le=1)
     """Decision-error target: FPR_cond and FRR_cond must not exceed it."""
-    gamma: float = Field(default=0.05, ge=0, le=1)
+    gamma: StrictFloat = Field(default=0.05, ge=0, le=1)
     """Coverage-failure target: final actions before coverage holds, at most this share."""
-    eta: float = Field(default=0.25, ge=0, le=1)
+    eta: StrictFloat = Field(default=0.25, ge=0, le=1)
     """Unresolved target: continue plus abstain, at most this share."""
+
+
+class DecisionPolicy(_Section):
+    """Which boundary turns the outcomes seen so far into a final action."""
+
+    boundary: Boundary = "fixed-budget"
+    """``fixed-budget``: the paper's primary rule, valid for one look at the budget limit fixed in
+    advance (before the limit it continues). ``betting-wor``: an anytime-valid paired betting
+    confidence sequence over the N planned tasks sampled without replacement (Waudby-Smith &
+    Ramdas), valid at every look; it needs a task universe with its planned order."""
 
 
 class Policy(_Section):
@@ -103,17 +128,17 @@ class Policy(_Section):
 
     version: Literal[1] = 1
     """Policy schema version."""
-    threshold: float = Field(default=0.0, ge=-1.0, lt=1.0)
+    threshold: StrictFloat = Field(default=0.0, ge=-1.0, lt=1.0)
     """Improvement threshold delta: promote means the tested system beats the baseline by more than this."""
-    tail_cutoff: float = Field(default=0.05, gt=0.0, lt=1.0)
+    tail_cutoff: StrictFloat = Field(default=0.05, gt=0.0, lt=1.0)
     """Bootstrap tail cutoff a: a final action needs its tail probability at or below it."""
     tail_method: TailMethod = "exact"
     """``exact`` bootstrap (B -> infinity, Monte-Carlo fallback off the lattice), Monte-Carlo
     ``bootstrap``, paired ``normal`` test, ``serfling`` finite-population bound, or ``none`` (forced:
     decide by the observed margin alone)."""
-    bootstrap_resamples: int = Field(default=200, ge=1)
-    """B, the number of Monte-Carlo resamples (the paper uses 200)."""
-    seed: int = Field(default=0, ge=0)
+    bootstrap_resamples: StrictInt = Field(default=200, ge=1, le=MAX_BOOTSTRAP_RESAMPLES)
+    """B, the number of Monte-Carlo resamples (the paper uses 200; at most 100,000)."""
+    seed: StrictInt = Field(default=0, ge=0)
     """Seed of every random choice of a decision (Monte-Carlo resampling)."""
     statuses: tuple[Literal["final", "pending", "predicted"], ...] = ("final",)
     """Outcome statuses a decision may use; rows of other statuses are excluded and counted."""
@@ -121,6 +146,10 @@ class Policy(_Section):
     order: OrderPolicy = OrderPolicy()
     budget: BudgetPolicy = BudgetPolicy()
     targets: Targets = Targets()
+    decision: DecisionPolicy = DecisionPolicy()
+    """The boundary (added with the task universe; a policy without ``[decision]`` gets the
+    fixed-budget rule, so old policy files stay valid, but the canonical JSON of every policy now
+    holds ``decision`` and its sha256 differs from the one stamped by earlier versions)."""
 
     @field_validator("statuses")
     @classmethod
@@ -180,6 +209,14 @@ measure = "task_fraction"
 limit = 1.0
 # for cost_usd and elapsed_s: count the tested system only ("tested") or both ("pair")
 scope = "tested"
+
+[decision]
+# fixed-budget - the paper's primary rule: a final action only at the budget limit fixed above
+#                (one look); before it, continue.
+# betting-wor  - anytime-valid betting confidence sequence over the planned tasks (sampled
+#                without replacement): may promote or reject at ANY look once the boundary is
+#                crossed and coverage holds. Needs the planned task order (decide --tasks).
+boundary = "fixed-budget"
 
 [targets]
 # a budget is sufficient when false promotions and false rejections are at most alpha,

@@ -229,6 +229,7 @@ def replay(
         "excluded_systems": {s.name: s.excluded_systems for s in sources},
         "excluded_rows": {s.name: [e.model_dump() for e in s.excluded_rows] for s in sources},
         "notes": {s.name: s.notes for s in sources},
+        "excluded_pairs": {s.name: {f"{k[0]} vs {k[1]}": v for k, v in s.excluded_pairs.items()} for s in sources},
     }
     return ReplayResult(
         cases=all_cases,

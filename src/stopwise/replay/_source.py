@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from stopwise.compare import lattice_of
+from stopwise.compare import lattice_of, outcome_cells
 from stopwise.errors import ComparisonError
-from stopwise.records import STATUSES, Exclusion
+from stopwise.records import Exclusion
 
 __all__ = ["ReplayPair", "ReplaySource", "prepare_source"]
 
@@ -64,6 +64,10 @@ class ReplaySource:
         Systems left out, with the reason.
     excluded_rows : list of Exclusion
         Outcome rows left out (statuses the policy does not use), by reason.
+    excluded_pairs : dict
+        Directed pairs (tested, baseline) left out, with the reason: tasks of both systems'
+        runs without usable outcomes (the record is not complete for the pair, so its task
+        universe cannot be replayed), or too few shared tasks.
     notes : list of str
         What the replay does differently from a decision on the same rows (e.g. units ignored).
     """
@@ -79,6 +83,7 @@ class ReplaySource:
     excluded_systems: dict[str, str] = field(default_factory=dict)
     excluded_rows: list[Exclusion] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    excluded_pairs: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def pair_label(self, pair: ReplayPair) -> tuple[str, str]:
         """(tested, baseline) system names of a pair."""
@@ -96,7 +101,12 @@ def prepare_source(
 ) -> ReplaySource:
     """Arrange a completed record for replay.
 
-    Attempts of a (system, task) are averaged before pairing; cost and elapsed time are summed.
+    The (system, task) cells come from the pairing core that :func:`stopwise.decide` uses
+    (:func:`stopwise.compare.outcome_cells`): attempts averaged, cost and elapsed time summed, one
+    group-conflict check, and each directed pair's task set T formed the same way (tasks with rows
+    of both systems, any status). A pair whose T holds tasks without usable outcomes (pending
+    rows) is left out and listed in ``excluded_pairs``: the replay hides and reveals outcomes of a
+    complete record and cannot invent the missing ones, nor shrink N to the tasks that have them.
     Systems with usable outcomes on fewer than ``min_coverage`` of the record's tasks are left
     out (the paper keeps near-complete leaderboard entries, >= 95 % of the split), as are
     directed pairs sharing fewer than ``min_shared`` tasks.
@@ -132,78 +142,54 @@ def prepare_source(
         raise ValueError(f"`min_coverage` must be in [0, 1]; got {min_coverage!r}")
     if int(min_shared) != min_shared or min_shared < 1:
         raise ValueError(f"`min_shared` must be a positive integer; got {min_shared!r}")
-    if group_column not in rows.columns:
-        raise ComparisonError(f"group column {group_column!r} is not an outcome column")
-    excluded_rows: list[Exclusion] = []
-    usable = rows
-    for status in STATUSES:
-        if status not in statuses:
-            mask = usable["status"] == status
-            if mask.any():
-                excluded_rows.append(
-                    Exclusion(reason=f"status {status}", rows=int(mask.sum()), tasks=int(usable.loc[mask, "task"].nunique()))
-                )
-                usable = usable.loc[~mask]
-    duplicate = usable.duplicated(["system", "task", "attempt"], keep="first")
-    if duplicate.any():
-        excluded_rows.append(
-            Exclusion(
-                reason="identical duplicate of another row",
-                rows=int(duplicate.sum()),
-                tasks=int(usable.loc[duplicate, "task"].nunique()),
-            )
-        )
-        usable = usable.loc[~duplicate]
-    if usable.empty:
+    cells = outcome_cells(rows, statuses=statuses, group_column=group_column, status_reason=lambda s: f"status {s}", source=name)
+    excluded_rows = list(cells.excluded)
+    if not cells.usable.any():
         raise ComparisonError(f"{name}: no outcome rows with status {', '.join(statuses)}")
-
-    tasks = np.array(sorted(rows["task"].unique()), dtype=str)
-    labels = rows.loc[rows[group_column] != "", ["task", group_column]].drop_duplicates()
-    conflict = labels[labels.duplicated("task", keep=False)]
-    if len(conflict):
-        task = conflict["task"].iloc[0]
-        raise ComparisonError(f"{name}: task {task!r} has rows with different groups; a task must belong to one group")
-    groups = labels.set_index("task")[group_column].reindex(tasks).fillna("").to_numpy(dtype=str)
-
-    cell = usable.groupby(["system", "task"], sort=True).agg(
-        outcome=("outcome", "mean"),
-        cost=("cost_usd", lambda s: s.sum(min_count=len(s))),
-        elapsed=("elapsed_s", lambda s: s.sum(min_count=len(s))),
-    )
-    all_systems = np.array(sorted(usable["system"].unique()), dtype=str)
-
-    def matrix(column: str) -> np.ndarray:
-        wide = cell[column].unstack("task").reindex(index=all_systems, columns=tasks)
-        return wide.to_numpy(dtype=float)
-
-    outcomes = matrix("outcome")
-    coverage = np.isfinite(outcomes).mean(axis=1)
+    tasks, groups = cells.tasks, cells.groups
+    with_rows = cells.usable.any(axis=1)  # systems with at least one usable outcome
+    all_systems = cells.systems[with_rows]
+    coverage = cells.usable[with_rows].mean(axis=1)
     keep = coverage >= min_coverage - 1e-12
     excluded_systems = {
         str(s): f"usable outcomes on {c:.1%} of {len(tasks)} tasks (< {min_coverage:.0%})"
         for s, c, k in zip(all_systems, coverage, keep, strict=True)
         if not k
     }
-    systems = all_systems[keep]
-    outcomes = outcomes[keep]
-    cost = matrix("cost")[keep]
-    elapsed = matrix("elapsed")[keep]
+    kept = np.flatnonzero(with_rows)[keep]
+    systems = cells.systems[kept]
+    outcomes = cells.outcome[kept]
+    cost = cells.cost[kept]
+    elapsed = cells.elapsed[kept]
+    planned = cells.planned[kept]
 
     present = np.isfinite(outcomes)
     pairs: list[ReplayPair] = []
+    excluded_pairs: dict[tuple[str, str], str] = {}
     lattice_cache: dict[bytes, int] = {}
     for a in range(len(systems)):
         for b in range(len(systems)):
             if a == b:
                 continue
+            # the pair's task set T, as decide() forms it: tasks with rows of both systems, any status
+            universe = np.flatnonzero(planned[a] & planned[b])
             shared = np.flatnonzero(present[a] & present[b])
+            if len(shared) < len(universe):
+                excluded_pairs[(str(systems[a]), str(systems[b]))] = (
+                    f"{len(universe) - len(shared)} of the pair's {len(universe)} shared tasks have no usable outcome "
+                    "for both systems; a completed-record replay needs every task of the universe"
+                )
+                continue
             if len(shared) < min_shared:
+                if len(shared):
+                    excluded_pairs[(str(systems[a]), str(systems[b]))] = f"{len(shared)} shared tasks (< {min_shared})"
                 continue
             differences = outcomes[a, shared] - outcomes[b, shared]
             key = np.unique(np.round(differences, 12)).tobytes()
             if key not in lattice_cache:
                 lattice_cache[key] = lattice_of(differences)
             pairs.append(ReplayPair(a, b, shared, differences, lattice_cache[key]))
+    usable = rows
     notes = []
     grouped = usable.loc[usable["unit"] != "", ["task", "unit"]].drop_duplicates()
     if grouped["unit"].duplicated().any():
@@ -223,4 +209,5 @@ def prepare_source(
         excluded_systems=excluded_systems,
         excluded_rows=excluded_rows,
         notes=notes,
+        excluded_pairs=excluded_pairs,
     )

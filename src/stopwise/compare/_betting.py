@@ -1,0 +1,543 @@
+r"""An anytime-valid paired boundary: betting confidence sequences for sampling without replacement.
+
+A benchmark is a finite population of N planned tasks. The paired outcome of task i is
+``D_i = Y_A,i - Y_B,i`` in [-1, 1] (attempts averaged), and the question is whether the
+finite-population mean ``mu = (1/N) sum_i D_i`` exceeds the threshold delta. Tasks are revealed in a
+pre-registered random order; the boundary may be consulted after every task (any number of looks, at
+any data-dependent time) and still errs with probability at most alpha per action.
+
+Two one-sided tests at m0 = delta
+---------------------------------
+* promote tests H0+: mu <= delta with a capital process that bets lambda_t >= 0 on large D;
+* reject tests H0-: mu >= delta with lambda_t <= 0.
+
+Each test's capital K_t is a nonnegative supermartingale under its null, so by Ville's inequality
+``P(exists t: K_t >= 1/alpha) <= alpha``; the anytime-valid p-value is
+``p_t = min(1, 1 / max_{s <= t} K_s)`` and the action is taken at the first look with ``p_t <= alpha``.
+The two nulls are different hypotheses, so neither test spends part of the other's alpha: a wrong
+promote needs H0+ true, a wrong reject needs H0- true.
+
+Pooled process (uniform order over all N tasks)
+-----------------------------------------------
+Waudby-Smith & Ramdas (2020), "Confidence sequences for sampling without replacement", NeurIPS 2020,
+section 3: under uniform sampling without replacement and mu = m0, the conditional mean of the t-th
+draw is the mean of the tasks not yet seen,
+
+    m_t^wor = (N m0 - sum_{i<t} D_i) / (N - t + 1),
+
+so ``K_t = prod_{i<=t} (1 + lambda_i (D_i - m_i^wor))`` with predictable lambda_i is a nonnegative
+martingale at mu = m0 (and a supermartingale for every mu on the null side when lambda >= 0, resp.
+<= 0, since m_t^wor is increasing in m0). Nonnegativity needs ``lambda_i in [0, 1/(1 + m_i^wor))``
+for promote and ``(-1/(1 - m_i^wor), 0]`` for reject; bets are truncated at ``c`` times these limits.
+
+Betting strategy. The default is aGRAPA, the approximate growth-rate adaptive bet of
+Waudby-Smith & Ramdas (2023), "Estimating means of bounded random variables by betting", JRSS-B 86(1),
+section 5.3, applied to the without-replacement null mean:
+
+    lambda_t = (mu_hat_{t-1} - m_t^wor) / (sigma2_hat_{t-1} + (mu_hat_{t-1} - m_t^wor)^2),
+
+clipped to the nonnegativity range (times c = :data:`TRUNCATION`), with
+``mu_hat_{t-1} = (0 + sum_{i<t} D_i) / t`` and
+``sigma2_hat_{t-1} = (1 + sum_{i<t} (D_i - mu_hat_{t-1})^2) / t`` (one pseudo-observation at the
+centre of [-1, 1] and the maximal variance 1). The growth-rate bet grows the capital when the
+remaining tasks' mean moves away from m_t^wor, which is what gives sampling without replacement
+its late-look advantage. ``strategy="plug-in"`` is the paper's predictable plug-in bet
+(WSR 2020 eq. 9, one-sided, [-1, 1] scale):
+``|lambda_t| = sqrt(2 log(1/alpha) / (sigma2_hat_{t-1} t log(1 + t)))``, the baseline the
+benchmark compares against.
+
+Logical bounds. After t tasks, mu is known to lie in ``[(S_t - (N - t)) / N, (S_t + (N - t)) / N]``.
+When the lower end exceeds m0, H0+ is impossible and promote is settled (K = inf, p = 0); when the
+upper end is below m0, H0- is impossible and reject is settled. At t = N this is the exact answer.
+
+Stratified process (coverage-aware or stratified orders)
+--------------------------------------------------------
+Under a coverage-aware order the group of the next task is chosen predictably and, within each
+group g (size N_g, weight w_g = N_g / N, unknown mean m_g), tasks come uniformly without replacement.
+The pooled process is then not a supermartingale when group means differ (the next task's mean is
+its group's remaining mean, not the pool's). Per group, with j the within-group draw index and
+``m_{g,j}^wor = (N_g m_g - S_{g,<j}) / (N_g - j + 1)``, the empirical-Bernstein factor
+
+    exp(lambda (D - m_{g,j}^wor) - psi(2 lambda) (D - mu_hat)^2 / 4),   psi(u) = -log(1 - u) - u,
+
+with predictable lambda in [0, 1/2) and predictable centre mu_hat in [-1, 1], has conditional mean
+<= 1 at the true m_g (Fan et al. 2015's inequality ``exp(u y - psi(u) y^2) <= 1 + u y`` for y >= -1,
+as in the predictable-plug-in empirical-Bernstein process of WSR 2023, Theorem 2, applied to the
+without-replacement mean of WSR 2020). The product over groups of these factors is a nonnegative
+supermartingale at the true group means, for any predictable choice of groups. Its logarithm is
+
+    log K_t(m) = A_t - sum_g C_{g,t} m_g,   C_{g,t} = sum_{draws of g} lambda N_g / (N_g - j + 1) >= 0,
+
+*linear* in the nuisance vector m (the bet lambda is computed from pooled data and delta only, never
+from m). The composite null of promote is ``{sum_g w_g m_g <= delta, m_g in [lo_g,t, hi_g,t]}``
+where [lo, hi] are each group's logical bounds at time t (the true m always lies in them), so
+``inf_m log K_t(m) = A_t - max{sum_g C_g m_g}`` over that polytope: a fractional knapsack, solved
+exactly by filling groups in decreasing C_g / w_g from their lower bounds. The infimum is at most
+the capital at the true m, so Ville's inequality still applies; when no m satisfies the null
+(``sum_g w_g lo_g > delta``) promote is logically settled. Reject is the mirror image. (With the
+betting factor ``log(1 + lambda (D - m))`` the log-capital is concave in m and its infimum sits at
+a vertex of the polytope — all but one group at a logical extreme — which is why the stratified
+process uses the empirical-Bernstein form.) The bet is the same aGRAPA expression on pooled
+quantities, truncated at ``c / 2``; mu_hat is the group's running mean with the pooled mean as a
+one-observation prior.
+
+Use the stratified process whenever the order is not uniform over all N tasks (pass ``groups`` and
+``group_sizes``); it is valid for any predictable group schedule, including the uniform one.
+
+Confidence sequence. The bounds ``lower`` and ``upper`` of :class:`BettingBoundary` are the
+running intersection of the one-sided level-alpha sets ``{m : max_{s<=t} K_s^+(m) < 1/alpha}``
+(lower) and ``{m : max_{s<=t} K_s^-(m) < 1/alpha}`` (upper), evaluated on a grid of m and rounded
+outward, then intersected with the logical bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from stopwise.errors import ComparisonError
+
+__all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
+
+TRUNCATION = 0.5
+"""c: bets are at most c times the largest bet that keeps the capital nonnegative."""
+STRATEGIES = ("agrapa", "plug-in")
+"""Betting strategies: ``agrapa`` (default) and the predictable ``plug-in`` baseline."""
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class BettingPaths:
+    """Log-capital paths of the two one-sided tests for a batch of sequences.
+
+    Attributes
+    ----------
+    log_promote, log_reject : numpy.ndarray, shape (B, T)
+        log K_t of the promote test (H0: mu <= delta) and of the reject test (H0: mu >= delta)
+        after each look t = 1..T; ``+inf`` once the null is logically impossible.
+    stratified : bool
+        Whether the stratified (per-group) process was used.
+    """
+
+    log_promote: np.ndarray
+    log_reject: np.ndarray
+    stratified: bool
+
+    def crossed(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        """Boolean (B, T) arrays: the running maximum capital has reached 1/alpha (promote, reject)."""
+        level = np.log(1.0 / alpha)
+        return (
+            np.maximum.accumulate(self.log_promote, axis=1) >= level,
+            np.maximum.accumulate(self.log_reject, axis=1) >= level,
+        )
+
+
+def _agrapa(gap: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    return gap / (variance + gap * gap)
+
+
+def _pooled_moments(x: np.ndarray, m0: np.ndarray, population_size: int) -> tuple[np.ndarray, ...]:
+    """Predictable pooled quantities at each look t: S_t, t, m_t^wor, mu_hat_{t-1}, sigma2_hat_{t-1}."""
+    t = np.arange(1, x.shape[1] + 1, dtype=float)
+    total = np.cumsum(x, axis=1)
+    s_prev = total - x
+    square = x * x
+    q_prev = np.cumsum(square, axis=1)
+    q_prev -= square
+    m_wor = (population_size * m0 - s_prev) / (population_size - t + 1.0)
+    mu = s_prev / t
+    # sum_{i<t} (D_i - mu)^2 = Q - 2 mu S + (t - 1) mu^2 = Q - mu S (t + 1) / t
+    variance = (1.0 + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
+    np.maximum(variance, 1e-12, out=variance)
+    return total, t, m_wor, mu, variance
+
+
+def _raw_bets(
+    gap: np.ndarray, variance: np.ndarray, t: np.ndarray, strategy: str, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Untruncated bet magnitudes (>= 0) of the promote and reject tests."""
+    if strategy == "agrapa":
+        raw = _agrapa(gap, variance)
+        return np.maximum(raw, 0.0), np.maximum(-raw, 0.0)
+    plug = np.sqrt(2.0 * np.log(1.0 / alpha) / (variance * t * np.log1p(t)))
+    return plug, plug.copy()
+
+
+def _settled(total: np.ndarray, t: np.ndarray, m0: np.ndarray, population_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Logical bounds: promote (H0+ impossible) and reject (H0- impossible) after each look."""
+    target = population_size * m0
+    unseen = population_size - t
+    tol = _TOL * population_size
+    return total - unseen > target + tol, total + unseen < target - tol
+
+
+def _pooled(x: np.ndarray, m0: np.ndarray, n_pop: int, strategy: str, alpha: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    total, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
+    up, down = _raw_bets(mu - m_wor, variance, t, strategy, alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # where m_wor leaves (-1, 1) the null is already logically settled (overwritten below)
+        np.minimum(up, c / (1.0 + m_wor), out=up)
+        np.minimum(down, c / (1.0 - m_wor), out=down)
+        centred = x - m_wor
+        up *= centred
+        down *= centred
+        log_p = np.cumsum(np.log1p(up, out=up), axis=1)
+        log_r = np.cumsum(np.log1p(np.negative(down, out=down), out=down), axis=1)
+    settled_p, settled_r = _settled(total, t, m0, n_pop)
+    log_p[settled_p] = np.inf
+    log_r[settled_r] = np.inf
+    return log_p, log_r
+
+
+def _psi(u: np.ndarray) -> np.ndarray:
+    return -np.log1p(-u) - u
+
+
+def _knapsack_max(coef: np.ndarray, lo: np.ndarray, hi: np.ndarray, m0: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """max sum_g coef_g m_g subject to sum_g w_g m_g <= m0 and lo <= m <= hi (coef >= 0); -inf if infeasible."""
+    budget = m0 - lo @ weights
+    capacity = weights * (hi - lo)
+    ratio = coef / weights
+    order = np.argsort(-ratio, axis=-1)
+    cap_sorted = np.take_along_axis(capacity, order, axis=-1)
+    ratio_sorted = np.take_along_axis(ratio, order, axis=-1)
+    before = np.cumsum(cap_sorted, axis=-1) - cap_sorted
+    used = np.clip(budget[..., None] - before, 0.0, cap_sorted)
+    value = (coef * lo).sum(axis=-1) + (ratio_sorted * used).sum(axis=-1)
+    return np.where(budget < -_TOL, -np.inf, value)
+
+
+def _stratified(
+    x: np.ndarray,
+    m0: np.ndarray,
+    codes: np.ndarray,
+    sizes: np.ndarray,
+    strategy: str,
+    alpha: float,
+    c: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    n_pop = int(sizes.sum())
+    n_groups = len(sizes)
+    weights = sizes / n_pop
+    _, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
+    up, down = _raw_bets(mu - m_wor, variance, t, strategy, alpha)
+    limit = c / 2.0
+    lam_p, lam_r = np.minimum(up, limit), np.minimum(down, limit)
+
+    onehot = codes[..., None] == np.arange(n_groups)
+    group_total = np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
+    group_count = np.cumsum(onehot, axis=1)
+    own_total = np.take_along_axis(group_total, codes[..., None], axis=-1)[..., 0] - x
+    j = np.take_along_axis(group_count, codes[..., None], axis=-1)[..., 0].astype(float)
+    n_g = sizes[codes].astype(float)
+    left = n_g - j + 1.0
+    centre = (own_total + mu) / j
+    spread = (x - centre) ** 2 / 4.0
+    step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
+    step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
+    slope = n_g / left
+    coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
+    coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
+    unseen = sizes - group_count
+    lo = (group_total - unseen) / sizes
+    hi = (group_total + unseen) / sizes
+    m0_b = np.broadcast_to(m0, x.shape)
+    log_p = np.cumsum(step_a_p, axis=1) - _knapsack_max(coef_p, lo, hi, m0_b, weights)
+    log_r = np.cumsum(step_a_r, axis=1) - _knapsack_max(coef_r, -hi, -lo, -m0_b, weights)
+    return log_p, log_r
+
+
+def _check_values(values: np.ndarray, population_size: int) -> None:
+    if not np.isfinite(values).all():
+        raise ComparisonError("paired differences must be finite numbers")
+    if (np.abs(values) > 1.0 + 1e-12).any():
+        worst = float(values.flat[np.argmax(np.abs(values))])
+        raise ComparisonError(f"paired differences must lie in [-1, 1]; found {worst:g}")
+    if values.shape[-1] > population_size:
+        raise ComparisonError(
+            f"{values.shape[-1]} differences observed but the planned task universe has only {population_size} tasks"
+        )
+
+
+def betting_paths(
+    values: ArrayLike,
+    thresholds: float | ArrayLike,
+    *,
+    population_size: int,
+    group_codes: ArrayLike | None = None,
+    group_sizes: ArrayLike | None = None,
+    strategy: str = "agrapa",
+    alpha: float = 0.05,
+    truncation: float = TRUNCATION,
+) -> BettingPaths:
+    """Log-capital paths of the promote and reject tests for a batch of task sequences.
+
+    The batched form of :func:`betting_boundary` (which calls it): the replay passes one row per
+    (pair, order) and reads the first look at which each test crosses 1/alpha.
+
+    Parameters
+    ----------
+    values : array_like, shape (B, T)
+        Paired differences in [-1, 1]; row b is the observed prefix of sequence b in look order.
+    thresholds : float or array_like, shape (B,)
+        m0 = delta of each row.
+    population_size : int
+        N, the planned tasks (T <= N).
+    group_codes : array_like of int, shape (B, T) or (T,), optional
+        Group index (0..G-1) of each observed task; with ``group_sizes``, selects the stratified
+        process (the guarantee under coverage-aware and other predictable group schedules).
+    group_sizes : array_like of int, shape (G,), optional
+        N_g of each group; must sum to N.
+    strategy : {"agrapa", "plug-in"}, optional
+        Betting strategy (see the module docstring).
+    alpha : float, optional
+        Level; used only by the ``plug-in`` strategy's bet size.
+    truncation : float, optional
+        c in (0, 1).
+
+    Returns
+    -------
+    BettingPaths
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare import betting_paths
+    >>> paths = betting_paths(np.ones((1, 30)), 0.0, population_size=100)
+    >>> promote, reject = paths.crossed(0.05)
+    >>> int(np.argmax(promote[0])) + 1, bool(reject.any())
+    (8, False)
+    """
+    x = np.atleast_2d(np.asarray(values, dtype=float))
+    if x.ndim != 2:
+        raise ValueError("`values` must be a (B, T) array")
+    n_pop = int(population_size)
+    if n_pop != population_size or n_pop < 1:
+        raise ValueError(f"`population_size` must be a positive integer; got {population_size!r}")
+    _check_values(x, n_pop)
+    if strategy not in STRATEGIES:
+        raise ValueError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    if not 0.0 < truncation < 1.0:
+        raise ValueError(f"`truncation` must be in (0, 1); got {truncation!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}")
+    m0_flat = np.asarray(thresholds, dtype=float).reshape(-1, 1)
+    if m0_flat.shape[0] not in (1, x.shape[0]):
+        raise ValueError(f"`thresholds` must be a number or one per row ({x.shape[0]}); got {m0_flat.shape[0]}")
+    m0 = np.broadcast_to(m0_flat, (x.shape[0], 1))
+    if x.shape[1] == 0:
+        empty = np.zeros((x.shape[0], 0))
+        return BettingPaths(empty, empty.copy(), group_codes is not None)
+    if group_codes is None:
+        log_p, log_r = _pooled(x, m0, n_pop, strategy, alpha, truncation)
+        return BettingPaths(log_p, log_r, False)
+    if group_sizes is None:
+        raise ValueError("`group_sizes` is required with `group_codes`")
+    sizes = np.asarray(group_sizes, dtype=np.int64)
+    codes = np.broadcast_to(np.asarray(group_codes, dtype=np.int64), x.shape)
+    if sizes.ndim != 1 or (sizes < 1).any() or int(sizes.sum()) != n_pop:
+        raise ComparisonError(f"group sizes {sizes.tolist()} must be positive and sum to the population size {n_pop}")
+    if (codes < 0).any() or (codes >= len(sizes)).any():
+        raise ComparisonError(f"group codes must lie in 0..{len(sizes) - 1}")
+    seen = np.stack([(codes == g).sum(axis=1) for g in range(len(sizes))], axis=1)
+    if (seen > sizes).any():
+        g = int(np.argwhere(seen > sizes)[0, 1])
+        raise ComparisonError(f"group {g} has {int(seen[:, g].max())} observed tasks but only {int(sizes[g])} planned")
+    log_p, log_r = _stratified(x, m0, codes, sizes, strategy, alpha, truncation)
+    return BettingPaths(log_p, log_r, True)
+
+
+@dataclass(frozen=True)
+class BettingBoundary:
+    """The anytime-valid paired boundary after the observed prefix of the planned order.
+
+    Attributes
+    ----------
+    p_promote : float
+        Anytime-valid p-value of H0: mu <= delta, ``min(1, 1 / max_{s<=n} K_s^+)``; 0 when the
+        observed tasks alone prove mu > delta.
+    p_reject : float
+        Anytime-valid p-value of H0: mu >= delta; 0 when mu < delta is certain.
+    promote, reject : bool
+        ``p_promote <= alpha`` and ``p_reject <= alpha``.
+    n : int
+        Observed tasks (looks so far).
+    population_size : int
+        N, the planned tasks.
+    threshold : float
+        delta.
+    alpha : float
+        The level of the bounds and of ``promote`` / ``reject``.
+    lower, upper : float
+        Anytime-valid one-sided level-alpha confidence bounds for mu (running intersection, on a
+        grid of step ``resolution`` rounded outward, intersected with the logical bounds).
+    logical_lower, logical_upper : float
+        The range mu can still take given the observed tasks: ``(S_n -/+ (N - n)) / N``.
+    log_capital_promote, log_capital_reject : numpy.ndarray, shape (n,)
+        log K_t of each test after each look.
+    method : str
+        ``betting-wor`` with the strategy and ``pooled`` or ``stratified, G groups``.
+    """
+
+    p_promote: float
+    p_reject: float
+    promote: bool
+    reject: bool
+    n: int
+    population_size: int
+    threshold: float
+    alpha: float
+    lower: float
+    upper: float
+    logical_lower: float
+    logical_upper: float
+    log_capital_promote: np.ndarray
+    log_capital_reject: np.ndarray
+    method: str
+
+
+def _group_codes(groups: ArrayLike, group_sizes: object, n: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    labels_obs = np.asarray(groups).astype(str)
+    if labels_obs.shape != (n,):
+        raise ComparisonError(f"`groups` must give one group per observed difference ({n}); got shape {labels_obs.shape}")
+    if group_sizes is None:
+        raise ComparisonError("`group_sizes` (planned tasks per group) is required with `groups`")
+    if not isinstance(group_sizes, Mapping):
+        raise ComparisonError("`group_sizes` must map each group label to its planned task count")
+    keyed = {str(k): int(v) for k, v in group_sizes.items()}
+    names = sorted(keyed)
+    sizes = np.array([keyed[k] for k in names], dtype=np.int64)
+    unknown = sorted(set(labels_obs) - set(names))
+    if unknown:
+        raise ComparisonError(f"observed group(s) {unknown[:3]} are not in the planned groups {names[:5]}")
+    codes = np.searchsorted(np.array(names), labels_obs)
+    return codes, sizes, names
+
+
+def betting_boundary(
+    differences: ArrayLike,
+    threshold: float,
+    *,
+    population_size: int,
+    alpha: float,
+    groups: ArrayLike | None = None,
+    group_sizes: Mapping[str, int] | None = None,
+    strategy: str = "agrapa",
+    resolution: float = 0.01,
+) -> BettingBoundary:
+    """The anytime-valid betting boundary for the finite-population mean paired difference.
+
+    Valid at every look: the probability that promote is ever declared while mu <= delta (or
+    reject while mu >= delta) is at most alpha, however many times the boundary is consulted.
+
+    Parameters
+    ----------
+    differences : array_like of float
+        The observed prefix of the pre-registered order, in planned order: D_i in [-1, 1].
+    threshold : float
+        delta, in [-1, 1).
+    population_size : int
+        N, the planned tasks (never the observed count).
+    alpha : float
+        Error level of each action, in (0, 1).
+    groups : array_like of str, optional
+        Group of each observed difference; with ``group_sizes`` selects the stratified process,
+        required when the order is coverage-aware or stratified.
+    group_sizes : dict of str to int, optional
+        Planned tasks per group (summing to N).
+    strategy : {"agrapa", "plug-in"}, optional
+        Betting strategy (default aGRAPA).
+    resolution : float, optional
+        Grid step of the confidence bounds.
+
+    Returns
+    -------
+    BettingBoundary
+
+    Examples
+    --------
+    Forty wins and ten ties in the first 50 of 300 planned tasks:
+
+    >>> import numpy as np
+    >>> from stopwise.compare import betting_boundary
+    >>> b = betting_boundary(np.r_[np.ones(40), np.zeros(10)], 0.0, population_size=300, alpha=0.05)
+    >>> b.promote, b.reject, b.p_promote < 1e-6, round(b.lower, 2) > 0
+    (True, False, True, True)
+    >>> b.method
+    'betting-wor (aGRAPA, pooled)'
+
+    Ties only: nothing is settled.
+
+    >>> betting_boundary(np.zeros(50), 0.0, population_size=300, alpha=0.05).p_promote
+    1.0
+    """
+    x = np.asarray(differences, dtype=float).ravel()
+    n_pop = int(population_size)
+    if n_pop != population_size or n_pop < 1:
+        raise ComparisonError(f"population_size must be a positive integer; got {population_size!r}")
+    if not -1.0 <= threshold < 1.0:
+        raise ComparisonError(f"threshold must be in [-1, 1); got {threshold!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ComparisonError(f"alpha must be in (0, 1); got {alpha!r}")
+    if not 0.0 < resolution <= 0.5:
+        raise ValueError(f"`resolution` must be in (0, 0.5]; got {resolution!r}")
+    _check_values(x, n_pop)
+    n = len(x)
+    codes: np.ndarray | None = None
+    sizes: np.ndarray | None = None
+    if groups is not None:
+        codes, sizes, names = _group_codes(groups, group_sizes, n)
+        label = f"stratified, {len(names)} groups"
+    else:
+        label = "pooled"
+    method = f"betting-wor ({'aGRAPA' if strategy == 'agrapa' else strategy}, {label})"
+    total = float(x.sum())
+    logical_lower = (total - (n_pop - n)) / n_pop
+    logical_upper = (total + (n_pop - n)) / n_pop
+    if n == 0:
+        empty = np.zeros(0)
+        return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
+    grid = np.round(np.arange(-1.0, 1.0 + resolution / 2, resolution), 12)
+    grid = grid[(grid > -1.0) & (grid < 1.0)]
+    m0 = np.r_[float(threshold), grid]
+    paths = betting_paths(
+        np.broadcast_to(x, (len(m0), n)),
+        m0,
+        population_size=n_pop,
+        group_codes=codes,
+        group_sizes=sizes,
+        strategy=strategy,
+        alpha=alpha,
+    )
+    best_p = np.max(paths.log_promote, axis=1)
+    best_r = np.max(paths.log_reject, axis=1)
+    level = np.log(1.0 / alpha)
+    p_promote = float(min(1.0, np.exp(-best_p[0])))
+    p_reject = float(min(1.0, np.exp(-best_r[0])))
+    # lower bound: below the first grid point (from the bottom) the promote test has not rejected
+    kept_low = np.flatnonzero(best_p[1:] < level)
+    lower = float(grid[kept_low[0] - 1]) if len(kept_low) and kept_low[0] > 0 else (-1.0 if len(kept_low) else float(grid[-1]))
+    kept_high = np.flatnonzero(best_r[1:] < level)
+    upper = float(grid[kept_high[-1] + 1]) if len(kept_high) and kept_high[-1] < len(grid) - 1 else (1.0 if len(kept_high) else float(grid[0]))
+    lower = max(lower, logical_lower)
+    upper = min(upper, logical_upper)
+    return BettingBoundary(
+        p_promote=p_promote,
+        p_reject=p_reject,
+        promote=p_promote <= alpha,
+        reject=p_reject <= alpha,
+        n=n,
+        population_size=n_pop,
+        threshold=float(threshold),
+        alpha=float(alpha),
+        lower=lower,
+        upper=upper,
+        logical_lower=logical_lower,
+        logical_upper=logical_upper,
+        log_capital_promote=paths.log_promote[0].copy(),
+        log_capital_reject=paths.log_reject[0].copy(),
+        method=method,
+    )

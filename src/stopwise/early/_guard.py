@@ -1,0 +1,207 @@
+"""The unfamiliar-run guard: refuse to halt a run unlike the runs the thresholds were validated on.
+
+A halting threshold — fixed or risk-controlled — is only as good as the runs it was checked on. The guard
+measures, at every prefix, three things the model can compute for a live run, and holds the halt when any
+is outside what was seen on the reference runs (the calibration runs when the model was trained with
+``max_halt_error``, else its validation split):
+
+1. **Task-text coverage** — the share of the task prompt's word 1–2-grams found in the task block's training
+   vocabulary. A prompt from another benchmark shares few of them.
+2. **Trajectory-text coverage** — the share of the word 1–2-grams of every action and observation so far
+   found in the action- and feedback-history vocabularies (1.0 before any text).
+3. **Behaviour out of range** — how many behavioral features lie outside the ``[q, 1 − q]`` quantile range
+   (``q = range_quantile``) of the training prefixes (the rows the heads were fitted on).
+
+Each score gets a limit fitted at training time from the reference prefixes — the ``quantile`` (1 %) lower
+quantile of the two coverages and the ``1 − quantile`` upper quantile of the out-of-range count — so about
+``quantile`` of familiar prefixes trip each check. A prefix outside any limit is *unfamiliar*: the monitor
+does not halt there and says why (:attr:`~stopwise.early.Verdict.reason`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stopwise.errors import InputError
+
+__all__ = ["FamiliarityGuard", "fit_guard"]
+
+
+@dataclass
+class FamiliarityGuard:
+    """Limits on a prefix's vocabulary coverage and behaviour, fitted at training time.
+
+    Attributes
+    ----------
+    columns : numpy.ndarray of int
+        Positions of the checked behavioral features in the model's feature row (featurizer columns).
+    names : list of str
+        Their names.
+    low, high : numpy.ndarray
+        Per checked feature, the training range (``±inf`` when a feature was never observed).
+    max_outside : int
+        Most features a familiar prefix may have outside their range.
+    min_task_coverage, min_text_coverage : float
+        Least task-text and trajectory-text coverage of a familiar prefix.
+    quantile : float
+        Share of reference prefixes each limit was set to exclude.
+    reference : str
+        What the limits were fitted on (``"calibration runs"`` or ``"validation runs"``).
+    n_reference_prefixes : int
+        How many prefixes that was.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = FamiliarityGuard(np.array([0]), ["n_steps"], np.array([1.0]), np.array([30.0]), 0, 0.5, 0.4, 0.01, "calibration runs", 100)
+    >>> g.check(np.array([12.0]), (0.9, 0.8)) is None
+    True
+    >>> g.check(np.array([80.0]), (0.2, 0.8))
+    'unfamiliar run: task-text coverage 20% < 50% (the 1% floor of the calibration runs)'
+    """
+
+    columns: np.ndarray
+    names: list[str]
+    low: np.ndarray
+    high: np.ndarray
+    max_outside: int
+    min_task_coverage: float
+    min_text_coverage: float
+    quantile: float
+    reference: str
+    n_reference_prefixes: int
+
+    def _outside(self, X: np.ndarray) -> np.ndarray:
+        values = X[..., self.columns]
+        with np.errstate(invalid="ignore"):
+            return (values < self.low) | (values > self.high)
+
+    def familiar(self, X: np.ndarray, coverage: np.ndarray) -> np.ndarray:
+        """Per prefix row, whether it is familiar (vectorised :meth:`check`).
+
+        Parameters
+        ----------
+        X : numpy.ndarray of shape (n, n_features)
+            Featurizer rows (all columns).
+        coverage : numpy.ndarray of shape (n, 2)
+            Task and text coverage of each row.
+        """
+        outside = self._outside(X).sum(axis=1)
+        return (
+            (coverage[:, 0] >= self.min_task_coverage)
+            & (coverage[:, 1] >= self.min_text_coverage)
+            & (outside <= self.max_outside)
+        )
+
+    def check(self, x: np.ndarray, coverage: tuple[float, float]) -> str | None:
+        """``None`` for a familiar prefix, else the reason it is unfamiliar (the first limit broken)."""
+        where = f"the {100 * self.quantile:g}% floor of the {self.reference}"
+        task, text = coverage
+        if task < self.min_task_coverage:
+            return f"unfamiliar run: task-text coverage {100 * task:.0f}% < {100 * self.min_task_coverage:.0f}% ({where})"
+        if text < self.min_text_coverage:
+            return f"unfamiliar run: trajectory-text coverage {100 * text:.0f}% < {100 * self.min_text_coverage:.0f}% ({where})"
+        outside = np.flatnonzero(self._outside(x))
+        if outside.shape[0] > self.max_outside:
+            j = int(outside[0])
+            value = float(x[self.columns[j]])
+            side = f"> {self.high[j]:.4g}" if value > self.high[j] else f"< {self.low[j]:.4g}"
+            return (
+                f"unfamiliar run: {outside.shape[0]} behavioral features outside the training range (at most "
+                f"{self.max_outside} in {100 * (1 - self.quantile):g}% of the {self.reference}), e.g. {self.names[j]} = {value:.4g} {side}"
+            )
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (infinite bounds as ``None``)."""
+        return {
+            "columns": [int(c) for c in self.columns],
+            "names": list(self.names),
+            "low": [None if not np.isfinite(v) else float(v) for v in self.low],
+            "high": [None if not np.isfinite(v) else float(v) for v in self.high],
+            "max_outside": int(self.max_outside),
+            "min_task_coverage": float(self.min_task_coverage),
+            "min_text_coverage": float(self.min_text_coverage),
+            "quantile": float(self.quantile),
+            "reference": self.reference,
+            "n_reference_prefixes": int(self.n_reference_prefixes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, n_features: int) -> FamiliarityGuard:
+        """Rebuild from :meth:`as_dict` output, checking every field (the data may come from an untrusted file)."""
+        try:
+            columns = np.array([int(c) for c in data["columns"]], dtype=np.int64)
+            low = np.array([-np.inf if v is None else float(v) for v in data["low"]])
+            high = np.array([np.inf if v is None else float(v) for v in data["high"]])
+            names = [str(n) for n in data["names"]]
+            guard = cls(
+                columns, names, low, high, int(data["max_outside"]), float(data["min_task_coverage"]),
+                float(data["min_text_coverage"]), float(data["quantile"]), str(data["reference"]), int(data["n_reference_prefixes"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"guard: malformed ({type(exc).__name__}: {exc})") from None
+        if not (columns.shape == low.shape == high.shape and len(names) == columns.shape[0]):
+            raise InputError("guard: `columns`, `names`, `low` and `high` must have the same length")
+        if columns.shape[0] and (columns.min() < 0 or columns.max() >= n_features):
+            raise InputError(f"guard: `columns` must lie in [0, {n_features})")
+        return guard
+
+
+def fit_guard(
+    X_train: np.ndarray,
+    X_reference: np.ndarray,
+    coverage_reference: np.ndarray,
+    columns: np.ndarray,
+    names: list[str],
+    *,
+    quantile: float = 0.01,
+    range_quantile: float = 0.001,
+    reference: str = "calibration runs",
+) -> FamiliarityGuard:
+    """Fit the guard's limits.
+
+    Parameters
+    ----------
+    X_train : numpy.ndarray
+        Featurizer rows the heads were fitted on (their behavioral ranges).
+    X_reference, coverage_reference : numpy.ndarray
+        Featurizer rows and ``(task, text)`` coverage of the reference prefixes (not used to fit the heads).
+    columns, names
+        The behavioral columns to check and their names.
+    quantile : float
+        Share of reference prefixes each limit excludes.
+    range_quantile : float
+        Each feature's range is its ``[range_quantile, 1 − range_quantile]`` training quantiles.
+    reference : str
+        What the reference prefixes are, for messages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(1000, 2)); cov = rng.uniform(0.6, 1.0, size=(1000, 2))
+    >>> g = fit_guard(X, X[:500], cov[:500], np.array([0, 1]), ["a", "b"])
+    >>> round(g.min_task_coverage, 2), g.max_outside
+    (0.61, 0)
+    """
+    if X_reference.shape[0] == 0:
+        raise InputError("the guard needs reference prefixes (calibration or validation runs)")
+    values = X_train[:, columns]
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a feature never observed: all-NaN column
+        low = np.nanquantile(values, range_quantile, axis=0) if values.shape[0] else np.full(columns.shape[0], -np.inf)
+        high = np.nanquantile(values, 1 - range_quantile, axis=0) if values.shape[0] else np.full(columns.shape[0], np.inf)
+    low = np.where(np.isfinite(low), low, -np.inf)
+    high = np.where(np.isfinite(high), high, np.inf)
+    guard = FamiliarityGuard(columns, list(names), low, high, 0, 0.0, 0.0, quantile, reference, int(X_reference.shape[0]))
+    outside = guard._outside(X_reference).sum(axis=1)
+    guard.max_outside = int(np.quantile(outside, 1 - quantile, method="higher"))
+    guard.min_task_coverage = float(np.quantile(coverage_reference[:, 0], quantile, method="lower"))
+    guard.min_text_coverage = float(np.quantile(coverage_reference[:, 1], quantile, method="lower"))
+    return guard
+

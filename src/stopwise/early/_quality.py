@@ -1,0 +1,138 @@
+"""Validation figures a trained model reports about itself, and the warnings it raises when a head is weak."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import beta
+
+from stopwise.early._metrics import early_metrics
+from stopwise.records import Trajectory
+
+__all__ = ["MIN_PRECISION", "MIN_RELIABLE_HALTS", "clopper_pearson", "quality_figures"]
+
+MIN_PRECISION = 0.9
+"""A head whose precision on the reference runs falls below this is flagged unreliable."""
+MIN_RELIABLE_HALTS = 10
+"""Fewer halted reference runs than this: the head's precision is flagged as unknown."""
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) two-sided interval of a binomial proportion; ``(nan, nan)`` for ``n = 0``.
+
+    Examples
+    --------
+    >>> [round(v, 3) for v in clopper_pearson(101, 105)]
+    [0.905, 0.99]
+    """
+    if n == 0:
+        return float("nan"), float("nan")
+    a = (1 - level) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
+    return low, high
+
+
+def _nan_none(value: float) -> float | None:
+    return None if value != value else float(value)
+
+
+def quality_figures(
+    runs: Sequence[Trajectory],
+    proba: Sequence[np.ndarray],
+    thresholds: Mapping[str, float | None],
+    *,
+    min_halt_step: int = 1,
+    reference: str = "validation runs",
+    risk_control: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Precision of halted runs per head, steps saved and |ΔPass@1| on reference runs, with warnings.
+
+    Parameters
+    ----------
+    runs : sequence of Trajectory
+        Reference runs with outcomes.
+    proba : sequence of numpy.ndarray
+        Their ``(p_success, p_failure)`` prefix probabilities.
+    thresholds : mapping
+        ``{"success": s, "failure": f}`` (``None``: head off).
+    min_halt_step : int
+        Earliest step at which a run may halt.
+    reference : str
+        What the runs are (``"calibration runs"`` or ``"validation runs"``), for messages.
+    risk_control : mapping, optional
+        Per head, the Learn-then-Test result as a mapping (its ``reason`` is quoted when the head never halts).
+
+    Returns
+    -------
+    dict
+        ``reference``, ``n_runs``, ``heads`` (per head: ``threshold``, ``halted``, ``precision``,
+        ``precision_ci`` (exact 95 %), ``delta_steps``), ``both`` (``coverage``, ``accuracy``,
+        ``delta_steps``, ``delta_abs_pass1``), ``warnings`` (list of sentences).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.records import Step, Trajectory
+    >>> runs = [Trajectory(agent="a", task=f"t{i}", outcome=i % 2, steps=[Step(action="x")] * 3) for i in range(4)]
+    >>> proba = [np.array([[0.5, 0.5], [0.5, 0.99], [0.5, 0.5], [0.5, 0.5]])] * 4
+    >>> q = quality_figures(runs, proba, {"success": None, "failure": 0.9})
+    >>> q["heads"]["failure"]["halted"], q["heads"]["failure"]["precision"], q["both"]["delta_steps"]
+    (4, 0.5, -0.6666666666666667)
+    >>> q["warnings"][0]
+    'failure head: only 4 of the 4 validation runs halted; its precision cannot be judged (fewer than 10)'
+    """
+    n = len(runs)
+    frame = pd.DataFrame(
+        {
+            "run": np.arange(n), "agent": [r.agent for r in runs], "outcome": [int(r.outcome or 0) for r in runs],
+            "n_steps": [len(r.steps) for r in runs], "total_in": 0.0, "total_out": 0.0,
+        }
+    )
+    lengths = [p.shape[0] for p in proba]
+    rows = np.vstack(proba) if proba else np.zeros((0, 2))
+    predictions = pd.DataFrame(
+        {
+            "run": np.repeat(np.arange(n), lengths), "k": np.concatenate([np.arange(m) for m in lengths]) if lengths else [],
+            "p_success": rows[:, 0], "p_failure": rows[:, 1], "cum_in": 0.0, "cum_out": 0.0,
+        }
+    )
+    out: dict[str, Any] = {"reference": reference, "n_runs": n, "heads": {}, "both": {}, "warnings": []}
+    warnings: list[str] = out["warnings"]
+    outcome = frame["outcome"].to_numpy()
+    for head in ("success", "failure"):
+        t = thresholds.get(head)
+        rc = (risk_control or {}).get(head)
+        if t is None:
+            out["heads"][head] = {"threshold": None, "halted": 0, "precision": None, "precision_ci": [None, None], "delta_steps": 0.0}
+            if rc is not None:
+                warnings.append(f"{head} head disabled: it {rc['reason']}")
+            continue
+        m = early_metrics(frame, predictions, t if head == "success" else None, t if head == "failure" else None, min_halt_step=min_halt_step)
+        halted = m.halts["halt_step"].notna().to_numpy()
+        right = int((outcome[halted] == (1 if head == "success" else 0)).sum())
+        k = int(halted.sum())
+        precision = right / k if k else float("nan")
+        low, high = clopper_pearson(right, k)
+        out["heads"][head] = {
+            "threshold": float(t), "halted": k, "precision": _nan_none(precision),
+            "precision_ci": [_nan_none(low), _nan_none(high)], "delta_steps": _nan_none(m.delta_steps),
+        }
+        if k < MIN_RELIABLE_HALTS:
+            warnings.append(
+                f"{head} head: only {k} of the {n} {reference} halted; its precision cannot be judged (fewer than {MIN_RELIABLE_HALTS})"
+            )
+        elif precision < MIN_PRECISION:
+            warnings.append(
+                f"{head} head unreliable: right on {100 * precision:.1f}% of the {k} {reference} it halts "
+                f"(95% CI {100 * low:.1f}–{100 * high:.1f}%; below {100 * MIN_PRECISION:.0f}%); consider turning it off"
+            )
+    both = early_metrics(frame, predictions, thresholds.get("success"), thresholds.get("failure"), min_halt_step=min_halt_step)
+    out["both"] = {
+        "coverage": _nan_none(both.coverage), "accuracy": _nan_none(both.accuracy),
+        "delta_steps": _nan_none(both.delta_steps), "delta_abs_pass1": _nan_none(both.delta_abs_pass1),
+    }
+    return out

@@ -1,0 +1,21 @@
+"""Inspect AI integration: stop a live paired evaluation once the comparison is decided.
+
+``stopwise.inspect`` needs ``inspect_ai`` (``pip install 'stopwise[inspect]'``); ``import stopwise``
+does not import it. See ``docs/inspect.md`` for a complete example.
+
+* :func:`paired_early_stopping` - two ``EarlyStopping`` managers (tested, baseline) sharing a ledger
+* :class:`SystemEarlyStopping` - the manager of one system
+* :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
+"""
+
+try:
+    import inspect_ai as _inspect_ai  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "stopwise.inspect needs Inspect AI: pip install 'stopwise[inspect]' (or pip install inspect_ai)"
+    ) from _exc
+
+from stopwise.inspect._ledger import Ledger, redact_url
+from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
+
+__all__ = ["Ledger", "PairedComparison", "SystemEarlyStopping", "paired_early_stopping", "redact_url"]

@@ -1,0 +1,80 @@
+"""What the Inspect manager needs of a ledger: register, append, decide.
+
+:func:`stopwise.ledger.open_ledger` returns an object with these methods (SQLite or PostgreSQL);
+the protocol keeps the manager independent of the storage and lets tests count the calls.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol, runtime_checkable
+
+from stopwise.errors import InputError
+from stopwise.records import DecisionRecord, Policy
+
+__all__ = ["Ledger", "count_of", "open_any", "redact_url"]
+
+
+@runtime_checkable
+class Ledger(Protocol):
+    """The three ledger methods the live manager calls."""
+
+    def register(self, evaluation: str, *, policy: Policy, universe: Any, tested: str, baseline: str) -> Any:
+        """Register ``evaluation`` with its policy and planned task universe (idempotent)."""
+        ...
+
+    def append(self, evaluation: str, rows: Any) -> Any:
+        """Append outcome rows; returns counts of accepted, duplicate and conflicting rows."""
+        ...
+
+    def decide(self, evaluation: str) -> DecisionRecord:
+        """Decide from every outcome stored so far and append the decision record."""
+        ...
+
+
+_PASSWORD = re.compile(r"(://[^/:@]*:)[^/@]*@")
+
+
+def redact_url(url: str) -> str:
+    """A database URL with its password hidden, for logs and metadata.
+
+    Examples
+    --------
+    >>> redact_url("postgresql+psycopg://eval:s3cret@db:5432/ledger")
+    'postgresql+psycopg://eval:***@db:5432/ledger'
+    >>> redact_url("sqlite:///runs/ledger.db")
+    'sqlite:///runs/ledger.db'
+    """
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+def open_any(ledger: Any) -> tuple[Ledger, str]:
+    """(ledger object, description) from a URL or an object that has the ledger methods."""
+    if isinstance(ledger, str):
+        if not ledger.strip():
+            raise InputError("`ledger` must be a database URL such as 'sqlite:///ledger.db' or a ledger object")
+        from stopwise.ledger import open_ledger
+
+        return open_ledger(ledger), redact_url(ledger)
+    missing = [name for name in ("register", "append", "decide") if not callable(getattr(ledger, name, None))]
+    if missing:
+        raise InputError(
+            "`ledger` must be a database URL or a ledger (stopwise.ledger.open_ledger); "
+            f"{type(ledger).__name__} has no {', '.join(missing)}"
+        )
+    return ledger, type(ledger).__name__
+
+
+def count_of(result: Any, name: str) -> int:
+    """The number behind ``result.<name>``: an int, or the length of a list of rows or keys."""
+    value = getattr(result, name, 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    try:
+        return len(value)
+    except TypeError:
+        return 0

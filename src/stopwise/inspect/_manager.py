@@ -1,0 +1,505 @@
+"""A paired early-stopping manager for Inspect AI: stop both systems once the comparison is decided.
+
+Inspect calls an ``EarlyStopping`` manager (``inspect_ai.util``) at four points of a task:
+``start_task`` (the samples about to run), ``schedule_sample`` (before a sample starts: return an
+``EarlyStop`` to skip it), ``complete_sample`` (its scores) and ``complete_task`` (metadata for the
+log). None of these calls names the model, and ``eval(task, model=[A, B])`` runs one Task object
+(one manager) for both models, so a paired comparison needs two Task objects, one per system,
+each with its own manager. :func:`paired_early_stopping` builds the two managers around one shared
+:class:`PairedComparison`, which holds the ledger:
+
+* ``start_task`` fixes the planned task universe (the dataset's sample ids in the order Inspect
+  will run them, or the universe given) and registers the evaluation with its policy in the ledger;
+  the second task must bring the same sample ids;
+* ``complete_sample`` turns the scored sample into an outcome row (score -> outcome by
+  :func:`stopwise.ingest._inspect.score_outcome`; epoch e -> attempt e - 1), appends it to the
+  ledger and, when the row completes a pair (both systems have an outcome of the task), asks the
+  ledger for a decision;
+* ``schedule_sample`` returns ``EarlyStop`` for every later sample of both systems once the
+  decision is final (promote, reject or abstain), and for samples planned beyond a task-count
+  budget limit;
+* ``complete_task`` returns the latest decision record (and the counts of what was appended and
+  skipped) as the log's early-stopping metadata.
+
+Samples already running when the decision is taken finish and are appended (nothing is lost);
+the decision is not re-taken for them. Ledger calls are synchronous and short (one transaction).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from stopwise._version import __version__
+from stopwise.compare import budget_task_count
+from stopwise.errors import InputError, PolicyError
+from stopwise.ingest._inspect import score_outcome
+from stopwise.inspect._ledger import count_of, open_any
+from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy, outcome_frame
+
+if TYPE_CHECKING:
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import EvalSpec
+    from inspect_ai.scorer import SampleScore
+    from inspect_ai.util import EarlyStop
+
+__all__ = ["PairedComparison", "SystemEarlyStopping", "paired_early_stopping"]
+
+Role = Literal["tested", "baseline"]
+_FINAL = ("promote", "reject", "abstain")
+_PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
+
+
+@dataclass
+class _Counts:
+    accepted: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    unscored: int = 0
+    stopped: int = 0
+    completed: int = 0
+
+
+@dataclass
+class _Side:
+    system: str
+    started: bool = False
+    done: bool = False
+    eval_id: str = ""
+    counts: _Counts = field(default_factory=_Counts)
+
+
+def _policy_iv(policy: Policy | str | os.PathLike[str] | None) -> Policy:
+    if policy is None:
+        return Policy()
+    if isinstance(policy, Policy):
+        return policy
+    if isinstance(policy, str | os.PathLike):
+        return load_policy(policy)
+    raise PolicyError(f"`policy` must be a Policy, a policy file or None; got {type(policy).__name__}")
+
+
+def _universe_tasks(universe: TaskUniverse | Sequence[str]) -> TaskUniverse:
+    """The planned universe as a TaskUniverse that lists its tasks (sample ids)."""
+    if not isinstance(universe, TaskUniverse):
+        if isinstance(universe, str) or not isinstance(universe, Sequence | np.ndarray):
+            raise InputError(f"`universe` must be a TaskUniverse or a list of task ids; got {type(universe).__name__}")
+        universe = TaskUniverse([str(t) for t in universe], source="universe")
+    if universe.tasks is None:
+        raise InputError(
+            "`universe` must list the planned tasks (sample ids) in planned order; a universe built from counts "
+            "cannot tell which sample is which"
+        )
+    return universe
+
+
+class PairedComparison:
+    """The state two paired managers share: ledger, evaluation, planned universe and latest decision.
+
+    Built by :func:`paired_early_stopping`; read it after the run for the decision
+    (``comparison.decision``) and the counts.
+
+    Attributes
+    ----------
+    evaluation : str
+        The ledger's evaluation id.
+    tested, baseline : str
+        The two systems (system names in the ledger rows).
+    policy : Policy
+        The comparison policy (locked in the ledger at registration).
+    decision : DecisionRecord or None
+        The latest decision taken from the ledger (None before the first complete pair).
+    planned : list of str
+        The planned task ids in planned order (set by the first ``start_task``).
+    """
+
+    def __init__(
+        self,
+        ledger: Any,
+        evaluation: str,
+        *,
+        tested: str,
+        baseline: str,
+        policy: Policy | str | os.PathLike[str] | None = None,
+        universe: TaskUniverse | Sequence[str] | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+    ) -> None:
+        if not isinstance(evaluation, str) or not evaluation.strip():
+            raise InputError(f"`evaluation` must be a non-empty id; got {evaluation!r}")
+        for name, value in (("tested", tested), ("baseline", baseline)):
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"`{name}` must be a non-empty system name; got {value!r}")
+        if tested == baseline:
+            raise InputError(f"`tested` and `baseline` must differ; both are {tested!r}")
+        if group is not None and (not isinstance(group, str) or not group):
+            raise InputError(f"`group` must name a sample metadata key; got {group!r}")
+        if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
+            raise InputError(f"`scorer` must be NAME or NAME:KEY; got {scorer!r}")
+        self.policy = _policy_iv(policy)
+        if self.policy.budget.measure not in ("task_fraction", "task_count"):
+            raise PolicyError(
+                f"budget measure {self.policy.budget.measure!r} cannot be used live: Inspect's early-stopping "
+                "calls carry scores but no cost or time; use task_fraction or task_count"
+            )
+        self.ledger, self.ledger_name = open_any(ledger)
+        self.evaluation = evaluation
+        self.tested = tested
+        self.baseline = baseline
+        self.group = group
+        self.scorer, _, key = (scorer.strip() if scorer else "").partition(":")
+        self.key = key or None
+        self.decision: DecisionRecord | None = None
+        self.looks = 0
+        self.planned: list[str] = []
+        self._planned_groups: list[str] | None = None
+        self._position: dict[str, int] = {}
+        self._group_of: dict[str, str] = {}
+        self._given = None if universe is None else _universe_tasks(universe)
+        self._universe: TaskUniverse | None = self._given
+        self._allowed = 0
+        self._registered = False
+        self._sides: dict[Role, _Side] = {"tested": _Side(tested), "baseline": _Side(baseline)}
+        self._seen: dict[Role, set[str]] = {"tested": set(), "baseline": set()}
+        self._lock = threading.Lock()
+
+    # -- state -----------------------------------------------------------------------------------
+
+    @property
+    def final(self) -> bool:
+        """True once the latest decision is promote, reject or abstain."""
+        return self.decision is not None and self.decision.action in _FINAL
+
+    @property
+    def universe(self) -> TaskUniverse | None:
+        """The planned task universe registered in the ledger (None before the first ``start_task``)."""
+        return self._universe if self._registered else None
+
+    @property
+    def budget_tasks(self) -> int:
+        """How many planned tasks (in planned order) the policy's budget allows."""
+        return self._allowed
+
+    def _plan(self, ids: list[str], groups: list[str] | None, label: str) -> None:
+        """Fix the planned universe at the first start_task; check the second brings the same tasks."""
+        if self._registered:
+            if set(ids) - set(self._position):
+                extra = sorted(set(ids) - set(self._position))
+                raise InputError(
+                    f"{label}: runs samples outside the planned universe of evaluation {self.evaluation!r}: "
+                    + ", ".join(extra[:5])
+                    + (" ..." if len(extra) > 5 else "")
+                    + "; both tasks must run the same dataset"
+                )
+            if self._given is None and set(ids) != set(self._position):
+                missing = sorted(set(self._position) - set(ids))
+                raise InputError(
+                    f"{label}: runs {len(ids)} samples but the paired task planned {len(self._position)}; missing "
+                    + ", ".join(missing[:5])
+                    + "; both tasks must run the same samples (same dataset, limit and shuffle seed)"
+                )
+            return
+        if self._given is not None:
+            universe = self._given
+            planned = [str(t) for t in universe.tasks]  # type: ignore[union-attr]
+            planned_groups = [str(g) for g in universe.groups] if universe.has_groups else None  # type: ignore[union-attr]
+            outside = sorted(set(ids) - set(planned))
+            if outside:
+                raise InputError(
+                    f"{label}: sample ids not in the given universe: " + ", ".join(outside[:5])
+                    + (" ..." if len(outside) > 5 else "")
+                )
+        else:
+            if len(set(ids)) != len(ids):
+                raise InputError(f"{label}: sample ids must be unique as text (e.g. 1 and '1' collide)")
+            universe = TaskUniverse(ids, groups, source=label)
+            planned, planned_groups = ids, groups
+        self.planned = list(planned)
+        self._planned_groups = planned_groups
+        self._position = {task: i for i, task in enumerate(planned)}
+        if planned_groups is not None:
+            self._group_of = dict(zip(planned, planned_groups, strict=True))
+        elif groups is not None:
+            self._group_of = dict(zip(ids, groups, strict=True))
+        n = len(planned)
+        limit = self.policy.budget.limit
+        if self.policy.budget.measure == "task_fraction":
+            self._allowed = budget_task_count(n, min(limit, 1.0)) if n else 0
+        else:
+            self._allowed = min(n, int(limit))
+        self._universe = universe
+        self.ledger.register(
+            self.evaluation, policy=self.policy, universe=universe, tested=self.tested, baseline=self.baseline
+        )
+        self._registered = True
+        # A re-run (or a resumed run) of an evaluation the ledger has already decided stops at once.
+        history = getattr(self.ledger, "decisions", None)
+        if callable(history):
+            links = history(self.evaluation)
+            if links:
+                last = getattr(links[-1], "record", links[-1])
+                if isinstance(last, DecisionRecord):
+                    self.decision = last
+
+    # -- the four calls, for one side ----------------------------------------------------------
+
+    def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
+        side = self._sides[role]
+        label = f"task {spec.task!r} ({role} {side.system!r})"
+        with self._lock:
+            if side.started:
+                raise InputError(
+                    f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
+                    "both models, so build one Task per system, each with its own manager from paired_early_stopping"
+                )
+            ids = [str(s.id) for s in samples]
+            if any(s.id is None for s in samples):
+                raise InputError(f"{label}: every sample needs an id (the planned universe is the list of sample ids)")
+            groups = None
+            if self.group is not None:
+                lacking = [str(s.id) for s in samples if (s.metadata or {}).get(self.group) is None]
+                if lacking:
+                    raise InputError(
+                        f"{label}: samples lack metadata[{self.group!r}] (the coverage group): "
+                        + ", ".join(lacking[:5])
+                    )
+                groups = [str((s.metadata or {})[self.group]) for s in samples]
+            self._check_scorer(spec, label)
+            self._plan(ids, groups, label)
+            side.started = True
+            side.eval_id = str(getattr(spec, "eval_id", "") or "")
+
+    def _check_scorer(self, spec: EvalSpec, label: str) -> None:
+        names = [s.name for s in (getattr(spec, "scorers", None) or [])]
+        if self.scorer and names and self.scorer not in names:
+            raise InputError(f"{label}: has no scorer {self.scorer!r}; its scorers are {', '.join(names)}")
+
+    def schedule(self, role: Role, sample_id: str | int, epoch: int) -> EarlyStop | None:
+        from inspect_ai.util import EarlyStop
+
+        side = self._sides[role]
+        with self._lock:
+            if self.final:
+                assert self.decision is not None
+                side.counts.stopped += 1
+                return EarlyStop(
+                    id=sample_id,
+                    epoch=epoch,
+                    reason=f"stopwise {self.decision.action}: {self.decision.reason}",
+                    metadata={
+                        "action": self.decision.action,
+                        "evaluation": self.evaluation,
+                        "look": self.looks,
+                        "n_observed": self.decision.n_observed,
+                        "delta_hat": self.decision.delta_hat,
+                    },
+                )
+            position = self._position.get(str(sample_id))
+            if position is not None and position >= self._allowed:
+                side.counts.stopped += 1
+                return EarlyStop(
+                    id=sample_id,
+                    epoch=epoch,
+                    reason=(
+                        f"stopwise budget: planned task {position + 1} of {len(self.planned)} is beyond the "
+                        f"policy's budget of {self._allowed} tasks"
+                    ),
+                    metadata={"action": "budget", "evaluation": self.evaluation, "position": position},
+                )
+            return None
+
+    def _outcome(self, scores: Mapping[str, SampleScore]) -> tuple[float | None, str | None]:
+        if not scores:
+            return None, "no score"
+        name = self.scorer or next(iter(scores))
+        if name not in scores:
+            return None, f"no score from scorer {name!r} (scores: {', '.join(scores)})"
+        value = scores[name].score.value
+        if isinstance(value, dict):
+            if self.key is None or self.key not in value:
+                return None, f"scorer {name!r} gives a dict; pick a key with scorer='{name}:KEY'"
+            value = value[self.key]
+        outcome, problem = score_outcome(value)
+        if problem is not None:
+            return None, f"scorer {name!r} value {value!r} {problem}"
+        if outcome is None:
+            return None, f"scorer {name!r} gave no value"
+        return outcome, None
+
+    def complete(self, role: Role, sample_id: str | int, epoch: int, scores: Mapping[str, SampleScore]) -> None:
+        side = self._sides[role]
+        task = str(sample_id)
+        outcome, problem = self._outcome(scores)
+        row: dict[str, Any] = {
+            "system": side.system,
+            "task": task,
+            "outcome": outcome,
+            "attempt": int(epoch) - 1,
+            "status": "final" if problem is None else "pending",
+            "source": f"inspect:{side.eval_id}" + ("" if problem is None else "|unscored"),
+        }
+        if task in self._group_of:
+            row["group"] = self._group_of[task]
+        rows = outcome_frame([row])
+        with self._lock:
+            result = self.ledger.append(self.evaluation, rows)
+            side.counts.completed += 1
+            side.counts.accepted += count_of(result, "accepted")
+            side.counts.duplicates += count_of(result, "duplicates")
+            side.counts.conflicts += count_of(result, "conflicts")
+            if problem is not None:
+                side.counts.unscored += 1
+                return
+            self._seen[role].add(task)
+            if not self.final and task in self._seen[_PARTNER[role]]:
+                self._look()
+
+    def _look(self) -> None:
+        self.decision = self.ledger.decide(self.evaluation)
+        self.looks += 1
+
+    def finish(self, role: Role) -> dict[str, Any]:
+        side = self._sides[role]
+        partner = self._sides[_PARTNER[role]]
+        notes: list[str] = []
+        with self._lock:
+            side.done = True
+            if not partner.started:
+                notes.append(
+                    f"the paired task ({partner.system!r}) had not started when this task ended: run both tasks in "
+                    "one eval() call with max_tasks >= 2 so their samples interleave"
+                )
+            elif self.decision is None:
+                notes.append("no task had outcomes of both systems yet, so no decision was taken")
+            return {
+                "stopwise_version": __version__,
+                "evaluation": self.evaluation,
+                "ledger": self.ledger_name,
+                "system": side.system,
+                "role": role,
+                "tested": self.tested,
+                "baseline": self.baseline,
+                "planned_tasks": len(self.planned),
+                "budget_tasks": self._allowed,
+                "completed": side.counts.completed,
+                "appended": {
+                    "accepted": side.counts.accepted,
+                    "duplicates": side.counts.duplicates,
+                    "conflicts": side.counts.conflicts,
+                    "unscored": side.counts.unscored,
+                },
+                "stopped": side.counts.stopped,
+                "looks": self.looks,
+                "action": None if self.decision is None else self.decision.action,
+                "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
+                "notes": notes,
+            }
+
+
+class SystemEarlyStopping:
+    """Inspect ``EarlyStopping`` manager bound to one system of a paired comparison.
+
+    Build two with :func:`paired_early_stopping` and give each to the Task of its system
+    (``Task(..., early_stopping=manager)``).
+    """
+
+    def __init__(self, comparison: PairedComparison, role: Role) -> None:
+        if role not in _PARTNER:
+            raise InputError(f"`role` must be 'tested' or 'baseline'; got {role!r}")
+        self.comparison = comparison
+        self.role: Role = role
+        self.system = comparison.tested if role == "tested" else comparison.baseline
+
+    def __repr__(self) -> str:
+        return f"SystemEarlyStopping({self.comparison.evaluation!r}, {self.role}={self.system!r})"
+
+    async def start_task(self, task: EvalSpec, samples: list[Sample], epochs: int) -> str:
+        """Fix the planned universe (first task) or check it (second), register; returns the manager name."""
+        self.comparison.start(self.role, task, samples, epochs)
+        return f"stopwise ({self.comparison.evaluation}: {self.role} {self.system})"
+
+    async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
+        """``EarlyStop`` once the comparison is decided or the sample lies beyond the budget, else None."""
+        return self.comparison.schedule(self.role, id, epoch)
+
+    async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:
+        """Append the sample's outcome to the ledger; decide when it completes a pair."""
+        self.comparison.complete(self.role, id, epoch, scores)
+
+    async def complete_task(self) -> dict[str, Any]:
+        """The latest decision record and the counts, as the log's early-stopping metadata."""
+        return self.comparison.finish(self.role)
+
+
+def paired_early_stopping(
+    ledger: Any,
+    evaluation: str,
+    *,
+    tested: str,
+    baseline: str,
+    policy: Policy | str | os.PathLike[str] | None = None,
+    universe: TaskUniverse | Sequence[str] | None = None,
+    group: str | None = None,
+    scorer: str | None = None,
+) -> tuple[SystemEarlyStopping, SystemEarlyStopping]:
+    """Two Inspect early-stopping managers, for the tested and the baseline system, sharing one ledger.
+
+    Parameters
+    ----------
+    ledger : str or ledger
+        A database URL for :func:`stopwise.ledger.open_ledger` (``"sqlite:///ledger.db"``,
+        ``"postgresql+psycopg://..."``) or an opened ledger.
+    evaluation : str
+        The evaluation id in the ledger (registered at the first ``start_task``).
+    tested, baseline : str
+        The system names written into the outcome rows.
+    policy : Policy, path or None
+        The comparison policy (default: the primary policy). Use ``[decision] boundary =
+        "betting-wor"`` to stop as soon as the anytime-valid boundary is crossed; with the
+        fixed-budget boundary the decision comes at the budget limit. Budgets must be measured in
+        tasks (``task_fraction`` or ``task_count``): the manager sees no cost or time.
+    universe : TaskUniverse or sequence of str, optional
+        The planned task universe. Default: the sample ids of the first task to start, in the order
+        Inspect runs them (shuffle the dataset with a fixed seed to pre-register a random order).
+    group : str, optional
+        Sample metadata key holding the coverage group of each sample.
+    scorer : str, optional
+        ``NAME`` or ``NAME:KEY`` of the scorer whose value is the outcome (default: the first).
+
+    Returns
+    -------
+    (SystemEarlyStopping, SystemEarlyStopping)
+        The tested system's manager and the baseline's; ``manager.comparison`` is their shared
+        :class:`PairedComparison`.
+
+    Raises
+    ------
+    InputError
+        Empty or equal system names, a bad ledger, evaluation, group or scorer.
+    PolicyError
+        A policy that cannot be read, or a cost or time budget.
+
+    Examples
+    --------
+    >>> from stopwise.inspect import paired_early_stopping
+    >>> tested, baseline = paired_early_stopping(  # doctest: +SKIP
+    ...     "sqlite:///:memory:", "demo", tested="A", baseline="B")
+    >>> tested.system, baseline.system, tested.comparison is baseline.comparison  # doctest: +SKIP
+    ('A', 'B', True)
+    """
+    comparison = PairedComparison(
+        ledger,
+        evaluation,
+        tested=tested,
+        baseline=baseline,
+        policy=policy,
+        universe=universe,
+        group=group,
+        scorer=scorer,
+    )
+    return SystemEarlyStopping(comparison, "tested"), SystemEarlyStopping(comparison, "baseline")

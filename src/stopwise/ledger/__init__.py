@@ -1,0 +1,41 @@
+"""The decision ledger: durable, append-only outcome events and a tamper-evident decision history.
+
+One schema through SQLAlchemy 2 Core. ``sqlite:///path`` (or a plain path) is the embedded default
+(WAL journal, ``synchronous=FULL``); ``postgresql+psycopg://user@host:port/db`` serves many
+evaluation workers writing to one database.
+
+* :meth:`Ledger.register` locks an evaluation's policy (by sha256), planned task universe and systems.
+* :meth:`Ledger.append` stores outcome events idempotently per (system, task, attempt): a repeat with
+  the same content is acknowledged again, one with different content is refused and kept as a conflict.
+  It returns only after the commit, so an acknowledged event is durable.
+* :meth:`Ledger.decide` takes a decision with :func:`stopwise.decide` from the stored events, the
+  registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
+  chain and every decision.
+* :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
+
+The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._schema`.
+"""
+
+from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
+from stopwise.ledger._engine import ledger_url
+from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
+from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
+from stopwise.ledger._schema import SCHEMA_VERSION
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "VOLATILE_RECORD_FIELDS",
+    "AppendResult",
+    "EventKey",
+    "Ledger",
+    "LedgerDecision",
+    "Mismatch",
+    "Registration",
+    "VerifyResult",
+    "canonical_json",
+    "chain_digest",
+    "event_digest",
+    "genesis_digest",
+    "ledger_url",
+    "open_ledger",
+]

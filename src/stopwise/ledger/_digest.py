@@ -1,0 +1,85 @@
+"""Canonical JSON and the digests of the ledger: outcome-event content, registration and the decision chain.
+
+* An outcome event's digest is ``sha256(canonical JSON of its contract fields)``; two events with the
+  same key are duplicates when their digests agree and a conflict otherwise.
+* An evaluation's chain starts at its genesis digest, ``sha256(canonical JSON of the registration)``
+  (name, policy sha256, universe sha256, tested, baseline), so that the chain is bound to what was
+  registered.
+* Decision ``k`` stores ``digest_k = sha256(digest_{k-1} + canonical JSON of record k)`` (hex digests,
+  UTF-8); editing, removing or reordering any record breaks every later digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["canonical_json", "chain_digest", "event_digest", "event_payload", "genesis_digest"]
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys, no whitespace, ASCII only and no NaN (floats as Python's shortest repr).
+
+    Examples
+    --------
+    >>> from stopwise.ledger import canonical_json
+    >>> canonical_json({"b": 1.0, "a": [None, "é"]})
+    '{"a":[null,"\\\\u00e9"],"b":1.0}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def event_payload(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The contract fields of one validated outcome row as plain JSON values (NaN becomes null)."""
+    return {
+        "system": str(row["system"]),
+        "task": str(row["task"]),
+        "outcome": _number(row["outcome"]),
+        "group": str(row["group"]),
+        "attempt": int(row["attempt"]),
+        "cost_usd": _number(row["cost_usd"]),
+        "elapsed_s": _number(row["elapsed_s"]),
+        "status": str(row["status"]),
+        "source": str(row["source"]),
+        "unit": str(row["unit"]),
+    }
+
+
+def event_digest(payload: Mapping[str, Any]) -> str:
+    """sha256 hex digest of an event payload's canonical JSON."""
+    return hashlib.sha256(canonical_json(dict(payload)).encode()).hexdigest()
+
+
+def genesis_digest(name: str, policy_sha256: str, universe_sha256: str, tested: str, baseline: str) -> str:
+    """The digest an evaluation's decision chain starts from."""
+    registration = {
+        "evaluation": name,
+        "policy_sha256": policy_sha256,
+        "universe_sha256": universe_sha256,
+        "tested": tested,
+        "baseline": baseline,
+    }
+    return hashlib.sha256(canonical_json(registration).encode()).hexdigest()
+
+
+def chain_digest(previous: str, record_json: str) -> str:
+    """``sha256(previous + record_json)``: the link of one decision record to the chain.
+
+    Examples
+    --------
+    >>> from stopwise.ledger import chain_digest
+    >>> import hashlib
+    >>> chain_digest("ab", "{}") == hashlib.sha256(b"ab{}").hexdigest()
+    True
+    """
+    return hashlib.sha256((previous + record_json).encode()).hexdigest()

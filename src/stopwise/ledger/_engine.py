@@ -1,0 +1,91 @@
+"""Ledger URLs and database engines: SQLite (WAL, synchronous=FULL) or PostgreSQL through psycopg 3."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import StaticPool
+
+from stopwise.errors import LedgerError
+
+__all__ = ["ledger_url", "make_engine"]
+
+SQLITE_BUSY_TIMEOUT_MS = 60_000
+"""How long a SQLite writer waits for another process's write transaction before giving up."""
+
+
+def ledger_url(target: str | os.PathLike[str]) -> str:
+    """Normalise a ledger location to a SQLAlchemy URL.
+
+    A plain path means a SQLite file; ``postgresql://`` and ``postgres://`` use the psycopg 3 driver.
+
+    Examples
+    --------
+    >>> from stopwise.ledger import ledger_url
+    >>> ledger_url("postgresql://u@localhost:5432/db")
+    'postgresql+psycopg://u@localhost:5432/db'
+    >>> ledger_url("sqlite:///ledger.db")
+    'sqlite:///ledger.db'
+    """
+    text = os.fspath(target).strip()
+    if not text:
+        raise LedgerError("ledger URL is empty; give a path (SQLite) or a postgresql+psycopg:// URL")
+    if "://" not in text:
+        return "sqlite:///" + str(Path(text).expanduser().resolve())
+    scheme, rest = text.split("://", 1)
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+        return "postgresql+psycopg://" + rest
+    if scheme in ("sqlite", "sqlite+pysqlite"):
+        return "sqlite://" + rest
+    raise LedgerError(
+        f"ledger URL {text!r}: unsupported scheme {scheme!r}; use a path or sqlite:///path for SQLite, "
+        "or postgresql+psycopg://user@host:port/database for PostgreSQL"
+    )
+
+
+def _sqlite_engine(url: str) -> Engine:
+    database = make_url(url).database
+    memory = database in (None, "", ":memory:")
+    if not memory:
+        parent = Path(str(database)).parent
+        if not parent.is_dir():
+            raise LedgerError(f"ledger {url}: folder {parent} does not exist; create it first")
+    kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite's own transaction handling is off).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        if not memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # Writers take the write lock up front (no deadlock on a read-to-write upgrade);
+        # readers get a consistent snapshot with a deferred transaction.
+        mode = "IMMEDIATE" if connection.get_execution_options().get("stopwise_write", False) else "DEFERRED"
+        connection.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine
+
+
+def make_engine(url: str) -> Engine:
+    """A SQLAlchemy engine for a normalised ledger URL (see :func:`ledger_url`)."""
+    try:
+        if url.startswith("sqlite"):
+            return _sqlite_engine(url)
+        return create_engine(url, pool_pre_ping=True)
+    except (ArgumentError, ModuleNotFoundError, ImportError) as exc:
+        hint = " (install the postgres extra: pip install 'stopwise[postgres]')" if "psycopg" in str(exc) else ""
+        raise LedgerError(f"ledger {url}: cannot create a database engine: {exc}{hint}") from exc

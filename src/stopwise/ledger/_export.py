@@ -1,0 +1,75 @@
+"""Atomic exports of a ledger: outcome rows (CSV, JSONL, Parquet) and the decision history (JSONL).
+
+A file is written beside its destination under a temporary name and moved into place. Without
+``force`` the move is a hard link, which fails when the destination exists (even if it appeared
+meanwhile), so nothing stopwise did not write is ever replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stopwise.errors import FileFormatError
+from stopwise.records import write_outcomes
+from stopwise.records._outcomes import _format_of
+
+__all__ = ["atomic_write", "export_decisions", "export_outcomes"]
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], *, force: bool = False) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then move it into place.
+
+    Raises
+    ------
+    FileFormatError
+        ``path`` exists and ``force`` is false, is a directory, or its folder is missing.
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise FileFormatError(f"{file}: is a directory; give a file name")
+    if not file.parent.is_dir():
+        raise FileFormatError(f"{file}: folder {file.parent} does not exist")
+    if file.exists() and not force:
+        raise FileFormatError(f"{file}: exists; pass --force (force=True) to overwrite it")
+    handle, name = tempfile.mkstemp(prefix=f".{file.name}.", suffix="".join(file.suffixes), dir=file.parent)
+    os.close(handle)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as done:
+            os.fsync(done.fileno())
+        if force:
+            os.replace(tmp, file)
+        else:
+            try:
+                os.link(tmp, file)
+            except FileExistsError:
+                raise FileFormatError(f"{file}: exists; pass --force (force=True) to overwrite it") from None
+            tmp.unlink()
+    finally:
+        tmp.unlink(missing_ok=True)
+    return file
+
+
+def export_outcomes(rows: pd.DataFrame, path: str | os.PathLike[str], *, force: bool = False, format: str | None = None) -> Path:
+    """Write outcome rows atomically in the format of the suffix (or ``format``)."""
+    fmt = _format_of(Path(path), format)
+    return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt), force=force)
+
+
+def export_decisions(links: Sequence[dict[str, Any]], path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Write the decision history as JSON lines (one chain link per line), atomically."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for link in links:
+                handle.write(json.dumps(link, sort_keys=True, ensure_ascii=False) + "\n")
+
+    return atomic_write(path, write, force=force)

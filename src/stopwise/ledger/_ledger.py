@@ -1,0 +1,790 @@
+"""The ledger: registered evaluations, append-only outcome events and a hash-chained decision history."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Connection, func, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
+from stopwise.ledger import _schema as S
+from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
+from stopwise.ledger._engine import ledger_url, make_engine
+from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
+from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
+from stopwise.records import OUTCOME_COLUMNS, DecisionRecord, Policy, validate_outcomes
+
+if TYPE_CHECKING:
+    from stopwise.ledger._universe_io import TaskUniverse
+
+__all__ = ["VOLATILE_RECORD_FIELDS", "Ledger", "open_ledger"]
+
+VOLATILE_RECORD_FIELDS: frozenset[str] = frozenset({"decided_at", "timestamp", "created_at", "stopwise_version"})
+"""Record fields that ``verify`` does not require to recompute equal (the time of the look, the library
+version); they are still covered by the chain digest."""
+
+_CHUNK = 400
+"""Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
+_EVENT_COLUMNS = ("system", "task", "attempt", "outcome", "task_group", "cost_usd", "elapsed_s", "status", "source", "unit")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _display(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # pragma: no cover - a URL that did parse once
+        return url
+
+
+class Ledger:
+    """A durable decision ledger in SQLite or PostgreSQL (open it with :func:`open_ledger`).
+
+    Parameters
+    ----------
+    url : str or path-like
+        ``sqlite:///path``, a plain path (SQLite) or ``postgresql+psycopg://user@host:port/db``.
+
+    Notes
+    -----
+    Every write is one transaction that commits before the method returns, so anything a method
+    acknowledges is durable. Many processes may append to one ledger at once; each process opens
+    its own :class:`Ledger`. See ``docs/ledger.md`` for the schema.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, stopwise
+    >>> from stopwise.ledger import open_ledger
+    >>> from stopwise.records import TaskUniverse
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ledger.db"
+    >>> universe = TaskUniverse([f"t{i}" for i in range(4)])
+    >>> with open_ledger(path) as ledger:
+    ...     ledger.register("demo", policy=stopwise.Policy(), universe=universe, tested="A", baseline="B")
+    ...     result = ledger.append("demo", [{"system": "A", "task": "t0", "outcome": 1},
+    ...                                     {"system": "B", "task": "t0", "outcome": 0}])
+    ...     again = ledger.append("demo", [{"system": "A", "task": "t0", "outcome": 1}])
+    ...     clash = ledger.append("demo", [{"system": "A", "task": "t0", "outcome": 0}])
+    >>> (result.accepted, again.duplicates, clash.conflicts)
+    (2, 1, 1)
+    """
+
+    def __init__(self, url: str | os.PathLike[str]) -> None:
+        self.url = ledger_url(url)
+        self._engine = make_engine(self.url)
+        self._postgres = self._engine.dialect.name == "postgresql"
+        self._insert = pg_insert if self._postgres else sqlite_insert
+        self._registrations: dict[str, Registration] = {}
+        self._cache: dict[int, tuple[int, list[pd.DataFrame]]] = {}
+        try:
+            self._ensure_schema()
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    # ------------------------------------------------------------------ plumbing
+    @contextmanager
+    def _tx(self, *, write: bool) -> Iterator[Connection]:
+        """One transaction; commits on success (before the caller acknowledges anything)."""
+        try:
+            with self._engine.connect() as conn:
+                if write:
+                    conn = conn.execution_options(stopwise_write=True)
+                with conn.begin():
+                    yield conn
+        except StopwiseError:
+            raise
+        except SQLAlchemyError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise LedgerError(f"ledger {_display(self.url)}: database error: {first}") from exc
+
+    def _ensure_schema(self) -> None:
+        with self._tx(write=True) as conn:
+            if self._postgres:  # one creator at a time when many workers open a fresh database
+                conn.execute(select(func.pg_advisory_xact_lock(0x5707_5153)))
+            S.metadata.create_all(conn, checkfirst=True)
+            versions = conn.execute(select(S.schema_version.c.version)).scalars().all()
+            if not versions:
+                conn.execute(S.schema_version.insert().values(version=S.SCHEMA_VERSION, created_at=_now()))
+            elif list(versions) != [S.SCHEMA_VERSION]:
+                raise LedgerError(
+                    f"ledger {_display(self.url)} has schema version {', '.join(map(str, versions))}; this stopwise "
+                    f"reads version {S.SCHEMA_VERSION}. Use the stopwise version that wrote it, or export and re-import."
+                )
+
+    def close(self) -> None:
+        """Release the database connections (the ledger stays on disk)."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Ledger({_display(self.url)!r})"
+
+    # ------------------------------------------------------------------ registration
+    def register(
+        self,
+        evaluation: str,
+        *,
+        policy: Policy,
+        universe: TaskUniverse,
+        tested: str,
+        baseline: str,
+    ) -> None:
+        """Register an evaluation with its policy, planned task universe and systems (idempotent).
+
+        Registering the same name again with the same policy (by sha256), universe and systems does
+        nothing; any change is refused, since the policy and the universe are locked at registration.
+
+        Parameters
+        ----------
+        evaluation : str
+            The evaluation's name, unique in the ledger.
+        policy : Policy
+            The comparison policy.
+        universe : TaskUniverse
+            The planned task universe (every task the evaluation may run, with groups).
+        tested, baseline : str
+            The tested system A and the baseline B.
+
+        Raises
+        ------
+        LedgerError
+            The name is registered with a different policy, universe or systems; or an argument is invalid.
+        """
+        name = _name(evaluation)
+        if not isinstance(policy, Policy):
+            raise LedgerError(f"policy must be a stopwise Policy; got {type(policy).__name__}")
+        tested, baseline = str(tested).strip(), str(baseline).strip()
+        if not tested or not baseline or tested == baseline:
+            raise LedgerError(f"tested and baseline must be two different non-empty system names; got {tested!r}, {baseline!r}")
+        universe_json = universe_to_json(universe)
+        policy_sha = policy.sha256()
+        universe_sha = universe_sha256(universe)
+        row = {
+            "name": name,
+            "policy_json": policy.canonical_json(),
+            "policy_sha256": policy_sha,
+            "universe_json": universe_json,
+            "universe_sha256": universe_sha,
+            "tested": tested,
+            "baseline": baseline,
+            "genesis_digest": genesis_digest(name, policy_sha, universe_sha, tested, baseline),
+            "created_at": _now(),
+        }
+        try:
+            with self._tx(write=True) as conn:
+                existing = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
+                if existing is None:
+                    conn.execute(S.evaluations.insert().values(**row))
+                    return
+        except LedgerError as exc:
+            if not isinstance(exc.__cause__, IntegrityError):
+                raise
+            # Another process registered the same name at the same moment: compare with it.
+            with self._tx(write=False) as conn:
+                existing = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
+        assert existing is not None
+        changes = [
+            f"{label} (registered {existing[key][:16] if 'sha' in key else existing[key]!r}, "
+            f"given {row[key][:16] if 'sha' in key else row[key]!r})"
+            for key, label in (
+                ("policy_sha256", "policy sha256"),
+                ("universe_sha256", "task universe sha256"),
+                ("tested", "tested system"),
+                ("baseline", "baseline system"),
+            )
+            if existing[key] != row[key]
+        ]
+        if changes:
+            raise LedgerError(
+                f"evaluation {name!r} is already registered in {_display(self.url)} and cannot change: "
+                + "; ".join(changes)
+                + ". The policy and the task universe are locked at registration; register a new evaluation name "
+                "to use different ones."
+            )
+
+    def evaluations(self) -> list[str]:
+        """Names of the registered evaluations, in registration order."""
+        with self._tx(write=False) as conn:
+            return list(conn.execute(select(S.evaluations.c.name).order_by(S.evaluations.c.id)).scalars())
+
+    def registration(self, evaluation: str) -> Registration:
+        """The registered policy, universe and systems of an evaluation.
+
+        Raises
+        ------
+        LedgerError
+            No evaluation of that name is registered.
+        """
+        name = _name(evaluation)
+        if name in self._registrations:
+            return self._registrations[name]
+        with self._tx(write=False) as conn:
+            row = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
+            if row is None:
+                known = list(conn.execute(select(S.evaluations.c.name).order_by(S.evaluations.c.id).limit(20)).scalars())
+        if row is None:
+            listing = ", ".join(map(repr, known)) if known else "none"
+            raise LedgerError(
+                f"evaluation {name!r} is not registered in {_display(self.url)} (registered: {listing}); "
+                "register it first (stopwise ledger init)"
+            )
+        registration = Registration(
+            name=name,
+            policy=Policy.model_validate_json(row["policy_json"]),
+            universe=universe_from_json(row["universe_json"]),
+            tested=row["tested"],
+            baseline=row["baseline"],
+            policy_sha256=row["policy_sha256"],
+            universe_sha256=row["universe_sha256"],
+            genesis_digest=row["genesis_digest"],
+            created_at=row["created_at"],
+            id=int(row["id"]),
+        )
+        self._registrations[name] = registration
+        return registration
+
+    # ------------------------------------------------------------------ outcomes
+    def append(self, evaluation: str, rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> AppendResult:
+        """Append outcome events; idempotent per (system, task, attempt).
+
+        The rows are validated against the outcome-row contract first (nothing is stored when one
+        breaks it). Then, in one transaction: events with a new key are stored; an event whose key
+        is stored with the same content is a duplicate (acknowledged again, not stored twice); one
+        whose key is stored with different content is a conflict (refused, recorded in the
+        conflicts table, never overwriting). The method returns after the commit.
+
+        Parameters
+        ----------
+        evaluation : str
+            A registered evaluation.
+        rows : pandas.DataFrame or iterable of mappings
+            Outcome rows of the evaluation's two systems on tasks of its universe.
+
+        Returns
+        -------
+        AppendResult
+
+        Raises
+        ------
+        ValidationError
+            A row breaks the contract, names another system, or a task outside the planned universe.
+        LedgerError
+            The evaluation is not registered, or the database failed (nothing acknowledged).
+        """
+        reg = self.registration(evaluation)
+        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        if len(frame) == 0:
+            return AppendResult(0, 0, 0)
+        source = f"<append to {reg.name}>"
+        frame = validate_outcomes(frame, source=source)
+        self._check_membership(frame, reg, source)
+        payloads = [event_payload(r) for r in frame.to_dict(orient="records")]
+        digests = [event_digest(p) for p in payloads]
+        keys: list[EventKey] = [(p["system"], p["task"], p["attempt"]) for p in payloads]
+        now = _now()
+        values = [
+            {
+                "evaluation_id": reg.id,
+                "system": p["system"],
+                "task": p["task"],
+                "attempt": p["attempt"],
+                "outcome": p["outcome"],
+                "task_group": p["group"],
+                "cost_usd": p["cost_usd"],
+                "elapsed_s": p["elapsed_s"],
+                "status": p["status"],
+                "source": p["source"],
+                "unit": p["unit"],
+                "digest": d,
+                "received_at": now,
+            }
+            for p, d in zip(payloads, digests, strict=True)
+        ]
+        key_columns = ["evaluation_id", "system", "task", "attempt"]
+        first: dict[EventKey, int] = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        unique = sorted(first.values())
+        accepted: list[int] = []
+        duplicates: list[int] = []
+        refused: list[int] = []
+        with self._tx(write=True) as conn:
+            inserted: set[EventKey] = set()
+            for start in range(0, len(unique), _CHUNK):
+                stmt = (
+                    self._insert(S.outcomes)
+                    .values([values[i] for i in unique[start : start + _CHUNK]])
+                    .on_conflict_do_nothing(index_elements=key_columns)
+                    .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
+                )
+                inserted.update((r[0], r[1], int(r[2])) for r in conn.execute(stmt))
+            accepted = [i for i in unique if keys[i] in inserted]
+            judged = [i for i in range(len(keys)) if not (keys[i] in inserted and first[keys[i]] == i)]
+            stored = self._stored_digests(conn, reg.id, [keys[i] for i in judged if keys[i] not in inserted])
+            stored.update({keys[i]: digests[i] for i in accepted})
+            conflict_rows = []
+            for i in judged:
+                if stored[keys[i]] == digests[i]:
+                    duplicates.append(i)
+                    continue
+                refused.append(i)
+                conflict_rows.append(
+                    {
+                        "evaluation_id": reg.id,
+                        "system": keys[i][0],
+                        "task": keys[i][1],
+                        "attempt": keys[i][2],
+                        "row_json": canonical_json(payloads[i]),
+                        "digest": digests[i],
+                        "stored_digest": stored[keys[i]],
+                        "received_at": now,
+                    }
+                )
+            if conflict_rows:
+                conn.execute(
+                    self._insert(S.conflicts)
+                    .values(conflict_rows)
+                    .on_conflict_do_nothing(index_elements=["evaluation_id", "system", "task", "attempt", "digest"])
+                )
+        return AppendResult(
+            accepted=len(accepted),
+            duplicates=len(duplicates),
+            conflicts=len(refused),
+            accepted_keys=[keys[i] for i in accepted],
+            duplicate_keys=[keys[i] for i in duplicates],
+            conflict_keys=[keys[i] for i in refused],
+        )
+
+    def _check_membership(self, frame: pd.DataFrame, reg: Registration, source: str) -> None:
+        problems: list[Problem] = []
+        systems = frame["system"].to_numpy(dtype=object)
+        wrong = ~np.isin(systems, [reg.tested, reg.baseline])
+        problems.extend(
+            Problem(source, int(i) + 1, "system", f"must be {reg.tested!r} or {reg.baseline!r} (the evaluation's systems)", systems[i])
+            for i in np.flatnonzero(wrong)[:50]
+        )
+        tasks = frame["task"].to_numpy(dtype=object)
+        planned = reg.universe.tasks
+        outside = np.zeros(len(tasks), dtype=bool) if planned is None else reg.universe.positions(tasks) < 0
+        problems.extend(
+            Problem(source, int(i) + 1, "task", "must be a task of the evaluation's planned universe", tasks[i])
+            for i in np.flatnonzero(outside)[:50]
+        )
+        if problems:
+            raise ValidationError(problems)
+
+    def _stored_digests(self, conn: Connection, evaluation_id: int, keys: list[EventKey]) -> dict[EventKey, str]:
+        tasks = sorted({k[1] for k in keys})
+        wanted = set(keys)
+        found: dict[EventKey, str] = {}
+        c = S.outcomes.c
+        for start in range(0, len(tasks), _CHUNK):
+            query = select(c.system, c.task, c.attempt, c.digest).where(
+                c.evaluation_id == evaluation_id, c.task.in_(tasks[start : start + _CHUNK])
+            )
+            for system, task, attempt, digest in conn.execute(query):
+                key = (system, task, int(attempt))
+                if key in wanted:
+                    found[key] = digest
+        return found
+
+    def _snapshot(self, reg: Registration) -> tuple[pd.DataFrame, int]:
+        """Every stored event of the evaluation and the high-water mark they are exactly the events up to.
+
+        On PostgreSQL the read takes a SHARE lock on the outcomes table, which waits for appends in
+        flight: an event with a lower sequence can then no longer commit after this read.
+        """
+        cached_seq, parts = self._cache.get(reg.id, (0, []))
+        c = S.outcomes.c
+        with self._tx(write=False) as conn:
+            if self._postgres:
+                conn.execute(text(f"LOCK TABLE {S.outcomes.name} IN SHARE MODE"))
+            query = (
+                select(c.seq, *[getattr(c, name) for name in _EVENT_COLUMNS])
+                .where(c.evaluation_id == reg.id, c.seq > cached_seq)
+                .order_by(c.seq)
+            )
+            new = list(conn.execute(query).all())
+        if new:
+            parts = [*parts, _frame(new)]
+            cached_seq = int(new[-1][0])
+            self._cache[reg.id] = (cached_seq, parts)
+        if len(parts) > 1:  # keep one frame, so the next look concatenates only the new events
+            parts = [pd.concat(parts, ignore_index=True)]
+            self._cache[reg.id] = (cached_seq, parts)
+        frame = parts[0] if parts else _frame([])
+        return frame, cached_seq
+
+    def outcomes(self, evaluation: str, *, upto: int | None = None) -> pd.DataFrame:
+        """The evaluation's outcome rows in the outcome-row contract, in the order they were stored.
+
+        Parameters
+        ----------
+        evaluation : str
+            A registered evaluation.
+        upto : int, optional
+            Only events with sequence <= ``upto`` (a decision's high-water mark).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns :data:`stopwise.OUTCOME_COLUMNS`; ``decide`` and ``replay`` read it unchanged.
+        """
+        reg = self.registration(evaluation)
+        frame, _ = self._snapshot(reg)
+        if upto is not None:
+            frame = frame.loc[frame["_seq"].to_numpy() <= upto]
+        return frame.drop(columns="_seq").reset_index(drop=True)
+
+    def high_water(self, evaluation: str) -> int:
+        """The evaluation's current outcome high-water mark (0 when nothing is stored)."""
+        reg = self.registration(evaluation)
+        with self._tx(write=False) as conn:
+            value = conn.execute(
+                select(func.max(S.outcomes.c.seq)).where(S.outcomes.c.evaluation_id == reg.id)
+            ).scalar()
+        return int(value or 0)
+
+    def conflicts(self, evaluation: str) -> pd.DataFrame:
+        """The refused events of the evaluation: key, content (JSON), its digest and the stored digest."""
+        reg = self.registration(evaluation)
+        c = S.conflicts.c
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                select(c.system, c.task, c.attempt, c.row_json, c.digest, c.stored_digest, c.received_at)
+                .where(c.evaluation_id == reg.id)
+                .order_by(c.id)
+            ).all()
+        return pd.DataFrame(
+            [tuple(r) for r in rows],
+            columns=["system", "task", "attempt", "row_json", "digest", "stored_digest", "received_at"],
+        )
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, evaluation: str, *, record: bool = True) -> DecisionRecord:
+        """Decide the evaluation from its stored outcomes and append the record to its chain.
+
+        Calls :func:`stopwise.decide` with the registered policy and planned task universe on
+        exactly the events stored up to the current high-water mark.
+
+        Parameters
+        ----------
+        evaluation : str
+            A registered evaluation.
+        record : bool, optional
+            Append the record to the decision chain (default). ``False`` only computes it.
+
+        Returns
+        -------
+        DecisionRecord
+
+        Raises
+        ------
+        ComparisonError
+            The comparison cannot be formed yet (for example, no outcome of one system).
+        """
+        reg = self.registration(evaluation)
+        frame, seq = self._snapshot(reg)
+        decision = self._decide_rows(reg, frame.drop(columns="_seq"))
+        if record:
+            self._append_decision(reg, decision, seq)
+        return decision
+
+    @staticmethod
+    def _decide_rows(reg: Registration, rows: pd.DataFrame) -> DecisionRecord:
+        from stopwise.compare import decide
+
+        return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)
+
+    def _append_decision(self, reg: Registration, decision: DecisionRecord, outcome_seq: int) -> LedgerDecision:
+        record_json = canonical_json(decision.model_dump(mode="json"))
+        d = S.decisions.c
+        with self._tx(write=True) as conn:
+            if self._postgres:  # one chain writer per evaluation at a time
+                conn.execute(select(S.evaluations.c.id).where(S.evaluations.c.id == reg.id).with_for_update())
+            last = conn.execute(
+                select(d.sequence, d.digest).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
+            ).first()
+            sequence = 1 if last is None else int(last[0]) + 1
+            previous = reg.genesis_digest if last is None else str(last[1])
+            link = LedgerDecision(
+                sequence=sequence,
+                outcome_seq=outcome_seq,
+                record=decision,
+                record_json=record_json,
+                previous_digest=previous,
+                digest=chain_digest(previous, record_json),
+                created_at=_now(),
+            )
+            conn.execute(
+                S.decisions.insert().values(
+                    evaluation_id=reg.id,
+                    sequence=link.sequence,
+                    outcome_seq=link.outcome_seq,
+                    record_json=link.record_json,
+                    previous_digest=link.previous_digest,
+                    digest=link.digest,
+                    created_at=link.created_at,
+                )
+            )
+        return link
+
+    def decisions(self, evaluation: str) -> list[LedgerDecision]:
+        """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`)."""
+        reg = self.registration(evaluation)
+        return [
+            LedgerDecision(
+                sequence=int(r.sequence),
+                outcome_seq=int(r.outcome_seq),
+                record=_parse_record(r.record_json),
+                record_json=r.record_json,
+                previous_digest=r.previous_digest,
+                digest=r.digest,
+                created_at=r.created_at,
+            )
+            for r in self._decision_rows(reg)
+        ]
+
+    def _decision_rows(self, reg: Registration) -> list[Any]:
+        d = S.decisions.c
+        with self._tx(write=False) as conn:
+            return list(
+                conn.execute(
+                    select(d.sequence, d.outcome_seq, d.record_json, d.previous_digest, d.digest, d.created_at)
+                    .where(d.evaluation_id == reg.id)
+                    .order_by(d.sequence)
+                )
+            )
+
+    def verify(self, evaluation: str) -> VerifyResult:
+        """Recompute the registration digests, every outcome digest, the chain and every decision.
+
+        Each recorded decision is taken again with :func:`stopwise.decide` from exactly the outcomes
+        stored up to its high-water mark and compared field by field (except
+        :data:`VOLATILE_RECORD_FIELDS`); the first mismatch is reported.
+
+        Returns
+        -------
+        VerifyResult
+        """
+        name = _name(evaluation)
+        self._registrations.pop(name, None)
+        self._cache.clear()
+        with self._tx(write=False) as conn:
+            row = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
+        if row is None:
+            self.registration(name)  # raises the not-registered error
+        assert row is not None
+
+        def result(n_out: int, n_dec: int, head: str, mismatch: Mismatch | None) -> VerifyResult:
+            return VerifyResult(name, mismatch is None, n_out, n_dec, head, mismatch)
+
+        genesis = str(row["genesis_digest"])
+        try:
+            reg = self.registration(name)
+        except (StopwiseError, ValueError, KeyError) as exc:
+            return result(0, 0, genesis, Mismatch("registration", None, f"cannot read the registration: {exc}"))
+        checks = [
+            ("policy sha256", reg.policy.sha256(), row["policy_sha256"]),
+            ("universe sha256", universe_sha256(reg.universe), row["universe_sha256"]),
+            (
+                "genesis digest",
+                genesis_digest(name, row["policy_sha256"], row["universe_sha256"], row["tested"], row["baseline"]),
+                genesis,
+            ),
+        ]
+        for label, computed, stored in checks:
+            if computed != stored:
+                return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
+
+        frame, _ = self._snapshot(reg)
+        records = frame.drop(columns="_seq").to_dict(orient="records")
+        with self._tx(write=False) as conn:
+            stored_digests = list(
+                conn.execute(
+                    select(S.outcomes.c.seq, S.outcomes.c.digest)
+                    .where(S.outcomes.c.evaluation_id == reg.id)
+                    .order_by(S.outcomes.c.seq)
+                )
+            )
+        for (seq, stored), rec in zip(stored_digests, records, strict=True):
+            computed = event_digest(event_payload(rec))
+            if computed != stored:
+                return result(
+                    len(records), 0, genesis,
+                    Mismatch("outcome", int(seq), f"content digest stored {stored}, recomputed {computed} "
+                             f"(system {rec['system']!r}, task {rec['task']!r}, attempt {rec['attempt']})"),
+                )
+
+        previous = genesis
+        seqs = frame["_seq"].to_numpy()
+        rows = frame.drop(columns="_seq")
+        links = self._decision_rows(reg)
+        for expected, link in enumerate(links, start=1):
+            sequence = int(link.sequence)
+            if sequence != expected:
+                return result(len(records), expected - 1, previous,
+                              Mismatch("chain", sequence, f"sequence {sequence} where {expected} was expected (a record is missing)"))
+            if link.previous_digest != previous:
+                return result(len(records), expected - 1, previous,
+                              Mismatch("chain", sequence, f"previous digest stored {link.previous_digest}, chain has {previous}"))
+            computed = chain_digest(previous, link.record_json)
+            if computed != link.digest:
+                return result(len(records), expected - 1, previous,
+                              Mismatch("chain", sequence, f"digest stored {link.digest}, recomputed {computed} "
+                                       "(the record or its digest was edited)"))
+            try:
+                stored_record = _parse_record(link.record_json)
+            except LedgerError as exc:
+                return result(len(records), expected - 1, previous, Mismatch("decision", sequence, str(exc)))
+            seen = rows.loc[seqs <= int(link.outcome_seq)].reset_index(drop=True)
+            try:
+                again = self._decide_rows(reg, seen)
+            except StopwiseError as exc:
+                return result(len(records), expected - 1, previous,
+                              Mismatch("decision", sequence, f"cannot be taken again from the stored outcomes: {exc}"))
+            difference = _record_difference(stored_record, again)
+            if difference is not None:
+                return result(len(records), expected - 1, previous, Mismatch("decision", sequence, difference))
+            previous = link.digest
+        return result(len(records), len(links), previous, None)
+
+    # ------------------------------------------------------------------ export
+    def export(
+        self,
+        evaluation: str,
+        path: str | os.PathLike[str],
+        *,
+        decisions_path: str | os.PathLike[str] | None = None,
+        force: bool = False,
+        format: str | None = None,
+    ) -> list[str]:
+        """Write the outcome rows (CSV, JSONL or Parquet) and optionally the decision history (JSONL).
+
+        Each file is written to a temporary file beside it and moved into place, so a reader never
+        sees half a file; an existing file is refused unless ``force``.
+
+        Returns
+        -------
+        list of str
+            The written paths.
+        """
+        from stopwise.ledger._export import export_decisions, export_outcomes
+
+        rows = self.outcomes(evaluation)
+        if len(rows) == 0:
+            raise LedgerError(f"evaluation {_name(evaluation)!r} has no outcome events yet; nothing to export")
+        written = [str(export_outcomes(rows, path, force=force, format=format))]
+        if decisions_path is not None:
+            links = [link.to_json_dict() for link in self.decisions(evaluation)]
+            written.append(str(export_decisions(links, decisions_path, force=force)))
+        return written
+
+
+def _name(evaluation: str) -> str:
+    name = str(evaluation).strip()
+    if not name:
+        raise LedgerError("evaluation name must be non-empty text")
+    return name
+
+
+def _frame(rows: list[Any]) -> pd.DataFrame:
+    """Stored events as outcome rows with the dtypes of :func:`stopwise.validate_outcomes`, plus ``_seq``."""
+    columns = ["_seq", *_EVENT_COLUMNS]
+    raw = pd.DataFrame([tuple(r) for r in rows], columns=columns)
+    out = pd.DataFrame(
+        {
+            "system": raw["system"].astype(str),
+            "task": raw["task"].astype(str),
+            "outcome": pd.to_numeric(raw["outcome"], errors="coerce").astype(float),
+            "group": raw["task_group"].astype(str),
+            "attempt": raw["attempt"].astype(np.int64),
+            "cost_usd": pd.to_numeric(raw["cost_usd"], errors="coerce").astype(float),
+            "elapsed_s": pd.to_numeric(raw["elapsed_s"], errors="coerce").astype(float),
+            "status": raw["status"].astype(str),
+            "source": raw["source"].astype(str),
+            "unit": raw["unit"].astype(str),
+        },
+        columns=list(OUTCOME_COLUMNS),
+    )
+    out["_seq"] = raw["_seq"].astype(np.int64)
+    return out
+
+
+def _parse_record(record_json: str) -> DecisionRecord:
+    try:
+        return DecisionRecord.model_validate_json(record_json)
+    except ValueError as exc:
+        raise LedgerError(f"stored decision record is not a valid decision record: {str(exc).splitlines()[0]}") from exc
+
+
+def _record_difference(stored: DecisionRecord, again: DecisionRecord) -> str | None:
+    """The first field where a stored record and the recomputed one differ (None when they agree)."""
+    a = json.loads(canonical_json(stored.model_dump(mode="json")))
+    b = json.loads(canonical_json(again.model_dump(mode="json")))
+    for key in sorted(set(a) | set(b)):
+        if key in VOLATILE_RECORD_FIELDS:
+            continue
+        if not _same(a.get(key), b.get(key)):
+            return f"field {key!r} recorded {a.get(key)!r}, recomputed from the stored outcomes {b.get(key)!r}"
+    return None
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, float) and isinstance(y, float):
+        return bool(np.isclose(x, y, rtol=1e-12, atol=1e-15))
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y, strict=True))
+    return bool(x == y)
+
+
+def open_ledger(url: str | os.PathLike[str]) -> Ledger:
+    """Open (and create when new) a ledger.
+
+    Parameters
+    ----------
+    url : str or path-like
+        ``sqlite:///path/to/ledger.db`` (or a plain path) for the embedded SQLite ledger, or
+        ``postgresql+psycopg://user@host:port/database`` for a PostgreSQL ledger shared by many workers.
+
+    Returns
+    -------
+    Ledger
+
+    Raises
+    ------
+    LedgerError
+        The database cannot be reached or holds another schema version.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stopwise.ledger import open_ledger
+    >>> with open_ledger(pathlib.Path(tempfile.mkdtemp()) / "l.db") as ledger:
+    ...     ledger.evaluations()
+    []
+    """
+    return Ledger(url)

@@ -1,0 +1,383 @@
+"""The task universe: the planned tasks of a comparison, an input fixed before any outcome exists.
+
+A decision is about the mean difference over the N tasks the evaluation PLANS to run, not over the
+tasks that happen to have rows so far. The universe gives N, the coverage groups and their sizes
+n_g (including groups with no outcome yet) and, when task names are known, the planned order
+(position = index). It comes from the ``stopwise order`` output, a tasks file, or from counts only
+(``--n-tasks`` and group sizes, task names unknown).
+
+Groups: a task without a group belongs to the unnamed group ``""``. A universe whose tasks all sit
+in ``""`` carries no group information; coverage is then judged over one group.
+
+The digest (:meth:`TaskUniverse.sha256`) is the sha256 of the universe's canonical JSON: for a
+universe of tasks ``{"groups": [...], "tasks": [...]}`` in planned order, for one from counts
+``{"group_sizes": {...}, "n_tasks": N}`` (sorted keys, no spaces). It is stamped on decision records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stopwise.errors import FileFormatError, Problem, TaskUniverseError
+
+__all__ = ["MAX_UNIVERSE_TASKS", "TaskUniverse", "TaskUniverseError", "read_task_universe"]
+
+MAX_UNIVERSE_TASKS = 10_000_000
+"""Largest N a universe may declare (bounds memory of coverage tables built from it)."""
+
+_UNIVERSE_COLUMNS = ("task", "group", "position", "covered")
+
+
+class TaskUniverse:
+    """The planned tasks of a comparison, in planned order, each with its coverage group.
+
+    Parameters
+    ----------
+    tasks : sequence of str
+        Task ids in planned order (position i + 1 is ``tasks[i]``); unique and non-empty.
+    groups : sequence of str, optional
+        Coverage group of each task (same length); ``""`` or omitted means no group.
+
+    Raises
+    ------
+    TaskUniverseError
+        Empty, duplicated or blank task ids, or groups of a different length (each problem names
+        the position and the value).
+
+    Examples
+    --------
+    >>> from stopwise import TaskUniverse
+    >>> u = TaskUniverse(["t3", "t1", "t2"], ["a", "b", "a"])
+    >>> u.n_tasks, u.group_sizes, u.ordered, u.positions(["t2", "t9"]).tolist()
+    (3, {'a': 2, 'b': 1}, True, [2, -1])
+    >>> TaskUniverse.from_counts(510, {"easy": 300, "hard": 210}).group_sizes
+    {'easy': 300, 'hard': 210}
+    """
+
+    __slots__ = ("_group_sizes", "_groups", "_index", "_n", "_sha", "_tasks")
+
+    def __init__(self, tasks: Sequence[str], groups: Sequence[str] | None = None, *, source: str = "<tasks>") -> None:
+        task_array = np.asarray(list(tasks), dtype=object)
+        problems: list[Problem] = []
+        if task_array.ndim != 1 or len(task_array) == 0:
+            raise TaskUniverseError([Problem(source, None, "task", "must list at least one planned task", None)])
+        if len(task_array) > MAX_UNIVERSE_TASKS:
+            raise TaskUniverseError(
+                [Problem(source, None, "task", f"must list at most {MAX_UNIVERSE_TASKS:,} tasks", len(task_array))]
+            )
+        bad = np.array([not isinstance(t, str) or not t.strip() for t in task_array], dtype=bool)
+        for i in np.flatnonzero(bad)[:20]:
+            problems.append(Problem(source, int(i) + 1, "task", "must be a non-empty text task id", task_array[i]))
+        if problems:
+            raise TaskUniverseError(problems)
+        names = np.array([t.strip() for t in task_array], dtype=str)
+        duplicated = pd.Series(names).duplicated(keep="first").to_numpy()
+        if duplicated.any():
+            first = pd.Series(np.arange(len(names)), index=names).groupby(level=0).min()
+            for i in np.flatnonzero(duplicated)[:20]:
+                problems.append(
+                    Problem(
+                        source,
+                        int(i) + 1,
+                        "task",
+                        f"must be unique; already planned at position {int(first[names[i]]) + 1}",
+                        str(names[i]),
+                    )
+                )
+            raise TaskUniverseError(problems)
+        if groups is None:
+            group_array = np.full(len(names), "", dtype=object)
+        else:
+            group_array = np.asarray(list(groups), dtype=object)
+            if group_array.shape != names.shape:
+                raise TaskUniverseError(
+                    [Problem(source, None, "group", f"must give one group per task ({len(names)})", len(group_array))]
+                )
+        group_names = np.array(
+            ["" if g is None or (isinstance(g, float) and np.isnan(g)) else str(g).strip() for g in group_array],
+            dtype=str,
+        )
+        self._tasks: np.ndarray | None = names
+        self._groups: np.ndarray | None = group_names
+        self._n = len(names)
+        labels, sizes = np.unique(group_names, return_counts=True)
+        self._group_sizes = {str(g): int(s) for g, s in zip(labels, sizes, strict=True)}
+        self._index: pd.Index | None = None
+        self._sha: str | None = None
+
+    @classmethod
+    def from_counts(cls, n_tasks: int, group_sizes: Mapping[str, int] | None = None) -> TaskUniverse:
+        """A universe known only by its size and group sizes (task names and order unknown).
+
+        Parameters
+        ----------
+        n_tasks : int
+            N, the number of planned tasks (>= 1).
+        group_sizes : mapping of str to int, optional
+            n_g per group; the sizes must add up to ``n_tasks``. Omitted: one unnamed group.
+
+        Raises
+        ------
+        TaskUniverseError
+            N not a positive integer, a group size not a positive integer, or sizes not adding up.
+
+        Examples
+        --------
+        >>> from stopwise import TaskUniverse
+        >>> u = TaskUniverse.from_counts(60)
+        >>> u.n_tasks, u.ordered, u.group_sizes
+        (60, False, {'': 60})
+        """
+        source = "<counts>"
+        if (
+            isinstance(n_tasks, bool)
+            or not isinstance(n_tasks, int | np.integer)
+            or not 1 <= n_tasks <= MAX_UNIVERSE_TASKS
+        ):
+            raise TaskUniverseError(
+                [Problem(source, None, "n_tasks", f"must be an integer in [1, {MAX_UNIVERSE_TASKS:,}]", n_tasks)]
+            )
+        sizes = {"": int(n_tasks)} if not group_sizes else dict(group_sizes)
+        problems = [
+            Problem(source, None, f"group_sizes[{name!r}]", "must be an integer >= 1", size)
+            for name, size in sizes.items()
+            if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1
+        ]
+        problems += [
+            Problem(source, None, "group_sizes", "group names must be text", name)
+            for name in sizes
+            if not isinstance(name, str)
+        ]
+        if problems:
+            raise TaskUniverseError(problems)
+        total = sum(int(s) for s in sizes.values())
+        if total != n_tasks:
+            raise TaskUniverseError(
+                [Problem(source, None, "group_sizes", f"must add up to n_tasks = {n_tasks}", total)]
+            )
+        universe = cls.__new__(cls)
+        universe._tasks = None
+        universe._groups = None
+        universe._n = int(n_tasks)
+        universe._group_sizes = {str(k).strip(): int(sizes[k]) for k in sorted(sizes)}
+        universe._index = None
+        universe._sha = None
+        return universe
+
+    @property
+    def n_tasks(self) -> int:
+        """N, the number of planned tasks."""
+        return self._n
+
+    @property
+    def group_sizes(self) -> dict[str, int]:
+        """n_g of every planned group (``""`` for tasks without a group), labels sorted."""
+        return dict(self._group_sizes)
+
+    @property
+    def ordered(self) -> bool:
+        """True when the task names (and so the planned order) are known."""
+        return self._tasks is not None
+
+    @property
+    def has_groups(self) -> bool:
+        """True when at least one planned task has a named group."""
+        return any(label != "" for label in self._group_sizes)
+
+    @property
+    def tasks(self) -> np.ndarray | None:
+        """Task ids in planned order (None for a universe from counts)."""
+        return None if self._tasks is None else self._tasks.copy()
+
+    @property
+    def groups(self) -> np.ndarray | None:
+        """Group of each task in planned order (None for a universe from counts)."""
+        return None if self._groups is None else self._groups.copy()
+
+    def positions(self, tasks: Sequence[str] | np.ndarray) -> np.ndarray:
+        """0-based planned positions of the given tasks; -1 for tasks outside the universe.
+
+        Raises
+        ------
+        ValueError
+            The universe comes from counts and has no task names.
+        """
+        if self._tasks is None:
+            raise ValueError("a universe from counts has no task names or order")
+        if self._index is None:
+            self._index = pd.Index(self._tasks)
+        return np.asarray(self._index.get_indexer(np.asarray(tasks, dtype=object)), dtype=np.int64)
+
+    def canonical_json(self) -> str:
+        """The universe as canonical JSON (sorted keys, no whitespace); see the module docstring."""
+        if self._tasks is None:
+            document: dict[str, object] = {"group_sizes": self._group_sizes, "n_tasks": self._n}
+        else:
+            assert self._groups is not None
+            document = {"groups": self._groups.tolist(), "tasks": self._tasks.tolist()}
+        return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+    def sha256(self) -> str:
+        """sha256 hex digest of :meth:`canonical_json`; stamped on decision records."""
+        if self._sha is None:
+            self._sha = hashlib.sha256(self.canonical_json().encode()).hexdigest()
+        return self._sha
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TaskUniverse) and self.canonical_json() == other.canonical_json()
+
+    def __hash__(self) -> int:
+        return hash(self.sha256())
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        kind = "tasks" if self.ordered else "counts"
+        return f"TaskUniverse(n_tasks={self._n}, groups={len(self._group_sizes)}, from {kind}, sha256={self.sha256()[:12]})"
+
+
+def _read_table(file: Path) -> pd.DataFrame:
+    if not file.exists():
+        raise FileFormatError(f"{file}: no such tasks file")
+    if file.is_dir():
+        raise FileFormatError(f"{file}: is a directory, expected a tasks file")
+    if file.stat().st_size == 0:
+        raise FileFormatError(f"{file}: the file is empty; a tasks file needs a header and at least one row")
+    suffixes = [s.lower() for s in file.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    suffix = suffixes[-1] if suffixes else ""
+    try:
+        if suffix == ".csv":
+            return pd.read_csv(file, dtype=str, keep_default_na=False, index_col=False)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(file, lines=True, dtype=False)
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(file)
+    except pd.errors.EmptyDataError as exc:
+        raise FileFormatError(f"{file}: the file has no header or rows ({exc})") from exc
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise FileFormatError(f"{file}: cannot be read as a tasks file: {first}") from exc
+    raise FileFormatError(
+        f"{file}: cannot tell the format from the file name; use a .csv, .jsonl or .parquet tasks file"
+    )
+
+
+def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "group") -> TaskUniverse:
+    """Read the planned tasks from the ``stopwise order`` output or a tasks file.
+
+    The file (CSV, JSONL or Parquet) has a ``task`` column, optionally the group column and a
+    ``position`` column (1-based planned positions, a permutation of 1..N; rows are put in that
+    order). Without ``position`` the row order is the planned order. The order output's
+    ``covered`` column is accepted and ignored; any other column is an error (a misspelt
+    ``group`` would otherwise silently drop coverage).
+
+    Parameters
+    ----------
+    path : path-like
+        The tasks file.
+    group_column : str, optional
+        Column holding each task's coverage group (the policy's ``coverage.group_column``).
+
+    Returns
+    -------
+    TaskUniverse
+
+    Raises
+    ------
+    FileFormatError
+        Missing, empty or unreadable file.
+    TaskUniverseError
+        Rows break the rules; each problem names the file, row, field, rule and value.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from stopwise import read_task_universe
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "order.csv"
+    >>> _ = f.write_text("position,task,group\\n2,t1,a\\n1,t2,b\\n")
+    >>> u = read_task_universe(f)
+    >>> u.tasks.tolist(), u.groups.tolist()
+    (['t2', 't1'], ['b', 'a'])
+    """
+    file = Path(path)
+    source = str(file)
+    frame = _read_table(file)
+    columns = [str(c) for c in frame.columns]
+    allowed = ("task", group_column, "position", "covered")
+    problems: list[Problem] = []
+    if "task" not in columns:
+        raise TaskUniverseError(
+            [Problem(source, None, "task", "must be a column of the tasks file", ", ".join(columns))]
+        )
+    for column in columns:
+        if column not in allowed:
+            problems.append(
+                Problem(
+                    source,
+                    None,
+                    column,
+                    f"is not a tasks-file column (allowed: {', '.join(dict.fromkeys(allowed))})",
+                    None,
+                )
+            )
+    if len(set(columns)) != len(columns):
+        problems.append(Problem(source, None, None, "column names must be unique", ", ".join(columns)))
+    if problems:
+        raise TaskUniverseError(problems)
+    if frame.empty:
+        raise TaskUniverseError([Problem(source, None, "task", "must list at least one planned task", None)])
+    tasks = frame["task"].to_numpy(dtype=object)
+    groups = frame[group_column].to_numpy(dtype=object) if group_column in columns else None
+    if groups is not None:
+        for i, value in enumerate(groups):
+            if value is not None and not isinstance(value, str) and not (isinstance(value, float) and np.isnan(value)):
+                problems.append(Problem(source, i + 1, group_column, "must be text", value))
+                if len(problems) >= 20:
+                    break
+        if problems:
+            raise TaskUniverseError(problems)
+    if "position" in columns:
+        raw = frame["position"]
+        numeric = pd.to_numeric(raw.where(raw.astype(str).str.strip() != "", np.nan), errors="coerce").to_numpy(
+            dtype=float
+        )
+        n = len(frame)
+        bad = ~np.isfinite(numeric) | (numeric != np.round(numeric)) | (numeric < 1) | (numeric > n)
+        for i in np.flatnonzero(bad)[:20]:
+            problems.append(Problem(source, int(i) + 1, "position", f"must be an integer in [1, {n}]", raw.iloc[i]))
+        if problems:
+            raise TaskUniverseError(problems)
+        positions = numeric.astype(np.int64)
+        repeated = pd.Series(positions).duplicated(keep="first").to_numpy()
+        for i in np.flatnonzero(repeated)[:20]:
+            problems.append(
+                Problem(
+                    source, int(i) + 1, "position", "must be unique (each planned position once)", int(positions[i])
+                )
+            )
+        if problems:
+            raise TaskUniverseError(problems)
+        order = np.argsort(positions, kind="stable")
+        tasks = tasks[order]
+        groups = groups[order] if groups is not None else None
+        try:
+            return TaskUniverse(tasks, groups, source=source)
+        except TaskUniverseError as exc:
+            # report rows of the file, not planned positions
+            raise TaskUniverseError(
+                [
+                    Problem(p.file, int(order[p.row - 1]) + 1 if p.row is not None else None, p.field, p.rule, p.value)
+                    for p in exc.problems
+                ]
+            ) from None
+    return TaskUniverse(tasks, groups, source=source)

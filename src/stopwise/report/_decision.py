@@ -1,0 +1,327 @@
+"""Report of decision records: the path of the estimate, the tails against the cutoff, coverage, exclusions, digests."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from stopwise.errors import FileFormatError
+from stopwise.records import DecisionRecord
+from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
+
+__all__ = ["decision_report", "parse_decisions", "read_decisions"]
+
+_ACTION_COLOURS = {"promote": "#1a7f37", "reject": "#c0392b", "continue": "#b7791f", "abstain": "#7b3fa0"}
+
+
+def _one(value: Any, where: str) -> DecisionRecord:
+    try:
+        return DecisionRecord.model_validate(value)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(record)"
+        raise FileFormatError(f"{where}: not a decision record: field {field!r}: {first['msg']}") from None
+
+
+def parse_decisions(text: str, source: str = "<input>") -> list[DecisionRecord]:
+    """Decision records from JSON text: one record, a list of records, or JSON lines (one per line).
+
+    Parameters
+    ----------
+    text : str
+        The output of ``stopwise decide --json``, ``stopwise demo --json``, a ``decisions.jsonl``
+        file or a JSON list of records.
+    source : str, optional
+        Name of the input, used in error messages.
+
+    Returns
+    -------
+    list of DecisionRecord
+        In input order.
+
+    Raises
+    ------
+    FileFormatError
+        When the text is not JSON, or an object is not a decision record (the line and field are named).
+
+    Examples
+    --------
+    >>> from stopwise.records import synthetic_benchmark
+    >>> from stopwise.compare import decide
+    >>> rows = synthetic_benchmark(60, 2, rng=0)
+    >>> record = decide(rows, "system-02", "system-01")
+    >>> [r.action for r in parse_decisions(record.model_dump_json(indent=2))] == [record.action]
+    True
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise FileFormatError(f"{source}: empty; expected a decision record (JSON) or JSON lines")
+    try:
+        whole = json.loads(stripped)
+    except json.JSONDecodeError:
+        whole = None
+        records = []
+        for number, line in enumerate(stripped.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FileFormatError(f"{source}: line {number}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+            records.append(_one(value, f"{source}: line {number}"))
+        return records
+    if isinstance(whole, list):
+        if not whole:
+            raise FileFormatError(f"{source}: holds an empty list; expected decision records")
+        return [_one(value, f"{source}: item {i}") for i, value in enumerate(whole)]
+    return [_one(whole, source)]
+
+
+def read_decisions(path: str | os.PathLike[str]) -> list[DecisionRecord]:
+    """Decision records from a ``.json`` or ``.jsonl`` file (see :func:`parse_decisions`)."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileFormatError(f"{file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileFormatError(f"{file}: cannot be read: {exc}") from None
+    return parse_decisions(text, str(file))
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def _boundary(record: DecisionRecord) -> tuple[float, float] | None:
+    """A time-uniform boundary (confidence sequence) carried by the record, when its schema has one."""
+    data = record.model_dump()
+    for holder in (data.get("boundary"), data.get("confidence_sequence"), data):
+        if isinstance(holder, dict):
+            low, high = holder.get("lower"), holder.get("upper")
+            if isinstance(low, int | float) and isinstance(high, int | float):
+                return float(low), float(high)
+    return None
+
+
+def _path_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
+    import plotly.graph_objects as go
+
+    x = [r.n_observed for r in looks]
+    y = [r.delta_hat for r in looks]
+    delta = looks[-1].threshold
+    fig = go.Figure()
+    bounds = [_boundary(r) for r in looks]
+    if all(b is not None for b in bounds):
+        low = [b[0] for b in bounds if b is not None]
+        high = [b[1] for b in bounds if b is not None]
+        fig.add_trace(go.Scatter(x=x, y=high, mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(x=x, y=low, mode="lines", line={"width": 0}, fill="tonexty", fillcolor="rgba(31,95,174,0.18)", name="boundary")
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="lines+markers",
+            name="observed mean paired difference Δ̂",
+            line={"color": "#1f5fae"},
+            marker={"size": 10, "color": [_ACTION_COLOURS[r.action] for r in looks], "line": {"width": 1, "color": "#fff"}},
+            text=[r.action for r in looks],
+            hovertemplate="%{x} tasks observed<br>Δ̂ = %{y:.4f}<br>action %{text}<extra></extra>",
+        )
+    )
+    fig.add_hline(y=delta, line={"dash": "dash", "color": "#222"}, annotation_text=f"δ = {delta:g}", annotation_position="top left")
+    values = [v for v in [*y, delta] if v is not None]
+    bottom, top = min(values), max(values)
+    pad = max(0.05, 0.15 * (top - bottom))
+    fig.update_layout(title=title, xaxis_title=f"tasks observed (look), of {looks[-1].n_shared} shared", yaxis_title="mean paired difference A − B",
+                      legend={"orientation": "h", "y": -0.25}, xaxis_range=[0, max(looks[-1].n_shared, max(x)) * 1.03], yaxis_range=[bottom - pad, top + pad])
+    band = " The shaded band is the record's time-uniform boundary for the mean difference." if all(b is not None for b in bounds) else ""
+    one = " This input holds a single look, so the path is one point." if len(looks) == 1 else ""
+    caption = (
+        "The observed mean paired difference Δ̂ (tested minus baseline, averaged over the shared tasks observed so far) at each look, "
+        f"against the threshold δ (dashed): promotion claims that the true difference exceeds δ. Marker colour is the action "
+        f"taken at that look (green promote, red reject, amber continue, purple abstain).{band}{one}"
+    )
+    return Chart(fig, caption)
+
+
+def _tails_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
+    import plotly.graph_objects as go
+
+    cutoff = looks[-1].tail_cutoff
+    floor = 1e-12
+
+    def clip(v: float | None) -> float | None:
+        return None if v is None else max(v, floor)
+
+    fig = go.Figure()
+    if len(looks) == 1:
+        r = looks[0]
+        fig.add_trace(
+            go.Bar(
+                y=["R_promote", "R_reject"],
+                x=[clip(r.r_promote), clip(r.r_reject)],
+                orientation="h",
+                marker={"color": ["#1a7f37", "#c0392b"]},
+                text=[_fmt(r.r_promote), _fmt(r.r_reject)],
+                textposition="outside",
+                hovertemplate="%{y} = %{text}<extra></extra>",
+                name="tail probability",
+            )
+        )
+        fig.add_vline(x=cutoff, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {cutoff:g}")
+        fig.update_xaxes(type="log", title="tail probability (log scale)", range=[-12.5, 0.9], exponentformat="power")
+        fig.update_layout(title=title, showlegend=False)
+    else:
+        x = [r.n_observed for r in looks]
+        for name, values, colour in (
+            ("R_promote (evidence against promotion)", [clip(r.r_promote) for r in looks], "#1a7f37"),
+            ("R_reject (evidence against rejection)", [clip(r.r_reject) for r in looks], "#c0392b"),
+        ):
+            fig.add_trace(go.Scatter(x=x, y=values, mode="lines+markers", name=name, line={"color": colour}))
+        fig.add_hline(y=cutoff, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {cutoff:g}")
+        fig.update_yaxes(type="log", title="tail probability (log scale)", range=[-12.5, 0.3], exponentformat="power")
+        fig.update_layout(title=title, xaxis_title="tasks observed (look)", legend={"orientation": "h", "y": -0.25})
+    method = chart_text(looks[-1].tail_method)
+    caption = (
+        f"The two tail probabilities from {method}: R_promote = P*(mean ≤ δ) and R_reject = P*(mean > δ). "
+        f"A promote needs R_promote below the cutoff a = {cutoff:g} (dashed) and a reject needs R_reject below it; "
+        "both also need the coverage rule to hold and, for the fixed-budget rule, the budget limit to be reached. "
+        f"Values below {floor:g} are drawn at {floor:g}."
+    )
+    return Chart(fig, caption)
+
+
+def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
+    import plotly.graph_objects as go
+
+    groups = [chart_text(g.group) or "(none)" for g in record.coverage.groups]
+    fig = go.Figure()
+    for name, values, colour in (
+        ("shared tasks n_g", [g.size for g in record.coverage.groups], "#c9d3df"),
+        ("required r_g", [g.required for g in record.coverage.groups], "#b7791f"),
+        ("seen", [g.seen for g in record.coverage.groups], "#1f5fae"),
+    ):
+        fig.add_trace(go.Bar(x=groups, y=values, name=name, marker={"color": colour}))
+    fig.update_layout(barmode="group", title=title, xaxis_title="task group", yaxis_title="tasks", legend={"orientation": "h", "y": -0.3})
+    missing = ", ".join(record.coverage.missing_groups) or "none"
+    caption = (
+        f"Coverage rule '{record.coverage.rule}': before a final action, every task group must have at least its required count r_g "
+        f"of observed tasks (proportional to its share n_g of the shared tasks). Groups below their requirement: {missing}. "
+        + ("The rule is satisfied." if record.coverage.satisfied else "The rule is not yet satisfied.")
+    )
+    return Chart(fig, caption, height=380)
+
+
+def _universe(record: DecisionRecord) -> str:
+    u = record.universe
+    if u is None:
+        return "not given (the shared tasks seen in the rows)"
+    text = f"{u.n_tasks} planned tasks ({u.source}; sha256 {u.sha256[:16]}…)"
+    return text + (f"; {u.outside_rows} row(s) outside it excluded" if u.outside_rows else "")
+
+
+def _comparison_section(looks: list[DecisionRecord]) -> Section:
+    last = looks[-1]
+    pair = f"{last.tested} vs {last.baseline}"
+    blocks: list[Any] = [
+        Callout(last.action, f"{pair} — {last.reason}", tone=last.action),
+        Facts(
+            [
+                ("tested (A)", last.tested),
+                ("baseline (B)", last.baseline),
+                ("threshold δ", f"{last.threshold:g}"),
+                ("tail cutoff a", f"{last.tail_cutoff:g}"),
+                ("observed", f"{last.n_observed} of {last.n_shared} shared tasks"),
+                ("budget", f"{last.budget.used:.4g} of {last.budget.limit:.4g} {last.budget.measure}" + (" (at limit)" if last.budget.at_limit else "")),
+                ("observed mean difference Δ̂", _fmt(last.delta_hat)),
+                ("R_promote / R_reject", f"{_fmt(last.r_promote)} / {_fmt(last.r_reject)}"),
+                ("tail method", last.tail_method),
+                ("boundary", last.boundary),
+                ("task universe", _universe(last)),
+                ("decided at", last.decided_at.isoformat() if last.decided_at is not None else "—"),
+                ("looks in this input", len(looks)),
+            ]
+        ),
+        *[Callout("warning", text, tone="continue") for text in last.warnings],
+        _path_chart(looks, f"Path of the estimate: {chart_text(pair)}"),
+        _tails_chart(looks, f"Tails against the cutoff: {chart_text(pair)}"),
+        _coverage_chart(last, f"Coverage per group at the last look: {chart_text(pair)}"),
+    ]
+    if len(looks) > 1:
+        blocks.append(
+            Table(
+                ["look", "observed", "budget used", "Δ̂", "R_promote", "R_reject", "coverage", "action"],
+                [
+                    [i + 1, f"{r.n_observed}/{r.n_shared}", f"{r.budget.used:.4g}", _fmt(r.delta_hat), _fmt(r.r_promote), _fmt(r.r_reject),
+                     "ok" if r.coverage.satisfied else "not met", r.action]
+                    for i, r in enumerate(looks)
+                ],
+                caption="Every look at this comparison, in input order.",
+            )
+        )
+    total_rows = sum(e.rows for e in last.excluded)
+    if last.excluded:
+        blocks.append(
+            Table(
+                ["reason", "rows", "tasks"],
+                [[e.reason, e.rows, e.tasks] for e in last.excluded],
+                caption=f"{total_rows} row(s) of the two systems were left out of the last decision, counted by reason; nothing is dropped silently.",
+            )
+        )
+    else:
+        blocks.append(Text("Exclusions: no row of the two systems was left out of the last decision."))
+    blocks.append(
+        Facts(
+            [
+                ("policy sha256", last.policy_sha256),
+                ("input sha256", last.input_sha256),
+                ("stopwise version", last.stopwise_version),
+                ("record schema", last.schema_version),
+            ]
+        )
+    )
+    return Section(f"{pair} (δ = {last.threshold:g})", blocks)
+
+
+def decision_report(records: Sequence[DecisionRecord], *, source: str = "") -> Report:
+    """A report of decision records: one section per comparison (tested, baseline, δ).
+
+    Parameters
+    ----------
+    records : sequence of DecisionRecord
+        One or more looks; looks at the same comparison form its path, in input order.
+    source : str, optional
+        Where the records came from (shown under the title).
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> from stopwise.records import synthetic_benchmark
+    >>> from stopwise.compare import decide
+    >>> record = decide(synthetic_benchmark(60, 2, rng=0), "system-02", "system-01")
+    >>> page = decision_report([record])
+    >>> page.kind, page.n_charts
+    ('decision', 3)
+    """
+    if not records:
+        raise FileFormatError(f"{source or 'input'}: holds no decision record")
+    comparisons: dict[tuple[str, str, float], list[DecisionRecord]] = {}
+    for record in records:
+        comparisons.setdefault((record.tested, record.baseline, record.threshold), []).append(record)
+    sections = [_comparison_section(looks) for looks in comparisons.values()]
+    what = f"{len(records)} decision record(s) on {len(comparisons)} comparison(s)"
+    return Report("Decision record", f"{what}" + (f" from {source}" if source else ""), sections, kind="decision")

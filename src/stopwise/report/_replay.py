@@ -1,0 +1,265 @@
+"""Report of a completed-record replay: unresolved, error and stopping curves per threshold, Tables I and II."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from stopwise.errors import FileFormatError
+from stopwise.report._page import Chart, Facts, Report, Section, Table, Text, chart_text
+
+if TYPE_CHECKING:
+    from stopwise.replay import ReplayResult
+
+__all__ = ["REPLAY_FILES", "read_replay_folder", "replay_report"]
+
+REPLAY_FILES = ("summary.csv", "sufficiency.csv", "sources.csv", "settings.json")
+"""The files of a ``stopwise replay -o`` folder the report reads."""
+
+_PALETTE = ("#1f5fae", "#c0392b", "#1a7f37", "#b7791f", "#7b3fa0", "#17808a", "#8c564b", "#d6337f", "#5c6b7a", "#6b8e23")
+
+
+def read_replay_folder(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The summary, sufficiency and source tables and the settings of a replay output folder.
+
+    Raises
+    ------
+    FileFormatError
+        When a file is missing or unreadable (the file is named).
+    """
+    folder = Path(path)
+    found: dict[str, Any] = {}
+    for name in REPLAY_FILES:
+        file = folder / name
+        if not file.is_file():
+            raise FileFormatError(f"{file}: missing; {folder} is not a `stopwise replay -o` folder")
+        try:
+            if name.endswith(".json"):
+                found[name.removesuffix(".json")] = json.loads(file.read_text(encoding="utf-8"))
+            else:
+                found[name.removesuffix(".csv")] = pd.read_csv(file, keep_default_na=False, na_values=[""], dtype={"source": str, "policy": str})
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise FileFormatError(f"{file}: cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    needed = {"source", "policy", "threshold", "budget", "unresolved", "unresolved_low", "unresolved_high", "fpr_cond", "frr_cond", "promote_rate", "reject_rate", "coverage_failure"}
+    missing = sorted(needed - set(found["summary"].columns))
+    if missing:
+        raise FileFormatError(f"{folder / 'summary.csv'}: column(s) {', '.join(missing)} missing")
+    return found
+
+
+def _series(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    several = summary["policy"].nunique() > 1
+    out = []
+    for (source, policy), block in summary.groupby(["source", "policy"], sort=False):
+        label = f"{source} — {policy}" if several else str(source)
+        out.append((chart_text(label), str(policy), block.sort_values("budget")))
+    return out
+
+
+def _pct(values: pd.Series) -> list[float | None]:
+    return [None if not np.isfinite(v) else 100 * float(v) for v in values.to_numpy(dtype=float)]
+
+
+def _unresolved_chart(part: pd.DataFrame, threshold: float, eta: float) -> Chart:
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for i, (label, _, block) in enumerate(_series(part)):
+        colour = _PALETTE[i % len(_PALETTE)]
+        x = _pct(block["budget"])
+        fig.add_trace(go.Scatter(x=x, y=_pct(block["unresolved_high"]), mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip", legendgroup=label))
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=_pct(block["unresolved_low"]), mode="lines", line={"width": 0}, fill="tonexty",
+                fillcolor=_rgba(colour, 0.15), showlegend=False, hoverinfo="skip", legendgroup=label,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=_pct(block["unresolved"]), mode="lines+markers", name=label, legendgroup=label, line={"color": colour}, marker={"size": 5},
+                hovertemplate=f"{label}<br>budget %{{x:.0f}}%<br>unresolved %{{y:.1f}}%<extra></extra>",
+            )
+        )
+    fig.add_hline(y=100 * eta, line={"dash": "dash", "color": "#222"}, annotation_text=f"η = {100 * eta:g}%", annotation_position="top right")
+    fig.update_layout(
+        title=f"Unresolved comparisons at the {100 * threshold:g} pp threshold",
+        xaxis_title="budget (% of the shared tasks, or of the budget measure)", yaxis_title="unresolved (%)", yaxis_range=[0, 100],
+        legend={"orientation": "h", "y": -0.25},
+    )
+    caption = (
+        "Share of (directed pair, task order) cases whose decision at that budget is continue or abstain, i.e. not resolved. "
+        "The shaded band around each line is the 5–95 % percentile interval of the mean per-pair unresolved rate when the directed "
+        "pairs are resampled with replacement; it is descriptive (directed pairs share systems and tasks), not a confidence "
+        f"interval. The dashed line is the target η = {100 * eta:g}%: a budget is sufficient only when the line is at or below it."
+    )
+    return Chart(fig, caption)
+
+
+def _rgba(colour: str, alpha: float) -> str:
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _error_chart(part: pd.DataFrame, threshold: float, alpha: float, gamma: float) -> Chart:
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for i, (label, _, block) in enumerate(_series(part)):
+        colour = _PALETTE[i % len(_PALETTE)]
+        x = _pct(block["budget"])
+        for column, name, dash in (("fpr_cond", "false promotions", "solid"), ("frr_cond", "false rejections", "dot"), ("coverage_failure", "coverage failures", "dashdot")):
+            fig.add_trace(
+                go.Scatter(
+                    x=x, y=_pct(block[column]), mode="lines+markers", name=f"{label}: {name}", legendgroup=label,
+                    line={"color": colour, "dash": dash}, marker={"size": 4},
+                    hovertemplate=f"{label}<br>{name}<br>budget %{{x:.0f}}%<br>%{{y:.2f}}%<extra></extra>",
+                )
+            )
+    fig.add_hline(y=100 * alpha, line={"dash": "dash", "color": "#222"}, annotation_text=f"α = {100 * alpha:g}%", annotation_position="top right")
+    if not np.isclose(alpha, gamma):
+        fig.add_hline(y=100 * gamma, line={"dash": "dot", "color": "#555"}, annotation_text=f"γ = {100 * gamma:g}%", annotation_position="bottom right")
+    top = float(np.nanmax(part[["fpr_cond", "frr_cond", "coverage_failure"]].to_numpy(dtype=float), initial=0.0))
+    fig.update_layout(
+        title=f"Decision errors at the {100 * threshold:g} pp threshold",
+        xaxis_title="budget (% of the shared tasks, or of the budget measure)", yaxis_title="rate (%)",
+        yaxis_range=[0, max(100 * max(alpha, gamma) * 2, 100 * top * 1.1, 1.0)], legend={"orientation": "h", "y": -0.25},
+    )
+    caption = (
+        "Solid: false promotions among the cases whose completed-record decision is reject (FPR_cond); dotted: false rejections "
+        "among the cases whose completed-record decision is promote (FRR_cond); dash-dot: final actions taken before the coverage "
+        f"rule held. A budget meets the error targets when both error rates are at or below α = {100 * alpha:g}% and coverage "
+        f"failures at or below γ = {100 * gamma:g}%. A missing point means no case of that kind exists at this threshold."
+    )
+    return Chart(fig, caption)
+
+
+def _stopping_chart(part: pd.DataFrame, threshold: float) -> Chart:
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for i, (label, _, block) in enumerate(_series(part)):
+        colour = _PALETTE[i % len(_PALETTE)]
+        x = _pct(block["budget"])
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=_pct(block["promote_rate"] + block["reject_rate"]), mode="lines+markers", name=f"{label}: stopped (promote or reject)",
+                legendgroup=label, line={"color": colour}, marker={"size": 5},
+                hovertemplate=f"{label}<br>budget %{{x:.0f}}%<br>stopped %{{y:.1f}}%<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=_pct(block["promote_rate"]), mode="lines", name=f"{label}: of which promote", legendgroup=label,
+                line={"color": colour, "dash": "dot", "width": 1.5},
+                hovertemplate=f"{label}<br>budget %{{x:.0f}}%<br>promote %{{y:.1f}}%<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"Stopping time: comparisons stopped by each budget at the {100 * threshold:g} pp threshold",
+        xaxis_title="budget limit (%)", yaxis_title="cases with a final action (%)", yaxis_range=[0, 100], legend={"orientation": "h", "y": -0.25},
+    )
+    caption = (
+        "Share of (directed pair, task order) cases that end with a final action (promote or reject) when the evaluation is "
+        "stopped at that budget limit — the distribution of the stopping budget read as a cumulative curve (100 % minus the "
+        "unresolved share); the dotted line is the part of it that promotes. A steep early rise means most comparisons can "
+        "stop early under this policy."
+    )
+    return Chart(fig, caption)
+
+
+def _table_two_rows(sufficiency: pd.DataFrame) -> tuple[list[str], list[list[object]]]:
+    columns = ["source", "policy", "threshold", "minimum sufficient budget", "unresolved [5–95 %] at that budget", "error & coverage met, too unresolved"]
+    rows: list[list[object]] = []
+    for r in sufficiency.to_dict("records"):
+        budget = r["min_sufficient_budget"]
+        chosen = f"{budget:.0%}" if np.isfinite(budget) else f"none by {r['read_at_budget']:.0%}"
+        unresolved = f"{100 * r['unresolved']:.1f}% [{100 * r['unresolved_low']:.1f}, {100 * r['unresolved_high']:.1f}] at {r['read_at_budget']:.0%}"
+        too = r.get("too_unresolved_budgets")
+        rows.append([r["source"], r["policy"], f"{100 * r['threshold']:g} pp", chosen, unresolved, too if isinstance(too, str) and too else "—"])
+    return columns, rows
+
+
+def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str = "") -> Report:
+    """A report of a replay: per threshold, the unresolved, error and stopping curves of every source and policy.
+
+    Parameters
+    ----------
+    result : ReplayResult or path
+        A replay result, or a folder written by ``stopwise replay -o`` (``ReplayResult.write``).
+    source : str, optional
+        Shown under the title (default: the folder).
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> from stopwise.records import synthetic_benchmark
+    >>> from stopwise.replay import replay
+    >>> result = replay({"synthetic": synthetic_benchmark(100, 3, rng=0)}, n_orders=20, thresholds=[0.0, 0.05])
+    >>> replay_report(result).n_charts
+    6
+    """
+    if isinstance(result, str | os.PathLike):
+        tables = read_replay_folder(result)
+        summary, sufficiency, sources, settings = tables["summary"], tables["sufficiency"], tables["sources"], tables["settings"]
+        source = source or str(result)
+    else:
+        summary, sufficiency, sources, settings = result.summary, result.sufficiency, result.sources, result.settings
+    policies: dict[str, Any] = settings.get("policies", {})
+    first: Any = next(iter(policies.values()))["policy"] if policies else {}
+    targets: dict[str, Any] = first.get("targets", {}) if isinstance(first, dict) else {}
+    alpha, gamma, eta = (float(targets.get(k, d)) for k, d in (("alpha", 0.05), ("gamma", 0.05), ("eta", 0.25)))
+    overview = Section(
+        "Settings",
+        [
+            Facts(
+                [
+                    ("sources", ", ".join(map(str, summary["source"].unique()))),
+                    ("policies", ", ".join(map(str, summary["policy"].unique()))),
+                    ("thresholds δ", ", ".join(f"{100 * t:g} pp" for t in sorted(summary["threshold"].unique()))),
+                    ("task orders per pair", settings.get("n_orders", "?")),
+                    ("budget measure", f"{settings.get('measure', '?')} ({settings.get('scope', '?')})"),
+                    ("targets", f"α = {alpha:g}, γ = {gamma:g}, η = {eta:g}"),
+                    ("stopwise version", settings.get("stopwise_version", "?")),
+                ]
+            ),
+            Table(["policy", "sha256"], [[name, p.get("sha256", "?")] for name, p in policies.items()], caption="The policies replayed, by the sha256 of their canonical JSON.", numeric=[False, False]),
+        ],
+    )
+    table_one = [c for c in sources.columns]
+    sections = [overview]
+    columns, rows = _table_two_rows(sufficiency)
+    sections.append(
+        Section(
+            "Minimum sufficient budgets (Table II)",
+            [
+                Table(columns, rows, caption=(
+                    "The smallest budget of the grid at which false promotions and false rejections stay at or below α, coverage "
+                    "failures at or below γ and unresolved comparisons at or below η. The unresolved rate is read at that budget, "
+                    "or at the largest budget when none suffices."
+                ), numeric=[False, False, True, True, True, False]),
+                Table(table_one, sources.astype(object).where(sources.notna(), "—").to_numpy().tolist(), caption="The sources (Table I): systems kept, directed pairs (unordered), median overlap of shared tasks, task groups and positives (pairs whose completed-record difference exceeds δ) per threshold."),
+            ],
+        )
+    )
+    for threshold in sorted(summary["threshold"].unique()):
+        part = summary[np.isclose(summary["threshold"], threshold)]
+        sections.append(
+            Section(
+                f"Threshold {100 * threshold:g} pp",
+                [_unresolved_chart(part, threshold, eta), _error_chart(part, threshold, alpha, gamma), _stopping_chart(part, threshold)],
+            )
+        )
+    notes = [f"{s}: {n}" for s, items in settings.get("notes", {}).items() for n in items]
+    excluded = [f"{s}: {r['rows']} row(s) on {r['tasks']} task(s): {r['reason']}" for s, items in settings.get("excluded_rows", {}).items() for r in items]
+    dropped = [f"{s}: system {name}: {why}" for s, items in settings.get("excluded_systems", {}).items() for name, why in items.items()]
+    if notes or excluded or dropped:
+        sections.append(Section("Notes and exclusions", [Text(line) for line in [*notes, *excluded, *dropped]]))
+    return Report("Completed-record replay", f"Replay of {source}" if source else "", sections, kind="replay")

@@ -1,0 +1,13 @@
+"""docs/inspect.md shows the example script the end-to-end test runs, unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_docs_page_shows_the_example_unchanged() -> None:
+    page = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
+    block = page.split("```python\n", 1)[1].split("\n```\n", 1)[0]
+    assert block + "\n" == (REPO / "docs" / "examples" / "inspect_live.py").read_text(encoding="utf-8")

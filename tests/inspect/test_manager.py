@@ -1,0 +1,201 @@
+"""The paired Inspect manager's mechanics, in real Inspect evaluations of two mock systems.
+
+The decision itself comes from an in-memory ledger that decides on cue (``FakeLedger`` in
+conftest.py), so these tests check what the manager does around a decision: what is appended,
+what is skipped, what the log records. tests/inspect/test_end_to_end.py runs the real ledger.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from stopwise import Policy
+from stopwise.errors import InputError, PolicyError
+from stopwise.inspect import paired_early_stopping
+
+N = 40
+
+
+def _tasks(example: ModuleType, managers: Any, *, n: int = N, datasets: Any = None, **task_args: Any) -> list[Any]:
+    from inspect_ai import Task
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    first, second = datasets if datasets is not None else (example.questions(n), example.questions(n))
+    tested, baseline = managers
+    return [
+        Task(dataset=first, solver=generate(), scorer=task_args.pop("scorer", match()),
+             model=example.mock_system("tested", 0.9), early_stopping=tested, name="tested", **task_args),
+        Task(dataset=second, solver=generate(), scorer=match(),
+             model=example.mock_system("baseline", 0.55), early_stopping=baseline, name="baseline", **task_args),
+    ]
+
+
+def _eval(tasks: list[Any], tmp_path: Path, **kwargs: Any) -> dict[str, Any]:
+    from inspect_ai import eval
+
+    kwargs.setdefault("max_tasks", 2)
+    kwargs.setdefault("max_samples", 2)
+    logs = eval(tasks, display="none", log_dir=str(tmp_path / "logs"), **kwargs)
+    return {log.eval.task: log for log in logs}
+
+
+def _outcome(value: str) -> float:
+    return {"C": 1.0, "I": 0.0}[value]
+
+
+def test_both_systems_stop_once_decided_and_the_log_records_it(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = fake_ledger(decide_after=6)
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers), tmp_path)
+    planned = managers[0].comparison.planned
+    assert planned == [s.id for s in example.questions(N)]  # the order Inspect runs (seeded shuffle)
+    assert len(ledger.registered) == 1 and list(ledger.registered[0]["universe"].tasks) == planned
+
+    ran_total = 0
+    for name, system in (("tested", "tested"), ("baseline", "baseline")):
+        log = logs[name]
+        assert log.status == "success"
+        summary = log.results.early_stopping
+        assert summary.manager == f"stopwise (ev: {system} {system})"
+        ran = [s.id for s in log.samples]
+        stopped = [s.id for s in summary.early_stops]
+        ran_total += len(ran)
+        # every planned sample either ran or was skipped, once
+        assert sorted(ran + stopped) == sorted(planned)
+        # the decision came at 6 pairs; at most max_samples per system were still in flight
+        assert 6 <= len(ran) <= 6 + 2 + 2 and len(stopped) >= N - 10
+        assert max(planned.index(i) for i in ran) < 12  # what ran is the head of the planned order
+        assert all(s.reason.startswith("stopwise promote: fake ledger: decided at 6 pairs") for s in summary.early_stops)
+        assert all(s.metadata["action"] == "promote" for s in summary.early_stops)
+        meta = summary.metadata
+        assert meta["action"] == "promote" and meta["decision"]["action"] == "promote"
+        assert (meta["system"], meta["role"], meta["planned_tasks"], meta["budget_tasks"]) == (system, system, N, N)
+        assert meta["completed"] == len(ran) and meta["appended"]["accepted"] == len(ran)
+        assert meta["stopped"] == len(stopped) and meta["notes"] == []
+        # the ledger holds exactly the scored samples of the log
+        in_log = {(s.id, s.epoch - 1, _outcome(s.scores["match"].value)) for s in log.samples}
+        in_ledger = {(r["task"], r["attempt"], r["outcome"]) for r in ledger.rows if r["system"] == system}
+        assert in_ledger == in_log
+    assert len(ledger.rows) == ran_total
+    assert ledger.looks == managers[0].comparison.looks  # one look per completed pair until decided
+    assert managers[0].comparison.decision.action == "promote"
+
+
+def test_an_evaluation_already_decided_stops_at_once(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = fake_ledger(decide_after=3)
+    _eval(_tasks(example, paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline"), n=12), tmp_path)
+    rows = len(ledger.rows)
+    again = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")  # e.g. a re-run of the script
+    logs = _eval(_tasks(example, again, n=12), tmp_path)
+    for log in logs.values():
+        # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored
+        assert log.status == "success" and not log.samples and log.results is None
+    assert len(ledger.rows) == rows and again[0].comparison.looks == 0
+    assert again[0].comparison.decision.action == "promote"
+
+
+def test_one_task_for_both_models_is_refused(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    from inspect_ai import Task, eval
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    tested, _ = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline")
+    task = Task(dataset=example.questions(6), solver=generate(), scorer=match(), early_stopping=tested)
+    logs = eval(task, model=[example.mock_system("a", 1.0), example.mock_system("b", 0.0)], display="none",
+                log_dir=str(tmp_path / "logs"))
+    errors = [log.error.message for log in logs if log.status == "error"]
+    assert len(errors) == 1 and "build one Task per system" in errors[0]
+
+
+def test_task_count_budget_runs_the_planned_head_only(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = fake_ledger(decide_after=None)  # never decided: only the budget stops
+    policy = Policy.model_validate({"budget": {"measure": "task_count", "limit": 5}})
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline", policy=policy)
+    logs = _eval(_tasks(example, managers, n=12), tmp_path)
+    planned = managers[0].comparison.planned
+    for log in logs.values():
+        assert sorted(s.id for s in log.samples) == sorted(planned[:5])
+        stops = log.results.early_stopping.early_stops
+        assert sorted(s.id for s in stops) == sorted(planned[5:])
+        assert all("beyond the policy's budget of 5 tasks" in s.reason for s in stops)
+        assert log.results.early_stopping.metadata["action"] == "continue"
+    assert ledger.looks == 5
+
+
+def test_cost_budget_is_refused(fake_ledger: Any) -> None:
+    policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 5}})
+    with pytest.raises(PolicyError, match="no cost or time"):
+        paired_early_stopping(fake_ledger(), "ev", tested="A", baseline="B", policy=policy)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tested": "A", "baseline": "A"}, "must differ"),
+        ({"tested": "", "baseline": "B"}, "non-empty system name"),
+        ({"tested": "A", "baseline": "B", "group": ""}, "metadata key"),
+    ],
+)
+def test_bad_arguments(fake_ledger: Any, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        paired_early_stopping(fake_ledger(), "ev", **kwargs)
+
+
+def test_bad_ledger_object() -> None:
+    with pytest.raises(InputError, match="has no register, append, decide"):
+        paired_early_stopping(object(), "ev", tested="A", baseline="B")
+
+
+def test_the_two_tasks_must_run_the_same_samples(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers, datasets=(example.questions(8), example.questions(9))), tmp_path,
+                 max_tasks=1)
+    errors = [log.error.message for log in logs.values() if log.status == "error"]
+    assert len(errors) == 1 and "outside the planned universe" in errors[0]
+
+
+def test_tasks_run_one_after_the_other_are_noted(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = fake_ledger(decide_after=3)
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers, n=20), tmp_path, max_tasks=1)
+    first = logs["tested"].results.early_stopping
+    assert len(logs["tested"].samples) == 20 and first.early_stops == []
+    assert "max_tasks >= 2" in first.metadata["notes"][0]
+    second = logs["baseline"].results.early_stopping
+    assert second.metadata["action"] == "promote" and len(second.early_stops) >= 20 - 3 - 2
+
+
+def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    from inspect_ai.scorer import Score, Target, mean, scorer
+    from inspect_ai.solver import TaskState
+
+    @scorer(metrics=[mean()])
+    def out_of_range() -> Any:
+        async def score(state: TaskState, target: Target) -> Score:
+            return Score(value=2.0)
+
+        return score
+
+    ledger = fake_ledger(decide_after=None)
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline", group="group")
+    logs = _eval(_tasks(example, managers, n=6, scorer=out_of_range(), epochs=2), tmp_path)
+    tested_rows = [r for r in ledger.rows if r["system"] == "tested"]
+    assert len(tested_rows) == 12 and {r["status"] for r in tested_rows} == {"pending"}
+    assert all(r["source"].endswith("|unscored") for r in tested_rows)
+    baseline_rows = [r for r in ledger.rows if r["system"] == "baseline"]
+    assert sorted(r["attempt"] for r in baseline_rows) == [0] * 6 + [1] * 6
+    groups = {s.id: s.metadata["group"] for s in example.questions(6)}
+    assert all(r["group"] == groups[r["task"]] for r in ledger.rows)
+    assert logs["tested"].results.early_stopping.metadata["appended"]["unscored"] == 12
+    assert ledger.looks == 0  # no pair of final outcomes, no look
+
+
+def test_missing_group_metadata_is_an_error(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline", group="domain")
+    logs = _eval(_tasks(example, managers, n=4), tmp_path)
+    assert all(log.status == "error" and "lack metadata['domain']" in log.error.message for log in logs.values())

@@ -1,0 +1,333 @@
+"""The ledger API on SQLite and on a real PostgreSQL server: registration, appends, chain, verify, export."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import create_engine, text
+
+import stopwise
+from stopwise.errors import FileFormatError, LedgerError, ValidationError
+from stopwise.ledger import AppendResult, canonical_json, ledger_url, open_ledger
+from stopwise.records import Policy, TaskUniverse, read_outcomes, validate_outcomes
+
+needs_universe_decide = pytest.mark.skipif(
+    "universe" not in inspect.signature(stopwise.decide).parameters,
+    reason="waiting for decide(..., universe=...) of issue 9 (engineer H1) on main",
+)
+
+TASKS = [f"t{i:03d}" for i in range(40)]
+GROUPS = ["easy" if i % 2 else "hard" for i in range(40)]
+
+
+def universe() -> TaskUniverse:
+    return TaskUniverse(TASKS, GROUPS)
+
+
+def rows_for(tasks: list[str], *, seed: int = 0) -> pd.DataFrame:
+    """Outcome rows of A and B on ``tasks``: A solves 90 %, B 30 % (seeded), costs on some rows."""
+    rng = np.random.default_rng(seed)
+    index = [TASKS.index(t) for t in tasks]
+    a = (rng.random(len(TASKS)) < 0.9).astype(float)[index]
+    b = (rng.random(len(TASKS)) < 0.3).astype(float)[index]
+    groups = [GROUPS[i] for i in index]
+    return pd.DataFrame(
+        {
+            "system": ["A"] * len(tasks) + ["B"] * len(tasks),
+            "task": tasks + tasks,
+            "outcome": np.concatenate([a, b]),
+            "group": groups + groups,
+            "cost_usd": [0.25 if i % 2 == 0 else np.nan for i in index] * 2,
+            "source": "test",
+        }
+    )
+
+
+@pytest.fixture
+def ledger(ledger_url: str):
+    with open_ledger(ledger_url) as opened:
+        opened.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+        yield opened
+
+
+def raw_engine(ledger) -> object:
+    return create_engine(ledger.url)
+
+
+# ---------------------------------------------------------------- registration
+def test_register_is_idempotent_and_a_changed_policy_is_refused(ledger) -> None:
+    ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+    assert ledger.evaluations() == ["eval"]
+    changed = Policy.model_validate({**Policy().model_dump(), "threshold": 0.05})
+    with pytest.raises(LedgerError, match=r"'eval' is already registered .* cannot change: policy sha256"):
+        ledger.register("eval", policy=changed, universe=universe(), tested="A", baseline="B")
+    with pytest.raises(LedgerError, match="task universe sha256"):
+        ledger.register("eval", policy=Policy(), universe=TaskUniverse(TASKS[:-1], GROUPS[:-1]), tested="A", baseline="B")
+    with pytest.raises(LedgerError, match=r"baseline system .*'B'.*'C'"):
+        ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="C")
+    # the stored registration is the first one, unchanged
+    reg = ledger.registration("eval")
+    assert reg.policy_sha256 == Policy().sha256() and reg.universe == universe()
+
+
+def test_a_new_ledger_object_reads_the_locked_registration(ledger) -> None:
+    with open_ledger(ledger.url) as again:
+        reg = again.registration("eval")
+    assert reg.policy == Policy() and reg.universe.sha256() == universe().sha256()
+    assert (reg.tested, reg.baseline) == ("A", "B")
+    counts = TaskUniverse.from_counts(60, {"a": 20, "b": 40})
+    ledger.register("counts", policy=Policy(), universe=counts, tested="A", baseline="B")
+    with open_ledger(ledger.url) as again:
+        assert again.registration("counts").universe == counts
+
+
+def test_unknown_evaluation_names_the_registered_ones(ledger) -> None:
+    with pytest.raises(LedgerError, match=r"'nope' is not registered .*registered: 'eval'"):
+        ledger.append("nope", rows_for(TASKS[:1]))
+
+
+def test_register_refuses_bad_arguments(ledger) -> None:
+    with pytest.raises(LedgerError, match="two different"):
+        ledger.register("x", policy=Policy(), universe=universe(), tested="A", baseline="A")
+    with pytest.raises(LedgerError, match="TaskUniverse"):
+        ledger.register("x", policy=Policy(), universe=TASKS, tested="A", baseline="B")  # type: ignore[arg-type]
+    with pytest.raises(LedgerError, match="non-empty"):
+        ledger.register("  ", policy=Policy(), universe=universe(), tested="A", baseline="B")
+
+
+# ---------------------------------------------------------------- appends
+def test_append_accepts_acknowledges_duplicates_and_keeps_conflicts(ledger) -> None:
+    first = ledger.append("eval", rows_for(TASKS[:10]))
+    assert (first.accepted, first.duplicates, first.conflicts) == (20, 0, 0)
+    before = ledger.outcomes("eval")
+
+    again = rows_for(TASKS[5:12])  # 5 known tasks (10 events) and 2 new (4 events)
+    flipped = again.copy()
+    flipped.loc[(flipped["task"] == TASKS[5]) & (flipped["system"] == "A"), "outcome"] = 1 - flipped.loc[
+        (flipped["task"] == TASKS[5]) & (flipped["system"] == "A"), "outcome"
+    ]
+    result = ledger.append("eval", flipped)
+    assert isinstance(result, AppendResult)
+    assert (result.accepted, result.duplicates, result.conflicts) == (4, 9, 1)
+    assert result.conflict_keys == [("A", TASKS[5], 0)]
+    assert result.acknowledged == 13
+
+    stored = ledger.outcomes("eval")
+    assert len(stored) == 24
+    # the conflicting event did not overwrite the stored one
+    pd.testing.assert_frame_equal(stored.iloc[:20].reset_index(drop=True), before)
+    conflicts = ledger.conflicts("eval")
+    assert len(conflicts) == 1
+    row = json.loads(conflicts.loc[0, "row_json"])
+    assert row["task"] == TASKS[5] and row["outcome"] == flipped.loc[5 - 5, "outcome"]
+    # the same conflict sent twice is kept once
+    assert ledger.append("eval", flipped.iloc[[0]]).conflicts == 1
+    assert len(ledger.conflicts("eval")) == 1
+
+
+def test_repeats_within_one_call_are_judged_against_the_first(ledger) -> None:
+    rows = rows_for(TASKS[:1])
+    twice = pd.concat([rows, rows.assign(source="elsewhere")], ignore_index=True)
+    result = ledger.append("eval", twice)
+    assert (result.accepted, result.duplicates, result.conflicts) == (2, 0, 2)
+    assert set(ledger.outcomes("eval")["source"]) == {"test"}
+
+
+def test_outcomes_read_back_exactly_in_the_contract(ledger) -> None:
+    rows = rows_for(TASKS[:15], seed=3)
+    rows.loc[3, "elapsed_s"] = 12.5
+    rows.loc[4, "status"] = "pending"
+    rows.loc[4, "outcome"] = np.nan
+    ledger.append("eval", rows)
+    stored = ledger.outcomes("eval")
+    pd.testing.assert_frame_equal(stored, validate_outcomes(rows))
+    assert list(stored.columns) == list(stopwise.OUTCOME_COLUMNS)
+
+
+def test_append_validates_before_storing_anything(ledger) -> None:
+    rows = rows_for(TASKS[:3])
+    rows.loc[2, "outcome"] = 1.5
+    with pytest.raises(ValidationError, match=r"row 3, field 'outcome': must be a number in \[0, 1\]; got 1.5"):
+        ledger.append("eval", rows)
+    outside = pd.DataFrame({"system": ["A", "Z"], "task": [TASKS[0], "unplanned"], "outcome": [1, 0]})
+    with pytest.raises(ValidationError) as info:
+        ledger.append("eval", outside)
+    message = str(info.value)
+    assert "row 2, field 'system': must be 'A' or 'B'" in message
+    assert "row 2, field 'task': must be a task of the evaluation's planned universe; got 'unplanned'" in message
+    assert ledger.high_water("eval") == 0
+    assert ledger.append("eval", []).acknowledged == 0
+
+
+def test_schema_version_of_another_stopwise_is_refused(ledger) -> None:
+    engine = create_engine(ledger.url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE stopwise_schema_version SET version = 99"))
+    engine.dispose()
+    with pytest.raises(LedgerError, match="schema version 99; this stopwise reads version 1"):
+        open_ledger(ledger.url)
+
+
+def test_sqlite_connections_use_wal_and_synchronous_full(tmp_path: Path) -> None:
+    with open_ledger(tmp_path / "l.db") as ledger:
+        with ledger._engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 60000
+
+
+def test_urls() -> None:
+    assert ledger_url("postgres://u@h:1/d") == "postgresql+psycopg://u@h:1/d"
+    assert ledger_url("x.db").startswith("sqlite:////")
+    with pytest.raises(LedgerError, match="unsupported scheme 'mysql'"):
+        ledger_url("mysql://u@h/d")
+    with pytest.raises(LedgerError, match="does not exist"):
+        open_ledger("/nonexistent-folder-stopwise/l.db")
+
+
+def test_unreachable_postgres_is_a_ledger_error() -> None:
+    with pytest.raises(LedgerError, match="database error"):
+        open_ledger("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+# ---------------------------------------------------------------- verify without decisions
+def test_verify_finds_an_edited_outcome(ledger) -> None:
+    ledger.append("eval", rows_for(TASKS[:6]))
+    assert ledger.verify("eval").ok
+    engine = create_engine(ledger.url)
+    with engine.begin() as conn:
+        seq = conn.execute(text("SELECT min(seq) FROM stopwise_outcomes WHERE task = :t AND system = 'B'"), {"t": TASKS[2]}).scalar()
+        conn.execute(text("UPDATE stopwise_outcomes SET outcome = 1 - outcome WHERE seq = :s"), {"s": seq})
+    engine.dispose()
+    result = ledger.verify("eval")
+    assert not result.ok and result.first_mismatch is not None
+    assert result.first_mismatch.kind == "outcome" and result.first_mismatch.sequence == seq
+    assert f"task '{TASKS[2]}'" in result.first_mismatch.message
+
+
+def test_verify_finds_an_edited_policy(ledger) -> None:
+    engine = create_engine(ledger.url)
+    changed = Policy.model_validate({**Policy().model_dump(), "tail_cutoff": 0.2})
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE stopwise_evaluations SET policy_json = :p"), {"p": changed.canonical_json()})
+    engine.dispose()
+    result = open_ledger(ledger.url).verify("eval")
+    assert not result.ok and result.first_mismatch is not None and result.first_mismatch.kind == "registration"
+    assert "policy sha256" in result.first_mismatch.message
+
+
+# ---------------------------------------------------------------- decisions, chain, export
+@needs_universe_decide
+def test_decisions_chain_with_independent_digests(ledger) -> None:
+    ledger.append("eval", rows_for(TASKS[:4]))
+    first = ledger.decide("eval")
+    ledger.append("eval", rows_for(TASKS[4:30]))
+    second = ledger.decide("eval")
+    history = ledger.decisions("eval")
+    assert [d.sequence for d in history] == [1, 2]
+    assert [d.outcome_seq for d in history] == [8, 60] or history[1].outcome_seq > history[0].outcome_seq
+    assert history[0].record == first and history[1].record == second
+    reg = ledger.registration("eval")
+    genesis = hashlib.sha256(
+        json.dumps(
+            {"baseline": "B", "evaluation": "eval", "policy_sha256": Policy().sha256(), "tested": "A",
+             "universe_sha256": universe().sha256()},
+            sort_keys=True, separators=(",", ":"),
+        ).encode()
+    ).hexdigest()
+    assert reg.genesis_digest == genesis
+    previous = genesis
+    for link in history:
+        record_json = json.dumps(link.record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        assert link.record_json == record_json
+        assert link.previous_digest == previous
+        assert link.digest == hashlib.sha256((previous + record_json).encode()).hexdigest()
+        previous = link.digest
+    result = ledger.verify("eval")
+    assert result.ok and result.n_decisions == 2 and result.head_digest == previous
+    # the first decision saw only the first 8 events
+    assert first.n_observed == 4 and second.n_observed == 30
+
+
+@needs_universe_decide
+def test_decide_without_recording_leaves_the_chain(ledger) -> None:
+    ledger.append("eval", rows_for(TASKS[:10]))
+    ledger.decide("eval", record=False)
+    assert ledger.decisions("eval") == []
+
+
+@needs_universe_decide
+@pytest.mark.parametrize("edit", ["record", "record-and-digests", "delete"])
+def test_verify_finds_a_tampered_decision(ledger, edit: str) -> None:
+    ledger.append("eval", rows_for(TASKS[:10]))
+    ledger.decide("eval")
+    ledger.append("eval", rows_for(TASKS[10:40]))
+    ledger.decide("eval")
+    ledger.decide("eval")
+    assert ledger.verify("eval").ok
+    engine = create_engine(ledger.url)
+    with engine.begin() as conn:
+        stored = conn.execute(text("SELECT record_json, previous_digest FROM stopwise_decisions WHERE sequence = 2")).one()
+        record = json.loads(stored[0])
+        if edit == "delete":
+            conn.execute(text("DELETE FROM stopwise_decisions WHERE sequence = 2"))
+        else:
+            record["action"] = "reject" if record["action"] != "reject" else "promote"
+            forged = canonical_json(record)
+            digest = hashlib.sha256((stored[1] + forged).encode()).hexdigest()
+            conn.execute(text("UPDATE stopwise_decisions SET record_json = :r WHERE sequence = 2"), {"r": forged})
+            if edit == "record-and-digests":  # an attacker who re-chains: the decision itself no longer recomputes
+                conn.execute(text("UPDATE stopwise_decisions SET digest = :d WHERE sequence = 2"), {"d": digest})
+                third = conn.execute(text("SELECT record_json FROM stopwise_decisions WHERE sequence = 3")).scalar()
+                conn.execute(
+                    text("UPDATE stopwise_decisions SET previous_digest = :p, digest = :d WHERE sequence = 3"),
+                    {"p": digest, "d": hashlib.sha256((digest + third).encode()).hexdigest()},
+                )
+    engine.dispose()
+    result = open_ledger(ledger.url).verify("eval")
+    assert not result.ok and result.first_mismatch is not None
+    mismatch = result.first_mismatch
+    if edit == "record":
+        assert (mismatch.kind, mismatch.sequence) == ("chain", 2) and "edited" in mismatch.message
+    elif edit == "delete":
+        assert (mismatch.kind, mismatch.sequence) == ("chain", 3) and "missing" in mismatch.message
+    else:
+        assert (mismatch.kind, mismatch.sequence) == ("decision", 2) and "'action'" in mismatch.message
+    assert result.n_decisions == 1
+
+
+@needs_universe_decide
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_export_then_decide_gives_the_ledger_decision(ledger, tmp_path: Path, suffix: str) -> None:
+    ledger.append("eval", rows_for(TASKS[:25], seed=1))
+    recorded = ledger.decide("eval")
+    out = tmp_path / f"rows{suffix}"
+    written = ledger.export("eval", out, decisions_path=tmp_path / "decisions.jsonl")
+    assert written == [str(out), str(tmp_path / "decisions.jsonl")]
+    exported = read_outcomes(out)
+    again = stopwise.decide(exported, "A", "B", Policy(), universe=universe())  # type: ignore[call-arg]
+    assert again.action == recorded.action and again.input_sha256 == recorded.input_sha256
+    assert again.r_promote == recorded.r_promote and again.n_observed == recorded.n_observed == 25
+    lines = (tmp_path / "decisions.jsonl").read_text().splitlines()
+    assert [json.loads(line)["digest"] for line in lines] == [d.digest for d in ledger.decisions("eval")]
+
+
+def test_export_is_atomic_and_never_overwrites(ledger, tmp_path: Path) -> None:
+    ledger.append("eval", rows_for(TASKS[:5]))
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "rows.csv"
+    out.write_text("mine\n")
+    with pytest.raises(FileFormatError, match="exists; pass --force"):
+        ledger.export("eval", out)
+    assert out.read_text() == "mine\n"
+    ledger.export("eval", out, force=True)
+    pd.testing.assert_frame_equal(read_outcomes(out), ledger.outcomes("eval"))
+    assert sorted(p.name for p in out.parent.iterdir()) == ["rows.csv"]  # no temporary file left behind
+    with pytest.raises(FileFormatError, match="folder"):
+        ledger.export("eval", tmp_path / "missing" / "rows.csv")

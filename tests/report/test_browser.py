@@ -1,0 +1,151 @@
+"""``stopwise report`` pages opened in real headless Chromium with the network off: every chart drawn, no console error.
+
+The inputs are made by the commands a user runs: a replay of terminal_bench_2 (small settings), a
+``decide --json`` record, an ``early evaluate -o`` folder and a ``finality check --json`` result.
+Each page is screenshotted into the test's temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stopwise.cli.main import main
+from stopwise.records import Step, Trajectory, write_trajectories
+
+if TYPE_CHECKING:
+    from tests.report.conftest import Browser, Rendered
+
+pytestmark = pytest.mark.data
+
+
+def _assert_clean(seen: Rendered, n_charts: int) -> None:
+    assert seen.page_errors == [], seen.page_errors
+    assert seen.console_errors == [], seen.console_errors
+    assert seen.blocked == [], f"requests left the page: {seen.blocked}"
+    assert seen.dialogs == []
+    assert len(seen.charts) == n_charts
+    for chart in seen.charts:
+        assert chart["svg"] >= 1, chart
+        assert chart["data"] >= 1 and chart["traces"] >= 1, chart
+        assert chart["title"] and len(chart["caption"]) > 80, chart
+    assert seen.screenshot is not None and seen.screenshot.stat().st_size > 20_000
+
+
+@pytest.fixture(scope="module")
+def replay_page(tmp_path_factory: pytest.TempPathFactory, terminal_bench_2: Path) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("replay")
+    outcomes = terminal_bench_2
+    code = main(["replay", str(outcomes), "-k", "20", "--thresholds", "0,0.05", "--budgets", "0.1,0.25,0.5,0.75", "-o", str(folder / "out")])
+    assert code == 0
+    assert main(["report", str(folder / "out"), "-o", str(folder / "replay.html")]) == 0
+    return folder / "out", folder / "replay.html"
+
+
+def test_replay_report_renders_offline(browser: Browser, replay_page: tuple[Path, Path], tmp_path: Path) -> None:
+    _, html = replay_page
+    seen = browser.render(html, tmp_path / "replay.png")
+    _assert_clean(seen, n_charts=6)  # unresolved, errors and stopping time at 0 and 5 pp
+    assert "terminal_bench_2" in seen.text and "Minimum sufficient budgets" in seen.text
+    titles = [c["title"] for c in seen.charts]
+    assert titles[0] == "Unresolved comparisons at the 0 pp threshold" and titles[3] == "Unresolved comparisons at the 5 pp threshold"
+    assert "shaded band" in seen.charts[0]["caption"]
+
+
+def test_replay_chart_values_are_the_summary(browser: Browser, replay_page: tuple[Path, Path], tmp_path: Path) -> None:
+    """The drawn unresolved line is the replay's summary.csv (percent, to float precision)."""
+    folder, html = replay_page
+    summary = pd.read_csv(folder / "summary.csv")
+    expected = summary[np.isclose(summary["threshold"], 0.0)].sort_values("budget")
+    page = browser.context.new_page()
+    page.goto(html.resolve().as_uri())
+    page.wait_for_function("() => document.querySelector('#chart-2-0 svg.main-svg')")
+    drawn = page.evaluate(
+        "() => document.getElementById('chart-2-0')._fullData.filter(t => t.name === 'terminal_bench_2')"
+        ".map(t => ({x: Array.from(t.x), y: Array.from(t.y)}))[0]"
+    )
+    page.close()
+    np.testing.assert_allclose(drawn["x"], 100 * expected["budget"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(drawn["y"], 100 * expected["unresolved"].to_numpy(), rtol=1e-12)
+
+
+def test_decision_report_renders_offline(browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str], terminal_bench_2: Path) -> None:
+    outcomes = terminal_bench_2
+    code = main(["decide", str(outcomes), "-t", "Mux__GPT-5.2", "-b", "MAYA__Claude-4.5-sonnet", "--json"])
+    assert code in (0, 1, 2, 3)
+    record = tmp_path / "decision.json"
+    record.write_text(capsys.readouterr().out)
+    assert main(["report", str(record)]) == 0
+    seen = browser.render(tmp_path / "decision.html", tmp_path / "decision.png")
+    _assert_clean(seen, n_charts=3)  # path of the estimate, tails, coverage
+    data = json.loads(record.read_text())
+    assert data["policy_sha256"] in seen.text and data["input_sha256"] in seen.text
+    assert data["action"].upper() in seen.text
+
+
+def _trajectories(path: Path, seed: int = 0) -> Path:
+    """4 agents x 10 tasks of synthetic runs: failures show tool errors, successes edit and pass tests."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for agent in range(4):
+        for task in range(10):
+            ok = bool(rng.random() < 0.5)
+            steps = []
+            for k in range(int(rng.integers(8, 16))):
+                if ok and rng.random() < 0.5:
+                    steps.append(Step(action="python -m pytest -q", tool="bash", observation=f"{k} passed in 0.1s"))
+                elif not ok and rng.random() < 0.5:
+                    steps.append(Step(action=f"read_file(src/m{task}.py)", tool="read_file", observation="[isError] permission denied"))
+                else:
+                    steps.append(Step(action=f"search_code(task {task} item {k % 4})", tool="search_code", observation=f"found {k} matches"))
+            runs.append(Trajectory(agent=f"agent-{agent}", task=f"task-{task}", attempt=0, outcome=int(ok), task_text=f"Repair module {task}.", steps=steps))
+    return write_trajectories(runs, path)
+
+
+def test_early_report_renders_offline(browser: Browser, tmp_path: Path) -> None:
+    runs = _trajectories(tmp_path / "runs.jsonl.gz")
+    folder = tmp_path / "evaluation"
+    assert main(["early", "evaluate", str(runs), "-o", str(folder), "--variant", "tfidf-lr", "--min-steps", "5"]) == 0
+    assert main(["report", str(folder), "-o", str(tmp_path / "early.html")]) == 0
+    seen = browser.render(tmp_path / "early.html", tmp_path / "early.png")
+    _assert_clean(seen, n_charts=3)  # precision, savings, calibration
+    assert "agent-3" in seen.text and "leave-one-agent-out" in seen.text
+
+
+def test_finality_report_renders_offline(browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs.csv"
+    lines = ["run,system,task,attempt,outcome,environment,group"]
+    lines += [f"r{i},sys-{i % 2},task-{i // 2},0,{i % 3 == 0:d},env-{i // 4},g" for i in range(12)]
+    runs.write_text("\n".join(lines) + "\n")
+    examples = Path(__file__).resolve().parents[2] / "src" / "stopwise" / "finality" / "examples"
+    assert main(["finality", "check", str(examples / "shared-state.toml"), "--runs", str(runs), "--json"]) == 0
+    checks = tmp_path / "checks.json"
+    checks.write_text(capsys.readouterr().out)
+    assert main(["report", str(checks), "-o", str(tmp_path / "finality.html")]) == 0
+    seen = browser.render(tmp_path / "finality.html", tmp_path / "finality.png")
+    _assert_clean(seen, n_charts=2)
+    assert "sys-1" in seen.text and "12 runs" not in seen.title
+
+
+def test_hostile_names_are_shown_as_text_not_run(browser: Browser, tmp_path: Path) -> None:
+    """A system named like markup is escaped everywhere: no script runs, no dialog, the name reads literally."""
+    from stopwise.compare import decide
+    from stopwise.records import synthetic_benchmark
+
+    rows = synthetic_benchmark(60, 2, rng=1)
+    hostile = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    tested, baseline = sorted(rows["system"].unique())
+    rows["system"] = rows["system"].replace({tested: hostile})
+    rows["group"] = rows["group"].replace({rows["group"].iloc[0]: "<b>bold</b>"})
+    record = decide(rows, hostile, baseline)
+    path = tmp_path / "hostile.json"
+    path.write_text(record.model_dump_json())
+    assert main(["report", str(path)]) == 0
+    seen = browser.render(tmp_path / "hostile.html", tmp_path / "hostile.png")
+    _assert_clean(seen, n_charts=3)
+    assert seen.dialogs == [] and hostile in seen.text

@@ -1,0 +1,138 @@
+"""Report pages without a browser: escaping, input detection, clear errors, and the calibration table's values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stopwise.cli.main import main
+from stopwise.compare import decide
+from stopwise.errors import FileFormatError, InputError
+from stopwise.records import synthetic_benchmark
+from stopwise.replay import replay
+from stopwise.report import (
+    Facts,
+    Report,
+    Section,
+    Table,
+    Text,
+    build_report,
+    calibration_table,
+    decision_report,
+    detect_kind,
+    parse_decisions,
+    replay_report,
+)
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+@pytest.fixture(scope="module")
+def record_json() -> str:
+    rows = synthetic_benchmark(80, 3, rng=2)
+    names = sorted(rows["system"].unique())
+    return decide(rows, names[-1], names[0]).model_dump_json()
+
+
+def test_user_strings_are_escaped_everywhere() -> None:
+    page = Report(HOSTILE, HOSTILE, [Section(HOSTILE, [Text(HOSTILE), Facts([(HOSTILE, HOSTILE)]), Table([HOSTILE], [[HOSTILE]], caption=HOSTILE)])])
+    html = page.to_html()
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert html.count("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;") == 11  # title, h1, subtitle, toc, h2, text, dt, dd, th, td, caption
+    assert "<script" not in html  # no chart: no script at all
+
+
+def test_decision_page_escapes_system_names_in_chart_data(record_json: str) -> None:
+    record = json.loads(record_json)
+    record["tested"] = HOSTILE
+    page = decision_report(parse_decisions(json.dumps(record)))
+    html = page.to_html()
+    assert "<img src=x" not in html
+    # Plotly's JSON writes < as \u003c; the label itself is HTML-escaped for Plotly's pseudo-HTML.
+    assert "\\u003cimg" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_parse_decisions_reads_json_list_and_lines(record_json: str) -> None:
+    one = parse_decisions(record_json)
+    assert len(one) == 1
+    assert len(parse_decisions(json.dumps([json.loads(record_json)] * 2))) == 2
+    lines = record_json.replace("\n", "") + "\n\n" + record_json.replace("\n", "") + "\n"
+    assert [r.action for r in parse_decisions(lines)] == [one[0].action] * 2
+
+
+def test_parse_decisions_names_line_and_field(record_json: str) -> None:
+    with pytest.raises(FileFormatError, match=r"d.jsonl: line 2: not valid JSON"):
+        parse_decisions(record_json.replace("\n", "") + "\n{oops\n", "d.jsonl")
+    broken = json.loads(record_json)
+    broken["n_observed"] = "many"
+    with pytest.raises(FileFormatError, match=r"d.json: not a decision record: field 'n_observed'"):
+        parse_decisions(json.dumps(broken), "d.json")
+    with pytest.raises(FileFormatError, match="empty"):
+        parse_decisions("  \n", "d.json")
+
+
+def test_detect_kind(tmp_path: Path, record_json: str) -> None:
+    assert detect_kind("-", text=record_json) == "decision"
+    assert detect_kind("-", text='[{"run": "r1", "label": "final"}]') == "finality"
+    (tmp_path / "summary.csv").write_text("x\n")
+    (tmp_path / "settings.json").write_text("{}")
+    assert detect_kind(tmp_path) == "replay"
+    with pytest.raises(FileFormatError, match="neither a decision record"):
+        detect_kind("-", text='{"hello": 1}')
+    with pytest.raises(FileFormatError, match="no such file"):
+        detect_kind(tmp_path / "missing.json")
+    with pytest.raises(InputError, match="report kind must be"):
+        build_report(tmp_path, kind="pie")
+
+
+def test_replay_report_has_three_charts_per_threshold() -> None:
+    result = replay({"synthetic": synthetic_benchmark(120, 3, rng=0)}, n_orders=10, thresholds=[0.0, 0.05, 0.1], budgets=[0.2, 0.5, 0.8])
+    page = replay_report(result)
+    assert page.n_charts == 9
+    assert [s.title for s in page.sections][2:] == ["Threshold 0 pp", "Threshold 5 pp", "Threshold 10 pp"]
+
+
+def test_calibration_table_matches_an_independent_binning() -> None:
+    rng = np.random.default_rng(5)
+    runs = pd.DataFrame({"run": [f"r{i}" for i in range(30)], "outcome": rng.integers(0, 2, 30).astype(float)})
+    k = np.tile(np.arange(0, 8), 30)
+    predictions = pd.DataFrame(
+        {"variant": "v", "run": np.repeat(runs["run"], 8).to_numpy(), "k": k, "p_success": rng.random(240), "p_failure": rng.random(240)}
+    )
+    evaluation = SimpleNamespace(runs=runs, predictions=predictions, min_halt_step=3)
+    table = calibration_table(evaluation, "v", bins=5)  # type: ignore[arg-type]
+    used = predictions[predictions["k"] >= 3].merge(runs, on="run")
+    for head, column, truth in (("success", "p_success", used["outcome"] >= 0.5), ("failure", "p_failure", used["outcome"] < 0.5)):
+        bins = pd.cut(used[column], np.linspace(0, 1, 6), right=False, include_lowest=True)
+        expected = pd.DataFrame({"p": used[column], "t": truth.astype(float), "bin": bins}).groupby("bin", observed=True).agg(
+            mean_predicted=("p", "mean"), observed=("t", "mean"), prefixes=("p", "size")
+        )
+        got = table[table["head"] == head]
+        np.testing.assert_allclose(got["mean_predicted"], expected["mean_predicted"], rtol=1e-12)
+        np.testing.assert_allclose(got["observed"], expected["observed"], rtol=1e-12)
+        assert got["prefixes"].tolist() == expected["prefixes"].tolist()
+        assert got["prefixes"].sum() == len(used)
+
+
+def test_cli_writes_replaces_its_own_and_refuses_others(tmp_path: Path, record_json: str, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "decision.json"
+    source.write_text(record_json)
+    assert main(["report", str(source), "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["kind"] == "decision" and written["charts"] == 3 and Path(written["report"]) == tmp_path / "decision.html"
+    assert main(["report", str(source)]) == 0  # its own report: replaced
+    mine = tmp_path / "notes.html"
+    mine.write_text("<p>my notes</p>")
+    assert main(["report", str(source), "-o", str(mine)]) == 4
+    assert "not written by stopwise" in capsys.readouterr().err and mine.read_text() == "<p>my notes</p>"
+    assert main(["report", str(source), "-o", str(mine), "--force"]) == 0
+    assert main(["report", "-"]) == 4
+    assert "pass --out" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 4
+    assert "neither a replay output" in capsys.readouterr().err
+    assert not list(tmp_path.glob(".*.tmp"))
