@@ -21,7 +21,7 @@ import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-from stopwise.errors import StopwiseError
+from stopwise.errors import StopwiseError, terminal_text
 
 __all__ = [
     "EXIT_ERROR",
@@ -98,7 +98,7 @@ def user_errors() -> Iterator[None]:
         message = str(exc)
         for spooled, shown in _STDIN_NAMES.items():
             message = message.replace(spooled, shown)
-        err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(terminal_text(message))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
 
 

@@ -237,15 +237,18 @@ def order_command(
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy TOML (its [order] kind and seed).")] = None,
     cost_system: Annotated[str | None, typer.Option(help="For a cost-first order: the system whose cost_usd ranks tasks.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the order as CSV here (default: print it).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
 ) -> None:
     """Write the task order a live evaluation should follow, fixed by the policy before any outcome."""
-    with user_errors():
+    from stopwise._atomic import Outputs
+
+    with user_errors(), Outputs(force=force) as outputs:
+        out_tmp = outputs.file(out) if out is not None else None
         chosen = load_policy(policy) if policy is not None else Policy()
         frame = _read_table(tasks)
         order = task_order(frame, chosen, cost_system=cost_system)
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            order.to_csv(out, index=False)
+        if out_tmp is not None:
+            order.to_csv(out_tmp, index=False)
     first = order.loc[order["covered"], "position"]
     console.print(
         f"{len(order)} tasks in {order['group'].nunique()} group(s); order {chosen.order.kind} (seed {chosen.order.seed}); "

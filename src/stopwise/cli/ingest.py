@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from stopwise._atomic import Outputs
+from stopwise._limits import json_loads
 from stopwise.cli._common import console, err_console, user_errors
 from stopwise.errors import FileFormatError, InputError, ValidationError
 from stopwise.ingest import INGEST_FORMATS, ingest, system_template
@@ -26,7 +28,7 @@ def _instance_ids(path: Path) -> list[str]:
         raise FileFormatError(f"{path}: cannot read the instance ids: {exc}") from exc
     if path.suffix.lower() == ".json":
         try:
-            ids = json.loads(text)
+            ids = json_loads(text, str(path))
         except json.JSONDecodeError as exc:
             raise FileFormatError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
@@ -77,6 +79,7 @@ def ingest_command(
         Path | None,
         typer.Option("--instances", help="Dataset instance ids (one per line or a JSON list), for SWE-bench results.json."),
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace existing output files.")] = False,
 ) -> None:
     """Read harness logs (SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench, HAL) into outcome rows.
 
@@ -86,11 +89,13 @@ def ingest_command(
 
     Example: stopwise ingest logs/ --system-from file -o outcomes.csv
     """
-    with user_errors():
+    with user_errors(), Outputs(force=force) as outputs:
         if system_from:
             if system is not None:
                 raise InputError("give either --system or --system-from, not both")
             system = system_template(system_from)
+        out_tmp = outputs.file(out)  # checked before anything is read; moved into place at the end
+        traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None
         try:
             result = ingest(
@@ -111,10 +116,10 @@ def ingest_command(
                     "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
                 )
             raise
-        write_outcomes(result.rows, out)
+        write_outcomes(result.rows, out_tmp)
         wrote = [str(out)]
-        if trajectories is not None and result.trajectories:
-            write_trajectories(result.trajectories, trajectories)
+        if trajectories is not None and traj_tmp is not None and result.trajectories:
+            write_trajectories(result.trajectories, traj_tmp)
             wrote.append(str(trajectories))
     console.print(escape(result.summary()))
     for note in result.notes:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from stopwise._atomic import Outputs
 from stopwise.cli._common import console, user_errors
 from stopwise.errors import InputError
 from stopwise.records import Policy, load_policy, read_outcomes
@@ -37,6 +38,7 @@ def _source_name(path: Path) -> str:
 
 
 def replay_command(
+    ctx: typer.Context,
     outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each.")],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
     policies: Annotated[
@@ -65,9 +67,13 @@ def replay_command(
     rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ",".join(LIVE_RULES),
     strategy: Annotated[str, typer.Option(help="With --looks: betting strategy (max, agrapa or plug-in).")] = "max",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --looks: threads for the betting batches.")] = 1,
+    force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
 ) -> None:
     """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
+    outputs = Outputs(force=force)
+    ctx.call_on_close(outputs.discard)  # a failed or interrupted run leaves nothing
     with user_errors():
+        folder = outputs.directory(out) if out is not None else None  # checked before any computation
         base = load_policy(policy) if policy is not None else Policy()
         if policies == "all":
             names: list[str] | None = [
@@ -102,7 +108,7 @@ def replay_command(
                 name = f"{name}-{len(records)}"
             records[name] = read_outcomes(path)
         if live_looks is not None:
-            _live(records, base, names, thresholds, orders, live_looks, live_fixed, chosen_rules, strategy, min_coverage, min_shared, jobs, out)
+            _live(records, base, names, thresholds, orders, live_looks, live_fixed, chosen_rules, strategy, min_coverage, min_shared, jobs, out, folder, outputs)
             return
         with Progress(
             TextColumn("replay"),
@@ -172,7 +178,8 @@ def replay_command(
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
     if out is not None:
         with user_errors():
-            written = result.write(out)
+            written = [out / p.relative_to(folder) for p in result.write(folder)] if folder else []
+            outputs.commit()
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
@@ -201,6 +208,8 @@ def _live(
     min_shared: int,
     jobs: int,
     out: Path | None,
+    folder: Path | None,
+    outputs: Outputs,
 ) -> None:
     """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
     with user_errors():
@@ -246,9 +255,10 @@ def _live(
     console.print(
         f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {orders} orders."
     )
-    if out is not None:
+    if out is not None and folder is not None:
         with user_errors():
-            written = result.write(out)
+            written = [out / p.relative_to(folder) for p in result.write(folder)]
+            outputs.commit()
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
 
 
