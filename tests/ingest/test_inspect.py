@@ -147,6 +147,7 @@ def test_scored_error_keeps_its_score(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     row = _cells(read_inspect(path).rows)[("2", 1)]
     assert (row["status"], row["outcome"], source_flags(row["source"])) == ("final", 0.0, ("error",))
+    assert row["flags"] == "error"
 
 
 def test_unscored_sample_is_not_a_zero(tmp_path: Path) -> None:

@@ -56,10 +56,12 @@ def test_run_report_keeps_errors_and_empty_patches_apart() -> None:
     error = rows["sympy__sympy-24066"]
     assert error["status"] == "pending" and math.isnan(error["outcome"])
     assert source_flags(error["source"]) == ("error",)
+    assert error["flags"] == "error"  # the structured column a policy reads
     # the empty patch: a failure by default, flagged so a policy can tell it apart
     empty = rows["sphinx-doc__sphinx-8721"]
     assert (empty["status"], empty["outcome"]) == ("final", 0.0)
     assert source_flags(empty["source"]) == ("empty_patch",)
+    assert empty["flags"] == "empty_patch"
     assert rows["django__django-11099"]["group"] == "django/django"
     assert rows["sphinx-doc__sphinx-8721"]["group"] == "sphinx-doc/sphinx"
     assert set(result.rows["attempt"]) == {0}

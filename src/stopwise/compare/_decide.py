@@ -132,7 +132,7 @@ def routine_actions(
     return np.where(limit, np.where(covered, final, ABSTAIN), CONTINUE).astype(np.int8)
 
 
-_TEXT = ("system", "task", "group", "status", "source", "unit")
+_TEXT = ("system", "task", "group", "status", "source", "unit", "flags")
 
 
 def input_digest(
@@ -173,10 +173,14 @@ def input_digest(
         np.nan_to_num(sub["elapsed_s"].to_numpy(dtype=float), nan=-1.0),
         text["source"][0],
         text["unit"][0],
+        text["flags"][0],
     ]
     order = np.lexsort(keys[::-1])  # every column breaks ties, so row order never matters
     digest = hashlib.sha256()
+    no_flags = not (sub["flags"] != "").any()
     for column in OUTCOME_COLUMNS:
+        if column == "flags" and no_flags:
+            continue  # rows without flags keep the digest they had before the column existed
         digest.update(column.encode() + b"\x1e")
         if column not in ("attempt", "outcome", "cost_usd", "elapsed_s"):  # text, including columns added later
             codes, labels = text[column] if column in text else pd.factorize(sub[column].astype(str), sort=True)
@@ -436,6 +440,8 @@ def decide(
         group_column=policy.coverage.group_column,
         universe=universe,
         factorized=shared_codes,
+        exclude_flags=policy.flags.exclude,
+        count_flags=policy.flags.count,
     )
     if paired.n_shared == 0:
         raise ComparisonError(f"systems {tested!r} and {baseline!r} share no tasks; nothing to compare")
@@ -576,6 +582,7 @@ def decide(
         budget=BudgetState(measure=policy.budget.measure, used=used, limit=limit, at_limit=at_limit),
         coverage=coverage,
         excluded=list(paired.excluded),
+        flagged=list(paired.flagged),
         policy_sha256=policy.sha256(),
         input_sha256=input_digest(rows, (tested, baseline), factorized=shared_codes),
         stopwise_version=__version__,

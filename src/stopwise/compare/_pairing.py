@@ -8,6 +8,7 @@ replay's :func:`stopwise.prepare_source`; all of it is vectorised with ``bincoun
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from stopwise.errors import ComparisonError
-from stopwise.records import STATUSES, Exclusion, TaskUniverse
+from stopwise.records import STATUSES, Exclusion, FlagCount, TaskUniverse, flag_mask
 
 __all__ = [
     "MAX_LATTICE",
@@ -79,6 +80,8 @@ class PairedOutcomes:
         The universe given, or None when T was inferred from the rows.
     notes : tuple of str
         What the pairing could not do as asked (e.g. a universe without groups), for warnings.
+    flagged : tuple of FlagCount
+        Rows used on the observed tasks that carry a counted flag (``count_flags``), by flag.
     """
 
     tested: str
@@ -105,6 +108,7 @@ class PairedOutcomes:
     positions: np.ndarray
     universe: TaskUniverse | None = None
     notes: tuple[str, ...] = ()
+    flagged: tuple[FlagCount, ...] = ()
 
     @property
     def n_observed(self) -> int:
@@ -249,6 +253,8 @@ class OutcomeCells:
         Rows left out (identical duplicates, statuses the policy does not use), by reason.
     task_index : pandas.Index or None
         ``tasks`` as the pandas index the factorisation produced (for fast look-ups).
+    flagged : dict of str to numpy.ndarray, shape (S, T)
+        Usable attempts of each cell carrying each counted flag.
     """
 
     systems: np.ndarray
@@ -261,6 +267,7 @@ class OutcomeCells:
     elapsed: np.ndarray
     excluded: tuple[Exclusion, ...]
     task_index: pd.Index | None = None
+    flagged: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     @property
     def usable(self) -> np.ndarray:
@@ -283,11 +290,13 @@ def outcome_cells(
     status_reason: Callable[[str], str] | None = None,
     source: str | None = None,
     factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
+    exclude_flags: Sequence[str] = (),
+    count_flags: Sequence[str] = (),
 ) -> OutcomeCells:
     """Reduce validated outcome rows to (system, task) cells, vectorised (no per-group Python code).
 
     Identical duplicates of a (system, task, attempt) are left out first, then rows whose status
-    the policy does not use; both are counted. Usable attempts are averaged; cost and elapsed
+    the policy does not use, then rows carrying a flag of ``exclude_flags``; all are counted. Usable attempts are averaged; cost and elapsed
     time are summed (NaN when an attempt lacks them). Groups are checked for conflicts over every
     row of the systems (any status) with :func:`task_groups`.
 
@@ -309,6 +318,9 @@ def outcome_cells(
         ``pd.factorize(rows[column], sort=True)`` of text columns, computed once by a caller that
         also needs them (``decide`` shares them with the input digest); used only when no row is
         dropped by ``systems``.
+    exclude_flags, count_flags : sequence of str, optional
+        Flags whose rows are left out (reason ``flag F (policy excludes it)``), and flags whose
+        usable rows are counted per cell (:attr:`OutcomeCells.flagged`).
 
     Returns
     -------
@@ -377,6 +389,13 @@ def outcome_cells(
             if found:
                 excluded.append(found)
             keep &= ~mask
+    if "flags" in sub.columns:
+        for flag in sorted(set(exclude_flags)):
+            mask = keep & flag_mask(sub["flags"], flag)
+            found = _exclusion(mask, task_codes, f"flag {flag} (policy excludes it)")
+            if found:
+                excluded.append(found)
+            keep &= ~mask
 
     used = cell[keep]
     size = n_systems * n_tasks
@@ -392,6 +411,11 @@ def outcome_cells(
         return np.where((attempts > 0) & (missing == 0), total, np.nan)
 
     shape = (n_systems, n_tasks)
+    flagged = {
+        flag: np.bincount(used, flag_mask(sub["flags"], flag)[keep], minlength=size).astype(np.int64).reshape(shape)
+        for flag in sorted(set(count_flags))
+        if "flags" in sub.columns
+    }
     return OutcomeCells(
         systems=np.asarray(system_labels, dtype=str),
         tasks=np.asarray(task_labels, dtype=str),
@@ -403,6 +427,7 @@ def outcome_cells(
         elapsed=summed("elapsed_s").reshape(shape),
         excluded=tuple(excluded),
         task_index=task_labels if isinstance(task_labels, pd.Index) else None,
+        flagged=flagged,
     )
 
 
@@ -438,6 +463,8 @@ def pair_outcomes(
     group_column: str = "group",
     universe: TaskUniverse | None = None,
     factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
+    exclude_flags: Sequence[str] = (),
+    count_flags: Sequence[str] = (),
 ) -> PairedOutcomes:
     """Pair two systems' outcomes on their usable task overlap, within the task universe.
 
@@ -464,6 +491,9 @@ def pair_outcomes(
         The planned tasks (see :class:`stopwise.TaskUniverse`).
     factorized : mapping, optional
         Text columns already factorised (see :func:`outcome_cells`).
+    exclude_flags, count_flags : sequence of str, optional
+        Flags whose rows are excluded, and flags counted on the observed tasks (``[flags]`` of
+        the policy; see :func:`outcome_cells`).
 
     Returns
     -------
@@ -499,7 +529,13 @@ def pair_outcomes(
                 f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
             )
     cells = outcome_cells(
-        rows, systems=(tested, baseline), statuses=statuses, group_column=group_column, factorized=factorized
+        rows,
+        systems=(tested, baseline),
+        statuses=statuses,
+        group_column=group_column,
+        factorized=factorized,
+        exclude_flags=exclude_flags,
+        count_flags=count_flags,
     )
     a, b = int(np.searchsorted(cells.systems, tested)), int(np.searchsorted(cells.systems, baseline))
     excluded = list(cells.excluded)
@@ -616,4 +652,9 @@ def pair_outcomes(
         positions=positions[observed_mask],
         universe=universe,
         notes=tuple(notes),
+        flagged=tuple(
+            FlagCount(flag=flag, rows=int(on[[a, b]][:, observed_mask].sum()), tasks=int(on[[a, b]][:, observed_mask].any(axis=0).sum()))
+            for flag, on in cells.flagged.items()
+            if on[[a, b]][:, observed_mask].any()
+        ),
     )

@@ -6,9 +6,10 @@ on one task. The collector validates each value as it is read and keeps every br
 A run whose outcome cannot be read (a harness error, an empty patch) becomes a row, a ``pending``
 row or a counted :class:`SkippedRecord`, as the caller chooses; it is never a silent 0.
 
-Flags travel in the ``source`` column: ``"<format>:<file>"`` for a plain row and
-``"<format>:<file>|flag,flag"`` for a flagged one, so that a policy or a filter can act on them
-(:func:`source_flags` reads them back).
+Flags travel in the ``flags`` column (a policy's ``[flags]`` section excludes or counts rows by
+them) and, for compatibility with files and filters written before that column, also in the
+``source`` column: ``"<format>:<file>"`` for a plain row and ``"<format>:<file>|flag,flag"`` for
+a flagged one (:func:`source_flags` reads them back).
 """
 
 from __future__ import annotations
@@ -609,6 +610,7 @@ def finish(
             "status": [r.status for r in records],
             "source": [r.source for r in records],
             "unit": [""] * len(records),
+            "flags": [list(r.flags) for r in records],
         },
         columns=list(OUTCOME_COLUMNS),
     )

@@ -730,6 +730,7 @@ def _frame(rows: list[Any]) -> pd.DataFrame:
             "status": raw["status"].astype(str),
             "source": raw["source"].astype(str),
             "unit": raw["unit"].astype(str),
+            "flags": "",  # the ledger does not store flags yet
         },
         columns=list(OUTCOME_COLUMNS),
     )

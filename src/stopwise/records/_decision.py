@@ -15,6 +15,7 @@ __all__ = [
     "CoverageState",
     "DecisionRecord",
     "Exclusion",
+    "FlagCount",
     "GroupCoverage",
     "UniverseState",
 ]
@@ -80,6 +81,17 @@ class Exclusion(_Record):
     """How many distinct tasks they concern."""
 
 
+class FlagCount(_Record):
+    """Rows used by a decision that carry one flag the policy counts."""
+
+    flag: str
+    """The flag (``error``, ``limit:token``, ...)."""
+    rows: int
+    """How many outcome rows of the two systems used by the decision carry it."""
+    tasks: int
+    """How many distinct tasks they concern."""
+
+
 class UniverseState(_Record):
     """The task universe a decision was judged against."""
 
@@ -135,6 +147,8 @@ class DecisionRecord(_Record):
     coverage: CoverageState
     excluded: list[Exclusion] = Field(default_factory=list)
     """Rows of the two systems not used, by reason; nothing is dropped silently."""
+    flagged: list[FlagCount] = Field(default_factory=list)
+    """Rows used that carry a flag the policy counts (``[flags] count``); flags with no row are left out."""
     policy_sha256: str
     """sha256 of the policy's canonical JSON."""
     input_sha256: str
@@ -164,5 +178,5 @@ class DecisionRecord(_Record):
         >>> first.digest() == again.digest()
         True
         """
-        text = self.model_dump_json(exclude={"decided_at"})
+        text = self.model_dump_json(exclude={"decided_at"} | (set() if self.flagged else {"flagged"}))
         return hashlib.sha256(text.encode()).hexdigest()

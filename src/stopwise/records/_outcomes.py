@@ -15,11 +15,18 @@ elapsed_s   no        a number >= 0, or blank
 status      no        one of final, pending, predicted (default final)
 source      no        text: where the row came from
 unit        no        text: the analysis unit (cluster); blank means the task itself
+flags       no        short tokens without spaces (``error``, ``empty_patch``, ``limit:<type>``,
+                      ``unscored``): a list in JSONL and Parquet, ``;``-joined text in CSV
 ==========  ========  =========================================================
 
 A row whose status is not ``final`` may leave ``outcome`` blank (a pending run has no
 label yet). Two rows with the same (system, task, attempt) that differ in any column are an
 error; identical duplicates are kept and counted when a comparison is formed.
+
+``flags`` is held in a frame in canonical form: the distinct tokens, sorted, joined by ``;``
+(``""`` for none), so every format reads back the same frame. A policy's ``[flags]`` section
+excludes or counts rows by flag (:class:`stopwise.records.FlagPolicy`). Files written before the
+column existed still read (the column defaults to no flags).
 
 CSV files are read cell by cell with the header as the only source of column names: a row with
 more or fewer cells than the header is refused (naming the row), never shifted into other
@@ -45,9 +52,11 @@ from stopwise._limits import gunzip_bytes, json_loads, read_lines
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError, shown
 
 __all__ = [
+    "FLAG_SEPARATOR",
     "OUTCOME_COLUMNS",
     "STATUSES",
     "OutcomeFormat",
+    "flag_mask",
     "outcome_frame",
     "read_outcomes",
     "validate_outcomes",
@@ -65,6 +74,7 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
     "status",
     "source",
     "unit",
+    "flags",
 )
 """Every column of the outcome contract, in canonical order."""
 
@@ -73,7 +83,9 @@ STATUSES: tuple[str, ...] = ("final", "pending", "predicted")
 """Allowed values of ``status``: a final label, an unresolved one, or an early prediction."""
 
 OutcomeFormat = Literal["csv", "jsonl", "parquet"]
-_TEXT_COLUMNS = ("system", "task", "group", "status", "source", "unit")
+_TEXT_COLUMNS = ("system", "task", "group", "status", "source", "unit", "flags")
+FLAG_SEPARATOR = ";"
+"""Joins the flags of a row in a CSV cell and in a frame: ``"error;limit:token"``."""
 _SUFFIXES: dict[str, OutcomeFormat] = {
     ".csv": "csv",
     ".jsonl": "jsonl",
@@ -238,7 +250,7 @@ def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
             if not isinstance(value, dict):
                 problems.append(Problem(source, row, None, "must be one JSON object", type(value).__name__, number if number != row else None))
                 continue
-            nested = [k for k, v in value.items() if isinstance(v, dict | list)]
+            nested = [k for k, v in value.items() if isinstance(v, dict) or (isinstance(v, list) and k != "flags")]
             if nested:
                 problems.append(Problem(source, row, str(nested[0]), "must be a single value", value[nested[0]], number if number != row else None))
                 continue
@@ -493,6 +505,11 @@ def _validate(frame: pd.DataFrame, source: str, lines: np.ndarray | _Lines | Non
 
     for name in ("group", "source", "unit"):
         out[name] = _text(frame[name]) if name in frame else pd.Series([""] * n)
+    if "flags" in frame:
+        out["flags"], bad_flags = _flags(frame["flags"])
+        problem_rows(bad_flags, "flags", "must be short tokens without spaces (a list, or text joined by ';')", frame["flags"].to_numpy(dtype=object))
+    else:
+        out["flags"] = pd.Series([""] * n)
 
     result = pd.DataFrame({c: out[c] for c in OUTCOME_COLUMNS})
     for name in _TEXT_COLUMNS:
@@ -503,6 +520,47 @@ def _validate(frame: pd.DataFrame, source: str, lines: np.ndarray | _Lines | Non
     if problems:
         raise ValidationError(problems)
     return result
+
+
+def _canonical_flags(text: str) -> tuple[str, bool]:
+    """(canonical ``;``-joined tokens, whether every token is well formed) of one joined value."""
+    tokens = {t.strip() for t in text.split(FLAG_SEPARATOR)} - {""}
+    return FLAG_SEPARATOR.join(sorted(tokens)), all(t.isprintable() and not any(c.isspace() for c in t) for t in tokens)
+
+
+def _flags(series: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """Canonical flags of a column (text or lists) and the mask of malformed values.
+
+    Lists (JSONL, Parquet) are joined first; then each distinct value is canonicalised once.
+    """
+    values = series.to_numpy(dtype=object)
+    listed = np.fromiter((isinstance(v, list | tuple | np.ndarray) for v in values), dtype=bool, count=len(values))
+    joined = _text(series).to_numpy(dtype=object)
+    bad = np.zeros(len(values), dtype=bool)
+    for i in np.flatnonzero(listed):  # only rows given as lists
+        items = list(values[i])
+        bad[i] = not all(isinstance(t, str) and FLAG_SEPARATOR not in t for t in items)
+        joined[i] = FLAG_SEPARATOR.join(str(t) for t in items)
+    codes, uniques = pd.factorize(pd.Series(joined, dtype=object))
+    canonical = [_canonical_flags(str(u)) for u in uniques]
+    text = np.asarray([c[0] for c in canonical] or [""], dtype=object)
+    ok = np.asarray([c[1] for c in canonical] or [True], dtype=bool)
+    codes = np.maximum(codes, 0)
+    return pd.Series(text[codes], index=series.index, dtype=object).astype(str), bad | ~ok[codes]
+
+
+def flag_mask(flags: pd.Series, flag: str) -> np.ndarray:
+    """Rows whose canonical ``flags`` hold ``flag`` (vectorised).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from stopwise.records import flag_mask
+    >>> flag_mask(pd.Series(["error;limit:token", "", "errors"]), "error").tolist()
+    [True, False, False]
+    """
+    wrapped = FLAG_SEPARATOR + flags.astype(str) + FLAG_SEPARATOR
+    return wrapped.str.contains(FLAG_SEPARATOR + flag + FLAG_SEPARATOR, regex=False).to_numpy(dtype=bool)
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -585,10 +643,12 @@ def write_outcomes(
     try:
         if fmt == "csv":
             rows.to_csv(tmp, index=False, compression=compression)
-        elif fmt == "jsonl":
-            rows.to_json(tmp, orient="records", lines=True, compression=compression)
-        else:
-            rows.to_parquet(tmp, index=False)
+        else:  # flags as a list of tokens in JSONL and Parquet
+            listed = rows.assign(flags=[f.split(FLAG_SEPARATOR) if f else [] for f in rows["flags"]])
+            if fmt == "jsonl":
+                listed.to_json(tmp, orient="records", lines=True, compression=compression)
+            else:
+                listed.to_parquet(tmp, index=False)
         tmp.replace(file)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ __all__ = [
     "BudgetPolicy",
     "CoveragePolicy",
     "DecisionPolicy",
+    "FlagPolicy",
     "OrderPolicy",
     "Policy",
     "Targets",
@@ -115,6 +116,25 @@ class DecisionPolicy(_Section):
     Ramdas), valid at every look; it needs a task universe with its planned order."""
 
 
+FlagToken = Annotated[str, Strict(), Field(pattern=r"^[^\s;]+$")]
+
+
+class FlagPolicy(_Section):
+    """What a decision does with rows by their ``flags`` (``error``, ``empty_patch``, ``limit:<type>``)."""
+
+    exclude: tuple[FlagToken, ...] = ()
+    """Rows carrying any of these flags are left out of the decision and counted in its
+    exclusions (reason ``flag <f> (policy excludes it)``)."""
+    count: tuple[FlagToken, ...] = ("error",)
+    """Rows used by the decision that carry these flags are counted in the record's ``flagged``
+    (default ``error``: a harness error scored 0 never enters a decision unseen)."""
+
+    @field_validator("exclude", "count")
+    @classmethod
+    def _sorted(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted(set(value)))
+
+
 class Policy(_Section):
     """A comparison policy chosen in advance (ParEvalLayer section III).
 
@@ -146,6 +166,9 @@ class Policy(_Section):
     order: OrderPolicy = OrderPolicy()
     budget: BudgetPolicy = BudgetPolicy()
     targets: Targets = Targets()
+    flags: FlagPolicy = FlagPolicy()
+    """Rows excluded or counted by flag. Left out of the canonical JSON while it is the default,
+    so policies written before it keep their sha256."""
     decision: DecisionPolicy = DecisionPolicy()
     """The boundary (added with the task universe; a policy without ``[decision]`` gets the
     fixed-budget rule, so old policy files stay valid, but the canonical JSON of every policy now
@@ -160,7 +183,10 @@ class Policy(_Section):
 
     def canonical_json(self) -> str:
         """The policy as canonical JSON: sorted keys, no whitespace, every default filled in."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        data = self.model_dump(mode="json")
+        if self.flags == FlagPolicy():
+            del data["flags"]
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def sha256(self) -> str:
         """sha256 hex digest of :meth:`canonical_json`; stamped on every decision record."""
@@ -217,6 +243,13 @@ scope = "tested"
 #                without replacement): may promote or reject at ANY look once the boundary is
 #                crossed and coverage holds. Needs the planned task order (decide --tasks).
 boundary = "fixed-budget"
+
+[flags]
+# Rows carrying any of the "exclude" flags are left out and counted in the record's exclusions;
+# rows used that carry a "count" flag are counted in the record's "flagged". Flags are short
+# tokens written by ingest: error, empty_patch, unscored, limit:<type>, exception:<type>, ...
+exclude = []
+count = ["error"]
 
 [targets]
 # a budget is sufficient when false promotions and false rejections are at most alpha,
