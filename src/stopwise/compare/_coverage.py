@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from stopwise.records import CoverageState, GroupCoverage
+from stopwise.records import CoverageRule, CoverageState, GroupCoverage
 
 __all__ = ["budget_task_count", "coverage_from_sizes", "coverage_state", "required_counts"]
-
-CoverageRule = Literal["proportional", "none"]
 
 
 def budget_task_count(n_shared: int, budget: float) -> int:

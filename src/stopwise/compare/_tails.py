@@ -26,7 +26,6 @@ the evidence against rejection. Methods behind one interface (:func:`tail_probab
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -34,6 +33,7 @@ from numpy.typing import ArrayLike
 from scipy import fft, special
 
 from stopwise.compare._pairing import MAX_LATTICE, lattice_of
+from stopwise.records import COMPUTED_TAIL_METHODS, ComputedTailMethod
 
 __all__ = [
     "TailProbabilities",
@@ -44,7 +44,7 @@ __all__ = [
     "tail_probabilities",
 ]
 
-TailMethodName = Literal["exact", "bootstrap", "normal", "serfling"]
+TailMethodName = ComputedTailMethod
 _EXACT_MAX_SUPPORT = 1 << 24
 _GRID_SUPPORT = 1 << 20
 _BATCH_ELEMENTS = 1 << 23
@@ -313,8 +313,8 @@ def _tail_iv(
         raise ValueError("`differences` must be finite numbers in [-1, 1]")
     if not -1.0 <= threshold < 1.0:
         raise ValueError(f"`threshold` must be in [-1, 1); got {threshold!r}")
-    if method not in ("exact", "bootstrap", "normal", "serfling"):
-        raise ValueError(f"`method` must be one of exact, bootstrap, normal, serfling; got {method!r}")
+    if method not in COMPUTED_TAIL_METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(COMPUTED_TAIL_METHODS)}; got {method!r}")
     if int(n_resamples) != n_resamples or n_resamples < 1:
         raise ValueError(f"`n_resamples` must be a positive integer; got {n_resamples!r}")
     unit_array = None

@@ -45,7 +45,7 @@ from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_outcome
 from stopwise.inspect._ledger import count_of, open_any
-from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy
+from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -58,7 +58,7 @@ __all__ = ["PairedComparison", "SystemEarlyStopping", "paired_early_stopping"]
 _log = logging.getLogger("stopwise.inspect")
 
 Role = Literal["tested", "baseline"]
-_FINAL = ("promote", "reject", "abstain")
+_FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
 
 

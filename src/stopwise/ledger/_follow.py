@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from stopwise.errors import ComparisonError, LedgerError
 from stopwise.ledger._ledger import Ledger
-from stopwise.records import DecisionRecord
+from stopwise.records import ACTIONS, DecisionRecord
 
 __all__ = ["FINAL_ACTIONS", "Look", "follow"]
 
-FINAL_ACTIONS = frozenset({"promote", "reject", "abstain"})
+FINAL_ACTIONS = frozenset(ACTIONS) - {"continue"}
 """Actions that end a comparison (``continue`` does not)."""
 
 

@@ -40,18 +40,36 @@ from stopwise.records._policy import (
 from stopwise.records._synthetic import synthetic_benchmark
 from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
 from stopwise.records._universe import MAX_UNIVERSE_TASKS, TaskUniverse, read_task_universe
+from stopwise.records._vocabulary import (
+    BOUNDARIES,
+    COMPUTED_TAIL_METHODS,
+    COVERAGE_RULES,
+    TAIL_METHODS,
+    Boundary,
+    ComputedTailMethod,
+    CoverageRule,
+    Status,
+    TailMethod,
+)
 
 __all__ = [
     "ACTIONS",
+    "BOUNDARIES",
+    "COMPUTED_TAIL_METHODS",
+    "COVERAGE_RULES",
     "DEFAULT_POLICY_TOML",
     "FLAG_SEPARATOR",
     "MAX_UNIVERSE_TASKS",
     "OUTCOME_COLUMNS",
     "STATUSES",
+    "TAIL_METHODS",
     "Action",
+    "Boundary",
     "BudgetPolicy",
     "BudgetState",
+    "ComputedTailMethod",
     "CoveragePolicy",
+    "CoverageRule",
     "CoverageState",
     "DecisionPolicy",
     "DecisionRecord",
@@ -61,7 +79,9 @@ __all__ = [
     "GroupCoverage",
     "OrderPolicy",
     "Policy",
+    "Status",
     "Step",
+    "TailMethod",
     "Targets",
     "TaskUniverse",
     "Trajectory",

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stopwise.records._vocabulary import ACTIONS, Action, Boundary, CoverageRule
+
 __all__ = [
     "ACTIONS",
     "Action",
@@ -19,10 +21,6 @@ __all__ = [
     "GroupCoverage",
     "UniverseState",
 ]
-
-Action = Literal["promote", "reject", "continue", "abstain"]
-ACTIONS: tuple[Action, ...] = ("promote", "reject", "continue", "abstain")
-"""The four actions, in exit-code order (promote 0, reject 1, continue 2, abstain 3)."""
 
 
 class _Record(BaseModel):
@@ -45,7 +43,7 @@ class GroupCoverage(_Record):
 class CoverageState(_Record):
     """Task-group coverage of the observed tasks (paper section III-D)."""
 
-    rule: Literal["proportional", "none"]
+    rule: CoverageRule
     """The policy's coverage rule; with ``none`` the counts are recorded but not enforced."""
     satisfied: bool
     """Every group has at least its required count observed (and the requirement is possible)."""
@@ -155,7 +153,7 @@ class DecisionRecord(_Record):
     """sha256 of the two systems' outcome rows in canonical form."""
     stopwise_version: str
     """The library version that wrote the record."""
-    boundary: Literal["fixed-budget", "betting-wor"] = "fixed-budget"
+    boundary: Boundary = "fixed-budget"
     """The policy's boundary that produced the tails and the action."""
     universe: UniverseState | None = None
     """The task universe used (None: none given and the record not declared complete)."""

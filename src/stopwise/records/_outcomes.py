@@ -43,13 +43,14 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
 from stopwise._limits import gunzip_bytes, json_loads, read_lines
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError, shown
+from stopwise.records._vocabulary import STATUSES
 
 __all__ = [
     "FLAG_SEPARATOR",
@@ -79,10 +80,8 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
 """Every column of the outcome contract, in canonical order."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("system", "task", "outcome")
-STATUSES: tuple[str, ...] = ("final", "pending", "predicted")
-"""Allowed values of ``status``: a final label, an unresolved one, or an early prediction."""
-
 OutcomeFormat = Literal["csv", "jsonl", "parquet"]
+OUTCOME_FORMATS: tuple[OutcomeFormat, ...] = get_args(OutcomeFormat)
 _TEXT_COLUMNS = ("system", "task", "group", "status", "source", "unit", "flags")
 FLAG_SEPARATOR = ";"
 """Joins the flags of a row in a CSV cell and in a frame: ``"error;limit:token"``."""
@@ -97,9 +96,10 @@ _SUFFIXES: dict[str, OutcomeFormat] = {
 
 def _format_of(path: Path, fmt: str | None) -> OutcomeFormat:
     if fmt is not None:
-        if fmt not in ("csv", "jsonl", "parquet"):
-            raise FileFormatError(f"{path}: format must be one of csv, jsonl, parquet; got {fmt!r}")
-        return fmt  # type: ignore[return-value]
+        for name in OUTCOME_FORMATS:
+            if fmt == name:
+                return name
+        raise FileFormatError(f"{path}: format must be one of {', '.join(OUTCOME_FORMATS)}; got {fmt!r}")
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]

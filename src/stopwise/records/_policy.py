@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
 from stopwise._limits import check_structure
 from stopwise.errors import FileFormatError, PolicyError
-from stopwise.records._outcomes import STATUSES
+from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, Status, TailMethod
 
 __all__ = [
     "DEFAULT_POLICY_TOML",
@@ -37,10 +37,8 @@ __all__ = [
 MAX_BOOTSTRAP_RESAMPLES = 100_000
 """Largest ``bootstrap_resamples`` a policy may ask for (bounds the time and memory of one decision)."""
 
-TailMethod = Literal["exact", "bootstrap", "normal", "serfling", "none"]
 OrderKind = Literal["uniform", "coverage-aware", "cost-first", "neyman"]
 BudgetMeasure = Literal["task_fraction", "task_count", "cost_usd", "elapsed_s"]
-Boundary = Literal["fixed-budget", "betting-wor"]
 
 # Strict scalars: a TOML ``true`` is not a seed and the text "0.05" is not a number. Integers are
 # accepted where a float is asked for; NaN and infinities are refused (allow_inf_nan=False below).
@@ -56,7 +54,7 @@ class _Section(BaseModel):
 class CoveragePolicy(_Section):
     """How task-group coverage is required before a final action."""
 
-    rule: Literal["proportional", "none"] = "proportional"
+    rule: CoverageRule = "proportional"
     """``proportional``: r_g = max{1, min{n_g, floor(k n_g / N)}} tasks of every group (paper eq. 4);
     ``none``: final actions do not wait for coverage (coverage is still recorded)."""
     group_column: Literal["group", "source", "unit"] = "group"
@@ -160,7 +158,7 @@ class Policy(_Section):
     """B, the number of Monte-Carlo resamples (the paper uses 200; at most 100,000)."""
     seed: StrictInt = Field(default=0, ge=0)
     """Seed of every random choice of a decision (Monte-Carlo resampling)."""
-    statuses: tuple[Literal["final", "pending", "predicted"], ...] = ("final",)
+    statuses: tuple[Status, ...] = ("final",)
     """Outcome statuses a decision may use; rows of other statuses are excluded and counted."""
     coverage: CoveragePolicy = CoveragePolicy()
     order: OrderPolicy = OrderPolicy()
@@ -176,7 +174,7 @@ class Policy(_Section):
 
     @field_validator("statuses")
     @classmethod
-    def _statuses_nonempty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _statuses_nonempty(cls, value: tuple[Status, ...]) -> tuple[Status, ...]:
         if not value:
             raise ValueError("must list at least one of " + ", ".join(STATUSES))
         return tuple(sorted(set(value), key=STATUSES.index))

@@ -30,7 +30,7 @@ from stopwise.compare import (
     serfling_tails_from_moments,
 )
 from stopwise.errors import ArgumentError, ComparisonError
-from stopwise.records import Policy
+from stopwise.records import ACTIONS, Policy
 from stopwise.replay._orders import (
     cost_first_orders,
     coverage_aware_orders,
@@ -643,6 +643,6 @@ def _decision_rows(
             "r_promote": r_promote.ravel() if computed else np.nan,
             "r_reject": r_reject.ravel() if computed else np.nan,
             "coverage_ok": np.broadcast_to(item.covered[..., None], actions.shape).ravel(),
-            "action": pd.Categorical.from_codes(actions.ravel(), ["promote", "reject", "continue", "abstain"]),
+            "action": pd.Categorical.from_codes(actions.ravel(), list(ACTIONS)),
         }
     )
