@@ -40,6 +40,12 @@ EXAMPLES: dict[str, list[str]] = {
         "stopwise finality check argument.toml --runs runs.csv --json | stopwise report - -o finality.html",
     ],
     "finality replay": ["stopwise finality replay -r 10 --out replay/"],
+    "ledger init": ["stopwise ledger init ledger.db nightly -t A -b B --tasks order.csv --policy policy.toml"],
+    "ledger append": ["stopwise ledger append ledger.db nightly new_rows.csv"],
+    "ledger decide": ["stopwise ledger decide ledger.db nightly --json; echo $?"],
+    "ledger verify": ["stopwise ledger verify ledger.db nightly --json"],
+    "ledger conflicts": ["stopwise ledger conflicts ledger.db nightly --json"],
+    "watch": ["stopwise watch ledger.db nightly --interval 5 && echo promoted"],
 }
 """Command path (``"early train"``) -> example command lines."""
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,21 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stopwise.cli._common import console, err_console, user_errors
-from stopwise.early import (
-    THRESHOLDS,
-    VARIANTS,
-    EarlyOutcomeModel,
-    leave_one_out,
-    load_model,
-    make_variant,
-    monitor_run,
-    read_gold,
-    read_runs,
-)
-from stopwise.early._evaluate import EVALUATION_MARKER
-from stopwise.early._persist import check_output_dir
 from stopwise.errors import InputError
-from stopwise.records import outcome_frame, write_outcomes
+
+if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
+    from stopwise.early import EarlyOutcomeModel
+
+THRESHOLDS = (0.75, 0.80, 0.85, 0.90, 0.95, 0.97)
+"""As :data:`stopwise.early.THRESHOLDS` (a test keeps them equal); spelled out so that ``--help`` imports no model library."""
 
 early_app = typer.Typer(
     name="early",
@@ -156,6 +148,9 @@ def train_command(
 
     Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
     """
+    from stopwise.early import EarlyOutcomeModel, read_gold, read_runs
+    from stopwise.early._persist import check_output_dir
+
     with user_errors():
         runs = read_runs(trajectories)
         golds = read_gold(gold) if gold is not None else None
@@ -214,6 +209,11 @@ def evaluate_command(
 
     Example: stopwise early evaluate runs.jsonl.gz --within service -o out/eval --variant lightgbm --variant tfidf-lr
     """
+    from stopwise.early import VARIANTS, leave_one_out, make_variant, read_gold, read_runs
+    from stopwise.early._evaluate import EVALUATION_MARKER
+    from stopwise.early._persist import check_output_dir
+    from stopwise.records import write_outcomes
+
     with user_errors():
         names = variant or ["lightgbm"]
         unknown = [n for n in names if n not in VARIANTS]
@@ -293,6 +293,9 @@ def monitor_command(
 
     Example: stopwise early monitor model runs.jsonl.gz --summary --failure-threshold 0.9 --outcomes rows.csv
     """
+    from stopwise.early import load_model, monitor_run, read_gold, read_runs
+    from stopwise.records import outcome_frame, write_outcomes
+
     with user_errors():
         model = load_model(model_dir)
         s = _threshold(success_threshold, "success-threshold")

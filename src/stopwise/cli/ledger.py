@@ -141,13 +141,26 @@ def decide_command(
 
 
 @ledger_app.command("verify")
-def verify_command(url: Url, evaluation: Evaluation) -> None:
+def verify_command(
+    url: Url,
+    evaluation: Evaluation,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verification result as JSON.")] = False,
+) -> None:
     """Recompute the registration, every outcome digest, the decision chain and every decision.
 
     Exit code: 0 when everything recomputes, 1 at the first mismatch (which is printed), 4 on error.
     """
     with user_errors(), _open(url) as ledger:
         result = ledger.verify(evaluation)
+    if as_json:
+        from dataclasses import asdict, is_dataclass
+
+        from stopwise.cli._common import print_json
+
+        print_json(asdict(result) if is_dataclass(result) and not isinstance(result, type) else result)
+        if not result.ok:
+            raise typer.Exit(1)
+        return
     if result.ok:
         console.print(
             f"[bold green]OK[/] {escape(result.evaluation)}: {result.n_outcomes} outcome events and "

@@ -17,8 +17,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from stopwise.errors import ComparisonError
 from stopwise.records import STATUSES, Exclusion, FlagCount, TaskUniverse, flag_mask
@@ -447,6 +445,9 @@ def _units_of(rows: pd.DataFrame, systems: tuple[str, str], tasks: np.ndarray) -
     t = task_index.get_indexer(linked["task"])
     n_tasks = len(tasks)
     n_units = int(unit_codes.max()) + 1
+    from scipy.sparse import coo_matrix  # here: only records with linked units need SciPy's graph code
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(t)), (t, n_tasks + unit_codes)), shape=(n_tasks + n_units, n_tasks + n_units))
     _, component = connected_components(graph, directed=False)
     component = component[:n_tasks]
