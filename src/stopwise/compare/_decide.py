@@ -42,6 +42,7 @@ from stopwise.records import (
     BudgetState,
     DecisionRecord,
     Policy,
+    TailProvenance,
     TaskUniverse,
     UniverseState,
     validate_outcomes,
@@ -500,6 +501,7 @@ def decide(
     forced = policy.tail_method == "none" and not betting
 
     r_promote = r_reject = None
+    provenance: TailProvenance | None = None
     method: str = "none (forced: observed mean only)" if forced else policy.tail_method
     lattice = paired.lattice
     exceeds = exceeds_threshold(differences, lattice, policy.threshold) if n > 0 else False
@@ -515,6 +517,7 @@ def decide(
                 group_sizes=universe.group_sizes if universe is not None and universe.has_groups else None,
             )
             r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
+            provenance = TailProvenance(method="betting-wor", lattice=lattice)
         a = policy.tail_cutoff
         promote = covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
         reject = covered and not promote and r_reject is not None and r_reject <= a
@@ -532,6 +535,13 @@ def decide(
                 population_size=paired.n_shared,
             )
             r_promote, r_reject, method = tails.r_promote, tails.r_reject, tails.method
+            provenance = TailProvenance(
+                method=tails.used,
+                resamples=tails.resamples,
+                lattice=tails.lattice,
+                fallback=tails.fallback is not None,
+                why=tails.fallback,
+            )
             minimum = MIN_OBSERVED.get(policy.tail_method, 0)
             if n < minimum:
                 warnings.append(
@@ -579,6 +589,7 @@ def decide(
         r_promote=r_promote,
         r_reject=r_reject,
         tail_method=method,
+        tail=provenance,
         budget=BudgetState(measure=policy.budget.measure, used=used, limit=limit, at_limit=at_limit),
         coverage=coverage,
         excluded=list(paired.excluded),

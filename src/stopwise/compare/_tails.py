@@ -54,6 +54,11 @@ _BATCH_ELEMENTS = 1 << 23
 class TailProbabilities:
     """Tail probabilities of the (resampled) mean paired difference about a threshold.
 
+    A result object in the manner of :mod:`scipy.stats` results: the two tails, the method's
+    provenance as fields, and what a follow-up question needs (``n``, ``lattice``, the
+    lattice ``counts`` of the differences, from which :meth:`at` gives the exact tails at
+    another threshold and :meth:`distribution` the exact bootstrap distribution of the mean).
+
     Attributes
     ----------
     r_promote : float
@@ -62,11 +67,66 @@ class TailProbabilities:
         P*(mean* > delta): a rejection needs it at or below the cutoff a.
     method : str
         The method that produced them, with its settings (e.g. ``"exact (lattice 1/1)"``).
+    used : str
+        The method actually used: ``exact``, ``exact-grid`` (exact on a fine grid off the
+        lattice), ``bootstrap``, ``normal`` or ``serfling``.
+    n : int
+        Differences observed.
+    lattice : int
+        L with every difference a multiple of 1/L (0 when there is none up to ``MAX_LATTICE``).
+    resamples : int or None
+        B of a Monte-Carlo bootstrap (None for the other methods).
+    fallback : str or None
+        Why the requested method was not used as asked (None when it was).
+    counts : numpy.ndarray or None
+        Counts of the differences on the lattice, ``-L .. L`` (None off the lattice).
     """
 
     r_promote: float
     r_reject: float
     method: str
+    used: str = ""
+    n: int = 0
+    lattice: int = 0
+    resamples: int | None = None
+    fallback: str | None = None
+    counts: np.ndarray | None = None
+
+    def at(self, threshold: float | ArrayLike) -> np.ndarray:
+        """Exact R_promote at other thresholds (needs the lattice ``counts``).
+
+        Examples
+        --------
+        >>> from stopwise import tail_probabilities
+        >>> t = tail_probabilities([1, 0, 1, -1, 1], 0.0)
+        >>> float(t.at(0.0)[0]) == t.r_promote
+        True
+        """
+        if self.counts is None:
+            raise ValueError(f"the {self.used or self.method} tails keep no lattice counts; exact tails need them")
+        return np.atleast_1d(exact_tails_from_counts(self.counts[None, :], self.lattice, threshold)[0])
+
+    def distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """(support, pmf) of the exact bootstrap mean on the lattice 1/(n L) (needs ``counts``).
+
+        Examples
+        --------
+        >>> from stopwise import tail_probabilities
+        >>> support, pmf = tail_probabilities([1, 0], 0.0).distribution()
+        >>> support.tolist(), pmf.round(3).tolist()
+        ([-1.0, -0.5, 0.0, 0.5, 1.0], [0.0, 0.0, 0.25, 0.5, 0.25])
+        """
+        if self.counts is None:
+            raise ValueError(f"the {self.used or self.method} tails keep no lattice counts; the distribution needs them")
+        step = self.counts / self.counts.sum()
+        pmf = np.ones(1)
+        power, k = step, self.n
+        while k:  # binary powering of the convolution, n steps of one difference each
+            if k & 1:
+                pmf = np.convolve(pmf, power)
+            power, k = np.convolve(power, power), k >> 1
+        support = (np.arange(len(pmf)) - self.n * self.lattice) / (self.n * self.lattice)
+        return support, np.clip(pmf, 0.0, 1.0)
 
 
 def lattice_threshold(n: ArrayLike, lattice: int, threshold: float | ArrayLike) -> np.ndarray:
@@ -182,7 +242,9 @@ def _grid_tails(values: np.ndarray, threshold: float) -> TailProbabilities:
     nearest, down, up = exact_tails_from_counts(table, grid, threshold)
     low, high = float(min(up, nearest)), float(max(down, nearest))
     method = f"exact on a 1/{grid} grid (differences rounded to it; R_promote in [{low:.6f}, {high:.6f}])"
-    return TailProbabilities(float(nearest), 1.0 - float(nearest), method)
+    return TailProbabilities(
+        float(nearest), 1.0 - float(nearest), method, "exact-grid", n, 0, None, f"off the lattice; on a 1/{grid} grid"
+    )
 
 
 def _bootstrap_r_promote(
@@ -381,24 +443,31 @@ def tail_probabilities(
     values, unit_array = _tail_iv(differences, threshold, method, n_resamples, units, population_size)
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     lattice = lattice_of(values, max_denominator=MAX_LATTICE)
+    n = len(values)
     if method == "exact":
         support = 2 * len(values) * lattice + 1
         if lattice and unit_array is None and support <= _EXACT_MAX_SUPPORT:
-            r_promote = float(exact_tails_from_counts(_lattice_counts(values, lattice), lattice, threshold)[0])
-            return TailProbabilities(r_promote, 1.0 - r_promote, f"exact (lattice 1/{lattice})")
+            counts = _lattice_counts(values, lattice)
+            r_promote = float(exact_tails_from_counts(counts, lattice, threshold)[0])
+            return TailProbabilities(
+                r_promote, 1.0 - r_promote, f"exact (lattice 1/{lattice})", "exact", n, lattice, counts=counts[0]
+            )
         if unit_array is None:
             return _grid_tails(values, threshold)
         r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator, lattice)
-        return TailProbabilities(r_promote, 1.0 - r_promote, f"bootstrap (B={n_resamples}; exact unavailable: grouped units)")
+        return TailProbabilities(
+            r_promote, 1.0 - r_promote, f"bootstrap (B={n_resamples}; exact unavailable: grouped units)",
+            "bootstrap", n, lattice, n_resamples, "grouped units: exact unavailable",
+        )
     if method == "bootstrap":
         r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator, lattice)
         how = f"bootstrap (B={n_resamples}" + (", unit resampling)" if unit_array is not None else ")")
-        return TailProbabilities(r_promote, 1.0 - r_promote, how)
+        return TailProbabilities(r_promote, 1.0 - r_promote, how, "bootstrap", n, lattice, n_resamples)
     if method == "normal":
         r_promote, r_reject = _normal_tails(values, threshold, unit_array)
         how = "paired normal" + (" (cluster-robust se)" if unit_array is not None else "")
-        return TailProbabilities(r_promote, r_reject, how)
+        return TailProbabilities(r_promote, r_reject, how, "normal", n, lattice)
     assert population_size is not None
     promote_tail, reject_tail = serfling_tails_from_moments(values.sum(), len(values), population_size, [threshold])
     r_promote, r_reject = float(promote_tail[0]), float(reject_tail[0])
-    return TailProbabilities(r_promote, r_reject, f"serfling (n={len(values)} of N={population_size})")
+    return TailProbabilities(r_promote, r_reject, f"serfling (n={n} of N={population_size})", "serfling", n, lattice)

@@ -750,8 +750,8 @@ def _record_difference(stored: DecisionRecord, again: DecisionRecord) -> str | N
     a = json.loads(canonical_json(stored.model_dump(mode="json")))
     b = json.loads(canonical_json(again.model_dump(mode="json")))
     for key in sorted(set(a) | set(b)):
-        if key in VOLATILE_RECORD_FIELDS:
-            continue
+        if key in VOLATILE_RECORD_FIELDS or (key in ("tail", "flagged") and not a.get(key)):
+            continue  # fields added later are absent from records stored before them
         if not _same(a.get(key), b.get(key)):
             return f"field {key!r} recorded {a.get(key)!r}, recomputed from the stored outcomes {b.get(key)!r}"
     return None

@@ -12,6 +12,7 @@ from stopwise.records._decision import (
     Exclusion,
     FlagCount,
     GroupCoverage,
+    TailProvenance,
     UniverseState,
 )
 from stopwise.records._joined import read_outcome_files
@@ -82,6 +83,7 @@ __all__ = [
     "Status",
     "Step",
     "TailMethod",
+    "TailProvenance",
     "Targets",
     "TaskUniverse",
     "Trajectory",

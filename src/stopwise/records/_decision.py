@@ -19,6 +19,7 @@ __all__ = [
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
+    "TailProvenance",
     "UniverseState",
 ]
 
@@ -90,6 +91,21 @@ class FlagCount(_Record):
     """How many distinct tasks they concern."""
 
 
+class TailProvenance(_Record):
+    """How the tails of a decision were computed, as fields (``tail_method`` says it in words)."""
+
+    method: str
+    """The method actually used: exact, exact-grid, bootstrap, normal, serfling or betting-wor."""
+    resamples: int | None = None
+    """B of a Monte-Carlo bootstrap (None otherwise)."""
+    lattice: int = 0
+    """L with every difference a multiple of 1/L (0 when there is none)."""
+    fallback: bool = False
+    """The policy's method was not used as asked."""
+    why: str | None = None
+    """Why it fell back (grouped units, differences off the lattice)."""
+
+
 class UniverseState(_Record):
     """The task universe a decision was judged against."""
 
@@ -141,6 +157,8 @@ class DecisionRecord(_Record):
     """P*(mean* > delta): evidence against rejection (None when not computed)."""
     tail_method: str
     """The method that produced the tails, e.g. ``exact (lattice 1/1)`` or ``bootstrap (B=200, seed=0)``."""
+    tail: TailProvenance | None = None
+    """The tails' provenance as fields (None when no tails were computed)."""
     budget: BudgetState
     coverage: CoverageState
     excluded: list[Exclusion] = Field(default_factory=list)
@@ -176,5 +194,5 @@ class DecisionRecord(_Record):
         >>> first.digest() == again.digest()
         True
         """
-        text = self.model_dump_json(exclude={"decided_at"} | (set() if self.flagged else {"flagged"}))
+        text = self.model_dump_json(exclude={"decided_at"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
         return hashlib.sha256(text.encode()).hexdigest()
