@@ -228,7 +228,7 @@ def test_the_service_stops_and_frees_its_port_when_the_replay_fails(monkeypatch:
         assert self.port is not None
         ports.append(self.port)
 
-    send = runner_module._Runner._send
+    send = runner_module.Runner._send
     calls = {"n": 0}
 
     async def failing_send(self, method: str, url: str, **kwargs):  # type: ignore[no-untyped-def]
@@ -238,7 +238,7 @@ def test_the_service_stops_and_frees_its_port_when_the_replay_fails(monkeypatch:
         return await send(self, method, url, **kwargs)
 
     monkeypatch.setattr(LocalService, "start", recording_start)
-    monkeypatch.setattr(runner_module._Runner, "_send", failing_send)
+    monkeypatch.setattr(runner_module.Runner, "_send", failing_send)
     handler = signal.getsignal(signal.SIGINT)
     with pytest.raises(ServiceError, match="injected failure"):
         run_controlled_replay(ReplaySchedule(repetitions=1))

@@ -158,11 +158,11 @@ def test_own_zstandard_reader_matches_the_archive(logs: dict[str, tuple[Path, An
     """inspect_ai patches zipfile for Zstandard in this process; our fallback must decode the same bytes."""
     import zipfile
 
-    from stopwise.ingest._inspect import _zstd_member
+    from stopwise.ingest._inspect import zstd_member
 
     path = next(logs["eval"][0].glob("*.eval"))
     with zipfile.ZipFile(path) as archive:
         infos = [i for i in archive.infolist() if i.filename.endswith(".json")]
         assert {i.compress_type for i in infos} == {93}
         for info in infos:
-            assert _zstd_member(path, info) == archive.read(info)
+            assert zstd_member(path, info) == archive.read(info)

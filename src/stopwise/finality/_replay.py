@@ -43,9 +43,9 @@ from stopwise.finality._check import LABEL_STATUSES, ScoredRun, check_runs
 from stopwise.finality._effects import OpenEffectsRecord
 from stopwise.finality._examples import example_argument
 from stopwise.finality._replay_record import (
-    _ARGUMENTS,
-    _TITLES,
+    ARGUMENTS,
     REPLAY_CONDITIONS,
+    TITLES,
     Condition,
     ConditionResult,
     ConditionSummary,
@@ -54,7 +54,7 @@ from stopwise.finality._replay_record import (
     ReplaySchedule,
     TrialObservation,
 )
-from stopwise.finality._replay_runner import _Clock, _run_trial, _Runner, _Trial
+from stopwise.finality._replay_runner import Clock, Runner, Trial, run_trial
 
 __all__ = ["arun_controlled_replay", "run_controlled_replay"]
 
@@ -69,7 +69,7 @@ _SWEEPS: dict[str, tuple[Condition, ...]] = {
 }
 
 
-def _condition_result(condition: Condition, trials: list[_Trial]) -> ConditionResult:
+def _condition_result(condition: Condition, trials: list[Trial]) -> ConditionResult:
     observations: list[TrialObservation] = []
     runs: list[ScoredRun] = []
     for t in trials:
@@ -94,14 +94,14 @@ def _condition_result(condition: Condition, trials: list[_Trial]) -> ConditionRe
             )
         )
     record = OpenEffectsRecord.combine((t.record for t in trials), evaluation=f"replay:{condition}")
-    argument = example_argument(_ARGUMENTS[condition])
+    argument = example_argument(ARGUMENTS[condition])
     checks = check_runs(argument, runs, record=record)
     labels: dict[str, int] = {status: sum(c.label == status for c in checks) for status in LABEL_STATUSES}
     units = len({c.unit_id or c.run for c in checks})
     exposed = [o.exposed for o in observations]
     summary = ConditionSummary(
         condition=condition,
-        title=_TITLES[condition],
+        title=TITLES[condition],
         argument=argument.name,
         trials=len(observations),
         successes={role: int(sum(o.scores[role] for o in observations)) for role in ("A", "B")},
@@ -219,7 +219,7 @@ async def arun_controlled_replay(
     schedule, chosen = _arun_controlled_replay_iv(schedule, conditions, max_active, attempts, timeout_s)
     sweeps = [s for s, conds in _SWEEPS.items() if any(c in chosen for c in conds)]
     started = time.monotonic()
-    clock = _Clock()
+    clock = Clock()
     import httpx
 
     from stopwise.finality._service import LocalService, ServiceStore
@@ -230,14 +230,14 @@ async def arun_controlled_replay(
         async with httpx.AsyncClient(
             base_url=service.url, timeout=httpx.Timeout(30.0), limits=limits, trust_env=False
         ) as client:
-            runner = _Runner(client, clock)
+            runner = Runner(client, clock)
             await runner.call(None, "GET", "/health")
             active = asyncio.Semaphore(max_active)
             specs = schedule.trials()
             try:
                 async with asyncio.timeout(timeout_s), asyncio.TaskGroup() as group:
                     tasks = [
-                        group.create_task(_run_trial(runner, sweep, spec, active, attempts))
+                        group.create_task(run_trial(runner, sweep, spec, active, attempts))
                         for sweep in sweeps
                         for spec in specs
                     ]
@@ -249,7 +249,7 @@ async def arun_controlled_replay(
             left = service.store.pending()
             if left:
                 raise ServiceError(f"operations {left[:5]} were still pending when the replay ended")
-    by_sweep: dict[str, list[_Trial]] = {s: [] for s in sweeps}
+    by_sweep: dict[str, list[Trial]] = {s: [] for s in sweeps}
     for t in done:
         by_sweep[t.condition].append(t)
     results: dict[str, ConditionResult] = {}

@@ -40,7 +40,7 @@ REPLAY_CONDITIONS: tuple[Condition, ...] = (
 )
 """The replay's conditions, in table order."""
 
-_TITLES: dict[Condition, str] = {
+TITLES: dict[Condition, str] = {
     "snapshot": "snapshot scoring",
     "terminal": "terminal reconciliation",
     "cancel": "verified cancellation",
@@ -50,7 +50,7 @@ _TITLES: dict[Condition, str] = {
     "b-before-a": "B before A",
     "grouped": "grouped analysis",
 }
-_ARGUMENTS: dict[Condition, str] = {
+ARGUMENTS: dict[Condition, str] = {
     "snapshot": "async-no-reconciliation",
     "terminal": "terminal-reconciliation",
     "cancel": "verified-cancellation",
@@ -66,7 +66,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
-class _Spec(NamedTuple):
+class Spec(NamedTuple):
     trial: str
     identifier: int
     delay_ms: int
@@ -113,10 +113,10 @@ class ReplaySchedule(_Model):
         """Trials per condition."""
         return len(self.identifiers) * len(self.delays_ms) * self.repetitions
 
-    def trials(self) -> list[_Spec]:
+    def trials(self) -> list[Spec]:
         """Every trial as ``(trial id, identifier, delay_ms, repetition)``, in schedule order."""
         return [
-            _Spec(f"k{k}-d{d}-r{r}", k, d, r)
+            Spec(f"k{k}-d{d}-r{r}", k, d, r)
             for r in range(self.repetitions)
             for d in self.delays_ms
             for k in self.identifiers

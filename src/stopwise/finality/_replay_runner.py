@@ -1,6 +1,6 @@
 """The replay runner: fixed tool-call traces replayed over HTTP, one procedure per condition.
 
-Every request goes through :class:`_Runner`, which records the service's answers in the trial's
+Every request goes through :class:`Runner`, which records the service's answers in the trial's
 open-effects record through the lifecycle API. The service runs on a logical clock: a delayed
 write lands only when its namespace's clock passes its due time, and that clock moves only when
 the runner lets time pass (a settling query with ``wait_ms``). Every step that must come before a
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from stopwise.errors import ServiceError
 from stopwise.finality._check import ScoredRun
 from stopwise.finality._effects import EffectRoute, EndpointStatus, OpenEffectsRecord, Probe, Sweep
-from stopwise.finality._replay_record import _Spec
+from stopwise.finality._replay_record import Spec
 
 if TYPE_CHECKING:  # the HTTP stack is imported when a replay runs, not with the package
     import httpx
@@ -42,7 +42,7 @@ class ToolCall:
 
 
 @dataclass
-class _Clock:
+class Clock:
     """UTC timestamps that never run backwards (wall time at start + monotonic offset)."""
 
     wall: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -53,8 +53,8 @@ class _Clock:
 
 
 @dataclass
-class _Trial:
-    spec: _Spec
+class Trial:
+    spec: Spec
     condition: str
     record: OpenEffectsRecord
     runs: dict[str, ScoredRun] = field(default_factory=dict)
@@ -76,8 +76,8 @@ class _Trial:
         return self.lag_ms is not None and self.spec.delay_ms > 0 and self.lag_ms >= self.spec.delay_ms
 
 
-class _Runner:
-    def __init__(self, client: httpx.AsyncClient, clock: _Clock) -> None:
+class Runner:
+    def __init__(self, client: httpx.AsyncClient, clock: Clock) -> None:
         self.client = client
         self.clock = clock
         self.requests = 0
@@ -91,7 +91,7 @@ class _Runner:
         except httpx.HTTPError as exc:
             raise ServiceError(f"the replay service did not answer {method} {url}: {exc!r}") from exc
 
-    async def call(self, t: _Trial | None, method: str, url: str, **kwargs: Any) -> tuple[dict[str, Any], datetime]:
+    async def call(self, t: Trial | None, method: str, url: str, **kwargs: Any) -> tuple[dict[str, Any], datetime]:
         response = await self._send(method, url, **kwargs)
         if response.status_code >= 400:
             raise ServiceError(
@@ -101,7 +101,7 @@ class _Runner:
         return data, self.clock.now()
 
     # one tool call of a fixed trace, and the entry it opens
-    async def replay_call(self, t: _Trial, call: ToolCall, ns: str, run: str, routes: Sequence[str]) -> dict[str, Any]:
+    async def replay_call(self, t: Trial, call: ToolCall, ns: str, run: str, routes: Sequence[str]) -> dict[str, Any]:
         url = f"/ns/{ns}/items/{call.item}"
         data, at = await self.call(t, "PUT", url, json={"value": call.value, "run": run, "delay_ms": call.delay_ms})
         op = data["op"]
@@ -130,7 +130,7 @@ class _Runner:
 
     async def sweep(
         self,
-        t: _Trial,
+        t: Trial,
         ns: str,
         runs: Sequence[str],
         *,
@@ -169,14 +169,14 @@ class _Runner:
         return view, at
 
     async def settle(
-        self, t: _Trial, ns: str, runs: Sequence[str], view: dict[str, Any], at: datetime
+        self, t: Trial, ns: str, runs: Sequence[str], view: dict[str, Any], at: datetime
     ) -> tuple[dict[str, Any], datetime]:
         """The namespace once nothing in it is pending: ``view`` itself if it showed nothing pending."""
         if not view["pending"]:
             return view, at
         return await self.sweep(t, ns, runs, wait=True, attempt="observe")
 
-    async def verify_fresh(self, t: _Trial, ns: str, handles: Sequence[str], who: str) -> None:
+    async def verify_fresh(self, t: Trial, ns: str, handles: Sequence[str], who: str) -> None:
         """Query a namespace that must be empty with nothing pending; block the routes of ``handles``."""
         view, at = await self.call(t, "GET", f"/ns/{ns}")
         if view["items"] or view["pending"]:
@@ -204,7 +204,7 @@ def _written_by(view: dict[str, Any], item: str) -> str | None:
     return None if found is None else str(found["run"])
 
 
-def _scored(t: _Trial, role: str, run: str, outcome: float, at: datetime) -> ScoredRun:
+def _scored(t: Trial, role: str, run: str, outcome: float, at: datetime) -> ScoredRun:
     return ScoredRun(
         run=run,
         system=role,
@@ -216,14 +216,14 @@ def _scored(t: _Trial, role: str, run: str, outcome: float, at: datetime) -> Sco
     )
 
 
-def _traces(spec: _Spec) -> tuple[ToolCall, ToolCall]:
+def _traces(spec: Spec) -> tuple[ToolCall, ToolCall]:
     item = f"item-{spec.identifier}"
     a = ToolCall("set_item", item, f"{spec.trial}:A", spec.delay_ms)
     b = ToolCall("set_item", item, f"{spec.trial}:B", 0)
     return a, b
 
 
-async def _separated_pair(r: _Runner, t: _Trial, mode: Literal["reconcile", "cancel", "namespaced"]) -> None:
+async def _separated_pair(r: Runner, t: Trial, mode: Literal["reconcile", "cancel", "namespaced"]) -> None:
     """A in its own namespace, then B in a verified-fresh one (snapshot/terminal, cancel, namespaced)."""
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
@@ -289,7 +289,7 @@ async def _separated_pair(r: _Runner, t: _Trial, mode: Literal["reconcile", "can
     t.exposed = _written_by(view_b, trace_b.item) == run_a if mode == "namespaced" else None
 
 
-async def _shared_pair(r: _Runner, t: _Trial) -> None:
+async def _shared_pair(r: Runner, t: Trial) -> None:
     """A then B on one namespace; B starts at A's endpoint (shared, grouped)."""
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
@@ -306,7 +306,7 @@ async def _shared_pair(r: _Runner, t: _Trial) -> None:
     t.exposed = _written_by(view, trace_b.item) == run_a
 
 
-async def _reset_pair(r: _Runner, t: _Trial) -> None:
+async def _reset_pair(r: Runner, t: Trial) -> None:
     """A; wait until A has settled; reset and verify the namespace; then B."""
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
@@ -334,7 +334,7 @@ async def _reset_pair(r: _Runner, t: _Trial) -> None:
     t.exposed = _written_by(view, trace_b.item) == run_a
 
 
-async def _b_first_pair(r: _Runner, t: _Trial) -> None:
+async def _b_first_pair(r: Runner, t: Trial) -> None:
     """B then A on one namespace: B is scored before A starts."""
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
@@ -351,11 +351,11 @@ async def _b_first_pair(r: _Runner, t: _Trial) -> None:
     t.runs["A"] = _scored(t, "A", run_a, _score(view, trace_a.item, run_a), at)
 
 
-async def _run_trial(r: _Runner, sweep: str, spec: _Spec, active: asyncio.Semaphore, attempts: int) -> _Trial:
+async def run_trial(r: Runner, sweep: str, spec: Spec, active: asyncio.Semaphore, attempts: int) -> Trial:
     """One trial; rerun (in fresh namespaces) when the machine was too slow to honour the schedule."""
     async with active:
         for attempt in range(attempts):
-            t = _Trial(
+            t = Trial(
                 spec=spec,
                 condition=sweep,
                 record=OpenEffectsRecord(evaluation=f"replay:{sweep}:{spec.trial}"),

@@ -379,7 +379,7 @@ def zip_member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
             "(STOPWISE_MAX_DECOMPRESSED_BYTES; raise it if the input is trusted)"
         )
     if info.compress_type == ZIP_ZSTANDARD:
-        out = _zstd_member(path, info)
+        out = zstd_member(path, info)
     else:
         try:
             with archive.open(info) as handle:
@@ -395,7 +395,7 @@ def zip_member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
     return out
 
 
-def _zstd_member(path: Path, info: zipfile.ZipInfo) -> bytes:
+def zstd_member(path: Path, info: zipfile.ZipInfo) -> bytes:
     try:
         import zstandard
     except ImportError:  # pragma: no cover - depends on the environment

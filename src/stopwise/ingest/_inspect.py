@@ -43,7 +43,7 @@ from typing import Any
 from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, InputError
 from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of, zip_member
-from stopwise.ingest._common import _zstd_member as _zstd_member
+from stopwise.ingest._common import zstd_member as zstd_member
 
 _ZIP_ZSTANDARD = 93
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}

@@ -18,7 +18,7 @@ import pandas as pd
 
 from stopwise.errors import FileFormatError
 from stopwise.records import write_outcomes
-from stopwise.records._outcomes import _format_of
+from stopwise.records._outcomes import format_of
 
 __all__ = ["atomic_write", "export_decisions", "export_outcomes"]
 
@@ -60,7 +60,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], 
 
 def export_outcomes(rows: pd.DataFrame, path: str | os.PathLike[str], *, force: bool = False, format: str | None = None) -> Path:
     """Write outcome rows atomically in the format of the suffix (or ``format``)."""
-    fmt = _format_of(Path(path), format)
+    fmt = format_of(Path(path), format)
     return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt), force=force)
 
 

@@ -94,7 +94,7 @@ _SUFFIXES: dict[str, OutcomeFormat] = {
 }
 
 
-def _format_of(path: Path, fmt: str | None) -> OutcomeFormat:
+def format_of(path: Path, fmt: str | None) -> OutcomeFormat:
     if fmt is not None:
         for name in OUTCOME_FORMATS:
             if fmt == name:
@@ -322,7 +322,7 @@ def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) ->
     1      B   t1      0.0  final
     """
     file = Path(path)
-    fmt = _format_of(file, format)
+    fmt = format_of(file, format)
     raw, lines = _read_raw(file, fmt)
     return _validate(raw, str(file), lines)
 
@@ -633,7 +633,7 @@ def write_outcomes(
         The written path.
     """
     file = Path(path)
-    fmt = _format_of(file, format)
+    fmt = format_of(file, format)
     rows = validate_outcomes(frame, source="<rows to write>")
     file.parent.mkdir(parents=True, exist_ok=True)
     compression = "gzip" if file.suffix.lower() == ".gz" else None

@@ -78,7 +78,7 @@ def _digest(values: np.ndarray) -> int:
     return zlib.crc32(np.ascontiguousarray(values).tobytes())
 
 
-class _Orders:
+class Orders:
     """Task orders of a policy, cached by what they depend on."""
 
     def __init__(self, source: ReplaySource, policy: Policy, n_orders: int) -> None:
@@ -138,7 +138,7 @@ def pair_orders(source: ReplaySource, pair: ReplayPair, policy: Policy, n_orders
     >>> pair_orders(source, source.pairs[0], Policy(), 3).shape
     (3, 30)
     """
-    return _Orders(source, policy, n_orders).for_pair(pair)
+    return Orders(source, policy, n_orders).for_pair(pair)
 
 
 def _resource_prefix_lengths(
@@ -201,7 +201,7 @@ class _Plan:
 def _plans(
     source: ReplaySource, policy: Policy, n_orders: int, budgets: np.ndarray, measure: str, scope: str
 ) -> list[_Plan]:
-    orders_of = _Orders(source, policy, n_orders)
+    orders_of = Orders(source, policy, n_orders)
     plans: dict[int, _Plan] = {}
     result: list[_Plan] = []
     for pair in source.pairs:

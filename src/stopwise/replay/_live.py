@@ -47,7 +47,7 @@ from stopwise.compare import (
     routine_actions,
 )
 from stopwise.records import Policy
-from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, _Orders
+from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["LIVE_RULES", "LiveReplay", "live_looks", "live_replay", "replay_live"]
@@ -441,7 +441,7 @@ def replay_live(
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
     stratified = policy.order.kind != "uniform"
-    orders_of = _Orders(source, policy, n_orders)
+    orders_of = Orders(source, policy, n_orders)
     plans: dict[int, tuple[np.ndarray, list[ReplayPair]]] = {}
     for pair in source.pairs:
         orders = orders_of.for_pair(pair)
