@@ -10,32 +10,127 @@ The class tree::
     │   │   ├── CompletionArgumentError   a completion argument document (stopwise.finality)
     │   │   └── EffectsRecordError        an open-effects record (stopwise.finality)
     │   ├── PolicyError           a policy document that breaks the policy schema
+    │   ├── ArgumentError         an argument of a function out of its range (also a ValueError)
+    │   ├── LimitError            an input past a documented size limit (docs/limits.md)
+    │   ├── OutputExistsError     an output that exists and may not be replaced (use --force)
     │   └── ComparisonError       a comparison that cannot be formed (system absent, no shared tasks)
     ├── ServiceError              the local replay service failed to start or stop
     └── LedgerError               a ledger cannot be opened, or refuses an operation (a changed policy,
                                   an unknown evaluation, an unreadable schema version)
 
 Messages say what was wrong, where, and the likely fix. Nothing is written when one is raised.
+A value quoted in a message goes through :func:`shown` (shortened, control characters escaped), and
+the command line escapes the whole message once more (:func:`escape_text`) before printing it.
 """
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
 
 __all__ = [
+    "ArgumentError",
     "ComparisonError",
     "CompletionArgumentError",
     "EffectsRecordError",
     "FileFormatError",
     "InputError",
     "LedgerError",
+    "LimitError",
+    "OutputExistsError",
     "PolicyError",
     "Problem",
     "ServiceError",
     "StopwiseError",
     "TaskUniverseError",
     "ValidationError",
+    "escape_text",
+    "shown",
+    "terminal_text",
 ]
+
+MAX_SHOWN_CHARS = 200
+"""How many characters of an offending value a message quotes (the rest is summarised)."""
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple, _REPR.maxset = 3, 6, 6, 6, 6
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = MAX_SHOWN_CHARS
+_REPR.maxfrozenset = _REPR.maxdeque = _REPR.maxarray = 6
+
+
+def escape_text(text: str, *, keep_newlines: bool = True) -> str:
+    r"""Escape every control or invisible character of ``text`` (ESC, NUL, BOM, ...) as ``\xNN``.
+
+    Printable text, and newlines when ``keep_newlines``, pass unchanged; nothing that could move the
+    cursor or change a terminal's colours survives.
+
+    Examples
+    --------
+    >>> escape_text("red\x1b[31m\ufeffA\x00")
+    'red\\x1b[31m\\ufeffA\\x00'
+    """
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch.isprintable() or (keep_newlines and ch == "\n"):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+MAX_LINE_CHARS = 1000
+"""How long one line of a message printed by the command line may be (longer ones are cut)."""
+
+
+def terminal_text(message: str) -> str:
+    """A message as the command line prints it: control characters escaped, every line cut to
+    :data:`MAX_LINE_CHARS` characters (saying how long it was).
+
+    Examples
+    --------
+    >>> terminal_text("bad: " + "x" * 2000)[-40:]
+    'xxxxxxxxxxx... (line of 2005 characters)'
+    """
+    lines = escape_text(message).split("\n")
+    return "\n".join(
+        line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}... (line of {len(line)} characters)"
+        for line in lines
+    )
+
+
+class Shown(str):
+    """Text already in the form :func:`shown` gives (a message quotes it as is)."""
+
+
+def shown(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
+    r"""The value as a message quotes it: a bounded ``repr``, shortened and with control characters escaped.
+
+    Text longer than ``limit`` characters keeps its start and says how long it was; containers are
+    summarised (a few items, a few levels), so that quoting a huge or deeply nested value costs
+    little.
+
+    Examples
+    --------
+    >>> shown("A" * 1000)[-30:]
+    "AAAAAAAA'... (1000 characters)"
+    >>> shown("evil\x1b[2J")
+    "'evil\\x1b[2J'"
+    """
+    if isinstance(value, Shown):
+        return escape_text(str(value), keep_newlines=False)
+    if isinstance(value, str | bytes):
+        head = value[:limit]
+        text = repr(head)
+        if len(value) > limit:
+            text += f"... ({len(value)} {'characters' if isinstance(value, str) else 'bytes'})"
+    else:
+        text = _REPR.repr(value)
+        if len(text) > limit:
+            text = text[:limit] + "..."
+    return escape_text(text, keep_newlines=False)
 
 
 class StopwiseError(Exception):
@@ -56,6 +151,24 @@ class PolicyError(InputError):
 
 class ComparisonError(InputError):
     """A comparison cannot be formed from the data (a system is absent, no tasks are shared)."""
+
+
+class ArgumentError(InputError, ValueError):
+    """An argument of a library function is out of its range (a count, a fraction, a name).
+
+    Also a :class:`ValueError`, so code written against plain ``ValueError`` keeps working.
+    """
+
+
+class LimitError(InputError):
+    """An input goes past a size limit (decompressed bytes, line length, nesting depth, values).
+
+    Every limit is documented in docs/limits.md and overridable by an environment variable.
+    """
+
+
+class OutputExistsError(InputError):
+    """An output path exists and may not be replaced (pass ``--force``), or is not stopwise's to replace."""
 
 
 class ServiceError(StopwiseError):
@@ -106,8 +219,8 @@ class Problem:
             where.append(f"field '{self.field}'")
         text = ", ".join(where) + f": {self.rule}"
         if self.value is not None:
-            text += f"; got {self.value!r}"
-        return text
+            text += f"; got {shown(self.value)}"
+        return escape_text(text)
 
 
 class ValidationError(InputError):

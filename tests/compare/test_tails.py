@@ -105,11 +105,14 @@ def test_serfling_bound_by_hand() -> None:
         tail_probabilities(d, method="serfling")
 
 
-def test_off_lattice_falls_back_and_says_so() -> None:
+def test_off_lattice_uses_a_fine_grid_and_says_so() -> None:
     d = np.array([np.sqrt(2) / 3, -0.5, np.pi / 7, 0.31, -np.e / 9])
     assert lattice_of(d) == 0
     result = tail_probabilities(d, method="exact", rng=0)
-    assert result.method.startswith("bootstrap (B=200; exact unavailable")
+    assert result.method.startswith("exact on a 1/") and "R_promote in [" in result.method
+    # an independent value: enumerate all 5^5 resamples of the five differences
+    means = np.array(np.meshgrid(*[d] * 5)).reshape(5, -1).mean(axis=0)
+    assert result.r_promote == pytest.approx(float((means <= 0.0).mean()), abs=1e-9)
 
 
 def test_units_are_resampled_whole() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from stopwise.finality import ControlledReplay, run_controlled_replay
 
-_SPIN = "import time\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
+_SPIN = "import os, time\nos.nice(5)\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -33,7 +33,12 @@ class Load:
 
 @pytest.fixture(scope="session")
 def load() -> Iterator[Load]:
-    """Start ``os.cpu_count()`` (at least 2) spinning processes; stop them (by pid) at the end."""
+    """Start ``os.cpu_count()`` (at least 2) spinning processes; stop them (by pid) at the end.
+
+    They run at nice 5, so the replay still gets most of one core (the suite stays quick) while
+    both cores are kept busy the whole time; the counts must not depend on it either way
+    (benchmarks/finality_replay_load.py runs the replay next to full-priority spinners).
+    """
     n = max(2, os.cpu_count() or 2)
     state = Load(processes=[subprocess.Popen([sys.executable, "-c", _SPIN, "900"]) for _ in range(n)])
     try:
@@ -50,7 +55,7 @@ def replay(load: Load) -> ControlledReplay:
     while every core is also busy with a CPU-burning process (the counts must not depend on load)."""
     before = [_cpu_seconds(p.pid) for p in load.processes]
     started = time.monotonic()
-    result = run_controlled_replay()
+    result = run_controlled_replay(timeout_s=1200)
     load.wall_s = time.monotonic() - started
     load.cpu_s = [_cpu_seconds(p.pid) - b for p, b in zip(load.processes, before, strict=True)]
     return result

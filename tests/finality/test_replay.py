@@ -52,7 +52,7 @@ def test_the_counts_hold_with_every_core_busy(replay: ControlledReplay, load) ->
     # (each got a fair share of a core over the replay, the machine being shared) and the counts are
     # still the paper's.
     assert all(p.poll() is None for p in load.processes)
-    assert min(load.cpu_s) > 0.15 * load.wall_s
+    assert min(load.cpu_s) > 0.1 * load.wall_s and sum(load.cpu_s) > 0.5 * load.wall_s
     measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
     assert measured == PAPER and replay.rerun_trials == 0 and replay.late_trials == 0
 
@@ -73,7 +73,7 @@ def test_every_trial_honoured_the_schedule(replay: ControlledReplay) -> None:
 
 def test_the_whole_replay_finishes_under_load(replay: ControlledReplay) -> None:
     # about 20 s idle (benchmarks/finality_replay_load.py); here every core is also busy spinning
-    assert replay.elapsed_s < 300
+    assert replay.elapsed_s < 1200
     assert replay.requests > 7 * 200 * 5  # every count came from real requests
 
 

@@ -52,8 +52,8 @@ def test_round_trip_every_format(tmp_path: Path, name: str) -> None:
         ("system,task,outcome\nA,t1,\n", ["row 1 (line 2)", "field 'outcome'", "only non-final rows may leave it blank"]),
         ("system,task\nA,t1\n", ["field 'outcome'", "required column missing", "found columns system, task"]),
         ("system,task,outcome,status\nA,t1,1,done\n", ["field 'status'", "final, pending, predicted", "'done'"]),
-        ("system,task,outcome,attempt\nA,t1,1,0\nA,t1,0,0\n", ["(A, t1, 0)", "different outcome", "row 1: 1.0", "row 2: 0.0"]),
-        ("system,task,outcome,attempt\nA,t1,1,-1\n", ["field 'attempt'", "integer >= 0", "'-1'"]),
+        ("system,task,outcome,attempt\nA,t1,1,0\nA,t1,0,0\n", ["row 2 (line 3)", "(A, t1, 0)", "different outcome (row 1 has '1.0'); got '0.0'"]),
+        ("system,task,outcome,attempt\nA,t1,1,-1\n", ["field 'attempt'", "integer from 0 to 9007199254740992", "'-1'"]),
         ("system,task,outcome,cost_usd\nA,t1,1,-3\n", ["field 'cost_usd'", ">= 0", "'-3'"]),
         ("system,task,outcome,colour\nA,t1,1,red\n", ["field 'colour'", "unknown column"]),
         ("system,task,outcome\n,t1,1\n", ["field 'system'", "non-empty"]),
@@ -124,3 +124,86 @@ def test_shared_records_are_valid(shared_data: Path) -> None:
     for name, (n_rows, n_systems) in expected.items():
         rows = read_outcomes(shared_data / "records" / name / "outcomes.csv")
         assert len(rows) == n_rows and rows["system"].nunique() == n_systems, name
+
+
+# ---------------------------------------------------------------- hostile inputs (issue 12)
+
+
+def _refused(tmp_path: Path, name: str, text: str | bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ValidationError) as info:
+        read_outcomes(path)
+    return str(info.value)
+
+
+def test_attempt_past_exact_integers_is_refused_not_wrapped(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "o.csv", "system,task,outcome,attempt\nA,t,1,1e19\nA,t,1,-9223372036854775808\n")
+    assert "row 1 (line 2), field 'attempt': must be an integer from 0 to 9007199254740992; got '1e19'" in message
+    assert "row 2 (line 3), field 'attempt'" in message
+    jsonl = '{"system": "A", "task": "t", "outcome": 1, "attempt": 10000000000000000000}\n'
+    assert "row 1, field 'attempt'" in _refused(tmp_path, "o.jsonl", jsonl)
+
+
+@pytest.mark.parametrize(
+    ("second", "field"),
+    [("A,t,1,g2,0,0.5", "group"), ("A,t,1,g1,0,0.7", "cost_usd"), ("A,t,0,g1,0,0.5", "outcome")],
+)
+def test_duplicates_are_compared_on_every_column(tmp_path: Path, second: str, field: str) -> None:
+    text = f"system,task,outcome,group,attempt,cost_usd\nA,t,1,g1,0,0.5\n{second}\n"
+    message = _refused(tmp_path, "o.csv", text)
+    assert f"row 2 (line 3), field '{field}': (system, task, attempt) = (A, t, 0) must not repeat" in message
+    same = tmp_path / "same.csv"
+    same.write_text("system,task,outcome,group,attempt,cost_usd\nA,t,1,g1,0,0.5\nA,t,1,g1,0,0.5\n")
+    assert len(read_outcomes(same)) == 2  # identical duplicates are kept (and counted downstream)
+
+
+def test_a_trailing_comma_on_every_row_is_refused_never_an_index(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "o.csv", "system,task,outcome\nA,t1,1,\nB,t1,0,\n")
+    assert "row 1 (line 2): must have 3 cells like the header (system, task, outcome); has 4" in message
+    assert "row 2 (line 3): must have 3 cells" in message
+    message = _refused(tmp_path, "o.csv", "system,task,outcome,\nA,t1,1,\n")
+    assert "field 'column 4': header cell must not be empty (a trailing comma?)" in message
+
+
+def test_ragged_rows_are_named_and_do_not_shift_blame(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "o.csv", "system,task,outcome,cost_usd\nA,t1,1,0.5\nB,t1,0.5,0,3\nC,t1\n")
+    assert message.splitlines()[0] == "2 problems in the input:"
+    assert "row 2 (line 3): must have 4 cells like the header (system, task, outcome, cost_usd); has 5" in message
+    assert "row 3 (line 4): must have 4 cells" in message and "has 2" in message
+    assert "field 'cost_usd'" not in message and "field 'outcome'" not in message
+
+
+def test_a_duplicated_header_column_is_refused(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "o.csv", "system,task,outcome,outcome\nA,t,1,0\n")
+    assert "field 'outcome': column appears more than once in the header" in message
+
+
+def test_a_bom_is_dropped_from_the_header(tmp_path: Path) -> None:
+    path = tmp_path / "o.csv"
+    path.write_bytes(b"\xef\xbb\xbfsystem,task,outcome\nA,t,1\n")
+    assert list(read_outcomes(path)["system"]) == ["A"]
+    message = _refused(tmp_path, "p.csv", b"\xef\xbb\xbfsystem,tusk,outcome\nA,t,1\n")
+    assert "field 'task': required column missing; found columns system, tusk, outcome" in message
+    assert "\ufeff" not in message and "ufeff" not in message
+
+
+def test_a_huge_system_name_is_not_echoed_and_escapes_are_escaped(tmp_path: Path) -> None:
+    big = "S" * 100_000
+    message = _refused(tmp_path, "o.csv", f"system,task,outcome\n{big},t,2\n{big},u,1\n")
+    assert len(message) < 1000
+    evil = "sys\x1b[2J\x1b]0;pwned\x07"
+    message = _refused(tmp_path, "e.csv", f"system,task,outcome,attempt\n{evil},t,1,0\n{evil},t,0,0\n")
+    assert "\x1b" not in message and "\x07" not in message
+    assert "sys\\x1b[2J\\x1b]0;pwned\\x07" in message
+
+
+def test_csv_lines_are_numbered_across_quoted_newlines_and_blank_lines(tmp_path: Path) -> None:
+    text = 'system,task,outcome\n"A\nB",t,1\n\nC,t,7\n'
+    assert "row 2 (line 5), field 'outcome'" in _refused(tmp_path, "o.csv", text)
+
+
+def test_jsonl_rows_must_be_flat_objects(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "o.jsonl", '[1, 2]\n{"system": {"a": 1}, "task": "t", "outcome": 1}\n')
+    assert "row 1: must be one JSON object; got 'list'" in message
+    assert "row 2, field 'system': must be a single value" in message

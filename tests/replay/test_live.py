@@ -115,7 +115,7 @@ def test_cli_looks_every_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFix
     assert "Live-look replay" in printed and "a + 2 SE" in printed.replace("\n", " ")
     pairs = pd.read_csv(out / "live_pairs.csv")
     assert len(pairs) == 6 * 2 and set(pairs["orders"]) == {8}
-    code = main(["replay", str(path), "--looks", "5", "--orders", "4", "--thresholds", "0", "--policies", "all", "--rules", "betting-wor", "-o", str(out)])
+    code = main(["replay", str(path), "--looks", "5", "--orders", "4", "--thresholds", "0", "--policies", "all", "--rules", "betting-wor", "-o", str(out), "--force"])
     assert code == 0
     capsys.readouterr()
     policies = set(pd.read_csv(out / "live_pairs.csv")["policy"])

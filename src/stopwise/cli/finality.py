@@ -63,6 +63,7 @@ def _check(
         Path | None, typer.Option("--rows", help="Write outcome rows here (.csv, .jsonl or .parquet); needs --runs.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --rows file.")] = False,
 ) -> None:
     """Check a completion argument: label status (final/unresolved/bounded) and analysis unit, with reasons.
 
@@ -70,6 +71,7 @@ def _check(
     --record), gives a verdict per run; --rows writes them as outcome rows (unresolved -> pending,
     grouped runs share a unit).
     """
+    from stopwise._atomic import Outputs
     from stopwise.errors import InputError
     from stopwise.finality import (
         check_argument,
@@ -81,9 +83,10 @@ def _check(
     )
     from stopwise.records import write_outcomes
 
-    with user_errors():
+    with user_errors(), Outputs(force=force) as outputs:
         if (record is not None or rows is not None) and runs is None:
             raise InputError("--record and --rows need --runs (the runs to check)")
+        rows_tmp = outputs.file(rows) if rows is not None else None
         parsed = load_argument(argument)
         if runs is None:
             verdict = check_argument(parsed)
@@ -95,8 +98,8 @@ def _check(
             _reasons(f"unit: {verdict.unit}", verdict.unit_reasons)
             return
         checks = check_runs(parsed, load_runs(runs), record=load_effects_record(record) if record is not None else None)
-        if rows is not None:
-            write_outcomes(finality_rows(checks), rows)
+        if rows_tmp is not None:
+            write_outcomes(finality_rows(checks), rows_tmp)
     if as_json:
         console.print_json(json.dumps([c.model_dump(mode="json") for c in checks]))
         return
@@ -131,20 +134,23 @@ def _replay(
         Path | None,
         typer.Option("--out", help="Also write the record, open-effects records, checks and outcome rows here."),
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
 ) -> None:
     """Run the paper's controlled replay against a local HTTP service and print its table.
 
     A fresh service is started on 127.0.0.1 (ephemeral port) and stopped at the end. Exit code 0
     when every measured count equals the expected one, 1 otherwise.
     """
+    from stopwise._atomic import Outputs
     from stopwise.errors import InputError
     from stopwise.finality import ReplaySchedule, run_controlled_replay
 
-    with user_errors():
+    with user_errors(), Outputs(force=force) as outputs:
         if not 1 <= repetitions <= 100:
             raise InputError(f"--repetitions must be an integer from 1 to 100; got {repetitions}")
+        folder = outputs.directory(out) if out is not None else None
         result = run_controlled_replay(ReplaySchedule(repetitions=repetitions), conditions=condition or None)
-        files = result.write(out) if out is not None else []
+        files = [out / f.relative_to(folder) for f in result.write(folder)] if out is not None and folder else []
     if as_json:
         console.print_json(json.dumps(result.summary()))
     else:

@@ -27,8 +27,11 @@ from typing import Annotated
 
 import click
 import typer
+from rich.markup import escape
 
-from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, err_console
+from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, StdoutClosed, err_console
+from stopwise.cli._examples import attach_examples
+from stopwise.errors import StopwiseError, escape_text, terminal_text
 
 app = typer.Typer(
     name="stopwise",
@@ -72,6 +75,9 @@ def _register() -> None:
                 raise
             continue
         module.register(app)
+    from stopwise.cli import ledger as ledger_cli
+
+    ledger_cli.register(app)
 
 
 _register()
@@ -104,10 +110,15 @@ def _stdout_closed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    attach_examples(app)  # here, not at registration: commands registered later get theirs too
     try:
         result = app(args=argv, prog_name="stopwise", standalone_mode=False)
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         return _stdout_closed()
+    except SystemExit as exc:
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # Click's answer to EPIPE is exit 1: a decision code
+            return _stdout_closed()
+        raise exc
     except (typer.Exit, click.exceptions.Exit) as exc:
         return int(exc.exit_code)
     except (typer.Abort, click.exceptions.Abort):
@@ -119,10 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     except _USAGE_ERRORS as exc:
         exc.show(file=sys.stderr)  # type: ignore[attr-defined]
         return EXIT_ERROR
+    except StopwiseError as exc:  # a user error a command did not catch itself
+        err_console.print(f"[bold red]error:[/] {escape(terminal_text(str(exc)))}")
+        return EXIT_ERROR
     except Exception as exc:  # a bug, not a user error: say so plainly
         if os.environ.get("STOPWISE_DEBUG"):
             raise
-        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}\nPlease report this as a bug.")
+        text = escape(escape_text(f"{type(exc).__name__}: {exc}"[:2000]))
+        err_console.print(f"[bold red]internal error:[/] {text}\nPlease report this as a bug.")
         return EXIT_INTERNAL
     return int(result) if isinstance(result, int) else 0
 

@@ -8,8 +8,12 @@ the evidence against rejection. Methods behind one interface (:func:`tail_probab
     (``D * L`` integer: 0/1 outcomes give L = 1, averages of k attempts give multiples of 1/k) the sum
     of n draws with replacement is the n-fold convolution of the empirical pmf on ``2L + 1`` points,
     evaluated with one FFT. This is the B -> infinity limit of the paper's Monte-Carlo bootstrap,
-    with no resampling noise. Off the lattice (or with grouped units) the Monte-Carlo bootstrap is
-    used instead, and the method string says so.
+    with no resampling noise. Off the lattice (or on one too fine for the support limit) the
+    differences are put on the finest grid 1/G whose support fits (about 1 M points): rounded to
+    the nearest grid point for the reported value, and rounded down and up to bracket the exact
+    bootstrap value, which the method string states (``exact on a 1/G grid ...; R_promote in
+    [lo, hi]``). No resampling, so the action never depends on a seed. With grouped units the
+    Monte-Carlo bootstrap is used instead, and the method string says so.
 ``bootstrap``
     Monte-Carlo bootstrap with B resamples from a seeded generator (the paper uses B = 200);
     resamples whole analysis units when units group tasks.
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import fft, special
 
@@ -41,6 +46,7 @@ __all__ = [
 
 TailMethodName = Literal["exact", "bootstrap", "normal", "serfling"]
 _EXACT_MAX_SUPPORT = 1 << 24
+_GRID_SUPPORT = 1 << 20
 _BATCH_ELEMENTS = 1 << 23
 
 
@@ -154,6 +160,29 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
 def _lattice_counts(differences: np.ndarray, lattice: int) -> np.ndarray:
     units = np.rint(differences * lattice).astype(np.int64) + lattice
     return np.bincount(units, minlength=2 * lattice + 1)[None, :]
+
+
+def _grid_tails(values: np.ndarray, threshold: float) -> TailProbabilities:
+    """Exact bootstrap tails of differences put on the finest grid 1/G that fits, bracketed.
+
+    Rounding every difference down (up) can only raise (lower) P*(mean* <= delta), so the exact
+    tails of the rounded-down and rounded-up samples bracket the exact bootstrap value of the
+    real differences; the value reported is that of the nearest-rounded sample.
+    """
+    n = len(values)
+    grid = max(1, (_GRID_SUPPORT - 1) // (2 * n))
+    scaled = values * grid
+    width = 2 * grid + 1
+    table = np.stack(
+        [
+            np.bincount(np.clip(f(scaled + s), -grid, grid).astype(np.int64) + grid, minlength=width)
+            for f, s in ((np.rint, 0.0), (np.floor, 1e-9), (np.ceil, -1e-9))
+        ]
+    )
+    nearest, down, up = exact_tails_from_counts(table, grid, threshold)
+    low, high = float(min(up, nearest)), float(max(down, nearest))
+    method = f"exact on a 1/{grid} grid (differences rounded to it; R_promote in [{low:.6f}, {high:.6f}])"
+    return TailProbabilities(float(nearest), 1.0 - float(nearest), method)
 
 
 def _bootstrap_r_promote(
@@ -293,7 +322,7 @@ def _tail_iv(
         unit_array = np.asarray(units)
         if unit_array.shape != values.shape:
             raise ValueError("`units` must have one entry per difference")
-        if len(np.unique(unit_array)) == len(values):
+        if pd.unique(unit_array).size == len(values):
             unit_array = None
     if method == "serfling":
         if population_size is None or population_size < len(values):
@@ -322,8 +351,8 @@ def tail_probabilities(
     threshold : float, optional
         delta, the required improvement.
     method : {"exact", "bootstrap", "normal", "serfling"}, optional
-        See the module docstring. ``exact`` falls back to ``bootstrap`` off the lattice or with
-        grouped units, and says so in the result's ``method``.
+        See the module docstring. ``exact`` works on a fine grid off the lattice (bracketing the
+        exact value) and falls back to ``bootstrap`` with grouped units; ``method`` says which.
     n_resamples : int, optional
         B for the Monte-Carlo bootstrap.
     rng : numpy.random.Generator or int, optional
@@ -357,9 +386,10 @@ def tail_probabilities(
         if lattice and unit_array is None and support <= _EXACT_MAX_SUPPORT:
             r_promote = float(exact_tails_from_counts(_lattice_counts(values, lattice), lattice, threshold)[0])
             return TailProbabilities(r_promote, 1.0 - r_promote, f"exact (lattice 1/{lattice})")
-        why = "grouped units" if unit_array is not None else "differences not on a small lattice"
+        if unit_array is None:
+            return _grid_tails(values, threshold)
         r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator, lattice)
-        return TailProbabilities(r_promote, 1.0 - r_promote, f"bootstrap (B={n_resamples}; exact unavailable: {why})")
+        return TailProbabilities(r_promote, 1.0 - r_promote, f"bootstrap (B={n_resamples}; exact unavailable: grouped units)")
     if method == "bootstrap":
         r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator, lattice)
         how = f"bootstrap (B={n_resamples}" + (", unit resampling)" if unit_array is not None else ")")

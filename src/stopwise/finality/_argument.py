@@ -58,7 +58,8 @@ import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from stopwise.errors import FileFormatError, Problem
+from stopwise._limits import check_structure
+from stopwise.errors import FileFormatError, LimitError, Problem
 from stopwise.finality._bound import Bound, bound_problem
 from stopwise.finality._errors import CompletionArgumentError
 from stopwise.finality._problems import problems_from_pydantic
@@ -310,19 +311,23 @@ def parse_argument(text: str, *, format: ArgumentFormat = "toml", source: str = 
       arg.toml, field 'scoring': is required
     """
     data: Any
-    if format == "toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise CompletionArgumentError([Problem(source, None, None, f"must be valid TOML ({exc})")]) from None
-    elif format == "yaml":
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            first = " ".join(str(exc).split())
-            raise CompletionArgumentError([Problem(source, None, None, f"must be valid YAML ({first})")]) from None
-    else:
-        raise CompletionArgumentError([Problem(source, None, None, "format must be toml or yaml", format)])
+    try:
+        if format == "toml":
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise CompletionArgumentError([Problem(source, None, None, f"must be valid TOML ({exc})")]) from None
+        elif format == "yaml":
+            try:
+                data = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                first = " ".join(str(exc).split())[:300]
+                raise CompletionArgumentError([Problem(source, None, None, f"must be valid YAML ({first})")]) from None
+        else:
+            raise CompletionArgumentError([Problem(source, None, None, "format must be toml or yaml", format)])
+    except RecursionError:
+        raise LimitError(f"{source}: nested too deeply to parse (STOPWISE_MAX_DEPTH, docs/limits.md)") from None
+    check_structure(data, source)  # depth, and values counting every use of a YAML alias (billion laughs)
     if not isinstance(data, dict):
         raise CompletionArgumentError(
             [Problem(source, None, None, "must be a table (mapping) of sections", type(data).__name__)]

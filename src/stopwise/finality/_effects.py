@@ -29,6 +29,7 @@ from typing import Any, Literal
 import pydantic
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, Problem
 from stopwise.finality._bound import Bound, bound_problem
 from stopwise.finality._errors import EffectsRecordError
@@ -642,7 +643,7 @@ def parse_effects_record(text: str, *, source: str = _RECORD) -> OpenEffectsReco
       rec.json, field 'entries[0].status': must be 'unknown' until a system probe establishes a status; got 'terminal'
     """
     try:
-        data = json.loads(text)
+        data = json_loads(text, source)
     except json.JSONDecodeError as exc:
         raise EffectsRecordError(
             [Problem(source, None, None, f"must be JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")]

@@ -11,7 +11,8 @@ from typing import Any
 
 import pydantic
 
-from stopwise.errors import FileFormatError, Problem, ValidationError
+from stopwise._limits import json_loads, limit
+from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 from stopwise.finality._check import ScoredRun
 from stopwise.finality._problems import problems_from_pydantic
 
@@ -25,11 +26,14 @@ def _rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         rows: list[tuple[int, dict[str, Any]]] = []
+        cap = limit("STOPWISE_MAX_LINE_BYTES")
         for line_no, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
+            if len(line) > cap:
+                raise LimitError(f"{path}, line {line_no}: longer than the limit of {cap:,} characters (STOPWISE_MAX_LINE_BYTES)")
             try:
-                value = json.loads(line)
+                value = json_loads(line, f"{path}, line {line_no}")
             except json.JSONDecodeError as exc:
                 raise FileFormatError(f"{path}, line {line_no}: not valid JSON ({exc.msg})") from None
             if not isinstance(value, dict):
@@ -50,10 +54,23 @@ def _rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
                     )
                 ]
             )
-        return [
-            (line_no, {k: v.strip() for k, v in row.items() if k is not None and v is not None and v.strip()})
-            for line_no, row in enumerate(reader, start=2)
-        ]
+        header = [c.strip() for c in reader.fieldnames or []]
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            raise ValidationError([Problem(str(path), None, ", ".join(twice), "column appears more than once in the header")])
+        rows = []
+        ragged: list[Problem] = []
+        for index, row in enumerate(reader, start=1):
+            cells = len(row) - 1 + len(row[None]) if None in row else sum(v is not None for v in row.values())
+            if cells != len(header):
+                ragged.append(
+                    Problem(str(path), index, None, f"must have {len(header)} cells like the header; has {cells}", line=reader.line_num)
+                )
+                continue
+            rows.append((reader.line_num, {k.strip(): v.strip() for k, v in row.items() if k is not None and v is not None and v.strip()}))
+        if ragged:
+            raise ValidationError(ragged)
+        return rows
     raise FileFormatError(f"{path}: runs must be a .csv or .jsonl file")
 
 
@@ -81,7 +98,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FileFormatError(f"{file}: no such runs file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -269,7 +269,7 @@ def create_service_app(store: ServiceStore | None = None) -> FastAPI:
     >>> from stopwise.finality import create_service_app
     >>> app = create_service_app()
     >>> sorted(r.path for r in app.routes if r.path.startswith("/ns"))
-    ['/ns/{ns}', '/ns/{ns}', '/ns/{ns}/items/{item}', '/ns/{ns}/items/{item}']
+    ['/ns/{ns}', '/ns/{ns}', '/ns/{ns}/clock', '/ns/{ns}/items/{item}', '/ns/{ns}/items/{item}']
     """
     state = store if store is not None else ServiceStore()
     app = FastAPI(title="stopwise replay service", docs_url=None, redoc_url=None, openapi_url=None)

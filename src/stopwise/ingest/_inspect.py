@@ -31,20 +31,19 @@ ignored, with the log that replaced them.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
-import struct
 import unicodedata
 import zipfile
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, InputError
-from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of
+from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of, zip_member
+from stopwise.ingest._common import _zstd_member as _zstd_member
 
 _ZIP_ZSTANDARD = 93
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -288,50 +287,12 @@ def is_json_log(doc: Any) -> bool:
 
 
 def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    info = archive.getinfo(name)
-    try:
-        return archive.read(info)
-    except (NotImplementedError, ImportError):
-        # NotImplementedError: this Python's zipfile has no Zstandard; ImportError: another library
-        # patched zipfile for it but cannot import its decompressor. Either way, read it ourselves.
-        if info.compress_type != _ZIP_ZSTANDARD:
-            raise FileFormatError(
-                f"{path}: member {name} uses zip compression method {info.compress_type}, which cannot be read"
-            ) from None
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-        raise FileFormatError(f"{path}: member {name} is damaged ({exc})") from exc
-    return _zstd_member(path, info)
-
-
-def _zstd_member(path: Path, info: zipfile.ZipInfo) -> bytes:
-    try:
-        import zstandard
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise FileFormatError(
-            f"{path}: this .eval log is compressed with Zstandard, which needs Python 3.14+ or the "
-            "`zstandard` package (pip install zstandard)"
-        ) from None
-    with open(path, "rb") as handle:
-        handle.seek(info.header_offset)
-        local = handle.read(30)
-        if len(local) < 30 or local[:4] != b"PK\x03\x04":
-            raise FileFormatError(f"{path}: member {info.filename} has no valid local header")
-        name_length, extra_length = struct.unpack("<HH", local[26:30])
-        handle.seek(info.header_offset + 30 + name_length + extra_length)
-        data = handle.read(info.compress_size)
-    try:
-        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
-        out = reader.readall()
-    except zstandard.ZstdError as exc:
-        raise FileFormatError(f"{path}: member {info.filename} is damaged ({exc})") from exc
-    if zlib.crc32(out) != info.CRC:
-        raise FileFormatError(f"{path}: member {info.filename} fails its CRC check (a damaged or truncated log)")
-    return out
+    return zip_member(archive, path, name)  # bounded, refuses encrypted members (ingest/_common.py)
 
 
 def _member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
     try:
-        return json.loads(_member(archive, path, name))
+        return json_loads(_member(archive, path, name), f"{path}: member {name}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise FileFormatError(f"{path}: member {name} is not valid JSON ({exc})") from exc
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from stopwise._limits import json_loads
 from stopwise.ingest._common import Collector, nonneg, number, obj, steps_from_messages, system_name, text_of
 
 NORMAL_ENDINGS = frozenset({"user_stop", "agent_stop"})
@@ -73,7 +74,7 @@ def _simulations(collector: Collector, path: Path, doc: Mapping[str, Any]) -> li
     if sims_dir.is_dir():
         for sim_file in sorted(sims_dir.glob("*.json")):
             try:
-                sim = json.loads(sim_file.read_text(encoding="utf-8"))
+                sim = json_loads(sim_file.read_text(encoding="utf-8"), str(sim_file))
             except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
                 collector.problem(str(sim_file), None, None, f"must be a JSON simulation file ({exc})")
                 continue

@@ -18,22 +18,31 @@ unit        no        text: the analysis unit (cluster); blank means the task it
 ==========  ========  =========================================================
 
 A row whose status is not ``final`` may leave ``outcome`` blank (a pending run has no
-label yet). Two rows with the same (system, task, attempt) and different outcomes are an
+label yet). Two rows with the same (system, task, attempt) that differ in any column are an
 error; identical duplicates are kept and counted when a comparison is formed.
+
+CSV files are read cell by cell with the header as the only source of column names: a row with
+more or fewer cells than the header is refused (naming the row), never shifted into other
+columns or taken as an index; a byte-order mark before the header is dropped. Compressed
+(``.gz``) files are bounded by ``STOPWISE_MAX_DECOMPRESSED_BYTES``, JSONL lines by
+``STOPWISE_MAX_LINE_BYTES`` (docs/limits.md).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from stopwise.errors import FileFormatError, Problem, ValidationError
+from stopwise._limits import gunzip_bytes, json_loads, read_lines
+from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError, shown
 
 __all__ = [
     "OUTCOME_COLUMNS",
@@ -90,24 +99,179 @@ def _format_of(path: Path, fmt: str | None) -> OutcomeFormat:
     )
 
 
-def _read_raw(path: Path, fmt: OutcomeFormat) -> pd.DataFrame:
+_MAX_ATTEMPT = 2**53
+"""Attempts above this are not exactly representable as numbers; they are refused, not wrapped."""
+
+
+class _Lines:
+    """Text line of each data row of a CSV file, worked out (by the exact reader) when first needed."""
+
+    def __init__(self, path: Path, data: bytes | None) -> None:
+        self.path, self.data = path, data
+        self._lines: np.ndarray | None = None
+
+    def __getitem__(self, i: int) -> int:
+        if self._lines is None:
+            self._lines = _read_csv_exact(self.path, self.data)[1]
+        return int(self._lines[i])
+
+
+def _read_csv(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | _Lines]:
+    """Cells of a CSV file as text; pyarrow's reader when every row is well formed, else the exact one."""
+    data = gunzip_bytes(path) if gz else None
+    fast = _read_csv_arrow(path, data)
+    if fast is not None:
+        return fast, _Lines(path, data)
+    return _read_csv_exact(path, data)
+
+
+def _read_csv_arrow(path: Path, data: bytes | None) -> pd.DataFrame | None:
+    """Fast path: every cell as text; ``None`` when anything is off (the exact reader then says what)."""
+    import pyarrow as pa
+    import pyarrow.csv as pv
+
+    try:
+        with (io.StringIO(data[:1 << 20].decode("utf-8-sig", "replace"), newline="") if data is not None
+              else open(path, encoding="utf-8-sig", errors="replace", newline="")) as handle:
+            header = next(csv.reader(handle), None)
+    except csv.Error:
+        return None
+    names = [c.strip() for c in header or []]
+    if not names or not all(names) or len(set(names)) != len(names) or len(set(header or [])) != len(names):
+        return None
+    invalid: list[object] = []
+
+    def skip(row: object) -> str:
+        invalid.append(row)
+        return "skip"
+
+    try:
+        table = pv.read_csv(
+            pa.BufferReader(data) if data is not None else str(path),
+            read_options=pv.ReadOptions(use_threads=False),
+            parse_options=pv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip),
+            convert_options=pv.ConvertOptions(
+                column_types=dict.fromkeys(header or [], pa.string()),
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, OSError):
+        return None
+    if invalid or table.column_names != list(header or []):
+        return None
+    frame = pd.DataFrame({name: table.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(names)})
+    return frame
+
+
+def _read_csv_exact(path: Path, data: bytes | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Cells of a CSV file as text, with the text line of each data row; refuses ragged rows."""
+    source = str(path)
+    handle: io.TextIOBase
+    if data is not None:
+        handle = io.StringIO(data.decode("utf-8-sig"), newline="")
+    else:
+        handle = open(path, encoding="utf-8-sig", newline="")
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    with handle:
+        reader = csv.reader(handle, skipinitialspace=True)
+        try:
+            header = next(reader, None)
+            for cells in reader:
+                if not cells or (len(cells) == 1 and not cells[0].strip()):
+                    continue  # a blank line
+                rows.append(cells)
+                lines.append(reader.line_num)
+        except csv.Error as exc:
+            raise FileFormatError(f"{source}, line {reader.line_num}: cannot be read as CSV ({exc})") from None
+    if header is None or not any(c.strip() for c in header):
+        raise FileFormatError(f"{source}: the file has no header; an outcome file needs a header and rows")
+    names = [c.strip() for c in header]
+    problems = [
+        Problem(source, None, f"column {i + 1}", "header cell must not be empty (a trailing comma?)")
+        for i, name in enumerate(names)
+        if not name
+    ]
+    duplicated = sorted({c for c in names if c and names.count(c) > 1})
+    if duplicated:
+        problems.append(Problem(source, None, ", ".join(duplicated), "column appears more than once in the header"))
+    counts = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    width = len(names)
+    for i in np.flatnonzero(counts != width):
+        problems.append(
+            Problem(
+                source,
+                int(i) + 1,
+                None,
+                f"must have {width} cells like the header ({', '.join(names)}); has {int(counts[i])}",
+                line=lines[i],
+            )
+        )
+    if problems:
+        raise ValidationError(problems)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * width
+    frame = pd.DataFrame({name: np.array(col, dtype=object) for name, col in zip(names, columns, strict=True)})
+    return frame, np.asarray(lines, dtype=np.int64)
+
+
+def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """JSON objects, one a line (blank lines skipped), with the line of each row."""
+    source = str(path)
+    stream: IO[bytes] = io.BytesIO(gunzip_bytes(path)) if gz else open(path, "rb")
+    records: list[dict[str, Any]] = []
+    lines: list[int] = []
+    problems: list[Problem] = []
+    with stream:
+        for number, raw in read_lines(stream, source):
+            if not raw.strip():
+                continue
+            row = len(records) + len(problems) + 1
+            try:
+                value = json_loads(raw, f"{source}, line {number}")
+            except (ValueError, UnicodeDecodeError) as exc:
+                if isinstance(exc, LimitError):
+                    raise
+                problems.append(Problem(source, row, None, f"must be one JSON object ({exc})", line=number if number != row else None))
+                continue
+            if not isinstance(value, dict):
+                problems.append(Problem(source, row, None, "must be one JSON object", type(value).__name__, number if number != row else None))
+                continue
+            nested = [k for k, v in value.items() if isinstance(v, dict | list)]
+            if nested:
+                problems.append(Problem(source, row, str(nested[0]), "must be a single value", value[nested[0]], number if number != row else None))
+                continue
+            records.append(value)
+            lines.append(number)
+    if problems:
+        raise ValidationError(problems)
+    if not records:
+        raise FileFormatError(f"{source}: the file has no rows; an outcome file needs at least one JSON object")
+    numbers = np.asarray(lines, dtype=np.int64)
+    same = bool((numbers == np.arange(1, len(numbers) + 1)).all())
+    return pd.DataFrame.from_records(records), None if same else numbers  # a line only when it differs
+
+
+def _read_raw(path: Path, fmt: OutcomeFormat) -> tuple[pd.DataFrame, np.ndarray | _Lines | None]:
     if not path.exists():
         raise FileFormatError(f"{path}: no such file")
     if path.is_dir():
         raise FileFormatError(f"{path}: is a directory, expected an outcome file")
     if path.stat().st_size == 0:
         raise FileFormatError(f"{path}: the file is empty; an outcome file needs a header and at least one row")
+    gz = path.suffix.lower() == ".gz"
     try:
         if fmt == "csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skipinitialspace=True)
+            return _read_csv(path, gz)
         if fmt == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
-        return pd.read_parquet(path)
-    except pd.errors.EmptyDataError as exc:
-        raise FileFormatError(f"{path}: the file has no header or rows ({exc})") from exc
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+            return _read_jsonl(path, gz)
+        return pd.read_parquet(path), None
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except (ValueError, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FileFormatError(f"{path}: cannot be read as {fmt}: {first}") from exc
+        raise FileFormatError(f"{path}: cannot be read as {fmt}: {first[:300]}") from exc
 
 
 def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) -> pd.DataFrame:
@@ -147,20 +311,39 @@ def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) ->
     """
     file = Path(path)
     fmt = _format_of(file, format)
-    raw = _read_raw(file, fmt)
-    return validate_outcomes(raw, source=str(file), line_offset=2 if fmt == "csv" else None)
+    raw, lines = _read_raw(file, fmt)
+    return _validate(raw, str(file), lines)
+
+
+def _stripped(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(stripped text or None, is-text mask) of a column, in vectorised string operations."""
+    values = series.to_numpy(dtype=object)
+    is_text = np.fromiter((type(v) is str for v in values), dtype=bool, count=len(values))
+    stripped = np.full(len(values), None, dtype=object)
+    if is_text.any():
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        stripped[is_text] = pc.utf8_trim_whitespace(pa.array(values[is_text], type=pa.large_string())).to_numpy(
+            zero_copy_only=False
+        )
+    return stripped, is_text
 
 
 def _is_blank(series: pd.Series) -> np.ndarray:
-    values = series.to_numpy(dtype=object)
+    stripped, is_text = _stripped(series)
     blank = pd.isna(series).to_numpy()
-    text = np.array([isinstance(v, str) and not v.strip() for v in values], dtype=bool) if len(values) else blank
-    return blank | text
+    return blank | (is_text & (stripped == ""))
 
 
 def _text(series: pd.Series) -> pd.Series:
-    out = series.astype(object).where(~pd.isna(series), "")
-    return out.map(lambda v: v.strip() if isinstance(v, str) else str(v)).astype(str)
+    stripped, is_text = _stripped(series)
+    missing = pd.isna(series).to_numpy()
+    other = ~is_text & ~missing
+    if other.any():
+        stripped[other] = [str(v) for v in series.to_numpy(dtype=object)[other]]
+    stripped[missing] = ""
+    return pd.Series(stripped, index=series.index, dtype=object).astype(str)
 
 
 def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,6 +396,11 @@ def validate_outcomes(
     stopwise.errors.ValidationError: 1 problem in the input:
       <DataFrame>, row 1, field 'outcome': must be a number in [0, 1]; got 1.5
     """
+    lines = None if line_offset is None else np.arange(len(frame), dtype=np.int64) + line_offset
+    return _validate(frame, source, lines)
+
+
+def _validate(frame: pd.DataFrame, source: str, lines: np.ndarray | _Lines | None) -> pd.DataFrame:
     if len(frame.columns) == 0 or len(frame) == 0:
         raise ValidationError([Problem(source, None, None, "must hold at least one outcome row", None)])
     frame = frame.reset_index(drop=True)
@@ -245,7 +433,7 @@ def validate_outcomes(
 
     def problem_rows(mask: np.ndarray, field: str, rule: str, values: np.ndarray) -> None:
         for i in np.flatnonzero(mask):
-            line = int(rows[i] + line_offset - 1) if line_offset is not None else None
+            line = int(lines[int(i)]) if lines is not None else None
             value = values[i]
             if isinstance(value, np.generic):
                 value = value.item()
@@ -285,8 +473,10 @@ def validate_outcomes(
         attempt = np.where(blank, 0.0, attempt)
         with np.errstate(invalid="ignore"):
             wrong = bad | (np.isfinite(attempt) & ((attempt < 0) | (attempt != np.round(attempt))))
-        problem_rows(wrong, "attempt", "must be an integer >= 0", attempt_raw.to_numpy(dtype=object))
-        out["attempt"] = np.where(np.isfinite(attempt), attempt, 0).astype(np.int64)
+            wrong |= np.isfinite(attempt) & (attempt > _MAX_ATTEMPT)
+        problem_rows(wrong, "attempt", f"must be an integer from 0 to {_MAX_ATTEMPT}", attempt_raw.to_numpy(dtype=object))
+        usable = np.isfinite(attempt) & (attempt >= 0) & (attempt <= _MAX_ATTEMPT)
+        out["attempt"] = np.where(usable, attempt, 0).astype(np.int64)
     else:
         out["attempt"] = np.zeros(n, dtype=np.int64)
 
@@ -309,27 +499,44 @@ def validate_outcomes(
         result[name] = result[name].astype(str)
 
     if not problems:
-        keys = result[["system", "task", "attempt"]]
-        dup = keys.duplicated(keep=False).to_numpy()
-        if dup.any():
-            sub = result.loc[dup, ["system", "task", "attempt", "outcome", "status"]].copy()
-            sub["row"] = rows[dup]
-            for (system, task, attempt), grp in sub.groupby(["system", "task", "attempt"], sort=False):
-                labels = grp[["outcome", "status"]].astype(str).drop_duplicates()
-                if len(labels) > 1:
-                    listing = ", ".join(f"row {r}: {o} ({s})" for r, o, s in zip(grp["row"], grp["outcome"], grp["status"], strict=True))
-                    problems.append(
-                        Problem(
-                            source,
-                            int(grp["row"].iloc[0]),
-                            "outcome",
-                            f"(system, task, attempt) = ({system}, {task}, {attempt}) must not repeat with a "
-                            f"different outcome or status; {listing}",
-                        )
-                    )
+        problems.extend(_conflicting_duplicates(result, source, rows, lines))
     if problems:
         raise ValidationError(problems)
     return result
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _conflicting_duplicates(
+    result: pd.DataFrame, source: str, rows: np.ndarray, lines: np.ndarray | _Lines | None
+) -> list[Problem]:
+    """Rows with one (system, task, attempt) that differ in any column (identical ones are kept)."""
+    dup = result.duplicated(["system", "task", "attempt"], keep=False).to_numpy()
+    if not dup.any():
+        return []
+    sub = result.loc[dup].astype(object).fillna("").map(str)
+    conflicting = ~sub.duplicated(keep="first") & sub.duplicated(["system", "task", "attempt"], keep="first")
+    problems: list[Problem] = []
+    firsts = sub.drop_duplicates(["system", "task", "attempt"], keep="first")
+    first_of = {tuple(k): i for i, k in zip(firsts.index, firsts[["system", "task", "attempt"]].to_numpy(), strict=True)}
+    for i in sub.index[conflicting.to_numpy()]:
+        key = (sub.at[i, "system"], sub.at[i, "task"], sub.at[i, "attempt"])
+        j = first_of[key]
+        differ = [c for c in OUTCOME_COLUMNS if sub.at[i, c] != sub.at[j, c]]
+        problems.append(
+            Problem(
+                source,
+                int(rows[i]),
+                differ[0],
+                f"(system, task, attempt) = ({_short(key[0])}, {_short(key[1])}, {key[2]}) must not repeat with a "
+                f"different {', '.join(differ)} (row {int(rows[j])} has {shown(sub.at[j, differ[0]])})",
+                sub.at[i, differ[0]],
+                lines[int(i)] if lines is not None else None,
+            )
+        )
+    return problems
 
 
 def outcome_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

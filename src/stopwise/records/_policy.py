@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
+from stopwise._limits import check_structure
 from stopwise.errors import FileFormatError, PolicyError
 from stopwise.records._outcomes import STATUSES
 
@@ -57,8 +58,8 @@ class CoveragePolicy(_Section):
     rule: Literal["proportional", "none"] = "proportional"
     """``proportional``: r_g = max{1, min{n_g, floor(k n_g / N)}} tasks of every group (paper eq. 4);
     ``none``: final actions do not wait for coverage (coverage is still recorded)."""
-    group_column: StrictStr = "group"
-    """Outcome column that holds the stratum of each task."""
+    group_column: Literal["group", "source", "unit"] = "group"
+    """Outcome column that holds the stratum of each task (a text column of the outcome contract)."""
 
 
 class OrderPolicy(_Section):
@@ -258,6 +259,9 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"{source}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise PolicyError(f"{source}: nested too deeply to parse (a policy is a few flat tables)") from None
+    check_structure(data, source)
     try:
         return Policy.model_validate(data)
     except pydantic.ValidationError as exc:

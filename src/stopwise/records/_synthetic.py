@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from stopwise.errors import ArgumentError
 from stopwise.records._outcomes import validate_outcomes
 
 __all__ = ["synthetic_benchmark"]
@@ -59,11 +60,11 @@ def synthetic_benchmark(
     (180, ['system-01', 'system-02', 'system-03'])
     """
     if int(n_tasks) != n_tasks or n_tasks < len(_GROUPS):
-        raise ValueError(f"`n_tasks` must be an integer >= {len(_GROUPS)}; got {n_tasks!r}")
+        raise ArgumentError(f"`n_tasks` must be an integer >= {len(_GROUPS)}; got {n_tasks!r}")
     if int(n_systems) != n_systems or n_systems < 2:
-        raise ValueError(f"`n_systems` must be an integer >= 2; got {n_systems!r}")
+        raise ArgumentError(f"`n_systems` must be an integer >= 2; got {n_systems!r}")
     if int(attempts) != attempts or attempts < 1:
-        raise ValueError(f"`attempts` must be a positive integer; got {attempts!r}")
+        raise ArgumentError(f"`attempts` must be a positive integer; got {attempts!r}")
     seed_label = rng if isinstance(rng, int) else "generator"
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 

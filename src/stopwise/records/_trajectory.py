@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
@@ -22,7 +23,8 @@ from typing import IO, Any, cast
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from stopwise.errors import FileFormatError, Problem, ValidationError
+from stopwise._limits import json_loads, read_lines
+from stopwise.errors import FileFormatError, Problem, Shown, ValidationError, shown
 
 __all__ = ["Step", "Trajectory", "iter_trajectories", "read_trajectories", "write_trajectories"]
 
@@ -81,6 +83,12 @@ def _open_text(path: Path, mode: str) -> IO[str]:
     return open(path, mode, encoding="utf-8")
 
 
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.suffix.lower() == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return open(path, "rb")
+
+
 def iter_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
     """Yield the trajectories of a JSONL file (``.jsonl`` or ``.jsonl.gz``) one at a time.
 
@@ -97,12 +105,13 @@ def iter_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
     source = str(file)
     seen = 0
     try:
-        with _open_text(file, "r") as handle:
-            for number, line in enumerate(handle, start=1):
+        with _open_binary(file) as handle:
+            for number, raw in read_lines(handle, source):
+                line = raw.decode("utf-8")
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
+                    obj = json_loads(line, f"{source}, line {number}")
                 except json.JSONDecodeError as exc:
                     raise ValidationError([Problem(source, number, None, f"must be one JSON object per line ({exc.msg})")]) from exc
                 if not isinstance(obj, dict):
@@ -117,15 +126,16 @@ def iter_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
                         ]
                     ) from exc
                 seen += 1
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise FileFormatError(f"{file}: cannot be read as (gzip) UTF-8 JSONL: {exc}") from exc
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
+        raise FileFormatError(f"{file}: cannot be read as (gzip) UTF-8 JSONL: {str(exc)[:300]}") from exc
     if seen == 0:
         raise FileFormatError(f"{file}: holds no trajectories")
 
 
 def _short(value: Any) -> Any:
-    text = repr(value)
-    return value if len(text) <= 80 else text[:77] + "..."
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return Shown(shown(value, 80))
 
 
 def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:

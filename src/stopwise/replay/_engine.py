@@ -29,7 +29,7 @@ from stopwise.compare import (
     routine_actions,
     serfling_tails_from_moments,
 )
-from stopwise.errors import ComparisonError
+from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Policy
 from stopwise.replay._orders import (
     cost_first_orders,
@@ -45,6 +45,8 @@ __all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "Polic
 DEFAULT_BUDGETS = np.round(np.arange(5, 100, 5) / 100, 2)
 """The paper's budget grid: 5 % to 95 % in 5-point steps."""
 REPLAY_EXACT_MAX_SUPPORT = 1 << 13
+MAX_ORDERS = 100_000
+"""Most task orders per pair a replay takes (each order is a row of task indices held in memory)."""
 """Largest bootstrap-sum support 2 N L + 1 for which the replay computes exact tails; pairs on a
 finer lattice use the Monte-Carlo bootstrap (with common random resampling counts, as a GEMM)."""
 
@@ -480,18 +482,18 @@ def replay_policy(
     """
     thresholds_arr = np.asarray(thresholds, dtype=float)
     budgets_arr = np.asarray(budgets, dtype=float)
-    if thresholds_arr.ndim != 1 or len(thresholds_arr) == 0 or ((thresholds_arr < -1) | (thresholds_arr >= 1)).any():
-        raise ValueError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
-    if budgets_arr.ndim != 1 or len(budgets_arr) == 0 or ((budgets_arr <= 0) | (budgets_arr > 1)).any():
-        raise ValueError("`budgets` must be a non-empty list of fractions in (0, 1]")
-    if int(n_orders) != n_orders or n_orders < 1:
-        raise ValueError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+    if thresholds_arr.ndim != 1 or len(thresholds_arr) == 0 or not ((thresholds_arr >= -1) & (thresholds_arr < 1)).all():
+        raise ArgumentError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
+    if budgets_arr.ndim != 1 or len(budgets_arr) == 0 or not ((budgets_arr > 0) & (budgets_arr <= 1)).all():
+        raise ArgumentError("`budgets` must be a non-empty list of fractions in (0, 1]")
+    if int(n_orders) != n_orders or not 1 <= n_orders <= MAX_ORDERS:
+        raise ArgumentError(f"`n_orders` must be an integer from 1 to {MAX_ORDERS:,}; got {n_orders!r}")
     measure = measure or policy.budget.measure
     scope = scope or policy.budget.scope
     if measure not in ("task_fraction", "task_count", "cost_usd", "elapsed_s"):
-        raise ValueError(f"`measure` must be task_fraction, task_count, cost_usd or elapsed_s; got {measure!r}")
+        raise ArgumentError(f"`measure` must be task_fraction, task_count, cost_usd or elapsed_s; got {measure!r}")
     if scope not in ("tested", "pair"):
-        raise ValueError(f"`scope` must be tested or pair; got {scope!r}")
+        raise ArgumentError(f"`scope` must be tested or pair; got {scope!r}")
     work: list[_PairWork] = []
     for plan in _plans(source, policy, n_orders, budgets_arr, measure, scope):
         work.extend(_plan_work(source, plan, policy, thresholds_arr))

@@ -13,6 +13,7 @@ import pandas as pd
 
 from stopwise._version import __version__
 from stopwise.compare import exceeds_threshold
+from stopwise.errors import ComparisonError
 from stopwise.records import Policy
 from stopwise.replay._engine import DEFAULT_BUDGETS, replay_policy
 from stopwise.replay._metrics import sufficiency, summarize
@@ -193,6 +194,12 @@ def replay(
         )
         for name, rows in records.items()
     ]
+    empty = [source.name for source in sources if len(source.pairs) == 0]
+    if empty:
+        raise ComparisonError(
+            f"source(s) {', '.join(empty)}: no pair of systems to replay; a completed record needs at least "
+            f"two systems with outcomes on at least {min_coverage:.0%} of the tasks and {min_shared} shared task(s)"
+        )
     total = sum(len(source.pairs) for source in sources) * len(chosen)
     advance = (lambda done: progress(done, total)) if progress is not None else None
     cases, decisions = [], []
