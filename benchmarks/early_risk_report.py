@@ -30,6 +30,7 @@ import pandas as pd
 
 from early_common import load
 from stopwise.early import EarlyEvaluation, EarlyOutcomeModel, leave_one_out
+from stopwise.early._featurizer import Corpus
 from stopwise.early._halting import first_crossing, halt_points
 from stopwise.early._quality import clopper_pearson
 
@@ -147,10 +148,12 @@ def cross(train_name: str, test_name: str) -> list[str]:
         warnings.simplefilter("ignore", UserWarning)
         model = EarlyOutcomeModel().fit(train)
     fit_s = time.perf_counter() - started
-    proba = model.predict_proba(test)
-    familiar = model.familiar(test)
-    X = model.featurizer_.transform(test)
-    coverage = model.featurizer_.coverage(test)
+    corpus = Corpus(test, min_df=1)  # featurize once: probabilities, guard and reasons share it
+    idx = np.arange(len(test))
+    X = model.featurizer_._transform_corpus(corpus, idx)
+    coverage = model.featurizer_._coverage_corpus(corpus, idx)
+    proba = model._proba_from_features(X)
+    familiar = [model.guard_.familiar(x, c) for x, c in zip(X, coverage, strict=True)]
     outcome = np.array([r.outcome for r in test])
     lines = [
         f"*Trained on all {train_name} ({model.n_train_runs_} runs, {fit_s:.0f} s), monitoring all {len(test)} {test_name} runs; "
@@ -198,6 +201,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/early_risk"))
     parser.add_argument("--from-saved", action="store_true", help="Reuse out/early_risk/mcpmark_loao if present.")
     parser.add_argument("--skip-loao", action="store_true", help="Only the cross-benchmark part.")
+    parser.add_argument("--direction", choices=["both", "mcpmark", "toolathlon"], default="both", help="Training set(s) of the cross part.")
     args = parser.parse_args()
     lines: list[str] = []
     if not args.skip_loao:

@@ -17,6 +17,7 @@ from stopwise.cli._common import console, err_console, user_errors
 from stopwise.early import (
     THRESHOLDS,
     VARIANTS,
+    DualHeadClassifier,
     EarlyOutcomeModel,
     leave_one_out,
     load_model,
@@ -164,9 +165,8 @@ def train_command(
             failure_threshold=_threshold(failure_threshold, "failure-threshold"),
             min_steps=min_steps,
             exclude=tuple(exclude or ()),
-            backbone=backbone,
+            classifier=DualHeadClassifier(backbone=backbone, n_jobs=n_jobs),
             random_state=random_state,
-            n_jobs=n_jobs,
             max_halt_error=max_halt_error,
             risk_confidence=risk_confidence,
             risk_unit=risk_unit,
