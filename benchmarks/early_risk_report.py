@@ -159,7 +159,8 @@ def cross(train_name: str, test_name: str) -> list[str]:
         f"*Trained on all {train_name} ({model.n_train_runs_} runs, {fit_s:.0f} s), monitoring all {len(test)} {test_name} runs; "
         f"guard limits (from {model.guard_.n_reference_prefixes} {model.guard_.reference} prefixes): task-text coverage ≥ "
         f"{100 * model.guard_.min_task_coverage:.0f}%, trajectory-text coverage ≥ {100 * model.guard_.min_text_coverage:.0f}%, "
-        f"≤ {model.guard_.max_outside} behavioral features outside range.*",
+        f"≤ {model.guard_.max_outside} behavioral features outside range, task similarity ≥ {model.guard_.min_task_similarity:.2f}; "
+        "thresholds the validation runs refute are held as well.*",
         "",
         "| Head | Threshold | Halted without guard | Precision without guard | Halted with guard | Precision with guard | Held by the guard | Most frequent reason |",
         "|---|---|---|---|---|---|---|---|",
@@ -168,15 +169,18 @@ def cross(train_name: str, test_name: str) -> list[str]:
         for t in (0.9, 0.8, 0.7):
             s, f = (t, None) if head == "success" else (None, t)
             bare = [first_crossing(p[:, 0], p[:, 1], s, f) for p in proba]
-            guarded = [first_crossing(p[:, 0], p[:, 1], s, f, familiar=ok) for p, ok in zip(proba, familiar, strict=True)]
+            unvalidated = model._unvalidated(head, t)
+            gs, gf = (None, None) if unvalidated else (s, f)
+            guarded = [first_crossing(p[:, 0], p[:, 1], gs, gf, familiar=ok) for p, ok in zip(proba, familiar, strict=True)]
             reasons: collections.Counter[str] = collections.Counter()
             held = 0
             for i, (b, g) in enumerate(zip(bare, guarded, strict=True)):
                 if b is not None and g is None:
                     held += 1
                     k = b.step
-                    why = model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
-                    kind = next((k for k in ("task-text", "trajectory-text", "behavioral") if why and k in why), "?")
+                    why = unvalidated or model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
+                    kinds = ("not validated", "task similarity", "task-text", "trajectory-text", "behavioral")
+                    kind = next((k for k in kinds if why and k in why), "?")
                     reasons[kind] += 1
             def prec(vs: list[Any]) -> tuple[int, float]:
                 halted = [(v, outcome[i]) for i, v in enumerate(vs) if v is not None]

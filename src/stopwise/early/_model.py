@@ -23,9 +23,9 @@ from stopwise.early._params import (
     check_random_state,
     names_predicate,
 )
-from stopwise.early._quality import quality_figures
+from stopwise.early._quality import quality_figures, refuted, reliability
 from stopwise.early._reference import GoldSolution
-from stopwise.early._risk import RISK_UNITS, RiskControl, halting_scores, learn_then_test, sequence_start
+from stopwise.early._risk import GRID, RISK_UNITS, RiskControl, halting_scores, learn_then_test, sequence_start
 from stopwise.errors import InputError
 from stopwise.records import Trajectory
 
@@ -98,6 +98,10 @@ class EarlyOutcomeModel(BaseEstimator):
         The thresholds in use per head (chosen by Learn-then-Test when ``max_halt_error`` is set).
     risk_control_ : dict of str to RiskControl
         Per enabled head, the Learn-then-Test result (empty without ``max_halt_error``).
+    reliability_ : dict of str to list
+        Per head and grid threshold, ``[threshold, halted, precision]`` on the reference runs
+        (:func:`~stopwise.early._quality.reliability`): with the guard on, a head does not halt at a threshold
+        where the reference runs show it unreliable (≥ 10 halts, < 90 % precision); the verdict says so.
     calibration_tasks_ : numpy.ndarray of str
         The tasks held out as calibration runs (empty without ``max_halt_error``).
     guard_ : FamiliarityGuard or None
@@ -303,11 +307,29 @@ class EarlyOutcomeModel(BaseEstimator):
                 quantile=float(self.guard_quantile), reference=reference,
             )
         ref_runs = [corpus.trajectories[i] for i in ref_idx]
+        ref_outcome = np.array([r.outcome for r in ref_runs], dtype=np.float64)
+        self.reliability_ = reliability(halting_scores(ref_proba, min_halt_step=self.min_halt_step), ref_outcome, GRID)
         self.quality_ = quality_figures(
             ref_runs, ref_proba, self.thresholds_, min_halt_step=self.min_halt_step, reference=reference,
             risk_control={k: v.as_dict() for k, v in self.risk_control_.items()},
         )
         return self
+
+    def _unvalidated(self, head: str, threshold: float | None) -> str | None:
+        """Why halting by ``head`` at ``threshold`` is refuted by the reference runs, or ``None``."""
+        table = getattr(self, "reliability_", None)
+        if table is None or threshold is None:
+            return None
+        evidence = refuted(table[head], threshold)
+        if evidence is None:
+            return None
+        t, n, p = evidence
+        quality = getattr(self, "quality_", None)
+        reference = quality.get("reference", "reference runs") if isinstance(quality, dict) else "reference runs"
+        return (
+            f"threshold {threshold:.2f} was not validated: on the {reference} the {head} head at {t:.2f} is right on "
+            f"{100 * p:.0f}% of the {n} runs it halts (< 90 %)"
+        )
 
     def _effective_thresholds(self) -> tuple[float | None, float | None]:
         thresholds = getattr(self, "thresholds_", None) or {"success": self.success_threshold, "failure": self.failure_threshold}
@@ -411,6 +433,9 @@ class EarlyOutcomeModel(BaseEstimator):
         s, f = self._effective_thresholds()
         proba = self.predict_proba(trajectories, gold=gold)
         familiar = self.familiar(trajectories) if getattr(self, "guard_", None) is not None else [None] * len(proba)
+        if getattr(self, "guard_", None) is not None:
+            s = None if self._unvalidated("success", s) else s
+            f = None if self._unvalidated("failure", f) else f
         return [
             first_crossing(p[:, 0], p[:, 1], s, f, min_halt_step=self.min_halt_step, familiar=ok)
             for p, ok in zip(proba, familiar, strict=True)

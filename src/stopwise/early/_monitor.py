@@ -121,7 +121,10 @@ class OnlineMonitor:
         if predicted is None:
             return Verdict(step, "continue", None, None, p_success, p_failure)
         reason = halt_reason(head, p_success, p_failure, self.success_threshold, self.failure_threshold)
-        held = self._guard.check(x, self._stream.coverage) if self._guard is not None else None
+        held = None
+        if self._guard is not None:
+            threshold = self.success_threshold if head == "success" else self.failure_threshold
+            held = self.model._unvalidated(head, threshold) or self._guard.check(x, self._stream.coverage)
         if held is not None:
             return Verdict(step, "continue", None, None, p_success, p_failure, f"held: {held}; the {reason} would have halted it", True)
         return Verdict(step, "halt", predicted, head, p_success, p_failure, reason)  # type: ignore[arg-type]

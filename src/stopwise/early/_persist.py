@@ -205,6 +205,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
             "calibration_tasks": [str(t) for t in model.calibration_tasks_],
             "guard": model.guard_.as_dict() if model.guard_ is not None else None,
             "quality": model.quality_,
+            "reliability": model.reliability_,
             "training": {
                 "n_runs": model.n_train_runs_,
                 "n_prefixes": model.n_train_prefixes_,
@@ -504,3 +505,9 @@ def _restore_thresholds(model: Any, manifest: dict[str, Any], manifest_path: Pat
         raise _problem(manifest_path, "guard", str(exc)) from None
     quality = manifest.get("quality")
     model.quality_ = quality if isinstance(quality, dict) else {}
+    table: Any = manifest.get("reliability")
+    try:
+        model.reliability_ = {head: [[float(t), float(n), float(p)] for t, n, p in table[head]] for head in HEADS}
+    except (TypeError, ValueError, KeyError) as exc:
+        raise _problem(manifest_path, "reliability", f"must map each head to [threshold, halted, precision] rows ({exc})") from None
+
