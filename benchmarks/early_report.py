@@ -89,7 +89,7 @@ def run_setting(name: str, spec: dict[str, Any], out: Path) -> EarlyEvaluation:
 
     evaluation = leave_one_out(runs, _models(spec), by=spec["by"], within=spec["within"], source=spec["data"], progress=progress)
     evaluation.info["seconds"] = round(time.perf_counter() - started, 1)
-    evaluation.save(out / name)
+    evaluation.save(out / name, force=True)
     return evaluation
 
 

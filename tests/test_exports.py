@@ -26,6 +26,7 @@ PACKAGES = [
     "stopwise.early",
     "stopwise.finality",
     "stopwise.ingest",
+    "stopwise.ledger",
 ]
 
 

@@ -9,7 +9,7 @@ would, with the planned universe.
 
     python docs/examples/inspect_live.py --out runs/inspect-live
     stopwise decide runs/inspect-live/outcomes.csv --tested tested --baseline baseline \\
-        --policy runs/inspect-live/policy.toml --universe runs/inspect-live/universe.csv
+        --policy runs/inspect-live/policy.toml --tasks runs/inspect-live/order.csv
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from inspect_ai.scorer import match
 from inspect_ai.solver import generate
 
 import stopwise
-from stopwise.inspect import paired_early_stopping
+from stopwise.inspect import paired_early_stopping, planned_order
 
 POLICY_TOML = """\
 # Chosen before the run; its sha256 is locked in the ledger at registration.
@@ -38,11 +38,15 @@ tail_cutoff = 0.05
 
 [decision]
 boundary = "betting-wor" # anytime-valid: a decision may be taken at any look
+
+[order]                  # the pre-registered task order: drawn from the dataset with this seed
+kind = "coverage-aware"
+seed = 7
 """
 
 
 def questions(n: int = 200, *, seed: int = 7) -> MemoryDataset:
-    """``n`` addition questions in a seeded random order: the pre-registered task order."""
+    """``n`` addition questions (seeded), each in a coverage group (sum below 100 or not)."""
     draw = random.Random(seed)
     samples = [
         Sample(
@@ -53,9 +57,7 @@ def questions(n: int = 200, *, seed: int = 7) -> MemoryDataset:
         )
         for i, (a, b) in enumerate((draw.randint(1, 99), draw.randint(1, 99)) for _ in range(n))
     ]
-    dataset = MemoryDataset(samples)
-    dataset.shuffle(seed=seed)  # the same seed gives the same order: write it down before the run
-    return dataset
+    return MemoryDataset(samples)
 
 
 def mock_system(name: str, accuracy: float) -> Model:
@@ -73,17 +75,23 @@ def mock_system(name: str, accuracy: float) -> Model:
     return get_model("mockllm/model", custom_outputs=answer)
 
 
-def run(out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4) -> dict[str, Any]:
+def run(
+    out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4, policy_toml: str = POLICY_TOML
+) -> dict[str, Any]:
     """Run the paired evaluation into ``out`` and return what was decided and logged."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "policy.toml").write_text(POLICY_TOML)
+    (out / "policy.toml").write_text(policy_toml)
     policy = stopwise.load_policy(out / "policy.toml")
     ledger_url = f"sqlite:///{out / 'ledger.db'}"
 
-    tested, baseline = paired_early_stopping(
-        ledger_url, "arith-demo", tested="tested", baseline="baseline", policy=policy, group="group"
+    # The planned order, drawn from the policy before any outcome exists; order.csv records it.
+    dataset, universe = planned_order(questions(n, seed=seed), policy, group="group")
+    pd.DataFrame({"position": range(1, n + 1), "task": universe.tasks, "group": universe.groups}).to_csv(
+        out / "order.csv", index=False
     )
-    dataset = questions(n, seed=seed)
+    tested, baseline = paired_early_stopping(
+        ledger_url, "arith-demo", tested="tested", baseline="baseline", policy=policy, universe=universe
+    )
     tasks = [
         Task(dataset=dataset, solver=generate(), scorer=match(), model=mock_system("tested", 0.90),
              early_stopping=tested, name="tested"),
@@ -98,13 +106,11 @@ def run(out: Path, *, n: int = 200, seed: int = 7, max_samples: int = 4) -> dict
     from stopwise.ledger import open_ledger
 
     comparison = tested.comparison
-    universe = comparison.universe
     with open_ledger(ledger_url) as ledger:
         ledger.export("arith-demo", out / "outcomes.csv", decisions_path=out / "decisions.jsonl", force=True)
         verified = ledger.verify("arith-demo")
-    pd.DataFrame({"task": universe.tasks, "group": universe.groups}).to_csv(out / "universe.csv", index=False)
     rows = stopwise.read_outcomes(out / "outcomes.csv")
-    again = stopwise.decide(rows, "tested", "baseline", policy, universe=stopwise.read_task_universe(out / "universe.csv"))
+    again = stopwise.decide(rows, "tested", "baseline", policy, universe=stopwise.read_task_universe(out / "order.csv"))
 
     summary = {
         "decision": None if comparison.decision is None else comparison.decision.action,

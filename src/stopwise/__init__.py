@@ -9,6 +9,8 @@ The public API, assembled from the subpackages:
 * finality - completion arguments, open-effects records and the controlled delayed-write replay
 * ingest   - SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench and HAL logs to outcome rows
   (``stopwise.ingest.ingest``)
+* ledger   - the durable decision ledger: outcome events and a hash-chained decision history in
+  SQLite or PostgreSQL (:func:`open_ledger`)
 
 Every name but the errors is loaded on first use (PEP 562 module ``__getattr__``), so that
 ``import stopwise`` and the ``stopwise`` command start without pandas, scikit-learn, LightGBM or
@@ -30,6 +32,7 @@ from stopwise.errors import (
     EffectsRecordError,
     FileFormatError,
     InputError,
+    LedgerError,
     PolicyError,
     Problem,
     ServiceError,
@@ -103,6 +106,10 @@ if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by _exports(), i
         read_tau2,
         source_flags,
     )
+    from stopwise.ledger import (
+        Ledger,
+        open_ledger,
+    )
     from stopwise.records import (
         ACTIONS,
         DEFAULT_POLICY_TOML,
@@ -127,6 +134,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by _exports(), i
         load_policy,
         outcome_frame,
         parse_policy,
+        read_outcome_files,
         read_outcomes,
         read_task_universe,
         read_trajectories,
@@ -221,6 +229,8 @@ __all__ = [
     "GroupCoverage",
     "IngestResult",
     "InputError",
+    "Ledger",
+    "LedgerError",
     "OnlineMonitor",
     "OpenEffectsRecord",
     "OrderPolicy",
@@ -272,6 +282,7 @@ __all__ = [
     "load_policy",
     "load_runs",
     "neyman_orders",
+    "open_ledger",
     "outcome_frame",
     "pair_outcomes",
     "parse_argument",
@@ -281,6 +292,7 @@ __all__ = [
     "read_hal",
     "read_harbor",
     "read_inspect",
+    "read_outcome_files",
     "read_outcomes",
     "read_swebench",
     "read_task_universe",

@@ -129,3 +129,73 @@ def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     (tmp_path / "bad.csv").write_text("name\nx\n")
     assert main(["order", str(tmp_path / "bad.csv")]) == 4
     assert "needs a 'task' column" in capsys.readouterr().err
+
+
+def test_decide_with_the_planned_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcomes = _outcomes(tmp_path, 15, 1)  # 36 tasks t000..t035, all final, group g
+    base = ["decide", str(outcomes), "-t", "A", "-b", "B"]
+    assert main(base) == 2
+    assert "no task universe given" in capsys.readouterr().out
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("task,group\n" + "".join(f"t{i:03d},g\n" for i in range(36)))
+    assert main([*base, "--tasks", str(tasks), "--json"]) == 0
+    record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
+    assert record.universe is not None and (record.universe.source, record.universe.n_tasks) == ("tasks", 36)
+    assert record.decided_at is not None
+    # the same tasks planned among 400: budget remains, continue; the coverage table lists planned groups
+    assert main([*base, "--n-tasks", "400", "--group-size", "g=300", "--group-size", "h=100"]) == 2
+    out = capsys.readouterr().out
+    assert "universe   counts: N = 400" in out and "missing h" in out
+    assert main([*base, "--group-size", "g=36", "--json"]) == 0  # N from the group sizes
+    capsys.readouterr()
+
+
+def test_decide_order_output_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcomes = _outcomes(tmp_path, 15, 1)
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("task,group\n" + "".join(f"t{i:03d},g\n" for i in range(36)))
+    assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
+    capsys.readouterr()
+    assert main(["decide", str(outcomes), "-t", "A", "-b", "B", "--tasks", str(tmp_path / "order.csv"), "--json"]) == 0
+    record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
+    assert record.universe is not None and record.universe.ordered
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--budget-used", "5"], "budget used 5 exceeds the policy's budget limit 1"),
+        (["--budget-used", "-1"], "finite number >= 0"),
+        (["--group-size", "g"], "--group-size must be NAME=COUNT"),
+        (["--group-size", "g=0"], "--group-size must be NAME=COUNT"),
+        (["--n-tasks", "0"], "field 'n_tasks'"),
+        (["--n-tasks", "10"], "the rows name 36 tasks but the task universe plans 10"),
+        (["--n-tasks", "50", "--tasks", "x.csv"], "either as --tasks FILE or as --n-tasks"),
+        (["--tasks", "missing.csv"], "no such tasks file"),
+    ],
+)
+def test_universe_and_budget_errors_exit_4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], fragment: str
+) -> None:
+    outcomes = _outcomes(tmp_path, 15, 1)
+    assert main(["decide", str(outcomes), "-t", "A", "-b", "B", *extra]) == 4
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
+
+
+def test_several_outcome_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = _outcomes(tmp_path / "a", 15, 1)
+    second = tmp_path / "b" / "more.csv"
+    second.write_text("system,task,outcome,group\n" + "".join(f"{s},u{i},{int(s == 'A')},g\n" for i in range(4) for s in "AB"))
+    assert main(["decide", str(first), str(second), "-t", "A", "-b", "B", "--complete", "--json"]) == 0
+    record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
+    assert record.n_observed == 40
+    assert main(["decide", str(first), str(first), "-t", "A", "-b", "B"]) == 4
+    err = capsys.readouterr().err
+    assert "row 1: (system, task, attempt) = (A, t000, 0) is already in" in err and "is a file given twice?" in err
+    bad = tmp_path / "b" / "bad.csv"
+    bad.write_text("system,task,outcome\nA,x,2\n")
+    assert main(["decide", str(first), str(bad), "-t", "A", "-b", "B"]) == 4
+    assert "bad.csv, row 1 (line 2), field 'outcome'" in capsys.readouterr().err

@@ -21,7 +21,18 @@ from stopwise.replay import coverage_aware_orders
 ALPHA = 0.05
 
 
-def naive_pooled(x: np.ndarray, n_pop: int, m0: float, strategy: str = "agrapa", c: float = TRUNCATION) -> tuple[list[float], list[float]]:
+def naive_bets(mu: float, m_wor: float, var: float, t: int, strategy: str) -> tuple[float, float]:
+    """Untruncated promote and reject bet sizes (>= 0) of each strategy."""
+    kelly = (mu - m_wor) / (var + (mu - m_wor) ** 2)
+    plug = math.sqrt(2 * math.log(1 / ALPHA) / (var * t * math.log(1 + t)))
+    if strategy == "agrapa":
+        return max(kelly, 0.0), max(-kelly, 0.0)
+    if strategy == "plug-in":
+        return plug, plug
+    return max(kelly, 0.0, plug), max(-kelly, 0.0, plug)
+
+
+def naive_pooled(x: np.ndarray, n_pop: int, m0: float, strategy: str = "max", c: float = TRUNCATION) -> tuple[list[float], list[float]]:
     """WSR 2020 without-replacement capital, one task at a time (aGRAPA or predictable plug-in bets)."""
     kp, kr = 0.0, 0.0
     out_p, out_r = [], []
@@ -30,11 +41,7 @@ def naive_pooled(x: np.ndarray, n_pop: int, m0: float, strategy: str = "agrapa",
         m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
         mu = prev.sum() / t
         var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
-        if strategy == "agrapa":
-            bet = (mu - m_wor) / (var + (mu - m_wor) ** 2)
-            up, down = max(bet, 0.0), max(-bet, 0.0)
-        else:
-            up = down = math.sqrt(2 * math.log(1 / ALPHA) / (var * t * math.log(1 + t)))
+        up, down = naive_bets(mu, m_wor, var, t, strategy)
         if -1 < m_wor < 1:
             lam_p = min(up, c / (1 + m_wor))
             lam_r = min(down, c / (1 - m_wor))
@@ -59,8 +66,8 @@ def naive_stratified(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: fl
         m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
         mu = prev.sum() / t
         var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
-        bet = (mu - m_wor) / (var + (mu - m_wor) ** 2)
-        lam_p, lam_r = min(max(bet, 0.0), c / 2), min(max(-bet, 0.0), c / 2)
+        up, down = naive_bets(mu, m_wor, var, t, "max")
+        lam_p, lam_r = min(up, c / 2), min(down, c / 2)
         g = codes[t - 1]
         own = x[: t - 1][codes[: t - 1] == g]
         j = len(own) + 1
@@ -95,7 +102,7 @@ def direct_stratified_log_capital(x: np.ndarray, codes: np.ndarray, sizes: np.nd
         m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
         mu = prev.sum() / t
         var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
-        lam = min(max((mu - m_wor) / (var + (mu - m_wor) ** 2), 0.0), c / 2)
+        lam = min(naive_bets(mu, m_wor, var, t, "max")[0], c / 2)
         g = codes[t - 1]
         own = x[: t - 1][codes[: t - 1] == g]
         j = len(own) + 1
@@ -112,7 +119,7 @@ def _close(fast: np.ndarray, slow: list[float]) -> None:
     np.testing.assert_allclose(fast[finite], slow_arr[finite], rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("strategy", ["agrapa", "plug-in"])
+@pytest.mark.parametrize("strategy", ["max", "agrapa", "plug-in"])
 @pytest.mark.parametrize(("m0", "probs"), [(0.0, (0.2, 0.5, 0.3)), (0.05, (0.35, 0.4, 0.25)), (-0.3, (0.5, 0.4, 0.1))])
 def test_pooled_matches_naive(strategy: str, m0: float, probs: tuple[float, float, float]) -> None:
     rng = np.random.default_rng(1)
@@ -187,6 +194,10 @@ def test_boundary_fields_and_bounds() -> None:
     # promote rejected delta = 0, so the lower bound lies above it, and the level-alpha promote test at the lower
     # bound's grid point is rejected while one grid step above it is not
     assert b.lower >= 0.0
+    quick = betting_boundary(x, 0.0, population_size=400, alpha=ALPHA, confidence_bounds=False)
+    assert (quick.p_promote, quick.p_reject) == (b.p_promote, b.p_reject)
+    assert (quick.lower, quick.upper) == (b.logical_lower, b.logical_upper)
+    np.testing.assert_array_equal(quick.log_capital_promote, b.log_capital_promote)
     above = betting_boundary(x, b.lower + 0.01, population_size=400, alpha=ALPHA)
     assert not above.promote
     assert betting_boundary(x, b.lower, population_size=400, alpha=ALPHA).promote
@@ -213,7 +224,7 @@ def test_stratified_boundary_api_and_errors() -> None:
     x = np.array([1.0, 1.0, 0.0, -1.0, 1.0])
     groups = np.array(["a", "b", "a", "c", "b"])
     b = betting_boundary(x, 0.0, population_size=20, alpha=ALPHA, groups=groups, group_sizes={"a": 10, "b": 6, "c": 4})
-    assert b.method == "betting-wor (aGRAPA, stratified, 3 groups)"
+    assert b.method == "betting-wor (max(aGRAPA, plug-in), stratified, 3 groups)"
     assert 0.0 < b.p_promote <= 1.0 and b.log_capital_promote.shape == (5,)
     with pytest.raises(ComparisonError, match="sum to the population size 20"):
         betting_boundary(x, 0.0, population_size=20, alpha=ALPHA, groups=groups, group_sizes={"a": 10, "b": 6, "c": 5})
@@ -314,7 +325,7 @@ def test_power_under_an_alternative() -> None:
     populations = sharp_null(rng, 0.15, 200)
     orders = np.argsort(rng.random(populations.shape), axis=1)
     values = np.take_along_axis(populations, orders, axis=1)
-    for strategy in ("agrapa", "plug-in"):
+    for strategy in ("max", "agrapa", "plug-in"):
         promote, reject = betting_paths(values, 0.0, population_size=300, strategy=strategy).crossed(ALPHA)
         assert not reject.any()
         assert promote[:, -1].all()  # the population mean 0.15 > 0 is always found by N

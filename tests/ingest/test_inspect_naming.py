@@ -212,6 +212,15 @@ def test_control_characters_in_model_are_escaped(tmp_path: Path, capsys: pytest.
     assert "\x1b" not in out.read_text()
 
 
+def test_cli_hints_at_system_from_when_logs_collide(
+    eval_set_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ingest", str(_flat(eval_set_dir, tmp_path)), "-o", str(tmp_path / "o.csv")]) == 4
+    err = capsys.readouterr().err
+    assert "hint: logs of one model read as one system" in err and "must be unique but is read twice" in err
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_cli_system_from(eval_set_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o.csv"
     assert main(["ingest", str(eval_set_dir), "-o", str(out), "--system-from", "task-arg:variant"]) == 0

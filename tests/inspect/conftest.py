@@ -60,9 +60,10 @@ class FakeLedger:
             {"evaluation": evaluation, "policy": policy, "universe": universe, "tested": tested, "baseline": baseline}
         )
 
-    def append(self, evaluation: str, rows: pd.DataFrame) -> SimpleNamespace:
-        self.rows.extend(rows.to_dict("records"))
-        return SimpleNamespace(accepted=len(rows), duplicates=0, conflicts=0)
+    def append(self, evaluation: str, rows: list[dict[str, Any]]) -> SimpleNamespace:
+        frame = stopwise.outcome_frame(rows)  # the contract the real ledger checks
+        self.rows.extend(frame.to_dict("records"))
+        return SimpleNamespace(accepted=len(frame), duplicates=0, conflicts=0)
 
     def frame(self) -> pd.DataFrame:
         return stopwise.outcome_frame(self.rows)

@@ -1,35 +1,40 @@
 """End to end: the docs example (200 questions, two mock systems) with the real ledger and ``decide``.
 
-A real Inspect evaluation with the paired managers stops scheduling samples once the anytime-valid
-boundary is crossed; the Inspect logs record the early-stopping summary with the decision record;
-the ledger, the rows ingested from the logs and ``decide`` on the ledger's export agree.
+A real Inspect evaluation with the paired managers stops scheduling samples once the comparison is
+decided; the Inspect logs record the early-stopping summary with the decision record; the ledger,
+the rows ingested from the logs and ``decide`` (library and CLI) on the ledger's export agree.
+Two policies: the anytime-valid betting boundary (the docs example: stops as soon as it crosses)
+and the fixed-budget rule with a 25 % task budget (stops at the planned budget limit).
 """
 
 from __future__ import annotations
 
-import inspect as pyinspect
 import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import stopwise
+from stopwise.cli.main import main
 from stopwise.ingest import ingest, system_template
-
-pytestmark = pytest.mark.skipif(
-    "universe" not in pyinspect.signature(stopwise.decide).parameters,
-    reason="WAITING FOR decide(universe=) from the universe branch (H1); enabled once merged",
-)
 
 MAX_SAMPLES = 4
 
+FIXED_BUDGET_TOML = """\
+threshold = 0.0
+tail_cutoff = 0.05
 
-@pytest.fixture(scope="module")
-def run(example: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("inspect-live")
-    return out, example.run(out, n=200, max_samples=MAX_SAMPLES)
+[order]
+kind = "coverage-aware"
+seed = 11
+
+[budget]
+measure = "task_fraction"
+limit = 0.25
+"""
 
 
 def _logs(out: Path) -> dict[str, Any]:
@@ -39,33 +44,15 @@ def _logs(out: Path) -> dict[str, Any]:
     return {log.eval.task: log for log in logs}
 
 
-def test_the_evaluation_stops_once_decided(run: tuple[Path, dict[str, Any]]) -> None:
-    out, summary = run
-    assert summary["decision"] == "promote"
+def _history(out: Path) -> list[Any]:
     from stopwise.ledger import open_ledger
 
     with open_ledger(f"sqlite:///{out / 'ledger.db'}") as ledger:
-        history = ledger.decisions("arith-demo")
-        final = history[-1].record
-    assert final.action == "promote" and all(link.record.action == "continue" for link in history[:-1])
-    assert len(history) == summary["looks"]
-    logs = _logs(out)
-    for system in ("tested", "baseline"):
-        log = logs[system]
-        ran, stops = len(log.samples), log.results.early_stopping.early_stops
-        assert ran + len(stops) == 200
-        # after the decision at n_observed pairs, at most the samples already in flight ran
-        assert final.n_observed <= ran <= final.n_observed + MAX_SAMPLES + 1
-        assert ran < 100, "the boundary should be crossed well before the end at a 35 pp difference"
-        assert all(s.reason.startswith("stopwise promote: ") for s in stops)
-        meta = log.results.early_stopping.metadata
-        assert meta["action"] == "promote"
-        assert meta["decision"] == final.model_dump(mode="json")
-        assert meta["planned_tasks"] == 200 and meta["looks"] == len(history)
+        return ledger.decisions("arith-demo")
 
 
-def test_ledger_logs_and_export_agree(run: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
-    out, summary = run
+def _agree(out: Path, summary: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """Ledger export == rows read from the Inspect logs; decide on the export == the live decision."""
     assert summary["ledger_verified"] is True
     exported = stopwise.read_outcomes(out / "outcomes.csv")
     from_logs = ingest(out / "logs", system=system_template("task")).rows
@@ -75,7 +62,74 @@ def test_ledger_logs_and_export_agree(run: tuple[Path, dict[str, Any]], capsys: 
 
     assert len(exported) == len(from_logs) == summary["ledger_rows"]
     assert key(exported) == key(from_logs)
-    assert summary["export_decision"] == summary["decision"] == "promote"
-    # the decisions file is the ledger's chain, one line per look
+    assert summary["export_decision"] == summary["decision"]
     lines = (out / "decisions.jsonl").read_text().splitlines()
-    assert len(lines) == summary["looks"] and json.loads(lines[-1])["record"]["action"] == "promote"
+    assert len(lines) == summary["looks"] and json.loads(lines[-1])["record"]["action"] == summary["decision"]
+    # `stopwise decide` on the export, with the policy and the planned tasks, exits with the same action
+    capsys.readouterr()
+    code = main(["decide", str(out / "outcomes.csv"), "-t", "tested", "-b", "baseline",
+                 "-p", str(out / "policy.toml"), "--tasks", str(out / "order.csv"), "--json"])
+    assert code == stopwise.ACTIONS.index(summary["decision"])
+    assert json.loads(capsys.readouterr().out)["action"] == summary["decision"]
+
+
+@pytest.fixture(scope="module")
+def betting_run(example: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("inspect-live")
+    return out, example.run(out, n=200, max_samples=MAX_SAMPLES)
+
+
+def test_betting_boundary_stops_the_evaluation_once_crossed(betting_run: tuple[Path, dict[str, Any]]) -> None:
+    out, summary = betting_run
+    assert summary["decision"] == "promote"
+    history = _history(out)
+    final = history[-1].record
+    assert final.action == "promote" and all(link.record.action == "continue" for link in history[:-1])
+    assert len(history) == summary["looks"]
+    for system, log in _logs(out).items():
+        ran, stops = len(log.samples), log.results.early_stopping.early_stops
+        assert ran + len(stops) == 200
+        # after the decision at n_observed pairs, at most the samples already in flight ran
+        assert final.n_observed <= ran <= final.n_observed + MAX_SAMPLES + 1
+        assert ran < 100, "the boundary should be crossed well before the end at a 35 pp difference"
+        assert all(s.reason.startswith("stopwise promote: ") for s in stops)
+        meta = log.results.early_stopping.metadata
+        assert (meta["system"], meta["action"], meta["planned_tasks"], meta["looks"]) == (system, "promote", 200, len(history))
+        assert meta["decision"] == final.model_dump(mode="json")
+
+
+def test_betting_run_ledger_logs_and_export_agree(
+    betting_run: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _agree(*betting_run, capsys)
+
+
+@pytest.fixture(scope="module")
+def budget_run(example: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("inspect-budget")
+    return out, example.run(out, n=200, max_samples=MAX_SAMPLES, policy_toml=FIXED_BUDGET_TOML)
+
+
+def test_fixed_budget_runs_the_planned_quarter_and_decides_at_the_limit(budget_run: tuple[Path, dict[str, Any]]) -> None:
+    out, summary = budget_run
+    planned = pd.read_csv(out / "order.csv")["task"].tolist()  # the pre-registered order
+    history = _history(out)
+    final = history[-1].record
+    # 50 pairs (25 % of 200) observed, decided once at the limit; every earlier look continued
+    assert final.n_observed == 50 and final.budget.at_limit and final.coverage.satisfied
+    assert final.action == summary["decision"] == "promote"
+    assert all(link.record.action == "continue" for link in history[:-1]) and len(history) == 50
+    for system, log in _logs(out).items():
+        assert sorted(s.id for s in log.samples) == sorted(planned[:50]), system
+        stops = log.results.early_stopping.early_stops
+        assert sorted(s.id for s in stops) == sorted(planned[50:])
+        assert all(s.reason.startswith(("stopwise budget: ", "stopwise promote: ")) for s in stops)
+        meta = log.results.early_stopping.metadata
+        assert (meta["budget_tasks"], meta["completed"], meta["action"]) == (50, 50, "promote")
+        assert meta["decision"] == final.model_dump(mode="json")
+
+
+def test_fixed_budget_ledger_logs_and_export_agree(
+    budget_run: tuple[Path, dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _agree(*budget_run, capsys)

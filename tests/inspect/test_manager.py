@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from stopwise import Policy
@@ -199,3 +200,59 @@ def test_missing_group_metadata_is_an_error(fake_ledger: Any, example: ModuleTyp
     managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline", group="domain")
     logs = _eval(_tasks(example, managers, n=4), tmp_path)
     assert all(log.status == "error" and "lack metadata['domain']" in log.error.message for log in logs.values())
+
+
+def test_planned_order_is_drawn_from_the_policy_and_checked(example: ModuleType) -> None:
+    from stopwise import TaskUniverse
+    from stopwise.compare import order_universe, task_order
+    from stopwise.inspect import planned_order
+
+    dataset = example.questions(30)
+    policy = Policy.model_validate({"order": {"kind": "coverage-aware", "seed": 5}})
+    ordered, universe = planned_order(dataset, policy, group="group")
+    frame = pd.DataFrame({"task": [s.id for s in dataset], "group": [s.metadata["group"] for s in dataset]})
+    expected = order_universe(task_order(frame, policy))  # the same draw, made independently
+    assert universe == expected and [s.id for s in ordered] == expected.tasks.tolist()
+    assert planned_order(dataset, policy, group="group")[1] == universe  # same policy, same order
+    reverse = TaskUniverse([s.id for s in dataset][::-1])
+    assert [s.id for s in planned_order(dataset, universe=reverse)[0]] == reverse.tasks.tolist()
+    with pytest.raises(InputError, match="planned but not in the dataset: q029"):
+        planned_order(example.questions(29), universe=reverse)
+    with pytest.raises(InputError, match=r"lack metadata\['domain'\]"):
+        planned_order(dataset, group="domain")
+
+
+def test_inspect_running_another_order_than_planned_is_noted(
+    fake_ledger: Any, example: ModuleType, tmp_path: Path
+) -> None:
+    from stopwise import TaskUniverse
+
+    dataset = example.questions(8)
+    universe = TaskUniverse([s.id for s in dataset][::-1])
+    managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline", universe=universe)
+    logs = _eval(_tasks(example, managers, datasets=(dataset, dataset)), tmp_path)
+    assert managers[0].comparison.planned == universe.tasks.tolist()
+    for log in logs.values():
+        notes = log.results.early_stopping.metadata["notes"]
+        assert len(notes) == 2 and all("another order than the planned universe" in n for n in notes)
+
+
+def test_a_failing_ledger_stops_the_evaluation_and_says_why(
+    fake_ledger: Any, example: ModuleType, tmp_path: Path
+) -> None:
+    class Broken(fake_ledger):
+        def append(self, evaluation: str, rows: list[dict[str, Any]]) -> Any:
+            if len(self.rows) >= 4:
+                raise OSError("disk I/O error")
+            return super().append(evaluation, rows)
+
+    ledger = Broken()
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers, n=30), tmp_path)
+    assert len(ledger.rows) == 4
+    for log in logs.values():
+        assert log.status == "success"
+        summary = log.results.early_stopping
+        assert len(log.samples) + len(summary.early_stops) == 30 and len(log.samples) <= 4 + 2 + 2
+        assert all(s.reason.startswith("stopwise ledger append failed (task ") for s in summary.early_stops)
+        assert "OSError: disk I/O error" in summary.metadata["error"]

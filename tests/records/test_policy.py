@@ -47,3 +47,42 @@ def test_bad_policies(text: str, fragments: list[str]) -> None:
 def test_load_policy_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FileFormatError, match="stopwise policy init"):
         load_policy(tmp_path / "none.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("seed = true", ["field 'seed'", "valid integer", "got True"]),
+        ('tail_cutoff = "0.05"', ["field 'tail_cutoff'", "valid number", "got '0.05'"]),
+        ("[budget]\nlimit = inf", ["field 'budget.limit'", "finite number"]),
+        ("threshold = nan", ["field 'threshold'", "finite number"]),
+        ('[budget]\nmeasure = "task_count"\nlimit = 0.5', ["field 'budget.limit'", "whole number of tasks >= 1", "got 0.5"]),
+        ('[budget]\nmeasure = "task_count"\nlimit = 20.5', ["field 'budget.limit'", "whole number"]),
+        ("bootstrap_resamples = 1000000000000", ["field 'bootstrap_resamples'", "less than or equal to 100000"]),
+        ("bootstrap_resamples = 200.0", ["field 'bootstrap_resamples'", "valid integer"]),
+        ("[order]\nseed = false", ["field 'order.seed'", "valid integer"]),
+        ('[decision]\nboundary = "anytime"', ["field 'decision.boundary'", "'fixed-budget' or 'betting-wor'"]),
+        ("[decision]\nstop = 1", ["field 'decision.stop'", "unknown setting"]),
+    ],
+)
+def test_strict_policies_refuse_what_was_accepted_before(text: str, fragments: list[str]) -> None:
+    with pytest.raises(PolicyError) as info:
+        parse_policy(text, source="p.toml")
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_whole_numbers_and_integers_where_floats_are_asked_stay_valid() -> None:
+    policy = parse_policy('threshold = 0\n[budget]\nmeasure = "task_count"\nlimit = 20\n')
+    assert policy.threshold == 0.0 and policy.budget.limit == 20.0
+    assert parse_policy("bootstrap_resamples = 100000").bootstrap_resamples == 100_000
+
+
+def test_decision_boundary_section_and_old_policies() -> None:
+    old = parse_policy("threshold = 0.05\n")  # a policy written before [decision] existed
+    assert old.decision.boundary == "fixed-budget"
+    betting = parse_policy('[decision]\nboundary = "betting-wor"\n')
+    assert betting.decision.boundary == "betting-wor" and betting.sha256() != Policy().sha256()
+    assert '"decision":{"boundary":"fixed-budget"}' in Policy().canonical_json()
+    # the default's digest changed when [decision] was added; this is its value from now on
+    assert Policy().sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"

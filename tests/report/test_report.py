@@ -16,6 +16,7 @@ from stopwise.errors import FileFormatError, InputError
 from stopwise.records import synthetic_benchmark
 from stopwise.replay import replay
 from stopwise.report import (
+    REPLAY_FILES,
     Facts,
     Report,
     Section,
@@ -136,3 +137,68 @@ def test_cli_writes_replaces_its_own_and_refuses_others(tmp_path: Path, record_j
     assert main(["report", str(tmp_path)]) == 4
     assert "neither a replay output" in capsys.readouterr().err
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
+    """A replay folder with a live-look replay's live_curve.csv and live_summary.csv gets one live chart per threshold."""
+    result = replay({"synthetic": synthetic_benchmark(80, 3, rng=0)}, n_orders=5, thresholds=[0.0], budgets=[0.5])
+    result.write(tmp_path, figure=False)
+    budgets = np.linspace(0.01, 1.0, 100)
+    curve = pd.concat(
+        [
+            pd.DataFrame({"source": "synthetic", "policy": "primary", "rule": rule, "threshold": t, "budget": budgets,
+                          "resolved": np.minimum(1, budgets * k), "wrong": 0.01 * budgets})
+            for rule, k in (("betting-wor", 3.0), ("fixed-budget", 1.5)) for t in (0.0, 0.05)
+        ]
+    )
+    curve.to_csv(tmp_path / "live_curve.csv", index=False)
+    summary = pd.DataFrame({"source": ["synthetic"], "policy": ["primary"], "rule": ["betting-wor"], "threshold": [0.0], "pairs": [6], "stop_q50": [0.17]})
+    summary.to_csv(tmp_path / "live_summary.csv", index=False)
+    page = build_report(tmp_path)
+    assert page.n_charts == 3 + 2
+    assert [s.title for s in page.sections][-2:] == ["Live looks at 0 pp", "Live looks at 5 pp"]
+    assert "17.0%" in page.to_html()
+    for name in REPLAY_FILES:
+        (tmp_path / name).unlink()
+    assert build_report(tmp_path).n_charts == 2  # a live-only folder
+
+
+def test_ledger_history_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every decision of a ledger evaluation is a look on the path; the chain's digests are listed."""
+    from stopwise.ledger import open_ledger
+    from stopwise.records import Policy, TaskUniverse
+
+    rows = synthetic_benchmark(60, 2, rng=4)
+    a, b = sorted(rows["system"].unique())
+    tasks = sorted(rows["task"].unique())
+    groups = rows.drop_duplicates("task").set_index("task").loc[tasks, "group"].tolist()
+    path = tmp_path / "ledger.db"
+    with open_ledger(path) as ledger:
+        ledger.register("nightly", policy=Policy(), universe=TaskUniverse(tasks, groups), tested=b, baseline=a)
+        for k in (20, 40, 60):
+            ledger.append("nightly", rows[rows["task"].isin(tasks[k - 20 : k])])
+            ledger.decide("nightly")
+        chain = ledger.decisions("nightly")
+    assert detect_kind(f"sqlite:///{path}") == "ledger" and detect_kind(path) == "ledger"
+    out = tmp_path / "nightly.html"
+    assert main(["report", f"sqlite:///{path}", "-o", str(out), "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["charts"] == 3 and written["sections"][-1] == "Decision chain"
+    html = out.read_text()
+    assert all(link.digest in html for link in chain) and html.count("<tr><td class=\"num\">") >= 3
+    assert main(["report", str(tmp_path / "missing.db"), "-o", str(out)]) == 4
+    assert "no such ledger file" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
+    assert main(["report", str(path), "--evaluation", "other", "-o", str(out)]) == 4
+    assert "no evaluation 'other'" in capsys.readouterr().err
+
+
+def test_report_reads_standard_input(tmp_path: Path, record_json: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(record_json))
+    out = tmp_path / "from-stdin.html"
+    assert main(["report", "-", "-o", str(out)]) == 0
+    assert "from &lt;stdin&gt;" in out.read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO("{not json"))
+    assert main(["report", "-", "-o", str(out)]) == 4
+    assert "<stdin>" in capsys.readouterr().err

@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_PIPE",
     "PIPE_WIDTH",
+    "StdoutClosed",
     "console",
     "err_console",
     "input_path",
@@ -51,6 +52,10 @@ PIPE_WIDTH = 100_000
 """Line width of output that does not go to a terminal: wide enough that no table cell is ever cut."""
 
 
+class StdoutClosed(Exception):
+    """Standard output was closed by its reader (not an ``OSError``, so that Click does not turn it into exit 1)."""
+
+
 class _Console(Console):
     """A Rich console that never truncates or wraps when its output is not a terminal (a pipe, a file, a CI log).
 
@@ -62,13 +67,17 @@ class _Console(Console):
     @property
     def size(self) -> ConsoleDimensions:
         size = Console.size.fget(self)  # type: ignore[attr-defined]
-        if self._width is None and not self.is_terminal:
+        if not self.is_terminal:  # COLUMNS too is ignored: it describes a terminal, not this pipe
             return ConsoleDimensions(PIPE_WIDTH, size.height)
         return size
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def on_broken_pipe(self) -> None:
+        """Rich exits with status 1 here, which reads as ``reject``; hand the closed pipe to ``main`` (exit 141)."""
+        raise StdoutClosed("standard output closed")
 
 
 console = _Console(highlight=False, soft_wrap=True)
@@ -144,11 +153,8 @@ def input_path(path: Path, *, suffix: str | None = None) -> Iterator[Path]:
         with spooled.open("wb") as handle:
             handle.write(head)
             shutil.copyfileobj(stream, handle, 1 << 20)
-        _STDIN_NAMES[str(spooled)] = "<stdin>"
-        try:
-            yield spooled
-        finally:
-            _STDIN_NAMES.pop(str(spooled), None)
+        _STDIN_NAMES[str(spooled)] = "<stdin>"  # kept after cleanup: the error is reported once the file is gone
+        yield spooled
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from stopwise.cli._common import console, user_errors
-from stopwise.compare import budget_task_count, coverage_aware_orders, decide, task_order
-from stopwise.errors import ComparisonError, FileFormatError, InputError
-from stopwise.records import (
-    ACTIONS,
-    DEFAULT_POLICY_TOML,
-    DecisionRecord,
-    Policy,
-    TaskUniverse,
-    load_policy,
-    read_outcomes,
-    read_task_universe,
-    synthetic_benchmark,
-    write_outcomes,
-)
+from stopwise.cli._common import console, input_path, print_json, user_errors
+from stopwise.errors import FileFormatError, InputError
+
+if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --help` stays light
+    import numpy as np
+    import pandas as pd
+
+    from stopwise.records import DecisionRecord, TaskUniverse
 
 policy_app = typer.Typer(help="Write and check comparison policies.", no_args_is_help=True)
 
@@ -93,6 +85,8 @@ def _group_sizes(values: list[str]) -> dict[str, int]:
 
 def _universe(tasks: Path | None, n_tasks: int | None, group_size: list[str], group_column: str) -> TaskUniverse | None:
     """The task universe from --tasks, or --n-tasks / --group-size; None when none is given."""
+    from stopwise.records import TaskUniverse, read_task_universe
+
     sizes = _group_sizes(group_size)
     if tasks is not None:
         if n_tasks is not None or sizes:
@@ -103,33 +97,10 @@ def _universe(tasks: Path | None, n_tasks: int | None, group_size: list[str], gr
     return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
 
 
-def read_outcome_files(paths: list[Path]) -> pd.DataFrame:
-    """Read several outcome files, each validated, as one table; a (system, task, attempt) in two files is an error."""
-    frames = [read_outcomes(path) for path in paths]
-    if len(frames) == 1:
-        return frames[0]
-    keyed = pd.concat(
-        [f[["system", "task", "attempt"]].assign(_file=i, _row=np.arange(1, len(f) + 1)) for i, f in enumerate(frames)],
-        ignore_index=True,
-    )
-    first_file = keyed.groupby(["system", "task", "attempt"], sort=False)["_file"].transform("min")
-    clash = (keyed["_file"] != first_file).to_numpy()
-    if clash.any():
-        i = int(np.flatnonzero(clash)[0])
-        row = keyed.iloc[i]
-        earlier = keyed[
-            (keyed["system"] == row["system"]) & (keyed["task"] == row["task"]) & (keyed["attempt"] == row["attempt"])
-        ].iloc[0]
-        raise ComparisonError(
-            f"{paths[int(row['_file'])]}, row {int(row['_row'])}: (system, task, attempt) = "
-            f"({row['system']}, {row['task']}, {int(row['attempt'])}) is already in {paths[int(earlier['_file'])]}, "
-            f"row {int(earlier['_row'])}; {int(clash.sum())} row(s) repeat rows of an earlier file (is a file given twice?)"
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
 def decide_command(
-    outcomes: Annotated[list[Path], typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet); several files are joined.")],
+    outcomes: Annotated[
+        list[Path], typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet); several files are joined; '-' reads standard input.")
+    ],
     tested: Annotated[str, typer.Option("--tested", "-t", help="The tested system A.")],
     baseline: Annotated[str, typer.Option("--baseline", "-b", help="The baseline system B.")],
     policy: Annotated[
@@ -157,10 +128,15 @@ def decide_command(
     is taken before the budget limit, unless --complete says the files hold a finished record.
     Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
     """
-    with user_errors():
+    from stopwise.compare import decide
+    from stopwise.records import ACTIONS, Policy, load_policy, read_outcome_files
+
+    with user_errors(), ExitStack() as stack:
+        if sum(str(p) == "-" for p in outcomes) > 1:
+            raise InputError("standard input ('-') can be read once; give it as one of the outcome files only")
         chosen = load_policy(policy) if policy is not None else Policy()
         universe = _universe(tasks, n_tasks, group_size or [], chosen.coverage.group_column)
-        rows = read_outcome_files(outcomes)
+        rows = read_outcome_files([stack.enter_context(input_path(p)) for p in outcomes])
         record = decide(rows, tested, baseline, chosen, universe=universe, budget_used=budget_used, complete=complete)
     if as_json:
         typer.echo(record.model_dump_json(indent=2))
@@ -175,6 +151,8 @@ def policy_init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write the commented default policy (the paper's primary one)."""
+    from stopwise.records import DEFAULT_POLICY_TOML
+
     if path is None:
         typer.echo(DEFAULT_POLICY_TOML, nl=False)
         return
@@ -186,10 +164,20 @@ def policy_init(
 
 
 @policy_app.command("check")
-def policy_check(path: Annotated[Path, typer.Argument(help="Policy TOML to validate.")]) -> None:
+def policy_check(
+    path: Annotated[Path, typer.Argument(help="Policy TOML to validate; '-' reads standard input.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print {policy, sha256} as JSON.")] = False,
+) -> None:
     """Validate a policy and print its canonical JSON and sha256."""
-    with user_errors():
-        policy = load_policy(path)
+    import json
+
+    from stopwise.records import load_policy
+
+    with user_errors(), input_path(path, suffix=".toml") as readable:
+        policy = load_policy(readable)
+    if as_json:
+        print_json({"policy": json.loads(policy.canonical_json()), "sha256": policy.sha256()})
+        return
     typer.echo(policy.canonical_json())
     typer.echo(f"sha256 {policy.sha256()}")
 
@@ -202,6 +190,9 @@ def demo_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision records as JSON lines.")] = False,
 ) -> None:
     """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets."""
+    from stopwise.compare import budget_task_count, decide
+    from stopwise.records import Policy, TaskUniverse, synthetic_benchmark, write_outcomes
+
     with user_errors():
         rows = synthetic_benchmark(tasks, systems, rng=seed)
         names = sorted(rows["system"].unique())
@@ -252,29 +243,39 @@ def demo_command(
 
 def _demo_order(rows: pd.DataFrame, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The policy's default task order: one seeded coverage-aware order of the shared tasks, and their groups."""
+    from stopwise.compare import coverage_aware_orders
+
     tasks = rows.drop_duplicates("task").sort_values("task")
     order = coverage_aware_orders(tasks["group"].to_numpy(dtype=str), 1, rng=seed)[0]
     return tasks["task"].to_numpy(dtype=str)[order], tasks["group"].to_numpy(dtype=str)[order]
 
 
 def order_command(
-    tasks: Annotated[Path, typer.Argument(help="Task list or outcome rows (.csv, .jsonl, .parquet) with a task column.")],
+    tasks: Annotated[
+        Path, typer.Argument(help="Task list or outcome rows (.csv, .jsonl, .parquet) with a task column; '-' reads standard input.")
+    ],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy TOML (its [order] kind and seed).")] = None,
     cost_system: Annotated[str | None, typer.Option(help="For a cost-first order: the system whose cost_usd ranks tasks.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the order as CSV here (default: print it).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the order and its policy sha256 as JSON.")] = False,
 ) -> None:
     """Write the task order a live evaluation should follow, fixed by the policy before any outcome."""
     from stopwise._atomic import Outputs
+    from stopwise.compare import task_order
+    from stopwise.records import Policy, load_policy
 
-    with user_errors(), Outputs(force=force) as outputs:
+    with user_errors(), Outputs(force=force) as outputs, input_path(tasks) as readable:
         out_tmp = outputs.file(out) if out is not None else None
         chosen = load_policy(policy) if policy is not None else Policy()
-        frame = _read_table(tasks)
+        frame = _read_table(readable)
         order = task_order(frame, chosen, cost_system=cost_system)
         if out_tmp is not None:
             order.to_csv(out_tmp, index=False)
     first = order.loc[order["covered"], "position"]
+    if as_json:
+        print_json({"policy_sha256": chosen.sha256(), "kind": chosen.order.kind, "seed": chosen.order.seed, "order": order})
+        return
     console.print(
         f"{len(order)} tasks in {order['group'].nunique()} group(s); order {chosen.order.kind} (seed {chosen.order.seed}); "
         f"policy sha256 {chosen.sha256()[:16]}…; coverage rule first met after {int(first.iloc[0]) if len(first) else '—'} tasks"
@@ -287,6 +288,8 @@ def order_command(
 
 def _read_table(path: Path) -> pd.DataFrame:
     """A task list in CSV, JSONL or Parquet, with clear errors."""
+    import pandas as pd
+
     if not path.exists():
         raise FileFormatError(f"{path}: no such file")
     name = path.name.lower().removesuffix(".gz")

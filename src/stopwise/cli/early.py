@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,18 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stopwise.cli._common import console, err_console, user_errors
-from stopwise.early import (
-    THRESHOLDS,
-    EarlyOutcomeModel,
-    TfidfLogisticModel,
-    leave_one_out,
-    load_model,
-    read_gold,
-    read_runs,
-)
-from stopwise.early._persist import check_output_dir
 from stopwise.errors import InputError
-from stopwise.records import outcome_frame, write_outcomes
+
+if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
+    from stopwise.early import EarlyOutcomeModel
+
+THRESHOLDS = (0.75, 0.80, 0.85, 0.90, 0.95, 0.97)
+"""As :data:`stopwise.early.THRESHOLDS` (a test keeps them equal); spelled out so that ``--help`` imports no model library."""
 
 early_app = typer.Typer(
     name="early",
@@ -33,7 +28,6 @@ early_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_VARIANTS = ("lightgbm", "dense-lr", "tfidf-lr")
 
 
 @contextmanager
@@ -154,6 +148,9 @@ def train_command(
 
     Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
     """
+    from stopwise.early import EarlyOutcomeModel, read_gold, read_runs
+    from stopwise.early._persist import check_output_dir
+
     with user_errors():
         runs = read_runs(trajectories)
         golds = read_gold(gold) if gold is not None else None
@@ -204,38 +201,52 @@ def evaluate_command(
     outcomes: Annotated[Path | None, typer.Option(help="Write the early-stopped outcome rows (status predicted) here.")] = None,
     threshold: Annotated[float, typer.Option(help="Dual threshold for --outcomes and the per-agent table.")] = 0.95,
     random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
-    n_jobs: Annotated[int, typer.Option(help="LightGBM threads.")] = 1,
+    n_jobs: Annotated[int, typer.Option(help="LightGBM threads (at most the CPU count).")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the sweeps and the per-agent table as JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise.")] = False,
 ) -> None:
-    """Leave-one-agent-out (or leave-one-group-out) evaluation with the paper's metrics and threshold sweep."""
+    """Leave-one-agent-out (or leave-one-group-out) evaluation with the paper's metrics and threshold sweep.
+
+    Example: stopwise early evaluate runs.jsonl.gz --within service -o out/eval --variant lightgbm --variant tfidf-lr
+    """
+    from stopwise.early import VARIANTS, leave_one_out, make_variant, read_gold, read_runs
+    from stopwise.early._evaluate import EVALUATION_MARKER
+    from stopwise.early._persist import check_output_dir
+    from stopwise.records import write_outcomes
+
     with user_errors():
         names = variant or ["lightgbm"]
-        unknown = [n for n in names if n not in _VARIANTS]
+        unknown = [n for n in names if n not in VARIANTS]
         if unknown:
-            raise InputError(f"--variant must be one of {', '.join(_VARIANTS)}; got {', '.join(unknown)}")
+            raise InputError(f"--variant must be one of {', '.join(VARIANTS)}; got {', '.join(unknown)}")
         grid = _numbers(thresholds, "thresholds")
         _threshold(threshold, "threshold")
+        if out is not None:
+            check_output_dir(out, force=force, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation")
         runs = read_runs(trajectories)
         golds = read_gold(gold) if gold is not None else None
-        models: dict[str, Any] = {}
-        for name in names:
-            if name == "tfidf-lr":
-                models[name] = TfidfLogisticModel(min_steps=min_steps, random_state=random_state)
-            else:
-                models[name] = EarlyOutcomeModel(
-                    backbone="logistic" if name == "dense-lr" else "lightgbm", min_steps=min_steps, random_state=random_state, n_jobs=n_jobs
-                )
+        models = {name: make_variant(name, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs) for name in names}
         with _progress("evaluate") as update:
             evaluation = leave_one_out(
                 runs, models, by=by, within=within, exclude_same=exclude_same, gold=golds,
                 source=", ".join(str(p) for p in trajectories), progress=update,
             )
         sweeps = {name: evaluation.sweep(grid, variant=name) for name in evaluation.variants}
+        rows = evaluation.outcome_rows(threshold, threshold, variant=names[0]) if outcomes is not None else None
+        if outcomes is not None and rows is not None:
+            write_outcomes(rows, outcomes)
         if out is not None:
-            evaluation.save(out)
-            for name, sweep in sweeps.items():
-                sweep.to_csv(Path(out) / f"sweep_{name}.csv", index=False)
-        if outcomes is not None:
-            write_outcomes(evaluation.outcome_rows(threshold, threshold, variant=names[0]), outcomes)
+            evaluation.save(out, force=force, extra={f"sweep_{name}.csv": sweep for name, sweep in sweeps.items()})
+    metrics = evaluation.metrics(threshold, threshold, variant=names[0])
+    if as_json:
+        print(json.dumps({
+            "by": by, "n_runs": len(evaluation.runs), "token_source": evaluation.token_source,
+            "sweeps": {name: json.loads(sweep.to_json(orient="records")) for name, sweep in sweeps.items()},
+            "per_agent": json.loads(metrics.per_agent.to_json(orient="records")),
+            "summary": {k: v for k, v in metrics.summary().items()},
+            "wrote": [str(p) for p in (out, outcomes) if p is not None],
+        }, indent=2, default=str))
+        return
     for name, sweep in sweeps.items():
         table = Table(title=f"{escape(name)}: leave-one-{escape(by)}-out, {len(evaluation.runs)} held-out runs (Table III)", header_style="bold")
         for column in ("threshold", "mode", "precision", "coverage", "ΔSteps", "ΔTokens in", "ΔTokens out", "Δ|Pass@1|", "ρ"):
@@ -246,7 +257,6 @@ def evaluate_command(
                 _pct(row.delta_tokens_in), _pct(row.delta_tokens_out), _pct(row.delta_abs_pass1), f"{row.spearman_rho:.3f}",
             )
         console.print(table)
-    metrics = evaluation.metrics(threshold, threshold, variant=names[0])
     agents = Table(title=f"{escape(names[0])} per agent at dual threshold {threshold:g} (Table IV)", header_style="bold")
     for column in ("agent", "runs", "Pass@1 full", "Pass@1 early", "ΔPass@1", "ΔRank", "ΔSteps"):
         agents.add_column(column, justify="right")
@@ -273,11 +283,19 @@ def monitor_command(
     limit: Annotated[int, typer.Option(help="Replay at most this many runs.")] = 20,
     success_threshold: Annotated[float | None, typer.Option(help="Override the model's success threshold.")] = None,
     failure_threshold: Annotated[float | None, typer.Option(help="Override the model's failure threshold.")] = None,
+    guard: Annotated[bool, typer.Option("--guard/--no-guard", help="Hold halts on runs unlike the validated ones (the model's guard).")] = True,
     steps: Annotated[bool, typer.Option("--steps/--summary", help="Print every step, or one line per run.")] = True,
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (for a model trained with one).")] = None,
     outcomes: Annotated[Path | None, typer.Option(help="Write one outcome row per replayed run (halted: status predicted).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per run (with every verdict under --steps).")] = False,
 ) -> None:
-    """Replay runs through the online monitor and print its verdict after every step."""
+    """Replay runs through the online monitor and print its verdict, and the reason, after every step.
+
+    Example: stopwise early monitor model runs.jsonl.gz --summary --failure-threshold 0.9 --outcomes rows.csv
+    """
+    from stopwise.early import load_model, monitor_run, read_gold, read_runs
+    from stopwise.records import outcome_frame, write_outcomes
+
     with user_errors():
         model = load_model(model_dir)
         s = _threshold(success_threshold, "success-threshold")
@@ -292,35 +310,46 @@ def monitor_command(
         ]
         if not chosen:
             raise InputError(f"{trajectories}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
-        rows = []
-        for run in chosen[:limit]:
-            monitor = model.monitor(run.task_text, gold=golds.get(run.task), success_threshold=s, failure_threshold=f)
-            if steps:
-                console.print(f"[bold]{escape(run.agent)} · {escape(run.task)} · attempt {run.attempt}[/] ({len(run.steps)} steps)")
-            verdict = None
-            for step in run.steps:
-                verdict = monitor.observe(step)
-                if steps:
-                    console.print(
-                        f"  step {verdict.step:>3}  {escape(str(monitor.last_category)):<12} {escape(str(step.tool or '-'))[:36]:<36} "
-                        f"p_success {verdict.p_success:.3f}  p_failure {verdict.p_failure:.3f}  {verdict.action}"
-                        + (f" → predicted {'success' if verdict.predicted else 'failure'}" if verdict.halted else "")
-                    )
-                if verdict.halted:
-                    break
-            truth = "unknown" if run.outcome is None else ("success" if run.outcome >= 0.5 else "failure")
-            if verdict is not None and verdict.halted and verdict.step < len(run.steps):
-                saved = 1 - verdict.step / len(run.steps)
-                line = f"halted at step {verdict.step}/{len(run.steps)} ({100 * saved:.0f}% of steps saved): predicted {'success' if verdict.predicted else 'failure'}, actual {truth}"
-                rows.append(verdict.outcome_row(system=run.agent, task=run.task, attempt=run.attempt))
-            else:
-                line = f"ran to completion ({len(run.steps)} steps): actual {truth}"
-                if run.outcome is not None:
-                    rows.append({"system": run.agent, "task": run.task, "outcome": run.outcome, "attempt": run.attempt, "status": "final", "source": "stopwise.early:full-run"})
-            console.print(("  " if steps else f"{escape(run.agent)} · {escape(run.task)} · {run.attempt}: ") + line)
+        results = [
+            monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)
+            for run in chosen[:limit]
+        ]
+        rows = [r.row for r in results if r.row is not None]
+        missing = [r for r in results if r.row is None]
         if outcomes is not None and rows:
             write_outcomes(outcome_frame(rows), outcomes)
-            console.print(f"wrote {len(rows)} outcome rows to {escape(str(outcomes))}")
+    if as_json:
+        for result in results:
+            print(json.dumps(result.as_dict(steps=steps), default=str))
+        return
+    for run, result in zip(chosen, results, strict=False):
+        if steps:
+            console.print(f"[bold]{escape(run.agent)} · {escape(run.task)} · attempt {run.attempt}[/] ({len(run.steps)} steps)")
+            for step, verdict in zip(run.steps, result.verdicts, strict=False):
+                console.print(
+                    f"  step {verdict.step:>3}  {escape(str(step.tool or '-'))[:36]:<36} "
+                    f"p_success {verdict.p_success:.3f}  p_failure {verdict.p_failure:.3f}  {verdict.action}"
+                    + (f" → predicted {'success' if verdict.predicted else 'failure'}" if verdict.halted else "")
+                    + (f"  ({escape(verdict.reason)})" if verdict.reason else "")
+                )
+        truth = "unknown" if run.outcome is None else ("success" if run.outcome >= 0.5 else "failure")
+        if result.halted:
+            saved = 1 - (result.halt_step or 0) / len(run.steps)
+            line = (
+                f"halted at step {result.halt_step}/{len(run.steps)} ({100 * saved:.0f}% of steps saved): predicted "
+                f"{'success' if result.predicted else 'failure'}, actual {truth} — {escape(result.reason)}"
+            )
+        else:
+            line = f"{escape(result.reason)}: actual {truth}"
+        console.print(("  " if steps else f"{escape(run.agent)} · {escape(run.task)} · {run.attempt}: ") + line)
+    if outcomes is not None:
+        console.print(f"wrote {len(rows)} outcome rows to {escape(str(outcomes))}")
+        if missing:
+            err_console.print(
+                f"[bold yellow]note:[/] {len(missing)} replayed run(s) ran to completion without a recorded outcome and have no row: "
+                + ", ".join(escape(f"{r.agent} · {r.task} · {r.attempt}") for r in missing[:10])
+                + (" …" if len(missing) > 10 else "")
+            )
     if len(chosen) > limit:
         console.print(f"(replayed {limit} of {len(chosen)} matching runs; raise --limit for more)")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -11,11 +12,13 @@ from rich.markup import escape
 
 from stopwise._atomic import Outputs
 from stopwise._limits import json_loads
-from stopwise.cli._common import console, err_console, user_errors
-from stopwise.errors import FileFormatError, InputError
-from stopwise.ingest import INGEST_FORMATS, ingest, system_template
-from stopwise.ingest._inspect import SYSTEM_SOURCES
-from stopwise.records import write_outcomes, write_trajectories
+from stopwise.cli._common import console, err_console, input_path, print_json, user_errors
+from stopwise.errors import FileFormatError, InputError, ValidationError
+
+INGEST_FORMATS = ("swebench", "inspect", "tau2", "harbor", "hal")
+"""As :data:`stopwise.ingest.INGEST_FORMATS` (a test keeps them equal); spelled out so that ``--help`` imports no reader."""
+SYSTEM_SOURCES = ("model", "file", "dir", "task", "task-arg:NAME", "tag", "tag:PREFIX", "solver", "metadata:KEY")
+"""As ``stopwise.ingest._inspect.SYSTEM_SOURCES`` (a test keeps them equal)."""
 
 _SHOWN = 10
 
@@ -42,7 +45,7 @@ def _instance_ids(path: Path) -> list[str]:
 
 
 def ingest_command(
-    paths: Annotated[list[Path], typer.Argument(help="Harness files or run directories.", show_default=False)],
+    paths: Annotated[list[Path], typer.Argument(help="Harness files or run directories; '-' reads one log from standard input.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Outcome rows to write (.parquet, .csv or .jsonl).")],
     format: Annotated[
         str, typer.Option("--format", "-f", help="auto, or one of: " + ", ".join(INGEST_FORMATS) + ".")
@@ -80,6 +83,7 @@ def ingest_command(
         typer.Option("--instances", help="Dataset instance ids (one per line or a JSON list), for SWE-bench results.json."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace existing output files.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was read, skipped and written as JSON.")] = False,
 ) -> None:
     """Read harness logs (SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench, HAL) into outcome rows.
 
@@ -89,7 +93,13 @@ def ingest_command(
 
     Example: stopwise ingest logs/ --system-from file -o outcomes.csv
     """
-    with user_errors(), Outputs(force=force) as outputs:
+    from stopwise.ingest import ingest, system_template
+    from stopwise.records import write_outcomes, write_trajectories
+
+    with user_errors(), Outputs(force=force) as outputs, ExitStack() as stack:
+        if sum(str(p) == "-" for p in paths) > 1:
+            raise InputError("standard input ('-') can be read once")
+        paths = [stack.enter_context(input_path(p)) for p in paths]
         if system_from:
             if system is not None:
                 raise InputError("give either --system or --system-from, not both")
@@ -97,22 +107,43 @@ def ingest_command(
         out_tmp = outputs.file(out)  # checked before anything is read; moved into place at the end
         traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None
-        result = ingest(
-            paths,
-            format=format,
-            system=system,
-            scorer=scorer,
-            errors=errors,
-            empty_patch=empty_patch,
-            elapsed=elapsed,
-            instances=ids,
-            trajectories=trajectories is not None,
-        )
+        try:
+            result = ingest(
+                paths,
+                format=format,
+                system=system,
+                scorer=scorer,
+                errors=errors,
+                empty_patch=empty_patch,
+                elapsed=elapsed,
+                instances=ids,
+                trajectories=trajectories is not None,
+            )
+        except ValidationError as exc:
+            if system is None and "read twice" in str(exc):
+                err_console.print(
+                    "hint: logs of one model read as one system; name each log's system with --system-from "
+                    "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
+                )
+            raise
         write_outcomes(result.rows, out_tmp)
         wrote = [str(out)]
         if trajectories is not None and traj_tmp is not None and result.trajectories:
             write_trajectories(result.trajectories, traj_tmp)
             wrote.append(str(trajectories))
+    if as_json:
+        print_json(
+            {
+                "summary": result.summary(),
+                "rows": len(result.rows),
+                "trajectories": len(result.trajectories or []),
+                "notes": list(result.notes),
+                "skipped": [{"file": i.file, "record": i.record, "reason": i.reason} for i in result.skipped],
+                "ignored_files": dict(result.ignored_files),
+                "wrote": wrote,
+            }
+        )
+        return
     console.print(escape(result.summary()))
     for note in result.notes:
         console.print(f"  note: {escape(note)}")

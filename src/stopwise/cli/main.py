@@ -29,7 +29,8 @@ import click
 import typer
 from rich.markup import escape
 
-from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, err_console
+from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, StdoutClosed, err_console
+from stopwise.cli._examples import attach_examples
 from stopwise.errors import StopwiseError, escape_text, terminal_text
 
 app = typer.Typer(
@@ -74,6 +75,9 @@ def _register() -> None:
                 raise
             continue
         module.register(app)
+    from stopwise.cli import ledger as ledger_cli
+
+    ledger_cli.register(app)
 
 
 _register()
@@ -106,10 +110,15 @@ def _stdout_closed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    attach_examples(app)  # here, not at registration: commands registered later get theirs too
     try:
         result = app(args=argv, prog_name="stopwise", standalone_mode=False)
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         return _stdout_closed()
+    except SystemExit as exc:
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # Click's answer to EPIPE is exit 1: a decision code
+            return _stdout_closed()
+        raise exc
     except (typer.Exit, click.exceptions.Exit) as exc:
         return int(exc.exit_code)
     except (typer.Abort, click.exceptions.Abort):

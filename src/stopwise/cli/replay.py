@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stopwise._atomic import Outputs
-from stopwise.cli._common import console, user_errors
+from stopwise.cli._common import console, input_path, print_json, user_errors
 from stopwise.errors import InputError
-from stopwise.records import Policy, load_policy, read_outcomes
-from stopwise.replay import DEFAULT_BUDGETS, STANDARD_POLICIES, replay, table_two
 
-_DEFAULT_BUDGETS = ",".join(f"{budget:g}" for budget in DEFAULT_BUDGETS)
+if TYPE_CHECKING:  # the library is imported inside the command: `stopwise --help` stays light
+    import pandas as pd
+
+    from stopwise.records import Policy
+
+_DEFAULT_BUDGETS = "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95"
+""":data:`stopwise.replay.DEFAULT_BUDGETS` as text (a test keeps them equal)."""
+LIVE_RULES = ("betting-wor", "fixed-budget")
+""":data:`stopwise.replay.LIVE_RULES` (a test keeps them equal)."""
 
 
 def _numbers(text: str, what: str) -> list[float]:
@@ -32,17 +36,19 @@ def _numbers(text: str, what: str) -> list[float]:
 
 
 def _source_name(path: Path) -> str:
+    if str(path) == "-":
+        return "stdin"
     stem = path.name.split(".")[0]
     return path.parent.name if stem == "outcomes" and path.parent.name else stem
 
 
 def replay_command(
     ctx: typer.Context,
-    outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each.")],
+    outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each; '-' reads one from standard input.")],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
     policies: Annotated[
         str,
-        typer.Option(help="Comma-separated named policies (" + ", ".join(STANDARD_POLICIES) + "), 'all', or 'as-given'."),
+        typer.Option(help="Comma-separated named policies (primary, …: an unknown name lists them), 'all', or 'as-given'."),
     ] = "primary",
     orders: Annotated[int, typer.Option("--orders", "-k", help="Task orders per directed pair.")] = 500,
     thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds delta.")] = "0,0.05,0.10",
@@ -53,16 +59,39 @@ def replay_command(
     min_shared: Annotated[int, typer.Option(help="Keep directed pairs sharing at least this many tasks.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write records, tables and the figure here.")] = None,
     decisions: Annotated[bool, typer.Option("--decisions", help="Also write one row per decision (large).")] = False,
+    looks: Annotated[
+        str | None,
+        typer.Option(
+            help="Live-look replay: 'every' (a look after every task) or K (a look every K tasks); records the first "
+            "final action and stopping time of the betting boundary and of the fixed-budget rule re-declared at every look."
+        ),
+    ] = None,
+    fixed_looks: Annotated[
+        str | None, typer.Option(help="With --looks: looks of the fixed-budget rule ('every' or K; default every 5% of the tasks).")
+    ] = None,
+    rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ",".join(LIVE_RULES),
+    strategy: Annotated[str, typer.Option(help="With --looks: betting strategy (max, agrapa or plug-in).")] = "max",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --looks: threads for the betting batches.")] = 1,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the sources, minimum sufficient budgets (or live summary) and settings as JSON.")] = False,
 ) -> None:
     """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
+    import numpy as np
+
+    from stopwise.records import Policy, load_policy, read_outcomes
+    from stopwise.replay import STANDARD_POLICIES, replay, table_two
+
     outputs = Outputs(force=force)
     ctx.call_on_close(outputs.discard)  # a failed or interrupted run leaves nothing
     with user_errors():
         folder = outputs.directory(out) if out is not None else None  # checked before any computation
         base = load_policy(policy) if policy is not None else Policy()
         if policies == "all":
-            names: list[str] | None = list(STANDARD_POLICIES)
+            names: list[str] | None = [
+                n
+                for n, spec in STANDARD_POLICIES.items()
+                if (spec["order"] in ("uniform", "coverage-aware") if looks is not None else "boundary" not in spec)
+            ]
         elif policies == "as-given":
             names = None
         else:
@@ -72,12 +101,31 @@ def replay_command(
                 raise InputError(f"--policies: unknown name(s) {', '.join(unknown)}; choose from {', '.join(STANDARD_POLICIES)}")
         if orders < 1:
             raise InputError(f"--orders must be a positive integer; got {orders}")
+        live_looks = _look_spec(looks, "looks") if looks is not None else None
+        live_fixed = _look_spec(fixed_looks, "fixed-looks") if fixed_looks is not None else None
+        if looks is None and (fixed_looks is not None or jobs != 1):
+            raise InputError("--fixed-looks and --jobs apply to the live-look replay; add --looks every (or --looks K)")
+        if looks is not None and (measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS):
+            raise InputError("--budgets, --measure, --scope and --decisions apply to the budget-grid replay, not to --looks")
+        chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
+        if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
+            raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")
+        if strategy not in ("max", "agrapa", "plug-in"):
+            raise InputError(f"--strategy must be max, agrapa or plug-in; got {strategy!r}")
+        if jobs < 1:
+            raise InputError(f"--jobs must be a positive integer; got {jobs}")
         records: dict[str, pd.DataFrame] = {}
+        if sum(str(p) == "-" for p in outcomes) > 1:
+            raise InputError("standard input ('-') can be read once; give it as one of the outcome files only")
         for path in outcomes:
             name = _source_name(path)
             if name in records:
                 name = f"{name}-{len(records)}"
-            records[name] = read_outcomes(path)
+            with input_path(path) as readable:
+                records[name] = read_outcomes(readable)
+        if live_looks is not None:
+            _live(records, base, names, thresholds, orders, live_looks, live_fixed, chosen_rules, strategy, min_coverage, min_shared, jobs, out, folder, outputs, as_json)
+            return
         with Progress(
             TextColumn("replay"),
             BarColumn(),
@@ -109,6 +157,12 @@ def replay_command(
                 )
             except ValueError as exc:
                 raise InputError(str(exc)) from exc
+    if as_json:
+        with user_errors():
+            written = [out / p.relative_to(folder) for p in result.write(folder)] if out is not None and folder else []
+            outputs.commit()
+        print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings, "wrote": [str(p) for p in written]})
+        return
     sources = Table(title="Sources (Table I)", header_style="bold")
     for column in ("source", "systems", "pairs", "median overlap", "groups", *[f"pos. {100 * t:g} pp" for t in result.settings["thresholds"]]):
         sources.add_column(column, justify="right")
@@ -151,6 +205,93 @@ def replay_command(
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
+
+
+def _look_spec(text: str, what: str) -> int | str:
+    value = text.strip().lower()
+    if value == "every":
+        return "every"
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"--{what} must be 'every' or a positive integer; got {text!r}")
+    return int(value)
+
+
+def _live(
+    records: dict[str, pd.DataFrame],
+    base: Policy,
+    names: list[str] | None,
+    thresholds: str,
+    orders: int,
+    looks: int | str,
+    fixed_looks: int | str | None,
+    rules: list[str],
+    strategy: str,
+    min_coverage: float,
+    min_shared: int,
+    jobs: int,
+    out: Path | None,
+    folder: Path | None,
+    outputs: Outputs,
+    as_json: bool = False,
+) -> None:
+    """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
+    from stopwise.replay import live_replay
+    from stopwise.replay._live import summary_table
+
+    with user_errors():
+        with Progress(
+            TextColumn("live replay"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pairs x policies"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("live", total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, advance=done, total=total)
+
+            try:
+                result = live_replay(
+                    records,
+                    base,
+                    policies=names,
+                    thresholds=_numbers(thresholds, "thresholds"),
+                    n_orders=orders,
+                    looks=looks,
+                    fixed_looks=fixed_looks,
+                    rules=rules,
+                    strategy=strategy,
+                    min_coverage=min_coverage,
+                    min_shared=min_shared,
+                    n_jobs=jobs,
+                    progress=advance,
+                )
+            except ValueError as exc:
+                raise InputError(str(exc)) from exc
+    if as_json:
+        with user_errors():
+            written = [out / p.relative_to(folder) for p in result.write(folder)] if out is not None and folder is not None else []
+            outputs.commit()
+        print_json({"summary": result.summary, "settings": result.settings, "wrote": [str(p) for p in written]})
+        return
+    shown = summary_table(result.summary)
+    table = Table(title="Live-look replay: first final action per (pair, order)", header_style="bold")
+    for column in shown.columns:
+        table.add_column(escape(str(column)))
+    for row in shown.itertuples(index=False):
+        table.add_row(*[escape(str(v)) for v in row])
+    console.print(table)
+    console.print(
+        f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {orders} orders."
+    )
+    if out is not None and folder is not None:
+        with user_errors():
+            written = [out / p.relative_to(folder) for p in result.write(folder)]
+            outputs.commit()
+        console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
 
 
 def register(app: typer.Typer) -> None:

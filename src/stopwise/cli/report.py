@@ -21,14 +21,22 @@ _EPILOG = """Examples:
 
   stopwise early evaluate runs.jsonl.gz -o evaluation/ && stopwise report evaluation/
 
+  stopwise report sqlite:///ledger.db --evaluation nightly -o nightly.html
+
   stopwise finality check argument.toml --runs runs.csv --json | stopwise report - -o finality.html
 """
 
 _MARKER = b'<meta name="generator" content="stopwise'
 
 
-def _default_out(source: Path) -> Path:
-    return source / "report.html" if source.is_dir() else source.with_suffix(".html")
+def _default_out(source: str) -> Path:
+    """report.html in a folder; the input's name with .html beside a file (a ledger URL needs --out)."""
+    if "://" in source:
+        from stopwise.errors import InputError
+
+        raise InputError(f"{source}: a ledger URL; pass --out FILE.html for the report")
+    path = Path(source)
+    return path / "report.html" if path.is_dir() else path.with_suffix(".html")
 
 
 def _written_by_stopwise(path: Path) -> bool:
@@ -41,9 +49,10 @@ def _written_by_stopwise(path: Path) -> bool:
 
 def report_command(
     source: Annotated[
-        Path,
+        str,
         typer.Argument(
-            help="Decision records (.json / .jsonl from decide or demo --json), a finality check (--json output), "
+            help="Decision records (.json / .jsonl from decide or demo --json), a ledger (sqlite:///path, a .db file, "
+            "postgresql://…), a finality check (--json output), "
             "a replay folder (replay -o) or an early evaluation folder (early evaluate -o); '-' reads JSON from standard input.",
             show_default=False,
         ),
@@ -52,7 +61,8 @@ def report_command(
         Path | None,
         typer.Option("--out", "-o", help="HTML file to write (default: report.html in a folder, or the input's name with .html)."),
     ] = None,
-    kind: Annotated[str, typer.Option(help="auto, decision, replay, early or finality.")] = "auto",
+    kind: Annotated[str, typer.Option(help="auto, decision, ledger, replay, early or finality.")] = "auto",
+    evaluation: Annotated[str | None, typer.Option(help="Ledger input: the evaluation (when the ledger holds several).")] = None,
     threshold: Annotated[float, typer.Option(help="Early reports: dual threshold of the per-agent table.")] = 0.95,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file that stopwise did not write.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
@@ -70,13 +80,13 @@ def report_command(
             if out is None:
                 raise InputError("reading standard input ('-'): pass --out FILE.html for the report")
             text = sys.stdin.read()
-            source = Path("<stdin>")
+            source = "<stdin>"
         target = out if out is not None else _default_out(source)
         if target.is_dir():
             raise FileFormatError(f"{target}: is a folder; --out takes a file name such as report.html")
         if target.exists() and not force and not _written_by_stopwise(target):
             raise FileFormatError(f"{target}: exists and was not written by stopwise; pass --force to replace it")
-        page = build_report(source, kind=kind, text=text, threshold=threshold)
+        page = build_report(source, kind=kind, text=text, threshold=threshold, evaluation=evaluation)
         written = page.write(target)
     if as_json:
         print_json({"report": str(written), "kind": page.kind, "charts": page.n_charts, "sections": [s.title for s in page.sections], "bytes": written.stat().st_size})

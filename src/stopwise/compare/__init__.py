@@ -49,9 +49,13 @@ __all__ = [
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
+    "BettingBoundary",
+    "BettingPaths",
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
+    "betting_boundary",
+    "betting_paths",
     "budget_task_count",
     "cost_first_orders",
     "coverage_aware_orders",
@@ -80,4 +84,3 @@ __all__ = [
     "task_order",
     "uniform_orders",
 ]
-__all__ += ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]

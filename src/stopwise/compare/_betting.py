@@ -30,21 +30,25 @@ martingale at mu = m0 (and a supermartingale for every mu on the null side when 
 <= 0, since m_t^wor is increasing in m0). Nonnegativity needs ``lambda_i in [0, 1/(1 + m_i^wor))``
 for promote and ``(-1/(1 - m_i^wor), 0]`` for reject; bets are truncated at ``c`` times these limits.
 
-Betting strategy. The default is aGRAPA, the approximate growth-rate adaptive bet of
-Waudby-Smith & Ramdas (2023), "Estimating means of bounded random variables by betting", JRSS-B 86(1),
-section 5.3, applied to the without-replacement null mean:
+Betting strategy. Any predictable bet keeps the guarantee; the choice only moves power. Two
+classical bets, on the [-1, 1] scale and at the without-replacement null mean:
 
-    lambda_t = (mu_hat_{t-1} - m_t^wor) / (sigma2_hat_{t-1} + (mu_hat_{t-1} - m_t^wor)^2),
+* aGRAPA, the approximate growth-rate adaptive bet of Waudby-Smith & Ramdas (2023), "Estimating
+  means of bounded random variables by betting", JRSS-B 86(1), section 5.3:
+  ``lambda_t = (mu_hat_{t-1} - m_t^wor) / (sigma2_hat_{t-1} + (mu_hat_{t-1} - m_t^wor)^2)``, which for
+  win/tie/loss outcomes is exactly the plug-in Kelly bet; it bets only in the direction the data
+  point to (promote when positive, reject when negative);
+* the predictable plug-in of WSR (2020, eq. 9; one-sided):
+  ``|lambda_t| = sqrt(2 log(1/alpha) / (sigma2_hat_{t-1} t log(1 + t)))``, large early and decaying.
 
-clipped to the nonnegativity range (times c = :data:`TRUNCATION`), with
-``mu_hat_{t-1} = (0 + sum_{i<t} D_i) / t`` and
-``sigma2_hat_{t-1} = (1 + sum_{i<t} (D_i - mu_hat_{t-1})^2) / t`` (one pseudo-observation at the
-centre of [-1, 1] and the maximal variance 1). The growth-rate bet grows the capital when the
-remaining tasks' mean moves away from m_t^wor, which is what gives sampling without replacement
-its late-look advantage. ``strategy="plug-in"`` is the paper's predictable plug-in bet
-(WSR 2020 eq. 9, one-sided, [-1, 1] scale):
-``|lambda_t| = sqrt(2 log(1/alpha) / (sigma2_hat_{t-1} t log(1 + t)))``, the baseline the
-benchmark compares against.
+with ``mu_hat_{t-1} = (0 + sum_{i<t} D_i) / t`` and
+``sigma2_hat_{t-1} = (sigma2_0 + sum_{i<t} (D_i - mu_hat_{t-1})^2) / t`` (one pseudo-observation at the
+centre of [-1, 1], sigma2_0 = :data:`PRIOR_VARIANCE`). The default ``max`` bets the larger of the two
+(each side separately), truncated at c = :data:`TRUNCATION` times the nonnegativity limit: the
+plug-in's early aggressiveness resolves strong pairs in the first looks and aGRAPA's Kelly sizing
+carries moderate pairs. On swebench_verified (benchmarks/live_replay.py, uniform orders, 0 pp) it
+resolves more comparisons by 10 % and 20 % of the tasks than either bet alone, with the same per-pair
+guarantee (see docs/live_looks.md).
 
 Logical bounds. After t tasks, mu is known to lie in ``[(S_t - (N - t)) / N, (S_t + (N - t)) / N]``.
 When the lower end exceeds m0, H0+ is impossible and promote is settled (K = inf, p = 0); when the
@@ -77,8 +81,8 @@ the capital at the true m, so Ville's inequality still applies; when no m satisf
 (``sum_g w_g lo_g > delta``) promote is logically settled. Reject is the mirror image. (With the
 betting factor ``log(1 + lambda (D - m))`` the log-capital is concave in m and its infimum sits at
 a vertex of the polytope — all but one group at a logical extreme — which is why the stratified
-process uses the empirical-Bernstein form.) The bet is the same aGRAPA expression on pooled
-quantities, truncated at ``c / 2``; mu_hat is the group's running mean with the pooled mean as a
+process uses the empirical-Bernstein form.) The bet is the same strategy's expression on pooled
+quantities and the pooled m_t^wor (never on m), truncated at ``c / 2``; mu_hat is the group's running mean with the pooled mean as a
 one-observation prior.
 
 Use the stratified process whenever the order is not uniform over all N tasks (pass ``groups`` and
@@ -102,11 +106,17 @@ from stopwise.errors import ComparisonError
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
-TRUNCATION = 0.5
+TRUNCATION = 0.6
 """c: bets are at most c times the largest bet that keeps the capital nonnegative."""
-STRATEGIES = ("agrapa", "plug-in")
-"""Betting strategies: ``agrapa`` (default) and the predictable ``plug-in`` baseline."""
+STRATEGIES = ("max", "agrapa", "plug-in")
+"""Betting strategies: ``max`` (default: the larger of the aGRAPA and plug-in bets), ``agrapa`` and the
+predictable ``plug-in`` baseline."""
 _TOL = 1e-9
+COARSE_STEP = 0.1
+"""First-stage grid step of the confidence bounds (refined to ``resolution`` inside the bracket)."""
+_STRATEGY_LABELS = {"max": "max(aGRAPA, plug-in)", "agrapa": "aGRAPA", "plug-in": "plug-in"}
+PRIOR_VARIANCE = 1.0
+"""sigma2_0: the variance pseudo-observation of the aGRAPA and plug-in variance estimates."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +160,7 @@ def _pooled_moments(x: np.ndarray, m0: np.ndarray, population_size: int) -> tupl
     m_wor = (population_size * m0 - s_prev) / (population_size - t + 1.0)
     mu = s_prev / t
     # sum_{i<t} (D_i - mu)^2 = Q - 2 mu S + (t - 1) mu^2 = Q - mu S (t + 1) / t
-    variance = (1.0 + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
+    variance = (PRIOR_VARIANCE + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
     np.maximum(variance, 1e-12, out=variance)
     return total, t, m_wor, mu, variance
 
@@ -163,7 +173,10 @@ def _raw_bets(
         raw = _agrapa(gap, variance)
         return np.maximum(raw, 0.0), np.maximum(-raw, 0.0)
     plug = np.sqrt(2.0 * np.log(1.0 / alpha) / (variance * t * np.log1p(t)))
-    return plug, plug.copy()
+    if strategy == "plug-in":
+        return plug, plug.copy()
+    raw = _agrapa(gap, variance)
+    return np.maximum(np.maximum(raw, 0.0), plug), np.maximum(np.maximum(-raw, 0.0), plug)
 
 
 def _settled(total: np.ndarray, t: np.ndarray, m0: np.ndarray, population_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -269,7 +282,7 @@ def betting_paths(
     population_size: int,
     group_codes: ArrayLike | None = None,
     group_sizes: ArrayLike | None = None,
-    strategy: str = "agrapa",
+    strategy: str = "max",
     alpha: float = 0.05,
     truncation: float = TRUNCATION,
 ) -> BettingPaths:
@@ -291,7 +304,7 @@ def betting_paths(
         process (the guarantee under coverage-aware and other predictable group schedules).
     group_sizes : array_like of int, shape (G,), optional
         N_g of each group; must sum to N.
-    strategy : {"agrapa", "plug-in"}, optional
+    strategy : {"max", "agrapa", "plug-in"}, optional
         Betting strategy (see the module docstring).
     alpha : float, optional
         Level; used only by the ``plug-in`` strategy's bet size.
@@ -309,7 +322,7 @@ def betting_paths(
     >>> paths = betting_paths(np.ones((1, 30)), 0.0, population_size=100)
     >>> promote, reject = paths.crossed(0.05)
     >>> int(np.argmax(promote[0])) + 1, bool(reject.any())
-    (8, False)
+    (7, False)
     """
     x = np.atleast_2d(np.asarray(values, dtype=float))
     if x.ndim != 2:
@@ -425,8 +438,9 @@ def betting_boundary(
     alpha: float,
     groups: ArrayLike | None = None,
     group_sizes: Mapping[str, int] | None = None,
-    strategy: str = "agrapa",
+    strategy: str = "max",
     resolution: float = 0.01,
+    confidence_bounds: bool = True,
 ) -> BettingBoundary:
     """The anytime-valid betting boundary for the finite-population mean paired difference.
 
@@ -448,10 +462,13 @@ def betting_boundary(
         required when the order is coverage-aware or stratified.
     group_sizes : dict of str to int, optional
         Planned tasks per group (summing to N).
-    strategy : {"agrapa", "plug-in"}, optional
-        Betting strategy (default aGRAPA).
+    strategy : {"max", "agrapa", "plug-in"}, optional
+        Betting strategy (default ``max``: the larger of the aGRAPA and plug-in bets).
     resolution : float, optional
         Grid step of the confidence bounds.
+    confidence_bounds : bool, optional
+        Compute ``lower`` and ``upper`` (about 40 more capital paths); when False they are the logical
+        bounds and only the two p-values' paths are computed.
 
     Returns
     -------
@@ -467,7 +484,7 @@ def betting_boundary(
     >>> b.promote, b.reject, b.p_promote < 1e-6, round(b.lower, 2) > 0
     (True, False, True, True)
     >>> b.method
-    'betting-wor (aGRAPA, pooled)'
+    'betting-wor (max(aGRAPA, plug-in), pooled)'
 
     Ties only: nothing is settled.
 
@@ -493,35 +510,48 @@ def betting_boundary(
         label = f"stratified, {len(names)} groups"
     else:
         label = "pooled"
-    method = f"betting-wor ({'aGRAPA' if strategy == 'agrapa' else strategy}, {label})"
+    method = f"betting-wor ({_STRATEGY_LABELS.get(strategy, strategy)}, {label})"
     total = float(x.sum())
     logical_lower = (total - (n_pop - n)) / n_pop
     logical_upper = (total + (n_pop - n)) / n_pop
     if n == 0:
         empty = np.zeros(0)
         return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
-    grid = np.round(np.arange(-1.0, 1.0 + resolution / 2, resolution), 12)
-    grid = grid[(grid > -1.0) & (grid < 1.0)]
-    m0 = np.r_[float(threshold), grid]
-    paths = betting_paths(
-        np.broadcast_to(x, (len(m0), n)),
-        m0,
-        population_size=n_pop,
-        group_codes=codes,
-        group_sizes=sizes,
-        strategy=strategy,
-        alpha=alpha,
-    )
-    best_p = np.max(paths.log_promote, axis=1)
-    best_r = np.max(paths.log_reject, axis=1)
+    def run(m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        paths = betting_paths(
+            np.broadcast_to(x, (len(m0), n)), m0, population_size=n_pop, group_codes=codes, group_sizes=sizes, strategy=strategy, alpha=alpha
+        )
+        return paths.log_promote, paths.log_reject
+
     level = np.log(1.0 / alpha)
-    p_promote = float(min(1.0, np.exp(-best_p[0])))
-    p_reject = float(min(1.0, np.exp(-best_r[0])))
-    # lower bound: below the first grid point (from the bottom) the promote test has not rejected
-    kept_low = np.flatnonzero(best_p[1:] < level)
-    lower = float(grid[kept_low[0] - 1]) if len(kept_low) and kept_low[0] > 0 else (-1.0 if len(kept_low) else float(grid[-1]))
-    kept_high = np.flatnonzero(best_r[1:] < level)
-    upper = float(grid[kept_high[-1] + 1]) if len(kept_high) and kept_high[-1] < len(grid) - 1 else (1.0 if len(kept_high) else float(grid[0]))
+    if not confidence_bounds:
+        log_p, log_r = run(np.array([float(threshold)]))
+        p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
+        p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
+        return BettingBoundary(
+            p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
+            logical_lower, logical_upper, logical_lower, logical_upper, log_p[0].copy(), log_r[0].copy(), method,
+        )  # fmt: skip
+    steps = max(1, round(COARSE_STEP / resolution))
+    coarse = np.round(np.arange(-1.0 + steps * resolution, 1.0 - resolution / 2, steps * resolution), 12)
+    log_p, log_r = run(np.r_[float(threshold), coarse])
+    p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
+    p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
+    # stage 1: bracket each bound between two coarse points; stage 2: the fine grid inside each bracket
+    kept_p = np.max(log_p[1:], axis=1) < level
+    kept_r = np.max(log_r[1:], axis=1) < level
+    edges = np.r_[-1.0, coarse, 1.0]
+    k_low = int(np.argmax(kept_p)) if kept_p.any() else len(coarse)
+    k_high = int(np.flatnonzero(kept_r)[-1]) + 1 if kept_r.any() else 0
+    low_from, high_from = edges[k_low], edges[k_high]
+    fine = np.round(np.arange(1, steps) * resolution, 12)
+    fine_p, fine_r = run(np.r_[low_from + fine, high_from + fine])
+    rejected_low = np.r_[True, np.max(fine_p[: len(fine)], axis=1) >= level, False]
+    low_points = np.r_[low_from, low_from + fine, edges[k_low + 1]]
+    lower = float(low_points[int(np.argmin(rejected_low)) - 1])
+    rejected_high = np.r_[False, np.max(fine_r[len(fine) :], axis=1) >= level, True]
+    high_points = np.r_[high_from, high_from + fine, edges[k_high + 1]]
+    upper = float(high_points[int(np.flatnonzero(~rejected_high)[-1]) + 1])
     lower = max(lower, logical_lower)
     upper = min(upper, logical_upper)
     return BettingBoundary(
@@ -537,7 +567,7 @@ def betting_boundary(
         upper=upper,
         logical_lower=logical_lower,
         logical_upper=logical_upper,
-        log_capital_promote=paths.log_promote[0].copy(),
-        log_capital_reject=paths.log_reject[0].copy(),
+        log_capital_promote=log_p[0].copy(),
+        log_capital_reject=log_r[0].copy(),
         method=method,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -10,6 +11,8 @@ from numpy.typing import ArrayLike
 from stopwise.records import CoverageState, GroupCoverage
 
 __all__ = ["budget_task_count", "coverage_from_sizes", "coverage_state", "required_counts"]
+
+CoverageRule = Literal["proportional", "none"]
 
 
 def budget_task_count(n_shared: int, budget: float) -> int:
@@ -61,7 +64,7 @@ def coverage_state(
     universe_groups: np.ndarray,
     observed_groups: np.ndarray,
     *,
-    rule: str = "proportional",
+    rule: CoverageRule = "proportional",
 ) -> CoverageState:
     """Coverage of an observed task set against the shared task set.
 
@@ -86,7 +89,7 @@ def coverage_from_sizes(
     sizes: ArrayLike,
     observed_groups: np.ndarray,
     *,
-    rule: str = "proportional",
+    rule: CoverageRule = "proportional",
 ) -> CoverageState:
     """Coverage of an observed task set against planned groups given by their sizes n_g.
 
@@ -117,7 +120,7 @@ def coverage_from_sizes(
     observed = np.asarray(observed_groups, dtype=str)
     k = len(observed)
     if len(labels) == 0:
-        return CoverageState(rule=rule, satisfied=False, possible=False, groups=[], missing_groups=[])  # type: ignore[arg-type]
+        return CoverageState(rule=rule, satisfied=False, possible=False, groups=[], missing_groups=[])
     codes = np.searchsorted(labels, observed)
     if len(observed) and ((codes >= len(labels)).any() or (labels[np.minimum(codes, len(labels) - 1)] != observed).any()):
         raise ValueError("every observed group must be one of the planned labels")
@@ -126,7 +129,7 @@ def coverage_from_sizes(
     possible = bool(required.sum() <= k)
     missing = [str(label) for label, r, s in zip(labels, required, seen, strict=True) if s < r]
     return CoverageState(
-        rule=rule,  # type: ignore[arg-type]
+        rule=rule,
         satisfied=possible and not missing,
         possible=possible,
         groups=[

@@ -5,7 +5,7 @@ Two boundaries (the policy's ``[decision] boundary``):
 * ``fixed-budget`` (the paper's primary rule): tail probabilities R_promote / R_reject of the
   observed tasks; a final action only at the budget limit fixed in advance (one look).
 * ``betting-wor``: the anytime-valid betting boundary over the N planned tasks sampled without
-  replacement (:mod:`stopwise.compare._betting`), fed the longest observed prefix of the planned
+  replacement (:func:`stopwise.compare.betting_boundary`), fed the longest observed prefix of the planned
   order; a final action at ANY look once its p-value is at most a and coverage holds.
 
 The task universe (N, planned groups, planned order) is an input (:class:`stopwise.TaskUniverse`).
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import numpy as np
@@ -29,7 +30,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from stopwise._version import __version__
-from stopwise.compare._betting_pending import betting_boundary
+from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, pair_outcomes
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
@@ -131,13 +132,21 @@ def routine_actions(
     return np.where(limit, np.where(covered, final, ABSTAIN), CONTINUE).astype(np.int8)
 
 
-def input_digest(rows: pd.DataFrame, systems: tuple[str, ...]) -> str:
+_TEXT = ("system", "task", "group", "status", "source", "unit")
+
+
+def input_digest(
+    rows: pd.DataFrame,
+    systems: tuple[str, ...],
+    *,
+    factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
+) -> str:
     """sha256 of the given systems' outcome rows in canonical form.
 
     Canonical form: the contract columns of the systems' rows, sorted by (system, task, attempt,
-    status, outcome); each column hashed in contract order as its name, then its values -- text
-    joined by the unit separator U+001F, numbers as little-endian float64 / int64 bytes (every NaN
-    the same bytes). Row order and the other systems' rows do not change it. (Before the task
+    status, outcome, then every other column); each column hashed in contract order as its name, then its values -- a text
+    column as its sorted distinct values joined by U+001F followed by each row's index into them
+    (int64), numbers as little-endian float64 / int64 bytes (every NaN the same bytes). Row order and the other systems' rows do not change it. (Before the task
     universe the digest hashed a CSV rendering; that took 18 s on 10^6 rows.)
 
     Examples
@@ -148,27 +157,37 @@ def input_digest(rows: pd.DataFrame, systems: tuple[str, ...]) -> str:
     >>> input_digest(rows, ("A", "B")) == input_digest(rows.iloc[::-1], ("B", "A"))
     True
     """
-    sub = rows.loc[rows["system"].isin(list(systems)).to_numpy(), list(OUTCOME_COLUMNS)]
+    chosen = rows["system"].isin(list(systems)).to_numpy()
+    sub = rows if chosen.all() else rows.loc[chosen]
+    known = dict(factorized or {}) if chosen.all() else {}
+    text = {column: known[column] if column in known else pd.factorize(sub[column], sort=True) for column in _TEXT}
+    outcome = sub["outcome"].to_numpy(dtype=float)
     keys = [
-        pd.factorize(sub["system"], sort=True)[0],
-        pd.factorize(sub["task"], sort=True)[0],
+        text["system"][0],
+        text["task"][0],
         sub["attempt"].to_numpy(dtype=np.int64),
-        pd.factorize(sub["status"], sort=True)[0],
-        np.nan_to_num(sub["outcome"].to_numpy(dtype=float), nan=-1.0),
+        text["status"][0],
+        np.nan_to_num(outcome, nan=-1.0),
+        text["group"][0],
+        np.nan_to_num(sub["cost_usd"].to_numpy(dtype=float), nan=-1.0),
+        np.nan_to_num(sub["elapsed_s"].to_numpy(dtype=float), nan=-1.0),
+        text["source"][0],
+        text["unit"][0],
     ]
-    order = np.lexsort(keys[::-1])
+    order = np.lexsort(keys[::-1])  # every column breaks ties, so row order never matters
     digest = hashlib.sha256()
     for column in OUTCOME_COLUMNS:
-        values = sub[column].to_numpy()[order]
         digest.update(column.encode() + b"\x1e")
-        if column == "attempt":
-            digest.update(np.ascontiguousarray(values, dtype="<i8").tobytes())
-        elif column in ("outcome", "cost_usd", "elapsed_s"):
-            numbers = np.asarray(values, dtype="<f8").copy()
+        if column not in ("attempt", "outcome", "cost_usd", "elapsed_s"):  # text, including columns added later
+            codes, labels = text[column] if column in text else pd.factorize(sub[column].astype(str), sort=True)
+            digest.update("\x1f".join(labels.astype(object).tolist()).encode("utf-8", "surrogatepass") + b"\x1e")
+            digest.update(np.ascontiguousarray(codes[order], dtype="<i8").tobytes())
+        elif column == "attempt":
+            digest.update(np.ascontiguousarray(sub[column].to_numpy()[order], dtype="<i8").tobytes())
+        else:
+            numbers = np.asarray(sub[column].to_numpy(dtype=float)[order], dtype="<f8").copy()
             numbers[np.isnan(numbers)] = np.nan
             digest.update(numbers.tobytes())
-        else:
-            digest.update("\x1f".join(map(str, values)).encode("utf-8", "surrogatepass"))
         digest.update(b"\x1d")
     return digest.hexdigest()
 
@@ -206,9 +225,6 @@ def measure_budget(paired: PairedOutcomes, policy: Policy) -> float:
             )
         total += float(values.sum())
     return total
-
-
-_TEXT = ("system", "task", "group", "status", "source", "unit")
 
 
 def _canonical(rows: pd.DataFrame) -> bool:
@@ -405,6 +421,13 @@ def decide(
             "output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
         )
     rows = _checked_rows(rows)
+    is_tested, is_baseline = (rows["system"] == tested).to_numpy(), (rows["system"] == baseline).to_numpy()
+    chosen = is_tested | is_baseline
+    if is_tested.any() and is_baseline.any() and not chosen.all():  # else pair_outcomes names what is absent
+        rows = rows.loc[chosen]
+    shared_codes = {column: pd.factorize(rows[column], sort=True) for column in ("system", "task", "status")}
+    if policy.coverage.group_column in _TEXT:
+        shared_codes[policy.coverage.group_column] = pd.factorize(rows[policy.coverage.group_column], sort=True)
     paired = pair_outcomes(
         rows,
         tested,
@@ -412,6 +435,7 @@ def decide(
         statuses=policy.statuses,
         group_column=policy.coverage.group_column,
         universe=universe,
+        factorized=shared_codes,
     )
     if paired.n_shared == 0:
         raise ComparisonError(f"systems {tested!r} and {baseline!r} share no tasks; nothing to compare")
@@ -475,14 +499,19 @@ def decide(
     exceeds = exceeds_threshold(differences, lattice, policy.threshold) if n > 0 else False
     if betting:
         method = "betting-wor"
+        # A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled
+        # process is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the
+        # per-group (stratified) process is the valid one.
+        stratified = universe is not None and universe.has_groups and policy.order.kind != "uniform"
         if covered:
             result = betting_boundary(
                 differences,
                 policy.threshold,
                 population_size=paired.n_shared,
                 alpha=policy.tail_cutoff,
-                groups=groups if universe is not None and universe.has_groups else None,
-                group_sizes=universe.group_sizes if universe is not None and universe.has_groups else None,
+                groups=groups if stratified else None,
+                group_sizes=universe.group_sizes if stratified and universe is not None else None,
+                confidence_bounds=False,  # the record keeps the p-values; the bounds cost ~90 ms stratified
             )
             r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
         a = policy.tail_cutoff
@@ -490,14 +519,15 @@ def decide(
         reject = covered and not promote and r_reject is not None and r_reject <= a
         action = PROMOTE if promote else REJECT if reject else ABSTAIN if at_limit else CONTINUE
     else:
-        if covered and not forced:
+        tail_method = policy.tail_method
+        if covered and tail_method != "none":
             tails = tail_probabilities(
                 differences,
                 policy.threshold,
-                method=policy.tail_method,  # type: ignore[arg-type]
+                method=tail_method,
                 n_resamples=policy.bootstrap_resamples,
                 rng=rng if rng is not None else policy.seed,
-                units=paired.units,
+                units=None if np.array_equal(paired.units, paired.tasks) else paired.units,
                 population_size=paired.n_shared,
             )
             r_promote, r_reject, method = tails.r_promote, tails.r_reject, tails.method
@@ -552,7 +582,7 @@ def decide(
         coverage=coverage,
         excluded=list(paired.excluded),
         policy_sha256=policy.sha256(),
-        input_sha256=input_digest(rows, (tested, baseline)),
+        input_sha256=input_digest(rows, (tested, baseline), factorized=shared_codes),
         stopwise_version=__version__,
         boundary=boundary,
         universe=_universe_state(paired, universe, complete),

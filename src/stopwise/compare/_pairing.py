@@ -9,15 +9,13 @@ replay's :func:`stopwise.prepare_source`; all of it is vectorised with ``bincoun
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from stopwise.errors import ComparisonError
 from stopwise.records import STATUSES, Exclusion, TaskUniverse
@@ -155,6 +153,7 @@ def task_groups(
     what: str = "group",
     source: str | None = None,
     names: np.ndarray | None = None,
+    factorized: tuple[np.ndarray, pd.Index] | None = None,
 ) -> pd.Series:
     """One label per task from rows that may repeat a task; blanks yield to others, conflicts are an error.
 
@@ -170,6 +169,8 @@ def task_groups(
         Where the rows came from, for the message.
     names : numpy.ndarray, optional
         When given, ``tasks`` are integer codes into it (messages name ``names[code]``).
+    factorized : tuple, optional
+        ``pd.factorize(labels, sort=True)`` when the caller has it already.
 
     Returns
     -------
@@ -187,28 +188,38 @@ def task_groups(
     >>> task_groups(["t1", "t1", "t2", "t3"], ["a", "", "b", ""]).to_dict()
     {'t1': 'a', 't2': 'b'}
     """
-    task_codes, task_names = pd.factorize(pd.Series(tasks) if not isinstance(tasks, pd.Series) else tasks, sort=True)
-    label_codes, label_names = pd.factorize(
-        pd.Series(labels) if not isinstance(labels, pd.Series) else labels, sort=True
-    )
+    if names is not None:
+        task_codes = np.asarray(tasks, dtype=np.int64)
+        task_names: np.ndarray | pd.Index = np.arange(len(names))
+    else:
+        task_codes, task_names = pd.factorize(pd.Series(tasks) if not isinstance(tasks, pd.Series) else tasks, sort=True)
+    if factorized is not None:
+        label_codes, label_names = factorized
+    else:
+        label_codes, label_names = pd.factorize(pd.Series(labels) if not isinstance(labels, pd.Series) else labels, sort=True)
     label_names = np.asarray(label_names, dtype=object)
     blank = np.flatnonzero(label_names == "")
     keep = label_codes >= 0
     if len(blank):
         keep &= label_codes != blank[0]
-    width = max(len(label_names), 1)
-    pairs = np.unique(task_codes[keep].astype(np.int64) * width + label_codes[keep])
-    task_of, label_of = pairs // width, pairs % width
-    repeated = task_of[1:] == task_of[:-1]
-    if repeated.any():
-        task = int(task_of[1:][repeated][0])
-        found = ", ".join(sorted(repr(str(label_names[c])) for c in label_of[task_of == task]))
+    n_tasks, width = len(task_names), len(label_names)
+    lo = np.full(n_tasks, width, dtype=np.int64)
+    hi = np.full(n_tasks, -1, dtype=np.int64)
+    np.minimum.at(lo, task_codes[keep], label_codes[keep])
+    np.maximum.at(hi, task_codes[keep], label_codes[keep])
+    clash = np.flatnonzero(hi > lo)
+    if len(clash):
+        task = int(clash[0])
+        found = ", ".join(
+            sorted(repr(str(label_names[c])) for c in np.unique(label_codes[keep & (task_codes == task)]))
+        )
         where = f"{source}: " if source else ""
-        name = task_names[task]
-        name = names[name] if names is not None else name
+        name = str(names[task] if names is not None else np.asarray(task_names, dtype=object)[task])
         raise ComparisonError(
             f"{where}task {name!r} has rows with different {what} values ({found}); a task must belong to one {what}"
         )
+    task_of = np.flatnonzero(hi >= 0)
+    label_of = lo[task_of]
     return pd.Series(label_names[label_of].astype(str), index=pd.Index(np.asarray(task_names)[task_of]), name=what)
 
 
@@ -234,6 +245,8 @@ class OutcomeCells:
         Summed over the usable attempts; NaN when one of them lacks the value or there is none.
     excluded : tuple of Exclusion
         Rows left out (identical duplicates, statuses the policy does not use), by reason.
+    task_index : pandas.Index or None
+        ``tasks`` as the pandas index the factorisation produced (for fast look-ups).
     """
 
     systems: np.ndarray
@@ -245,6 +258,7 @@ class OutcomeCells:
     cost: np.ndarray
     elapsed: np.ndarray
     excluded: tuple[Exclusion, ...]
+    task_index: pd.Index | None = None
 
     @property
     def usable(self) -> np.ndarray:
@@ -266,6 +280,7 @@ def outcome_cells(
     group_column: str = "group",
     status_reason: Callable[[str], str] | None = None,
     source: str | None = None,
+    factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
 ) -> OutcomeCells:
     """Reduce validated outcome rows to (system, task) cells, vectorised (no per-group Python code).
 
@@ -288,6 +303,10 @@ def outcome_cells(
         The exclusion reason for a left-out status (default ``"status X (policy uses ...)"``).
     source : str, optional
         Where the rows came from, for messages.
+    factorized : mapping, optional
+        ``pd.factorize(rows[column], sort=True)`` of text columns, computed once by a caller that
+        also needs them (``decide`` shares them with the input digest); used only when no row is
+        dropped by ``systems``.
 
     Returns
     -------
@@ -318,14 +337,22 @@ def outcome_cells(
         chosen = rows["system"].isin(list(systems)).to_numpy()
         if not chosen.all():
             sub = rows.loc[chosen]
-    system_codes, system_labels = pd.factorize(sub["system"], sort=True)
-    task_codes, task_labels = pd.factorize(sub["task"], sort=True)
+            factorized = None
+    known = dict(factorized or {})
+    system_codes, system_labels = known["system"] if "system" in known else pd.factorize(sub["system"], sort=True)
+    task_codes, task_labels = known["task"] if "task" in known else pd.factorize(sub["task"], sort=True)
     n_systems, n_tasks = len(system_labels), len(task_labels)
     cell = system_codes.astype(np.int64) * n_tasks + task_codes
     planned = np.zeros(n_systems * n_tasks, dtype=bool)
     planned[cell] = True
 
-    labels = task_groups(task_codes, sub[group_column], source=source, names=np.asarray(task_labels, dtype=object))
+    labels = task_groups(
+        task_codes,
+        sub[group_column],
+        source=source,
+        names=np.asarray(task_labels, dtype=object),
+        factorized=known.get(group_column),
+    )
     groups = np.full(n_tasks, "", dtype=object)
     if len(labels):
         groups[labels.index.to_numpy(dtype=np.int64)] = labels.to_numpy()
@@ -373,6 +400,7 @@ def outcome_cells(
         cost=summed("cost_usd").reshape(shape),
         elapsed=summed("elapsed_s").reshape(shape),
         excluded=tuple(excluded),
+        task_index=task_labels if isinstance(task_labels, pd.Index) else None,
     )
 
 
@@ -392,6 +420,9 @@ def _units_of(rows: pd.DataFrame, systems: tuple[str, str], tasks: np.ndarray) -
     t = task_index.get_indexer(linked["task"])
     n_tasks = len(tasks)
     n_units = int(unit_codes.max()) + 1
+    from scipy.sparse import coo_matrix  # here: only records with linked units need SciPy's graph code
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(t)), (t, n_tasks + unit_codes)), shape=(n_tasks + n_units, n_tasks + n_units))
     _, component = connected_components(graph, directed=False)
     component = component[:n_tasks]
@@ -407,6 +438,7 @@ def pair_outcomes(
     statuses: tuple[str, ...] = ("final",),
     group_column: str = "group",
     universe: TaskUniverse | None = None,
+    factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
 ) -> PairedOutcomes:
     """Pair two systems' outcomes on their usable task overlap, within the task universe.
 
@@ -431,6 +463,8 @@ def pair_outcomes(
         Column holding each task's coverage group.
     universe : TaskUniverse, optional
         The planned tasks (see :class:`stopwise.TaskUniverse`).
+    factorized : mapping, optional
+        Text columns already factorised (see :func:`outcome_cells`).
 
     Returns
     -------
@@ -465,7 +499,9 @@ def pair_outcomes(
             raise ComparisonError(
                 f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
             )
-    cells = outcome_cells(rows, systems=(tested, baseline), statuses=statuses, group_column=group_column)
+    cells = outcome_cells(
+        rows, systems=(tested, baseline), statuses=statuses, group_column=group_column, factorized=factorized
+    )
     a, b = int(np.searchsorted(cells.systems, tested)), int(np.searchsorted(cells.systems, baseline))
     excluded = list(cells.excluded)
     attempts_a, attempts_b = cells.attempts[a], cells.attempts[b]
@@ -487,7 +523,7 @@ def pair_outcomes(
         labels, sizes = np.unique(universe_groups, return_counts=True)
         size = len(universe_tasks)
     elif universe.ordered:
-        positions = universe.positions(cells.tasks)
+        positions = universe.positions(cells.task_index if cells.task_index is not None else cells.tasks)
         inside = positions >= 0
         exclude(~inside, "task outside the planned task universe")
         planned_groups = universe.groups
@@ -498,7 +534,7 @@ def pair_outcomes(
             if clash.any():
                 i = int(np.flatnonzero(clash)[0])
                 raise ComparisonError(
-                    f"task {cells.tasks[i]!r} has group {row_groups[i]!r} in the rows but {here[i]!r} in the planned "
+                    f"task {str(cells.tasks[i])!r} has group {str(row_groups[i])!r} in the rows but {str(here[i])!r} in the planned "
                     f"task universe ({int(clash.sum())} task(s) disagree); fix the rows or the tasks file"
                 )
             row_groups = np.where(inside, here, row_groups)
@@ -525,7 +561,7 @@ def pair_outcomes(
             blank = inside & (row_groups == "")
             if blank.any():
                 raise ComparisonError(
-                    f"task {cells.tasks[np.flatnonzero(blank)[0]]!r} has no group in the rows, but the task universe plans "
+                    f"task {str(cells.tasks[np.flatnonzero(blank)[0]])!r} has no group in the rows, but the task universe plans "
                     f"groups ({', '.join(map(repr, list(planned_sizes)[:10]))}); give the group column"
                 )
             seen_labels, seen_counts = np.unique(row_groups[inside], return_counts=True)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import fft, special
 
@@ -321,7 +322,7 @@ def _tail_iv(
         unit_array = np.asarray(units)
         if unit_array.shape != values.shape:
             raise ValueError("`units` must have one entry per difference")
-        if len(np.unique(unit_array)) == len(values):
+        if pd.unique(unit_array).size == len(values):
             unit_array = None
     if method == "serfling":
         if population_size is None or population_size < len(values):

@@ -5,7 +5,11 @@
 - :class:`DualHeadClassifier` — success and failure heads (LightGBM by default), Platt-calibrated
   (:class:`PlattCalibrator`) on a task-partitioned validation split;
 - :class:`EarlyOutcomeModel` — the two together with the dual-threshold halting rule, save / load;
-- :class:`OnlineMonitor` — ``observe(step)`` → :class:`Verdict` (continue, or halt with the predicted outcome);
+- :class:`OnlineMonitor` — ``observe(step)`` → :class:`Verdict` (continue, or halt with the predicted outcome,
+  and why); :func:`monitor_run` replays a finished run to its outcome row (:class:`RunMonitoring`);
+- :func:`learn_then_test` — risk-controlled thresholds (``EarlyOutcomeModel(max_halt_error=...)``,
+  :class:`RiskControl`); :class:`FamiliarityGuard` — holds halts on runs unlike the validated ones;
+- :func:`make_variant` — the evaluation variants (:data:`VARIANTS`) by name;
 - :func:`leave_one_out` — the paper's leave-one-agent-out / leave-one-group-out protocol, with every
   metric of its §IV on :class:`EarlyEvaluation` (:class:`EarlyMetrics`, threshold sweeps);
 - :class:`TfidfLogisticModel` — the TF-IDF logistic-regression baseline.
@@ -19,13 +23,16 @@ from stopwise.early._checks import check_trajectories, read_runs
 from stopwise.early._evaluate import THRESHOLDS, EarlyEvaluation, leave_one_out
 from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, FeatureSpec, PrefixFeaturizer, PrefixStream
 from stopwise.early._feedback import ERROR_KINDS, FeedbackSignals, read_feedback
+from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._halting import MODES, Verdict, first_crossing, halt_decision
 from stopwise.early._heads import DualHeadClassifier
 from stopwise.early._metrics import EarlyMetrics, early_metrics
 from stopwise.early._model import EXCLUDABLE, EarlyOutcomeModel
-from stopwise.early._monitor import OnlineMonitor
+from stopwise.early._monitor import OnlineMonitor, RunMonitoring, monitor_run
 from stopwise.early._persist import FORMAT_VERSION, load_model
 from stopwise.early._reference import GoldSolution, read_gold
+from stopwise.early._risk import RiskControl, learn_then_test
+from stopwise.early._variants import VARIANTS, make_variant
 
 __all__ = [
     "BEHAVIOR_FEATURES",
@@ -38,11 +45,13 @@ __all__ = [
     "FORMAT_VERSION",
     "MODES",
     "THRESHOLDS",
+    "VARIANTS",
     "ActionCategory",
     "DualHeadClassifier",
     "EarlyEvaluation",
     "EarlyMetrics",
     "EarlyOutcomeModel",
+    "FamiliarityGuard",
     "FeatureSpec",
     "FeedbackSignals",
     "GoldSolution",
@@ -50,6 +59,8 @@ __all__ = [
     "PlattCalibrator",
     "PrefixFeaturizer",
     "PrefixStream",
+    "RiskControl",
+    "RunMonitoring",
     "TfidfLogisticModel",
     "Verdict",
     "categorize_action",
@@ -57,8 +68,11 @@ __all__ = [
     "early_metrics",
     "first_crossing",
     "halt_decision",
+    "learn_then_test",
     "leave_one_out",
     "load_model",
+    "make_variant",
+    "monitor_run",
     "read_feedback",
     "read_gold",
     "read_runs",

@@ -30,6 +30,9 @@ from stopwise.records import Trajectory, outcome_frame
 
 __all__ = ["THRESHOLDS", "EarlyEvaluation", "leave_one_out"]
 
+EVALUATION_MARKER = ".stopwise-evaluation"
+"""Marker file of an evaluation directory stopwise wrote."""
+
 THRESHOLDS: tuple[float, ...] = (0.75, 0.80, 0.85, 0.90, 0.95, 0.97)
 """The threshold grid of the paper's Table III."""
 
@@ -142,13 +145,14 @@ class EarlyEvaluation:
         return outcome_frame(rows.to_dict("records"))
 
     # ------------------------------------------------------------------ files
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write ``runs.csv``, ``predictions.csv.gz``, ``folds.csv`` and ``evaluation.json`` into a directory."""
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.runs.to_csv(folder / "runs.csv", index=False)
-        self.predictions.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.17g")
-        self.folds.to_csv(folder / "folds.csv", index=False)
+    def save(self, path: str | os.PathLike[str], *, force: bool = False, extra: Mapping[str, pd.DataFrame] | None = None) -> Path:
+        """Write ``runs.csv``, ``predictions.csv.gz``, ``folds.csv``, ``evaluation.json`` (and ``extra`` CSVs) into a directory.
+
+        Written atomically (a temporary directory renamed into place); an existing directory is replaced only when
+        empty, or with ``force`` when stopwise wrote it as an evaluation (marker ``.stopwise-evaluation``).
+        """
+        from stopwise.early._persist import write_dir
+
         meta = {
             "stopwise_version": __version__,
             "by": self.by,
@@ -159,8 +163,16 @@ class EarlyEvaluation:
             "variants": self.variants,
             **self.info,
         }
-        (folder / "evaluation.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        return folder
+
+        def write(folder: Path) -> None:
+            self.runs.to_csv(folder / "runs.csv", index=False)
+            self.predictions.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.17g")
+            self.folds.to_csv(folder / "folds.csv", index=False)
+            for name, frame in (extra or {}).items():
+                frame.to_csv(folder / name, index=False)
+            (folder / "evaluation.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+        return write_dir(path, write, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation", force=force)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EarlyEvaluation:
@@ -171,11 +183,34 @@ class EarlyEvaluation:
             if not (folder / name).exists():
                 raise FileFormatError(f"{folder / name}: missing; {folder} is not a saved stopwise evaluation")
         meta = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
-        runs = pd.read_csv(folder / "runs.csv", keep_default_na=False, na_values=[""], dtype={"agent": str, "task": str, "held_out": str, "stratum": str})
+        for name in ("runs.csv", "folds.csv"):
+            _check_csv_shape(folder / name)
+        runs = pd.read_csv(folder / "runs.csv", index_col=False, keep_default_na=False, na_values=[""], dtype={"agent": str, "task": str, "held_out": str, "stratum": str})
         predictions = pd.read_csv(folder / "predictions.csv.gz", dtype={"variant": str})
         folds = pd.read_csv(folder / "folds.csv")
         info = {k: v for k, v in meta.items() if k not in ("by", "within", "exclude_same", "min_halt_step", "token_source", "variants", "stopwise_version")}
         return cls(runs, predictions, folds, meta["by"], meta["within"], meta["exclude_same"], int(meta["min_halt_step"]), meta["token_source"], info)
+
+
+def _check_csv_shape(path: Path) -> None:
+    """Refuse a CSV whose header repeats a column or whose rows have more or fewer cells than the header."""
+    import csv
+
+    from stopwise.errors import Problem, ValidationError
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            raise FileFormatError(f"{path}: empty; expected a header row")
+        seen = [c for i, c in enumerate(header) if c in header[:i]]
+        if seen:
+            raise ValidationError([Problem(str(path), None, seen[0], "must appear once in the header", header.count(seen[0]))])
+        for row, cells in enumerate(reader, start=1):
+            if len(cells) != len(header):
+                raise ValidationError(
+                    [Problem(str(path), row, None, f"must have {len(header)} cells like the header", len(cells))]
+                )
 
 
 def _costs(run: Trajectory, use_tokens: bool) -> tuple[np.ndarray, np.ndarray]:

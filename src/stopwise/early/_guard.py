@@ -9,11 +9,13 @@ is outside what was seen on the reference runs (the calibration runs when the mo
    vocabulary. A prompt from another benchmark shares few of them.
 2. **Trajectory-text coverage** — the share of the word 1–2-grams of every action and observation so far
    found in the action- and feedback-history vocabularies (1.0 before any text).
-3. **Behaviour out of range** — how many behavioral features lie outside the ``[q, 1 − q]`` quantile range
+3. **Task similarity** — the cosine similarity of the task prompt's task-block vector (its TF-IDF row
+   projected on the training SVD basis) to the nearest task the heads were trained on.
+4. **Behaviour out of range** — how many behavioral features lie outside the ``[q, 1 − q]`` quantile range
    (``q = range_quantile``) of the training prefixes (the rows the heads were fitted on).
 
 Each score gets a limit fitted at training time from the reference prefixes — the ``quantile`` (1 %) lower
-quantile of the two coverages and the ``1 − quantile`` upper quantile of the out-of-range count — so about
+quantile of the two coverages and of the task similarity, and the ``1 − quantile`` upper quantile of the out-of-range count — so about
 ``quantile`` of familiar prefixes trip each check. A prefix outside any limit is *unfamiliar*: the monitor
 does not halt there and says why (:attr:`~stopwise.early.Verdict.reason`).
 """
@@ -53,14 +55,25 @@ class FamiliarityGuard:
         What the limits were fitted on (``"calibration runs"`` or ``"validation runs"``).
     n_reference_prefixes : int
         How many prefixes that was.
+    task_columns : numpy.ndarray of int
+        Positions of the task block's features in the feature row.
+    task_vectors : numpy.ndarray
+        Unit-length task-block vectors of the training tasks (one row each).
+    min_task_similarity : float
+        Least cosine similarity to the nearest training task of a familiar prefix.
 
     Examples
     --------
     >>> import numpy as np
-    >>> g = FamiliarityGuard(np.array([0]), ["n_steps"], np.array([1.0]), np.array([30.0]), 0, 0.5, 0.4, 0.01, "calibration runs", 100)
-    >>> g.check(np.array([12.0]), (0.9, 0.8)) is None
+    >>> g = FamiliarityGuard(np.array([0]), ["n_steps"], np.array([1.0]), np.array([30.0]), 0, 0.5, 0.4, 0.01, "calibration runs", 100,
+    ...                      np.array([1, 2]), np.array([[1.0, 0.0]]), 0.5)
+    >>> g.check(np.array([12.0, 0.9, 0.1]), (0.9, 0.8)) is None
     True
-    >>> g.check(np.array([80.0]), (0.2, 0.8))
+    >>> g.check(np.array([12.0, 0.1, 0.9]), (0.9, 0.8))
+    'unfamiliar run: task similarity 0.11 < 0.50 to the nearest training task (the 1% floor of the calibration runs)'
+    >>> g.check(np.array([12.0, 0.9, 0.1]), (0.9, 0.8)) is None
+    True
+    >>> g.check(np.array([80.0, 0.9, 0.1]), (0.2, 0.8))
     'unfamiliar run: task-text coverage 20% < 50% (the 1% floor of the calibration runs)'
     """
 
@@ -74,6 +87,18 @@ class FamiliarityGuard:
     quantile: float
     reference: str
     n_reference_prefixes: int
+    task_columns: np.ndarray
+    task_vectors: np.ndarray
+    min_task_similarity: float
+
+    def task_similarity(self, X: np.ndarray) -> np.ndarray:
+        """Cosine similarity of each row's task vector to the nearest training task (0 for an empty one)."""
+        T = np.atleast_2d(X)[:, self.task_columns]
+        norms = np.linalg.norm(T, axis=1)
+        if self.task_vectors.shape[0] == 0:
+            return np.zeros(T.shape[0])
+        sims = (T @ self.task_vectors.T).max(axis=1)
+        return np.where(norms > 0, sims / np.where(norms > 0, norms, 1.0), 0.0)
 
     def _outside(self, X: np.ndarray) -> np.ndarray:
         values = X[..., self.columns]
@@ -92,7 +117,8 @@ class FamiliarityGuard:
         """
         outside = self._outside(X).sum(axis=1)
         return (
-            (coverage[:, 0] >= self.min_task_coverage)
+            (self.task_similarity(X) >= self.min_task_similarity)
+            & (coverage[:, 0] >= self.min_task_coverage)
             & (coverage[:, 1] >= self.min_text_coverage)
             & (outside <= self.max_outside)
         )
@@ -101,6 +127,11 @@ class FamiliarityGuard:
         """``None`` for a familiar prefix, else the reason it is unfamiliar (the first limit broken)."""
         where = f"the {100 * self.quantile:g}% floor of the {self.reference}"
         task, text = coverage
+        similarity = float(self.task_similarity(x)[0])
+        if similarity < self.min_task_similarity:
+            return (
+                f"unfamiliar run: task similarity {similarity:.2f} < {self.min_task_similarity:.2f} to the nearest training task ({where})"
+            )
         if task < self.min_task_coverage:
             return f"unfamiliar run: task-text coverage {100 * task:.0f}% < {100 * self.min_task_coverage:.0f}% ({where})"
         if text < self.min_text_coverage:
@@ -129,6 +160,9 @@ class FamiliarityGuard:
             "quantile": float(self.quantile),
             "reference": self.reference,
             "n_reference_prefixes": int(self.n_reference_prefixes),
+            "task_columns": [int(c) for c in self.task_columns],
+            "task_vectors": [[float(v) for v in row] for row in self.task_vectors],
+            "min_task_similarity": float(self.min_task_similarity),
         }
 
     @classmethod
@@ -139,16 +173,20 @@ class FamiliarityGuard:
             low = np.array([-np.inf if v is None else float(v) for v in data["low"]])
             high = np.array([np.inf if v is None else float(v) for v in data["high"]])
             names = [str(n) for n in data["names"]]
+            task_columns = np.array([int(c) for c in data["task_columns"]], dtype=np.int64)
+            task_vectors = np.array(data["task_vectors"], dtype=np.float64).reshape(-1, task_columns.shape[0])
             guard = cls(
                 columns, names, low, high, int(data["max_outside"]), float(data["min_task_coverage"]),
                 float(data["min_text_coverage"]), float(data["quantile"]), str(data["reference"]), int(data["n_reference_prefixes"]),
+                task_columns, task_vectors, float(data["min_task_similarity"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"guard: malformed ({type(exc).__name__}: {exc})") from None
         if not (columns.shape == low.shape == high.shape and len(names) == columns.shape[0]):
             raise InputError("guard: `columns`, `names`, `low` and `high` must have the same length")
-        if columns.shape[0] and (columns.min() < 0 or columns.max() >= n_features):
-            raise InputError(f"guard: `columns` must lie in [0, {n_features})")
+        for name, cols in (("columns", columns), ("task_columns", task_columns)):
+            if cols.shape[0] and (cols.min() < 0 or cols.max() >= n_features):
+                raise InputError(f"guard: `{name}` must lie in [0, {n_features})")
         return guard
 
 
@@ -159,6 +197,9 @@ def fit_guard(
     columns: np.ndarray,
     names: list[str],
     *,
+    task_columns: np.ndarray | None = None,
+    train_tasks: np.ndarray | None = None,
+    train_task_coverage: np.ndarray | None = None,
     quantile: float = 0.01,
     range_quantile: float = 0.001,
     reference: str = "calibration runs",
@@ -173,6 +214,13 @@ def fit_guard(
         Featurizer rows and ``(task, text)`` coverage of the reference prefixes (not used to fit the heads).
     columns, names
         The behavioral columns to check and their names.
+    task_columns : numpy.ndarray of int, optional
+        The task block's columns; with ``train_tasks`` enables the task-similarity check.
+    train_tasks : numpy.ndarray, optional
+        Task-block vectors of the training tasks (one row each).
+    train_task_coverage : numpy.ndarray, optional
+        Task-text coverage of the training tasks; joins the reference tasks' in setting the coverage floor
+        (task-level limits are quantiles over tasks, the training tasks' similarity taken leave-one-out).
     quantile : float
         Share of reference prefixes each limit excludes.
     range_quantile : float
@@ -198,10 +246,31 @@ def fit_guard(
         high = np.nanquantile(values, 1 - range_quantile, axis=0) if values.shape[0] else np.full(columns.shape[0], np.inf)
     low = np.where(np.isfinite(low), low, -np.inf)
     high = np.where(np.isfinite(high), high, np.inf)
-    guard = FamiliarityGuard(columns, list(names), low, high, 0, 0.0, 0.0, quantile, reference, int(X_reference.shape[0]))
+    tcols = np.zeros(0, dtype=np.int64) if task_columns is None else np.asarray(task_columns, dtype=np.int64)
+    vectors = np.zeros((0, tcols.shape[0])) if train_tasks is None else np.asarray(train_tasks, dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1) if vectors.shape[0] else np.zeros(0)
+    vectors = vectors[norms > 0] / norms[norms > 0, None] if vectors.shape[0] else vectors
+    guard = FamiliarityGuard(columns, list(names), low, high, 0, 0.0, 0.0, quantile, reference, int(X_reference.shape[0]), tcols, vectors, -1.0)
+    # task-level limits: one value per task, over the reference tasks and (leave-one-out) the training tasks,
+    # so that a handful of reference tasks does not set the floor by itself
+    ref_tasks = np.unique(np.column_stack([coverage_reference[:, :1], X_reference[:, tcols]]), axis=0) if tcols.shape[0] else coverage_reference[:, :1]
+    if vectors.shape[0]:
+        sims = _similarity(ref_tasks[:, 1:], vectors)
+        if vectors.shape[0] > 1:
+            gram = vectors @ vectors.T
+            np.fill_diagonal(gram, -np.inf)
+            sims = np.concatenate([sims, gram.max(axis=1)])
+        guard.min_task_similarity = float(np.quantile(sims, quantile, method="lower"))
     outside = guard._outside(X_reference).sum(axis=1)
     guard.max_outside = int(np.quantile(outside, 1 - quantile, method="higher"))
-    guard.min_task_coverage = float(np.quantile(coverage_reference[:, 0], quantile, method="lower"))
+    task_cov = ref_tasks[:, 0] if train_task_coverage is None else np.concatenate([ref_tasks[:, 0], np.asarray(train_task_coverage)])
+    guard.min_task_coverage = float(np.quantile(task_cov, quantile, method="lower"))
     guard.min_text_coverage = float(np.quantile(coverage_reference[:, 1], quantile, method="lower"))
     return guard
 
+
+
+def _similarity(T: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(T, axis=1)
+    sims = (T @ vectors.T).max(axis=1) if T.shape[0] else np.zeros(0)
+    return np.where(norms > 0, sims / np.where(norms > 0, norms, 1.0), 0.0)

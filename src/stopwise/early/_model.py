@@ -315,8 +315,20 @@ class EarlyOutcomeModel(BaseEstimator):
         if self.guard_quantile is not None:
             behavioral = np.array([j for j in self.columns_ if self.featurizer_.features_[j].family == "behavioral"], dtype=np.int64)
             coverage = np.vstack(self.featurizer_._coverage_corpus(corpus, ref_idx))
+            task_columns = np.array(
+                [j for j in self.columns_ if self.featurizer_.features_[j].name.startswith("task_svd_")], dtype=np.int64
+            )
+            tasks = np.array([corpus.trajectories[i].task for i in fit_idx], dtype=object)
+            seen = ~np.isin(tasks, classifier.validation_groups_) if not cal_idx.shape[0] else np.ones(tasks.shape[0], dtype=bool)
+            _, first = np.unique(tasks[seen], return_index=True)
+            train_runs = np.flatnonzero(seen)[first]
+            train_tasks = (
+                np.array([X[i][0, task_columns] for i in train_runs]).reshape(-1, task_columns.shape[0]) if task_columns.shape[0] else None
+            )
+            train_cov = np.array([c[0, 0] for c in self.featurizer_._coverage_corpus(corpus, fit_idx[train_runs])])
             self.guard_ = fit_guard(
                 rows[~mask], np.vstack(ref_X), coverage, behavioral, [self.featurizer_.features_[j].name for j in behavioral],
+                task_columns=task_columns, train_tasks=train_tasks, train_task_coverage=train_cov,
                 quantile=float(self.guard_quantile), reference=reference,
             )
         ref_runs = [corpus.trajectories[i] for i in ref_idx]

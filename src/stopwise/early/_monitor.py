@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from stopwise.early._halting import Verdict, halt_decision, halt_reason
 from stopwise.early._params import Interval, check_params
 from stopwise.early._reference import GoldSolution, as_gold
 from stopwise.errors import InputError
-from stopwise.records import Step
+from stopwise.records import Step, Trajectory
 
-__all__ = ["OnlineMonitor"]
+__all__ = ["OnlineMonitor", "RunMonitoring", "monitor_run"]
 
 _THRESHOLD = Interval(float, 0, 1, closed="right", allow_none=True)
 
@@ -146,3 +147,117 @@ class OnlineMonitor:
         self.step += 1
         self.verdict = self._verdict(self.step, x, self.step >= self.model.min_halt_step)
         return self.verdict
+
+
+@dataclass(frozen=True)
+class RunMonitoring:
+    """A finished run replayed step by step through an :class:`OnlineMonitor`, and the outcome row it yields.
+
+    Attributes
+    ----------
+    agent, task : str
+    attempt : int
+    n_steps : int
+        Steps of the run.
+    verdicts : list of Verdict
+        The monitor's verdict after each observed step (it stops at the halt).
+    halted : bool
+        Whether the run halted before its last step (a halt at the last step saves nothing and counts as a full run).
+    outcome : float or None
+        The run's recorded final outcome, if any.
+    held : int
+        Steps at which a head crossed its threshold but the guard held the run.
+    row : dict or None
+        The outcome-ledger row: ``status = "predicted"`` for an early halt, ``"final"`` for a full run with an
+        outcome; ``None`` for a full run without one (it has no outcome to record — see ``reason``).
+    reason : str
+        Why the run ended as it did: the halting head and probability, or the last guard hold, or a full run.
+    """
+
+    agent: str
+    task: str
+    attempt: int
+    n_steps: int
+    verdicts: list[Verdict]
+    halted: bool
+    outcome: float | None
+    held: int
+    row: dict[str, Any] | None
+    reason: str
+
+    @property
+    def predicted(self) -> int | None:
+        """The predicted outcome of an early halt, else ``None``."""
+        return self.verdicts[-1].predicted if self.halted else None
+
+    @property
+    def halt_step(self) -> int | None:
+        """The step of an early halt, else ``None``."""
+        return self.verdicts[-1].step if self.halted else None
+
+    def as_dict(self, *, steps: bool = False) -> dict[str, Any]:
+        """JSON-ready summary (with every verdict when ``steps``)."""
+        out: dict[str, Any] = {
+            "agent": self.agent, "task": self.task, "attempt": self.attempt, "n_steps": self.n_steps,
+            "halted": self.halted, "halt_step": self.halt_step, "predicted": self.predicted, "outcome": self.outcome,
+            "held_steps": self.held, "reason": self.reason, "row": self.row,
+        }
+        if steps:
+            out["verdicts"] = [v.as_dict() for v in self.verdicts]
+        return out
+
+
+def monitor_run(
+    model: Any,
+    run: Trajectory,
+    *,
+    gold: GoldSolution | str | Mapping[str, Any] | None = None,
+    success_threshold: float | None = None,
+    failure_threshold: float | None = None,
+    guard: bool = True,
+    source: str = "stopwise.early",
+) -> RunMonitoring:
+    """Replay one finished run through a fresh monitor and build its outcome row.
+
+    Examples
+    --------
+    >>> from stopwise.early import EarlyOutcomeModel, monitor_run
+    >>> from stopwise.records import Step, Trajectory
+    >>> def run(i, ok):
+    ...     obs = "done" if ok else "[isError] failed"
+    ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
+    ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30)
+    >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
+    >>> result = monitor_run(model, run(1, False))
+    >>> result.halted, result.halt_step, result.row["status"], result.row["outcome"]
+    (True, 1, 'predicted', 0.0)
+    """
+    if not isinstance(run, Trajectory):
+        raise InputError(f"monitor_run: `run` must be a Trajectory; got {type(run).__name__}")
+    monitor = OnlineMonitor(
+        model, run.task_text, gold=gold, success_threshold=success_threshold, failure_threshold=failure_threshold, guard=guard
+    )
+    verdicts: list[Verdict] = []
+    for step in run.steps:
+        verdicts.append(monitor.observe(step))
+        if verdicts[-1].halted:
+            break
+    n = len(run.steps)
+    halted = bool(verdicts) and verdicts[-1].halted and verdicts[-1].step < n
+    held = [v for v in verdicts if v.held]
+    row: dict[str, Any] | None
+    if halted:
+        row = verdicts[-1].outcome_row(system=run.agent, task=run.task, attempt=run.attempt, source=source)
+        reason = verdicts[-1].reason
+    else:
+        reason = f"ran to completion ({n} steps)" + (f"; {held[-1].reason}" if held else "")
+        if run.outcome is None:
+            row = None
+            reason += "; no outcome recorded, so no outcome row"
+        else:
+            row = {
+                "system": run.agent, "task": run.task, "outcome": float(run.outcome), "group": "", "attempt": run.attempt,
+                "status": "final", "source": f"{source}:full-run",
+            }
+    return RunMonitoring(run.agent, run.task, run.attempt, n, verdicts, halted, run.outcome, len(held), row, reason)

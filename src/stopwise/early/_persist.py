@@ -28,7 +28,9 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +41,12 @@ from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._featurizer import PrefixFeaturizer, feature_specs
 from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._heads import HEADS, DualHeadClassifier, LightGBMHead, LogisticHead
+from stopwise.early._params import check_params
 from stopwise.early._risk import RiskControl
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model", "write_dir"]
 
 FORMAT = "stopwise.early.model"
 FORMAT_VERSION = 2
@@ -72,16 +75,49 @@ def _marker_text() -> str:
     return f"{FORMAT} {FORMAT_VERSION}\n"
 
 
-def is_model_dir(path: Path) -> bool:
-    """Whether ``path`` is a directory stopwise wrote as a model (it holds the marker file with the format tag)."""
-    marker = path / MARKER
+def is_model_dir(path: Path, *, marker_name: str = MARKER, tag: str = FORMAT) -> bool:
+    """Whether ``path`` is a directory stopwise wrote (it holds the marker file starting with the format tag)."""
+    marker = path / marker_name
     try:
-        return marker.is_file() and not marker.is_symlink() and marker.stat().st_size < 256 and marker.read_text(encoding="utf-8").startswith(FORMAT + " ")
+        return marker.is_file() and not marker.is_symlink() and marker.stat().st_size < 256 and marker.read_text(encoding="utf-8").startswith(tag + " ")
     except OSError:
         return False
 
 
-def check_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+def write_dir(path: str | os.PathLike[str], write: Any, *, marker_name: str, tag: str, force: bool = False) -> Path:
+    """Write a stopwise output directory atomically: ``write(tmp)`` fills a temporary directory beside ``path``,
+    the marker ``marker_name`` (text ``tag`` and a version) is added, and the directory is renamed into place.
+
+    An existing ``path`` is replaced only when empty, or with ``force`` when it holds the same marker; on any
+    failure nothing is left behind.
+    """
+    target = check_output_dir(path, force=force, marker_name=marker_name, tag=tag)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        write(tmp)
+        (tmp / marker_name).write_text(f"{tag} 1\n", encoding="utf-8")
+        check_output_dir(target, force=force, marker_name=marker_name, tag=tag)
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            old.rmdir()
+            target.rename(old)
+        try:
+            tmp.rename(target)
+        except BaseException:
+            if old is not None:
+                old.rename(target)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def check_output_dir(path: str | os.PathLike[str], *, force: bool = False, marker_name: str = MARKER, tag: str = FORMAT) -> Path:
     """Refuse an output directory stopwise may not replace; called before any work and again when saving.
 
     Allowed: a path that does not exist, an empty directory, or (with ``force``) a model directory stopwise
@@ -104,13 +140,13 @@ def check_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Pa
         raise InputError(f"--out {target}: is the current directory or one of its parents; choose a new directory for the model")
     if not any(target.iterdir()):
         return target
-    if not is_model_dir(target):
+    if not is_model_dir(target, marker_name=marker_name, tag=tag):
         raise InputError(
-            f"--out {target}: exists and holds files stopwise did not write (no {MARKER} marker); refusing to replace it — "
+            f"--out {target}: exists and holds files stopwise did not write (no {marker_name} marker); refusing to replace it — "
             "choose a new or empty directory"
         )
     if not force:
-        raise InputError(f"--out {target}: a saved model is already there; pass --force to replace it")
+        raise InputError(f"--out {target}: a saved {tag.rsplit('.', 1)[-1]} is already there; pass --force to replace it")
     return target
 
 
@@ -199,10 +235,98 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
     return target
 
 
-def _vocabulary(path: Path) -> np.ndarray:
+
+MAX_MANIFEST_BYTES = 64 * 2**20
+"""Largest ``manifest.json`` loading reads."""
+MAX_FILE_BYTES = 1 * 2**30
+"""Largest other model file loading reads (compressed size on disk)."""
+MAX_ARRAY_BYTES = 2 * 2**30
+"""Largest array a ``.npz`` member may declare."""
+
+
+def _safe_file(folder: Path, name: Any, limit: int) -> Path:
+    """A regular file directly inside ``folder`` named by an untrusted manifest, no larger than ``limit`` bytes."""
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name or os.path.isabs(name):
+        raise _problem(folder / "manifest.json", "files", "must name plain files inside the model directory", name)
+    file = folder / name
+    try:
+        info = file.lstat()
+    except OSError:
+        raise FileFormatError(f"{file}: missing from the saved model") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        raise _problem(file, "files", "must be a regular file inside the model directory (no link, device or folder)", name)
+    if file.resolve().parent != folder.resolve():
+        raise _problem(file, "files", "must lie inside the model directory", name)
+    if info.st_size > limit:
+        raise _problem(file, "size", f"must be at most {limit} bytes", info.st_size)
+    return file
+
+
+def _npz_shapes(path: Path) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Shape and dtype of every member of an ``.npz``, read from the member headers without loading any array."""
+    shapes: dict[str, tuple[tuple[int, ...], str]] = {}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise _problem(path, info.filename, "must be a .npy member")
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    elif version == (2, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                    else:
+                        raise _problem(path, info.filename, "must be a .npy member of format 1.0 or 2.0", version)
+                if dtype.hasobject or dtype.kind not in "fiub":
+                    raise _problem(path, info.filename, "must hold numbers", str(dtype))
+                n_bytes = int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
+                if n_bytes > MAX_ARRAY_BYTES or info.file_size > MAX_ARRAY_BYTES + 4096:
+                    raise _problem(path, info.filename, f"must declare at most {MAX_ARRAY_BYTES} bytes", n_bytes)
+                shapes[info.filename[:-4]] = (tuple(int(d) for d in shape), dtype.str)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise _problem(path, "npz", f"must be a readable .npz archive ({type(exc).__name__}: {exc})") from None
+    return shapes
+
+
+def _expect_shapes(path: Path, shapes: dict[str, tuple[tuple[int, ...], str]], expected: dict[str, tuple[int, ...]]) -> None:
+    if set(shapes) != set(expected):
+        raise _problem(path, "members", f"must be exactly {sorted(expected)}", sorted(shapes))
+    for name, shape in expected.items():
+        if shapes[name][0] != shape:
+            raise _problem(path, name, f"must have shape {shape} (from manifest.json)", shapes[name][0])
+
+
+_CHECK_HEADS = (
+    "import sys, lightgbm\n"
+    "for path in sys.argv[1:]:\n"
+    "    lightgbm.Booster(model_file=path)\n"
+)
+
+
+def _check_lightgbm_text(path: Path, text: str, n_features: int) -> None:
+    """Check a head's LightGBM model text in Python, then let LightGBM parse it in a child process first."""
+    lines = text[:4096].splitlines()
+    header = dict(line.split("=", 1) for line in lines if "=" in line)
+    if not lines or lines[0] != "tree" or header.get("num_class") != "1" or header.get("objective", "").split(" ")[0] != "binary":
+        raise _problem(path, "header", "must be a LightGBM binary-classification model (tree / num_class=1 / objective=binary)")
+    if header.get("max_feature_idx") != str(n_features - 1):
+        raise _problem(path, "max_feature_idx", f"must be {n_features - 1} (the model's feature count − 1)", header.get("max_feature_idx"))
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _CHECK_HEADS, str(path)], capture_output=True, timeout=600, check=False)
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise _problem(path, "lightgbm", f"must be a model LightGBM can parse ({tail[0][:200]})")
+
+
+def _vocabulary(path: Path, n_terms: int) -> np.ndarray:
     if not path.exists():
         raise FileFormatError(f"{path}: missing from the saved model")
     terms = path.read_text(encoding="utf-8").split("\n")[:-1]
+    if len(terms) != n_terms:
+        raise _problem(path, "n_terms", f"must hold {n_terms} terms (manifest.json)", len(terms))
     out = np.empty(len(terms), dtype=object)
     out[:] = terms
     return out
@@ -236,18 +360,17 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     >>> bool((loaded.predict_proba(runs[:2])[0] == model.predict_proba(runs[:2])[0]).all())
     True
     """
-    from stopwise.early._model import EarlyOutcomeModel
-
     folder = Path(path)
     manifest_path = folder / "manifest.json"
     if not folder.is_dir():
         raise FileFormatError(f"{folder}: no such model directory (expected the output of `stopwise early train`)")
     if not manifest_path.exists():
         raise FileFormatError(f"{manifest_path}: missing; {folder} is not a saved stopwise model")
+    _safe_file(folder, "manifest.json", MAX_MANIFEST_BYTES)
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise FileFormatError(f"{manifest_path}: cannot be read as JSON: {exc}") from exc
+    except (OSError, ValueError, RecursionError) as exc:
+        raise FileFormatError(f"{manifest_path}: cannot be read as JSON: {str(exc)[:200]}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise _problem(manifest_path, "format", f"must be {FORMAT!r}", manifest.get("format") if isinstance(manifest, dict) else None)
     if manifest.get("format_version") != FORMAT_VERSION:
@@ -257,10 +380,25 @@ def load_model(path: str | os.PathLike[str]) -> Any:
             f"must be {FORMAT_VERSION} (this library's model format); retrain the model with this version",
             manifest.get("format_version"),
         )
-    for name, digest in manifest.get("files", {}).items():
-        file = folder / name
-        if not file.exists():
-            raise FileFormatError(f"{file}: missing from the saved model")
+    try:
+        return _load_checked(folder, manifest_path, manifest)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise _problem(manifest_path, "manifest", f"must follow the saved-model layout ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -> Any:
+    from stopwise.early._model import EarlyOutcomeModel
+
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        raise _problem(manifest_path, "files", "must map file names to sha256 digests", type(files).__name__)
+    backbone = manifest["params"]["backbone"]
+    heads_files = [f"{name}.txt" for name in HEADS] if backbone == "lightgbm" else ["heads.npz"]
+    expected_files = {"text.npz", *(f"vocabulary_{name}.txt" for name in TEXT_BLOCKS), *heads_files}
+    if set(files) != expected_files:
+        raise _problem(manifest_path, "files", f"must list exactly {sorted(expected_files)}", sorted(str(k) for k in files))
+    for name, digest in files.items():
+        file = _safe_file(folder, name, MAX_FILE_BYTES)
         if _digest(file) != digest:
             raise _problem(file, "sha256", "must match the digest recorded in manifest.json (the file was changed)", _digest(file)[:16])
     params = manifest["params"]
@@ -269,16 +407,33 @@ def load_model(path: str | os.PathLike[str]) -> Any:
         model = EarlyOutcomeModel(**kwargs)
     except TypeError as exc:
         raise _problem(manifest_path, "params", f"must be EarlyOutcomeModel parameters ({exc})") from exc
+    check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
     expected = feature_specs(int(params["n_components"]), reference=bool(manifest["reference"]))
     saved = manifest["features"]
     if [(s.name, s.family, s.group) for s in expected] != [(f["name"], f["family"], f["group"]) for f in saved]:
         raise _problem(manifest_path, "features", "must match this library's feature definitions; retrain the model")
+    n_used = sum(1 for f in saved if f["used"])
+    text_shapes: dict[str, tuple[int, ...]] = {}
+    for name in TEXT_BLOCKS:
+        info = manifest["text_blocks"][name]
+        n_terms, width = int(info["n_terms"]), int(info["n_components"])
+        if n_terms < 0 or width != model.n_components:
+            raise _problem(manifest_path, f"text_blocks.{name}", f"must have n_terms ≥ 0 and n_components = {model.n_components}", info)
+        text_shapes[f"{name}.idf"] = (n_terms,)
+        text_shapes[f"{name}.projection"] = (n_terms, width)
+    _expect_shapes(folder / "text.npz", _npz_shapes(folder / "text.npz"), text_shapes)
+    if backbone == "lightgbm":
+        for name in HEADS:
+            _check_lightgbm_text(folder / f"{name}.txt", (folder / f"{name}.txt").read_text(encoding="utf-8"), n_used)
+    else:
+        head_shapes: dict[str, tuple[int, ...]] = {f"{h}.{k}": shape for h in HEADS for k, shape in (("mean", (n_used,)), ("scale", (n_used,)), ("coef", (n_used,)), ("intercept", (1,)))}
+        _expect_shapes(folder / "heads.npz", _npz_shapes(folder / "heads.npz"), head_shapes)
     with np.load(folder / "text.npz", allow_pickle=False) as arrays:
         blocks = {
             name: TextBlock(
                 name=name,
                 kind=TEXT_BLOCKS[name][1],
-                vocabulary=_vocabulary(folder / f"vocabulary_{name}.txt"),
+                vocabulary=_vocabulary(folder / f"vocabulary_{name}.txt", text_shapes[f"{name}.idf"][0]),
                 idf=arrays[f"{name}.idf"],
                 projection=arrays[f"{name}.projection"],
             )

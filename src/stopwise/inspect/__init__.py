@@ -6,6 +6,7 @@ does not import it. See ``docs/inspect.md`` for a complete example.
 * :func:`paired_early_stopping` - two ``EarlyStopping`` managers (tested, baseline) sharing a ledger
 * :class:`SystemEarlyStopping` - the manager of one system
 * :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
+* :func:`planned_order` - the dataset in the policy's pre-registered order, and its universe
 """
 
 try:
@@ -17,5 +18,6 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
 
 from stopwise.inspect._ledger import Ledger, redact_url
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
+from stopwise.inspect._order import planned_order
 
-__all__ = ["Ledger", "PairedComparison", "SystemEarlyStopping", "paired_early_stopping", "redact_url"]
+__all__ = ["Ledger", "PairedComparison", "SystemEarlyStopping", "paired_early_stopping", "planned_order", "redact_url"]

@@ -24,7 +24,7 @@ class Ledger(Protocol):
         ...
 
     def append(self, evaluation: str, rows: Any) -> Any:
-        """Append outcome rows; returns counts of accepted, duplicate and conflicting rows."""
+        """Append outcome rows (mappings in the outcome-row contract); returns the accepted, duplicate and conflict counts."""
         ...
 
     def decide(self, evaluation: str) -> DecisionRecord:

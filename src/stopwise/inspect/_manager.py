@@ -23,10 +23,15 @@ each with its own manager. :func:`paired_early_stopping` builds the two managers
 
 Samples already running when the decision is taken finish and are appended (nothing is lost);
 the decision is not re-taken for them. Ledger calls are synchronous and short (one transaction).
+If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
+either system is scheduled (``EarlyStop`` with the error as reason) and the error is in the log's
+metadata: the samples already scored stay in the Inspect logs, and the evaluation does not go on
+without its audit trail.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -40,7 +45,7 @@ from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_outcome
 from stopwise.inspect._ledger import count_of, open_any
-from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy, outcome_frame
+from stopwise.records import DecisionRecord, Policy, TaskUniverse, load_policy
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -49,6 +54,8 @@ if TYPE_CHECKING:
     from inspect_ai.util import EarlyStop
 
 __all__ = ["PairedComparison", "SystemEarlyStopping", "paired_early_stopping"]
+
+_log = logging.getLogger("stopwise.inspect")
 
 Role = Literal["tested", "baseline"]
 _FINAL = ("promote", "reject", "abstain")
@@ -155,12 +162,14 @@ class PairedComparison:
         self.scorer, _, key = (scorer.strip() if scorer else "").partition(":")
         self.key = key or None
         self.decision: DecisionRecord | None = None
+        self.error: str | None = None
         self.looks = 0
         self.planned: list[str] = []
         self._planned_groups: list[str] | None = None
         self._position: dict[str, int] = {}
         self._group_of: dict[str, str] = {}
         self._given = None if universe is None else _universe_tasks(universe)
+        self._order_notes: list[str] = []
         self._universe: TaskUniverse | None = self._given
         self._allowed = 0
         self._registered = False
@@ -196,6 +205,7 @@ class PairedComparison:
                     + (" ..." if len(extra) > 5 else "")
                     + "; both tasks must run the same dataset"
                 )
+            self._note_order(ids, self.planned, label)
             if self._given is None and set(ids) != set(self._position):
                 missing = sorted(set(self._position) - set(ids))
                 raise InputError(
@@ -214,6 +224,7 @@ class PairedComparison:
                     f"{label}: sample ids not in the given universe: " + ", ".join(outside[:5])
                     + (" ..." if len(outside) > 5 else "")
                 )
+            self._note_order(ids, planned, label)
         else:
             if len(set(ids)) != len(ids):
                 raise InputError(f"{label}: sample ids must be unique as text (e.g. 1 and '1' collide)")
@@ -274,6 +285,15 @@ class PairedComparison:
             side.started = True
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
 
+    def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
+        position = {task: i for i, task in enumerate(planned)}
+        runs = [position[t] for t in ids if t in position]
+        if runs != sorted(runs):
+            self._order_notes.append(
+                f"{label}: Inspect runs the samples in another order than the planned universe; decisions "
+                "stay valid but may come later (give Inspect the dataset in planned order: planned_order)"
+            )
+
     def _check_scorer(self, spec: EvalSpec, label: str) -> None:
         names = [s.name for s in (getattr(spec, "scorers", None) or [])]
         if self.scorer and names and self.scorer not in names:
@@ -284,6 +304,14 @@ class PairedComparison:
 
         side = self._sides[role]
         with self._lock:
+            if self.error is not None:
+                side.counts.stopped += 1
+                return EarlyStop(
+                    id=sample_id,
+                    epoch=epoch,
+                    reason=f"stopwise {self.error}",
+                    metadata={"action": "error", "evaluation": self.evaluation},
+                )
             if self.final:
                 assert self.decision is not None
                 side.counts.stopped += 1
@@ -345,10 +373,15 @@ class PairedComparison:
         }
         if task in self._group_of:
             row["group"] = self._group_of[task]
-        rows = outcome_frame([row])
         with self._lock:
-            result = self.ledger.append(self.evaluation, rows)
             side.counts.completed += 1
+            if self.error is not None:
+                return
+            try:
+                result = self.ledger.append(self.evaluation, [row])  # the ledger validates the row
+            except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
+                self._fail("append", task, exc)
+                return
             side.counts.accepted += count_of(result, "accepted")
             side.counts.duplicates += count_of(result, "duplicates")
             side.counts.conflicts += count_of(result, "conflicts")
@@ -360,14 +393,24 @@ class PairedComparison:
                 self._look()
 
     def _look(self) -> None:
-        self.decision = self.ledger.decide(self.evaluation)
+        try:
+            self.decision = self.ledger.decide(self.evaluation)
+        except Exception as exc:
+            self._fail("decide", None, exc)
+            return
         self.looks += 1
+
+    def _fail(self, call: str, task: str | None, exc: Exception) -> None:
+        """Record a ledger failure: no later sample is scheduled, and the log says why."""
+        where = f" (task {task})" if task is not None else ""
+        self.error = f"ledger {call} failed{where}: {type(exc).__name__}: {str(exc)[:400]}"
+        _log.error("stopwise: %s; evaluation %r stops (scored samples stay in the Inspect log)", self.error, self.evaluation)
 
     def finish(self, role: Role) -> dict[str, Any]:
         side = self._sides[role]
         partner = self._sides[_PARTNER[role]]
-        notes: list[str] = []
         with self._lock:
+            notes = list(self._order_notes)
             side.done = True
             if not partner.started:
                 notes.append(
@@ -396,6 +439,7 @@ class PairedComparison:
                 "stopped": side.counts.stopped,
                 "looks": self.looks,
                 "action": None if self.decision is None else self.decision.action,
+                "error": self.error,
                 "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
                 "notes": notes,
             }
@@ -487,9 +531,9 @@ def paired_early_stopping(
     Examples
     --------
     >>> from stopwise.inspect import paired_early_stopping
-    >>> tested, baseline = paired_early_stopping(  # doctest: +SKIP
+    >>> tested, baseline = paired_early_stopping(
     ...     "sqlite:///:memory:", "demo", tested="A", baseline="B")
-    >>> tested.system, baseline.system, tested.comparison is baseline.comparison  # doctest: +SKIP
+    >>> tested.system, baseline.system, tested.comparison is baseline.comparison
     ('A', 'B', True)
     """
     comparison = PairedComparison(

@@ -22,9 +22,10 @@ from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
 from stopwise.ledger._engine import ledger_url, make_engine
+from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
-from stopwise.records import OUTCOME_COLUMNS, DecisionRecord, Policy, validate_outcomes
+from stopwise.records import OUTCOME_COLUMNS, DecisionRecord, Policy
 
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
@@ -89,6 +90,7 @@ class Ledger:
         self._insert = pg_insert if self._postgres else sqlite_insert
         self._registrations: dict[str, Registration] = {}
         self._cache: dict[int, tuple[int, list[pd.DataFrame]]] = {}
+        self._planned: dict[int, frozenset[str]] = {}
         try:
             self._ensure_schema()
         except BaseException:
@@ -293,13 +295,13 @@ class Ledger:
             The evaluation is not registered, or the database failed (nothing acknowledged).
         """
         reg = self.registration(evaluation)
-        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
-        if len(frame) == 0:
+        if not isinstance(rows, pd.DataFrame):
+            rows = list(rows)
+        if len(rows) == 0:
             return AppendResult(0, 0, 0)
         source = f"<append to {reg.name}>"
-        frame = validate_outcomes(frame, source=source)
-        self._check_membership(frame, reg, source)
-        payloads = [event_payload(r) for r in frame.to_dict(orient="records")]
+        _, payloads = event_payloads(rows, source=source)
+        self._check_membership(payloads, reg, source)
         digests = [event_digest(p) for p in payloads]
         keys: list[EventKey] = [(p["system"], p["task"], p["attempt"]) for p in payloads]
         now = _now()
@@ -330,15 +332,16 @@ class Ledger:
         duplicates: list[int] = []
         refused: list[int] = []
         with self._tx(write=True) as conn:
-            inserted: set[EventKey] = set()
-            for start in range(0, len(unique), _CHUNK):
-                stmt = (
-                    self._insert(S.outcomes)
-                    .values([values[i] for i in unique[start : start + _CHUNK]])
-                    .on_conflict_do_nothing(index_elements=key_columns)
-                    .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
-                )
-                inserted.update((r[0], r[1], int(r[2])) for r in conn.execute(stmt))
+            # executemany with RETURNING: SQLAlchemy batches it into multi-row INSERTs ("insertmanyvalues")
+            # from one cached compiled statement.
+            stmt = (
+                self._insert(S.outcomes)
+                .on_conflict_do_nothing(index_elements=key_columns)
+                .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
+            )
+            inserted: set[EventKey] = {
+                (r[0], r[1], int(r[2])) for r in conn.execute(stmt, [values[i] for i in unique])
+            }
             accepted = [i for i in unique if keys[i] in inserted]
             judged = [i for i in range(len(keys)) if not (keys[i] in inserted and first[keys[i]] == i)]
             stored = self._stored_digests(conn, reg.id, [keys[i] for i in judged if keys[i] not in inserted])
@@ -376,21 +379,19 @@ class Ledger:
             conflict_keys=[keys[i] for i in refused],
         )
 
-    def _check_membership(self, frame: pd.DataFrame, reg: Registration, source: str) -> None:
+    def _check_membership(self, payloads: list[dict[str, Any]], reg: Registration, source: str) -> None:
+        planned = self._planned.get(reg.id)
+        if planned is None and reg.universe.tasks is not None:
+            planned = self._planned[reg.id] = frozenset(reg.universe.tasks.tolist())
+        systems = (reg.tested, reg.baseline)
         problems: list[Problem] = []
-        systems = frame["system"].to_numpy(dtype=object)
-        wrong = ~np.isin(systems, [reg.tested, reg.baseline])
-        problems.extend(
-            Problem(source, int(i) + 1, "system", f"must be {reg.tested!r} or {reg.baseline!r} (the evaluation's systems)", systems[i])
-            for i in np.flatnonzero(wrong)[:50]
-        )
-        tasks = frame["task"].to_numpy(dtype=object)
-        planned = reg.universe.tasks
-        outside = np.zeros(len(tasks), dtype=bool) if planned is None else reg.universe.positions(tasks) < 0
-        problems.extend(
-            Problem(source, int(i) + 1, "task", "must be a task of the evaluation's planned universe", tasks[i])
-            for i in np.flatnonzero(outside)[:50]
-        )
+        for i, p in enumerate(payloads):
+            if p["system"] not in systems:
+                problems.append(
+                    Problem(source, i + 1, "system", f"must be {reg.tested!r} or {reg.baseline!r} (the evaluation's systems)", p["system"])
+                )
+            if planned is not None and p["task"] not in planned:
+                problems.append(Problem(source, i + 1, "task", "must be a task of the evaluation's planned universe", p["task"]))
         if problems:
             raise ValidationError(problems)
 
@@ -501,11 +502,15 @@ class Ledger:
 
         Raises
         ------
+        LedgerError
+            No outcome event is stored yet.
         ComparisonError
-            The comparison cannot be formed yet (for example, no outcome of one system).
+            The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
         frame, seq = self._snapshot(reg)
+        if seq == 0:
+            raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
         decision = self._decide_rows(reg, frame.drop(columns="_seq"))
         if record:
             self._append_decision(reg, decision, seq)

@@ -13,6 +13,7 @@ from stopwise.records._decision import (
     GroupCoverage,
     UniverseState,
 )
+from stopwise.records._joined import read_outcome_files
 from stopwise.records._outcomes import (
     OUTCOME_COLUMNS,
     STATUSES,
@@ -62,6 +63,7 @@ __all__ = [
     "load_policy",
     "outcome_frame",
     "parse_policy",
+    "read_outcome_files",
     "read_outcomes",
     "read_task_universe",
     "read_trajectories",

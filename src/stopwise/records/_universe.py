@@ -201,7 +201,7 @@ class TaskUniverse:
         """Group of each task in planned order (None for a universe from counts)."""
         return None if self._groups is None else self._groups.copy()
 
-    def positions(self, tasks: Sequence[str] | np.ndarray) -> np.ndarray:
+    def positions(self, tasks: Sequence[str] | np.ndarray | pd.Index) -> np.ndarray:
         """0-based planned positions of the given tasks; -1 for tasks outside the universe.
 
         Raises
@@ -212,8 +212,9 @@ class TaskUniverse:
         if self._tasks is None:
             raise ValueError("a universe from counts has no task names or order")
         if self._index is None:
-            self._index = pd.Index(self._tasks)
-        return np.asarray(self._index.get_indexer(np.asarray(tasks, dtype=object)), dtype=np.int64)
+            self._index = pd.Index(pd.array(self._tasks, dtype="str"))
+        wanted = tasks if isinstance(tasks, pd.Index) else pd.array(np.asarray(tasks, dtype=object), dtype="str")
+        return np.asarray(self._index.get_indexer(wanted), dtype=np.int64)
 
     def canonical_json(self) -> str:
         """The universe as canonical JSON (sorted keys, no whitespace); see the module docstring."""
@@ -221,7 +222,7 @@ class TaskUniverse:
             document: dict[str, object] = {"group_sizes": self._group_sizes, "n_tasks": self._n}
         else:
             assert self._groups is not None
-            document = {"groups": self._groups.tolist(), "tasks": self._tasks.tolist()}
+            document = {"groups": self._groups.astype(object).tolist(), "tasks": self._tasks.astype(object).tolist()}
         return json.dumps(document, sort_keys=True, separators=(",", ":"))
 
     def sha256(self) -> str:

@@ -8,6 +8,7 @@ from stopwise.replay._engine import (
     pair_orders,
     replay_policy,
 )
+from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, live_replay, replay_live
 from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
 from stopwise.replay._orders import (
     cost_first_orders,
@@ -25,9 +26,11 @@ from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
 __all__ = [
     "CASE_COLUMNS",
     "DEFAULT_BUDGETS",
+    "LIVE_RULES",
     "REPLAY_EXACT_MAX_SUPPORT",
     "STANDARD_POLICIES",
     "SUMMARY_KEYS",
+    "LiveReplay",
     "PolicyReplay",
     "ReplayPair",
     "ReplayResult",
@@ -36,6 +39,8 @@ __all__ = [
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
+    "live_looks",
+    "live_replay",
     "markdown_report",
     "markdown_table",
     "neyman_orders",
@@ -43,6 +48,7 @@ __all__ = [
     "plot_unresolved",
     "prepare_source",
     "replay",
+    "replay_live",
     "replay_policy",
     "source_table",
     "sufficiency",

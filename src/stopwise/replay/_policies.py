@@ -15,6 +15,8 @@ STANDARD_POLICIES: dict[str, dict[str, object]] = {
     "neyman": {"order": "neyman", "coverage": "none", "tail_method": "exact"},
     "forced-cost-first": {"order": "cost-first", "coverage": "none", "tail_method": "none"},
     "bootstrap-mc": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "bootstrap"},
+    "betting": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "exact", "boundary": "betting-wor"},
+    "betting-uniform": {"order": "uniform", "coverage": "none", "tail_method": "exact", "boundary": "betting-wor"},
 }
 """Order, coverage rule and tail method of each named policy (ParEvalLayer section IV-B).
 
@@ -24,7 +26,14 @@ the observed margin alone (uniform, coverage-aware or cheapest-first order). ``p
 proportional to n_g sigma_g of the completed record, prior variance information) with the exact
 bootstrap rule; its allocation departs from proportional coverage by design, so the coverage rule is
 recorded (coverage failure) but not enforced. ``bootstrap-mc``: the paper's Monte-Carlo
-bootstrap (B from the policy, 200 by default)."""
+bootstrap (B from the policy, 200 by default). ``betting`` and ``betting-uniform``: the anytime-valid
+``betting-wor`` boundary (``[decision] boundary``) under the coverage-aware order with the coverage rule
+(stratified process) or under a uniform order (pooled process); they are replayed with live looks
+(``stopwise replay --looks``), not on the budget grid. Every other name sets the ``fixed-budget``
+boundary."""
+
+
+_NOT_BY_DEFAULT = ("forced-cost-first", "bootstrap-mc", "betting", "betting-uniform")
 
 
 def comparison_policies(base: Policy, names: list[str] | None = None) -> dict[str, Policy]:
@@ -37,7 +46,8 @@ def comparison_policies(base: Policy, names: list[str] | None = None) -> dict[st
     base : Policy
         The policy the variants start from.
     names : list of str, optional
-        Which of :data:`STANDARD_POLICIES` (default: all but ``forced-cost-first`` and ``bootstrap-mc``).
+        Which of :data:`STANDARD_POLICIES` (default: all but ``forced-cost-first``, ``bootstrap-mc`` and the
+        betting policies).
 
     Examples
     --------
@@ -46,8 +56,10 @@ def comparison_policies(base: Policy, names: list[str] | None = None) -> dict[st
     >>> p = comparison_policies(Policy(tail_cutoff=0.1), ["primary", "forced-uniform"])
     >>> p["forced-uniform"].tail_method, p["forced-uniform"].order.kind, p["primary"].tail_cutoff
     ('none', 'uniform', 0.1)
+    >>> comparison_policies(Policy(), ["betting"])["betting"].decision.boundary
+    'betting-wor'
     """
-    chosen = names if names is not None else [n for n in STANDARD_POLICIES if n not in ("forced-cost-first", "bootstrap-mc")]
+    chosen = names if names is not None else [n for n in STANDARD_POLICIES if n not in _NOT_BY_DEFAULT]
     unknown = [n for n in chosen if n not in STANDARD_POLICIES]
     if unknown:
         raise ValueError(f"unknown policy name(s) {unknown}; choose from {', '.join(STANDARD_POLICIES)}")
@@ -58,5 +70,6 @@ def comparison_policies(base: Policy, names: list[str] | None = None) -> dict[st
         data["order"] = {**data["order"], "kind": spec["order"]}
         data["coverage"] = {**data["coverage"], "rule": spec["coverage"]}
         data["tail_method"] = spec["tail_method"]
+        data["decision"] = {**data["decision"], "boundary": spec.get("boundary", "fixed-budget")}
         result[name] = Policy.model_validate(data)
     return result

@@ -177,6 +177,12 @@ def replay(
     """
     base = policy if policy is not None else Policy()
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
+    betting = [name for name, p in chosen.items() if p.decision.boundary == "betting-wor"]
+    if betting:
+        raise ValueError(
+            f"policy {', '.join(betting)} uses the betting-wor boundary, which may stop at any look: replay it with live "
+            "looks (stopwise replay --looks every, or stopwise.replay.live_replay) rather than on the budget grid"
+        )
     sources = [
         prepare_source(
             rows,

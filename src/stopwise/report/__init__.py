@@ -6,14 +6,15 @@ kind, then :meth:`Report.write` it. PNG figures for papers stay with matplotlib
 (:func:`stopwise.replay.plot_unresolved`).
 """
 
-from stopwise.report._build import REPORT_KINDS, build_report, detect_kind
+from stopwise.report._build import REPORT_KINDS, build_report, detect_kind, ledger_report
 from stopwise.report._decision import decision_report, parse_decisions, read_decisions
 from stopwise.report._early import calibration_table, early_report
 from stopwise.report._finality import finality_report, parse_finality
 from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
-from stopwise.report._replay import REPLAY_FILES, read_replay_folder, replay_report
+from stopwise.report._replay import LIVE_FILES, REPLAY_FILES, read_replay_folder, replay_report
 
 __all__ = [
+    "LIVE_FILES",
     "REPLAY_FILES",
     "REPORT_KINDS",
     "Callout",
@@ -30,6 +31,7 @@ __all__ = [
     "detect_kind",
     "early_report",
     "finality_report",
+    "ledger_report",
     "parse_decisions",
     "parse_finality",
     "read_decisions",

@@ -9,12 +9,80 @@ from pathlib import Path
 from stopwise.errors import FileFormatError, InputError
 from stopwise.report._page import Report
 
-__all__ = ["REPORT_KINDS", "build_report", "detect_kind"]
+__all__ = ["REPORT_KINDS", "build_report", "detect_kind", "ledger_report"]
 
-REPORT_KINDS: tuple[str, ...] = ("decision", "replay", "early", "finality")
-"""What a report can be made from: decision records (``decide --json``, JSON lines), a replay output
-folder (``replay -o``), an early evaluation folder (``early evaluate -o``) and a finality check
-result (``finality check --json``)."""
+REPORT_KINDS: tuple[str, ...] = ("decision", "ledger", "replay", "early", "finality")
+"""What a report can be made from: decision records (``decide --json``, JSON lines), a ledger's decision
+history (``sqlite:///…``, a ``.db`` file or ``postgresql://…``), a replay output folder (``replay -o``),
+an early evaluation folder (``early evaluate -o``) and a finality check result (``finality check --json``)."""
+
+_LEDGER_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_LEDGER_SCHEMES = ("sqlite:", "sqlite+pysqlite:", "postgresql:", "postgres:", "postgresql+psycopg:")
+
+
+def _is_ledger(path: str | os.PathLike[str]) -> bool:
+    text = os.fspath(path)
+    return text.startswith(_LEDGER_SCHEMES) or Path(text).suffix.lower() in _LEDGER_SUFFIXES
+
+
+def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) -> Report:
+    """A report of a ledger's decision history: every recorded look of one evaluation, with its chain digests.
+
+    Parameters
+    ----------
+    url : str or path
+        ``sqlite:///path``, a SQLite file, or a ``postgresql://`` URL (see :func:`stopwise.ledger.open_ledger`).
+        A SQLite file must exist: a report never creates a ledger.
+    evaluation : str, optional
+        The evaluation; may be omitted when the ledger holds exactly one.
+    """
+    from stopwise.ledger import open_ledger
+    from stopwise.report._decision import decision_report
+    from stopwise.report._page import Section, Table
+
+    text = os.fspath(url)
+    if text.startswith(("sqlite:", "sqlite+pysqlite:")):
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            database = make_url(text).database or ""
+        except ArgumentError as exc:
+            raise FileFormatError(f"{text}: not a ledger URL: {exc}") from None
+        if database in ("", ":memory:") or not Path(database).is_file():
+            raise FileFormatError(f"{text}: no such ledger file")
+    elif "://" not in text and not Path(text).is_file():
+        raise FileFormatError(f"{text}: no such ledger file")
+    with open_ledger(text) as ledger:
+        names = ledger.evaluations()
+        if evaluation is None:
+            if len(names) != 1:
+                listing = ", ".join(names) if names else "none"
+                raise InputError(f"{text}: name the evaluation with --evaluation; the ledger holds {len(names)} ({listing})")
+            evaluation = names[0]
+        elif evaluation not in names:
+            raise InputError(f"{text}: no evaluation {evaluation!r}; the ledger holds {', '.join(names) or 'none'}")
+        chain = ledger.decisions(evaluation)
+    if not chain:
+        raise InputError(f"{text}: evaluation {evaluation!r} holds no decision yet")
+    page = decision_report([link.record for link in chain], source=f"ledger {text}, evaluation {evaluation}")
+    page.title = f"Decision history of {evaluation}"
+    page.sections.append(
+        Section(
+            "Decision chain",
+            [
+                Table(
+                    ["look", "recorded at (UTC)", "outcome events seen", "tested", "baseline", "action", "digest"],
+                    [[d.sequence, d.created_at, d.outcome_seq, d.record.tested, d.record.baseline, d.record.action, d.digest] for d in chain],
+                    caption="Every decision taken from the ledger, oldest first, as stored: each digest is sha256 of the previous "
+                    "digest and the record's canonical JSON, so a changed record breaks every later link (`stopwise ledger verify` "
+                    "recomputes the chain and the decisions).",
+                    numeric=[True, False, True, False, False, False, False],
+                )
+            ],
+        )
+    )
+    return page
 
 
 def _kind_of_text(text: str, source: str) -> str:
@@ -39,7 +107,8 @@ def _kind_of_text(text: str, source: str) -> str:
 def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
     """What kind of report an input makes: one of :data:`REPORT_KINDS`.
 
-    A folder with ``summary.csv`` and ``settings.json`` is a replay; a folder with
+    A ``sqlite:``/``postgresql:`` URL or a ``.db``/``.sqlite`` file is a ledger; a folder with
+    ``summary.csv`` and ``settings.json`` (or a live-look replay's files) is a replay; a folder with
     ``evaluation.json`` and ``predictions.csv.gz`` is an early evaluation; a JSON file is read for
     its fields (``text`` stands for the file's contents, e.g. standard input).
 
@@ -50,9 +119,13 @@ def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
     """
     if text is not None:
         return _kind_of_text(text, str(path))
+    if _is_ledger(path):
+        return "ledger"
     folder = Path(path)
     if folder.is_dir():
         if (folder / "summary.csv").is_file() and (folder / "settings.json").is_file():
+            return "replay"
+        if (folder / "live_curve.csv").is_file() and (folder / "live_summary.csv").is_file():
             return "replay"
         if (folder / "evaluation.json").is_file() and (folder / "predictions.csv.gz").is_file():
             return "early"
@@ -72,7 +145,9 @@ def _read(path: Path) -> str:
         raise FileFormatError(f"{path}: cannot be read: {exc}") from None
 
 
-def build_report(path: str | os.PathLike[str], *, kind: str = "auto", text: str | None = None, threshold: float = 0.95) -> Report:
+def build_report(
+    path: str | os.PathLike[str], *, kind: str = "auto", text: str | None = None, threshold: float = 0.95, evaluation: str | None = None
+) -> Report:
     """The report of one input, whatever its kind.
 
     Parameters
@@ -86,6 +161,8 @@ def build_report(path: str | os.PathLike[str], *, kind: str = "auto", text: str 
         The input's contents when they do not come from ``path`` (standard input).
     threshold : float, optional
         Dual threshold of the early report's per-agent table.
+    evaluation : str, optional
+        Ledger reports: the evaluation (may be omitted when the ledger holds one).
 
     Returns
     -------
@@ -103,6 +180,8 @@ def build_report(path: str | os.PathLike[str], *, kind: str = "auto", text: str 
         raise InputError(f"report kind must be auto or one of {', '.join(REPORT_KINDS)}; got {kind!r}")
     chosen = detect_kind(path, text) if kind == "auto" else kind
     name = str(path)
+    if chosen == "ledger":
+        return ledger_report(path, evaluation)
     if chosen in ("replay", "early"):
         if text is not None or not Path(path).is_dir():
             raise FileFormatError(f"{name}: a {chosen} report is made from a folder")

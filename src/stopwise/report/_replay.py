@@ -16,7 +16,7 @@ from stopwise.report._page import Chart, Facts, Report, Section, Table, Text, ch
 if TYPE_CHECKING:
     from stopwise.replay import ReplayResult
 
-__all__ = ["REPLAY_FILES", "read_replay_folder", "replay_report"]
+__all__ = ["LIVE_FILES", "REPLAY_FILES", "read_replay_folder", "replay_report"]
 
 REPLAY_FILES = ("summary.csv", "sufficiency.csv", "sources.csv", "settings.json")
 """The files of a ``stopwise replay -o`` folder the report reads."""
@@ -24,8 +24,36 @@ REPLAY_FILES = ("summary.csv", "sufficiency.csv", "sources.csv", "settings.json"
 _PALETTE = ("#1f5fae", "#c0392b", "#1a7f37", "#b7791f", "#7b3fa0", "#17808a", "#8c564b", "#d6337f", "#5c6b7a", "#6b8e23")
 
 
+LIVE_FILES = ("live_curve.csv", "live_summary.csv")
+"""The files of a live-look replay (``stopwise replay --looks``) the report reads when present."""
+
+_LIVE_CURVE = {"source", "policy", "rule", "threshold", "budget", "resolved", "wrong"}
+
+
+def _read_live(folder: Path) -> dict[str, pd.DataFrame]:
+    found: dict[str, pd.DataFrame] = {}
+    if not all((folder / name).is_file() for name in LIVE_FILES):
+        return found
+    for name in LIVE_FILES:
+        try:
+            found[name.removesuffix(".csv")] = pd.read_csv(folder / name, keep_default_na=False, na_values=[""], dtype={"source": str, "policy": str, "rule": str})
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise FileFormatError(f"{folder / name}: cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    missing = sorted(_LIVE_CURVE - set(found["live_curve"].columns))
+    if missing:
+        raise FileFormatError(f"{folder / 'live_curve.csv'}: column(s) {', '.join(missing)} missing")
+    return found
+
+
 def read_replay_folder(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The summary, sufficiency and source tables and the settings of a replay output folder.
+    """The tables and settings of a replay output folder (and of its live-look replay, when present).
+
+    Returns
+    -------
+    dict
+        ``summary``, ``sufficiency``, ``sources`` (data frames) and ``settings`` (dict) of the
+        fixed-budget replay, when its files are there; ``live_curve`` and ``live_summary`` of a
+        live-look replay, when theirs are.
 
     Raises
     ------
@@ -33,7 +61,9 @@ def read_replay_folder(path: str | os.PathLike[str]) -> dict[str, Any]:
         When a file is missing or unreadable (the file is named).
     """
     folder = Path(path)
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = _read_live(folder)
+    if found and not (folder / "summary.csv").is_file():
+        return found
     for name in REPLAY_FILES:
         file = folder / name
         if not file.is_file():
@@ -172,6 +202,56 @@ def _stopping_chart(part: pd.DataFrame, threshold: float) -> Chart:
     return Chart(fig, caption)
 
 
+def _live_chart(curve: pd.DataFrame, threshold: float, alpha: float) -> Chart:
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    groups = list(curve.groupby(["source", "policy", "rule"], sort=False))
+    for i, ((source, policy, rule), block) in enumerate(groups):
+        block = block.sort_values("budget")
+        colour = _PALETTE[i % len(_PALETTE)]
+        label = chart_text(f"{source} — {policy}, {rule}")
+        x = _pct(block["budget"])
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=_pct(block["resolved"]), mode="lines", name=f"{label}: resolved", legendgroup=label, line={"color": colour},
+                hovertemplate=f"{label}<br>%{{x:.0f}}% of the tasks<br>resolved %{{y:.1f}}%<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=_pct(block["wrong"]), mode="lines", name=f"{label}: wrong", legendgroup=label, line={"color": colour, "dash": "dot"},
+                hovertemplate=f"{label}<br>%{{x:.0f}}% of the tasks<br>wrong %{{y:.2f}}%<extra></extra>",
+            )
+        )
+    fig.add_hline(y=100 * alpha, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {100 * alpha:g}%", annotation_position="top right")
+    fig.update_layout(
+        title=f"Live looks: comparisons resolved by each share of the tasks at the {100 * threshold:g} pp threshold",
+        xaxis_title="tasks used (% of the shared tasks)", yaxis_title="orders (%)", yaxis_range=[0, 100], legend={"orientation": "h", "y": -0.25},
+    )
+    caption = (
+        "A look after every task: the share of task orders (averaged over directed pairs) whose first final action came by that "
+        "share of the tasks — the stopping-time distribution as a cumulative curve (solid) — and the share that stopped with the "
+        "wrong action by then (dotted; wrong means opposite to the completed record). An anytime-valid boundary keeps the "
+        "wrong share of every pair at or below the cutoff a (dashed) however often one looks; the fixed-budget rule does not."
+    )
+    return Chart(fig, caption)
+
+
+def _live_sections(curve: pd.DataFrame, summary: pd.DataFrame, alpha: float) -> list[Section]:
+    sections = []
+    for threshold in sorted(curve["threshold"].unique()):
+        sections.append(Section(f"Live looks at {100 * threshold:g} pp", [_live_chart(curve[np.isclose(curve["threshold"], threshold)], threshold, alpha)]))
+    columns = [c for c in ("source", "policy", "rule", "threshold", "pairs", "mean_wrong_rate", "max_wrong_rate", "pairs_over_bound", "resolved_10", "resolved_20", "stop_q25", "stop_q50", "stop_q75") if c in summary.columns]
+    rates = {"threshold", "mean_wrong_rate", "max_wrong_rate", "resolved_10", "resolved_20", "stop_q25", "stop_q50", "stop_q75"}
+    rows = [[f"{100 * v:.1f}%" if c in rates and isinstance(v, int | float) and np.isfinite(v) else v for c, v in zip(columns, row, strict=True)] for row in summary[columns].itertuples(index=False)]
+    sections[-1].blocks.append(
+        Table(columns, rows, caption="Per rule and threshold: wrong-decision rates over pairs (pairs above a + 2 SE counted), the share resolved by 10 % and 20 % of the tasks, and the stopping-time quartiles (fraction of tasks used; unresolved orders count as all).",
+              numeric=[c not in ("source", "policy", "rule") for c in columns])
+    )
+    return sections
+
+
 def _table_two_rows(sufficiency: pd.DataFrame) -> tuple[list[str], list[list[object]]]:
     columns = ["source", "policy", "threshold", "minimum sufficient budget", "unresolved [5–95 %] at that budget", "error & coverage met, too unresolved"]
     rows: list[list[object]] = []
@@ -206,10 +286,15 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
     >>> replay_report(result).n_charts
     6
     """
+    live: dict[str, Any] = {}
     if isinstance(result, str | os.PathLike):
         tables = read_replay_folder(result)
-        summary, sufficiency, sources, settings = tables["summary"], tables["sufficiency"], tables["sources"], tables["settings"]
         source = source or str(result)
+        live = {k: v for k, v in tables.items() if k.startswith("live_")}
+        if "summary" not in tables:
+            sections = _live_sections(live["live_curve"], live["live_summary"], 0.05)
+            return Report("Live-look replay", f"Replay of {source}", sections, kind="replay")
+        summary, sufficiency, sources, settings = tables["summary"], tables["sufficiency"], tables["sources"], tables["settings"]
     else:
         summary, sufficiency, sources, settings = result.summary, result.sufficiency, result.sources, result.settings
     policies: dict[str, Any] = settings.get("policies", {})
@@ -233,7 +318,9 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
             Table(["policy", "sha256"], [[name, p.get("sha256", "?")] for name, p in policies.items()], caption="The policies replayed, by the sha256 of their canonical JSON.", numeric=[False, False]),
         ],
     )
-    table_one = [c for c in sources.columns]
+    names = {"excluded_systems": "systems excluded", "pairs": "directed pairs", "unordered_pairs": "unordered pairs",
+             "median_overlap": "median shared tasks", "groups": "task groups", "cost": "cost data", "elapsed": "time data"}
+    table_one = [names.get(c, f"positives at {100 * float(c.split('_', 1)[1]):g} pp" if c.startswith("positives_") else c) for c in sources.columns]
     sections = [overview]
     columns, rows = _table_two_rows(sufficiency)
     sections.append(
@@ -257,6 +344,8 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
                 [_unresolved_chart(part, threshold, eta), _error_chart(part, threshold, alpha, gamma), _stopping_chart(part, threshold)],
             )
         )
+    if live:
+        sections += _live_sections(live["live_curve"], live["live_summary"], alpha)
     notes = [f"{s}: {n}" for s, items in settings.get("notes", {}).items() for n in items]
     excluded = [f"{s}: {r['rows']} row(s) on {r['tasks']} task(s): {r['reason']}" for s, items in settings.get("excluded_rows", {}).items() for r in items]
     dropped = [f"{s}: system {name}: {why}" for s, items in settings.get("excluded_systems", {}).items() for name, why in items.items()]

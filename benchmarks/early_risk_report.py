@@ -1,0 +1,215 @@
+"""Risk-controlled thresholds and the unfamiliar-run guard on the shared trajectories (issue 13's "done when").
+
+Run: ``.venv/bin/python benchmarks/early_risk_report.py [--out out/early_risk] [--from-saved] [--skip-loao]``.
+
+1. **Leave-one-agent-out on MCPMark** with ``max_halt_error = 0.05`` (Learn-then-Test, confidence 0.9,
+   wrong halts counted among halted runs): every fold holds out 30 % of its training tasks as calibration runs
+   and chooses each head's threshold on them; the held-out agent's runs are then halted at that fold's
+   thresholds. Reported per head (alone) and for both heads: held-out halted runs, wrong-halt rate with its
+   standard error ``√(r (1 − r) / n)``, steps saved, |ΔPass@1|, next to the fixed-threshold model
+   (failure head at 0.90, trained on all training runs) evaluated in the same run.
+2. **Across benchmarks**: a model trained on all of MCPMark monitors every Toolathlon run (and the reverse) with
+   thresholds 0.9, 0.8 and 0.7 for each head alone: runs halted with and without the guard, their precision,
+   and how many the guard held, with its most frequent reason.
+
+Prints markdown; the figures of the run of record are in ``docs/early_results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from early_common import load
+from stopwise.early import EarlyEvaluation, EarlyOutcomeModel, leave_one_out
+from stopwise.early._halting import first_crossing, halt_points
+from stopwise.early._quality import clopper_pearson
+
+EPSILON = 0.05
+CONFIDENCE = 0.9
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def _fold_halts(evaluation: EarlyEvaluation, variant: str, thresholds: dict[int, tuple[float | None, float | None]]) -> pd.DataFrame:
+    """Per held-out run: halt step (NaN if none) and predicted outcome at its fold's thresholds."""
+    runs = evaluation.runs.sort_values("run").reset_index(drop=True)
+    pred = evaluation.predictions[evaluation.predictions["variant"] == variant].sort_values(["run", "k"])
+    fold = runs["fold"].to_numpy()[pred["run"].to_numpy()]
+    n_steps = runs["n_steps"].to_numpy()
+    out = np.full(runs.shape[0], np.nan), np.full(runs.shape[0], np.nan)
+    for f, (s, t) in thresholds.items():
+        rows = fold == f
+        run_ids = pred["run"].to_numpy()[rows]
+        step, predicted, _ = halt_points(
+            run_ids, pred["k"].to_numpy()[rows], n_steps[run_ids], pred["p_success"].to_numpy()[rows],
+            pred["p_failure"].to_numpy()[rows], s, t, min_halt_step=evaluation.min_halt_step,
+        )
+        mine = np.flatnonzero(~np.isnan(step))
+        out[0][mine], out[1][mine] = step[mine], predicted[mine]
+    return pd.DataFrame({"halt_step": out[0], "predicted": out[1]})
+
+
+def _figures(evaluation: EarlyEvaluation, halts: pd.DataFrame) -> dict[str, float]:
+    runs = evaluation.runs.sort_values("run").reset_index(drop=True)
+    halted = halts["halt_step"].notna().to_numpy()
+    outcome = runs["outcome"].to_numpy()
+    wrong = int((halts["predicted"].to_numpy()[halted] != outcome[halted]).sum())
+    n = int(halted.sum())
+    rate = wrong / n if n else float("nan")
+    executed = np.where(halted, halts["halt_step"].to_numpy(), runs["n_steps"].to_numpy())
+    early = np.where(halted, halts["predicted"].to_numpy(), outcome)
+    frame = pd.DataFrame({"agent": runs["agent"], "full": outcome, "early": early})
+    pass1 = frame.groupby("agent").mean()
+    low, high = clopper_pearson(n - wrong, n)
+    return {
+        "halted": n, "wrong": wrong, "rate": rate, "se": float(np.sqrt(rate * (1 - rate) / n)) if n else float("nan"),
+        "coverage": n / runs.shape[0], "saved": 1 - executed.sum() / runs["n_steps"].sum(),
+        "abs_dpass1": float((pass1["early"] - pass1["full"]).abs().mean()), "precision_low": low, "precision_high": high,
+        "wrong_of_runs": wrong / runs.shape[0],
+    }
+
+
+def loao(out: Path, from_saved: bool) -> list[str]:
+    folder = out / "mcpmark_loao"
+    if from_saved and (folder / "evaluation.json").exists():
+        evaluation = EarlyEvaluation.load(folder)
+    else:
+        runs = load("mcpmark")
+        models = {
+            "ltt": EarlyOutcomeModel(max_halt_error=EPSILON, risk_confidence=CONFIDENCE),
+            "fixed": EarlyOutcomeModel(),
+        }
+        started = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            evaluation = leave_one_out(runs, models, by="agent", source="mcpmark")
+        evaluation.info["seconds"] = round(time.perf_counter() - started, 1)
+        folder.mkdir(parents=True, exist_ok=True)
+        evaluation.save(folder, force=True)
+    folds = evaluation.folds
+    ltt = folds[folds["variant"] == "ltt"].set_index("fold")
+    chosen = {
+        int(f): (None if pd.isna(row["threshold_success"]) else float(row["threshold_success"]),
+                 None if pd.isna(row["threshold_failure"]) else float(row["threshold_failure"]))
+        for f, row in ltt.iterrows()
+    }
+    lines = [
+        f"*MCPMark, leave-one-agent-out, {evaluation.runs.shape[0]} held-out runs of {evaluation.runs['agent'].nunique()} agents; "
+        f"`max_halt_error` = {EPSILON}, confidence {CONFIDENCE}, wrong halts counted among halted runs; "
+        f"{evaluation.info.get('seconds', '?')} s for both variants.*",
+        "",
+        "Thresholds chosen per fold (held-out agent: success / failure; – = the head never halts):",
+        "",
+        "| Held-out agent | Calibration runs | Success | Failure |",
+        "|---|---|---|---|",
+    ]
+    for f, row in ltt.iterrows():
+        s, t = chosen[int(f)]
+        lines.append(f"| {row['held_out']} | {int(row['n_calibration_runs'])} | {'–' if s is None else f'{s:.2f}'} | {'–' if t is None else f'{t:.2f}'} |")
+    lines += [
+        "",
+        "| Model | Mode | Halted | Wrong-halt rate ± SE | ≤ 5 % + 2 SE? | Precision [95% CI] | Coverage | Steps saved | Δ\\|Pass@1\\| |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    settings = [
+        ("Learn-then-Test ε = 0.05", "failure head", "ltt", {f: (None, t) for f, (s, t) in chosen.items()}),
+        ("Learn-then-Test ε = 0.05", "success head", "ltt", {f: (s, None) for f, (s, t) in chosen.items()}),
+        ("Learn-then-Test ε = 0.05", "both heads", "ltt", chosen),
+        ("fixed 0.90", "failure head", "fixed", {f: (None, 0.9) for f in chosen}),
+        ("fixed 0.95", "both heads", "fixed", {f: (0.95, 0.95) for f in chosen}),
+    ]
+    for name, mode, variant, thresholds in settings:
+        fig = _figures(evaluation, _fold_halts(evaluation, variant, thresholds))
+        meets = "–" if fig["halted"] == 0 else ("yes" if fig["rate"] <= EPSILON + 2 * fig["se"] else "**no**")
+        lines.append(
+            f"| {name} | {mode} | {fig['halted']} | {_pct(fig['rate'])} ± {_pct(fig['se'])} | {meets} | "
+            f"{_pct(1 - fig['rate'])} [{_pct(fig['precision_low'])}, {_pct(fig['precision_high'])}] | {_pct(fig['coverage'])} | "
+            f"{_pct(fig['saved'])} | {_pct(fig['abs_dpass1'])} |"
+        )
+    return lines
+
+
+def cross(train_name: str, test_name: str) -> list[str]:
+    train, test = load(train_name), load(test_name)
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = EarlyOutcomeModel().fit(train)
+    fit_s = time.perf_counter() - started
+    proba = model.predict_proba(test)
+    familiar = model.familiar(test)
+    X = model.featurizer_.transform(test)
+    coverage = model.featurizer_.coverage(test)
+    outcome = np.array([r.outcome for r in test])
+    lines = [
+        f"*Trained on all {train_name} ({model.n_train_runs_} runs, {fit_s:.0f} s), monitoring all {len(test)} {test_name} runs; "
+        f"guard limits (from {model.guard_.n_reference_prefixes} {model.guard_.reference} prefixes): task-text coverage ≥ "
+        f"{100 * model.guard_.min_task_coverage:.0f}%, trajectory-text coverage ≥ {100 * model.guard_.min_text_coverage:.0f}%, "
+        f"≤ {model.guard_.max_outside} behavioral features outside range.*",
+        "",
+        "| Head | Threshold | Halted without guard | Precision without guard | Halted with guard | Precision with guard | Held by the guard | Most frequent reason |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for head in ("failure", "success"):
+        for t in (0.9, 0.8, 0.7):
+            s, f = (t, None) if head == "success" else (None, t)
+            bare = [first_crossing(p[:, 0], p[:, 1], s, f) for p in proba]
+            guarded = [first_crossing(p[:, 0], p[:, 1], s, f, familiar=ok) for p, ok in zip(proba, familiar, strict=True)]
+            reasons: collections.Counter[str] = collections.Counter()
+            held = 0
+            for i, (b, g) in enumerate(zip(bare, guarded, strict=True)):
+                if b is not None and g is None:
+                    held += 1
+                    k = b.step
+                    why = model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
+                    kind = next((k for k in ("task-text", "trajectory-text", "behavioral") if why and k in why), "?")
+                    reasons[kind] += 1
+            def prec(vs: list[Any]) -> tuple[int, float]:
+                halted = [(v, outcome[i]) for i, v in enumerate(vs) if v is not None]
+                right = sum(1 for v, y in halted if v.predicted == y)
+                return len(halted), right / len(halted) if halted else float("nan")
+            nb, pb = prec(bare)
+            ng, pg = prec(guarded)
+            top = ", ".join(f"{k} ({n})" for k, n in reasons.most_common(2)) or "–"
+            lines.append(f"| {head} | {t:.2f} | {nb} | {_pct(pb)} | {ng} | {_pct(pg)} | {held} | {top} |")
+    example = next(
+        (model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
+         for i in range(len(test)) for k in range(1, X[i].shape[0] - 1) if not familiar[i][k]),
+        None,
+    )
+    if example:
+        lines += ["", f"Example reason: `{example}`"]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("out/early_risk"))
+    parser.add_argument("--from-saved", action="store_true", help="Reuse out/early_risk/mcpmark_loao if present.")
+    parser.add_argument("--skip-loao", action="store_true", help="Only the cross-benchmark part.")
+    args = parser.parse_args()
+    lines: list[str] = []
+    if not args.skip_loao:
+        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved), ""]
+    lines += ["### Across benchmarks: the guard", ""]
+    lines += [*cross("mcpmark", "toolathlon"), "", *cross("toolathlon", "mcpmark")]
+    text = "\n".join(lines) + "\n"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "report.md").write_text(text, encoding="utf-8")
+    (args.out / "report.json").write_text(json.dumps({"lines": lines}, indent=1), encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Speed and "done when" figures of the live-look replay on the full swebench_verified grid.
+
+1,260 directed pairs x 500 orders x a look after every task (N = 500), delta = 0, the betting-wor
+boundary under uniform orders (pooled process). Prints the wall time, looks per second, the ratio
+against a per-decision Python loop of the scalar :func:`stopwise.compare.betting_boundary`
+(p-values only, ``confidence_bounds=False``, as decide calls it) on a small subsample measured in
+the same run, and the issue-9 targets: every pair's wrong-decision rate <= a + 2 SE and the share
+of (pair, order) runs resolved by 20 % of the tasks (>= 66 %, stretch 75 %). With ``--strategies``
+the same grid is replayed with the aGRAPA and predictable plug-in bets alone (the comparison the
+default ``max`` bet is chosen by); with ``--stratified`` the coverage-aware primary order with the
+stratified process is timed on a subsample of pairs.
+
+Usage: python benchmarks/live_replay.py [--orders 500] [--jobs 2] [--strategies] [--stratified]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+import numpy as np
+
+from _data import records_path
+from stopwise import Policy
+from stopwise.compare import betting_boundary
+from stopwise.records import read_outcomes
+from stopwise.replay import pair_orders, prepare_source, replay_live
+
+UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
+PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+
+
+def _loop_seconds_per_look(source, policy: Policy, n_looks: int) -> float:  # type: ignore[no-untyped-def]
+    """Per-decision Python loop: one scalar betting_boundary call per look of one (pair, order)."""
+    pair = source.pairs[0]
+    order = pair_orders(source, pair, policy, 1)[0]
+    d = pair.differences[order]
+    stratified = policy.order.kind != "uniform"
+    groups = source.groups[pair.tasks][order]
+    labels, counts = np.unique(groups, return_counts=True)
+    sizes = dict(zip(labels.tolist(), counts.tolist(), strict=True)) if stratified else None
+    start = time.perf_counter()
+    for k in range(1, n_looks + 1):
+        b = betting_boundary(
+            d[:k], 0.0, population_size=pair.n_shared, alpha=policy.tail_cutoff, groups=groups[:k] if stratified else None,
+            group_sizes=sizes, confidence_bounds=False,
+        )  # fmt: skip
+        if b.promote or b.reject:
+            pass
+    return (time.perf_counter() - start) / n_looks
+
+
+def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_look: float) -> None:  # type: ignore[no-untyped-def]
+    row = live.summary.iloc[0]
+    pairs = live.pairs
+    print(f"\n{label}")
+    print(f"  wall time {seconds:.1f} s (target < 60 s), process CPU time {cpu:.1f} s, for {looks:,} looks: {looks / seconds / 1e6:.2f} M looks/s")
+    print(f"  per-decision loop of betting_boundary: {loop_per_look * 1e3:.2f} ms per look -> {looks * loop_per_look / 3600:.1f} h; ratio {looks * loop_per_look / seconds:,.0f}x")
+    print(f"  wrong-decision rate per pair: mean {row['mean_wrong_rate']:.3%}, max {row['max_wrong_rate']:.2%}; pairs above a + 2 SE "
+          f"({pairs['bound'].iloc[0]:.2%}): {row['pairs_over_bound']} of {row['pairs']}")
+    print(f"  resolved by 10 %: {row['resolved_10']:.1%}; by 20 %: {row['resolved_20']:.1%} (target >= 66 %, stretch 75 %); "
+          f"unresolved at N: {row['unresolved']:.2%}")
+    print(f"  stopping time (fraction of tasks) quartiles: {row['stop_q25']:.2f} / {row['stop_q50']:.2f} / {row['stop_q75']:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orders", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--strategies", action="store_true", help="also replay the aGRAPA and plug-in bets alone")
+    parser.add_argument("--stratified", action="store_true", help="also time the stratified process (coverage-aware order) on 60 pairs")
+    args = parser.parse_args()
+    source = prepare_source(read_outcomes(records_path("swebench_verified")), "swebench_verified")
+    n = source.pairs[0].n_shared
+    looks = len(source.pairs) * args.orders * n
+    print(f"swebench_verified: {len(source.pairs)} directed pairs x {args.orders} orders x {n} looks = {looks:,} looks; "
+          f"{args.jobs} threads (2-core machine shared with other sessions: figures are under contention)")
+    loop = _loop_seconds_per_look(source, UNIFORM, 200)
+    for strategy in ["max", *(["agrapa", "plug-in"] if args.strategies else [])]:
+        start, cpu = time.perf_counter(), time.process_time()
+        live = replay_live(source, UNIFORM, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs)
+        _report(f"betting-wor, uniform orders, pooled process, bet = {strategy}", live, time.perf_counter() - start, time.process_time() - cpu, looks, loop)
+    if args.stratified:
+        rng = np.random.default_rng(0)
+        sub = dataclasses.replace(source, pairs=[source.pairs[i] for i in rng.choice(len(source.pairs), 60, replace=False)])
+        sub_looks = len(sub.pairs) * args.orders * n
+        loop_s = _loop_seconds_per_look(sub, PRIMARY, 50)
+        start, cpu = time.perf_counter(), time.process_time()
+        live = replay_live(sub, PRIMARY, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], n_jobs=args.jobs)
+        seconds = time.perf_counter() - start
+        _report("betting-wor, coverage-aware orders + coverage rule, stratified process (60 random pairs)", live, seconds, time.process_time() - cpu, sub_looks, loop_s)
+
+
+if __name__ == "__main__":
+    main()

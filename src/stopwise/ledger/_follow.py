@@ -1,0 +1,97 @@
+"""Following a ledger: take a look whenever new outcome events arrive, until the comparison is decided."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from stopwise.errors import ComparisonError, LedgerError
+from stopwise.ledger._ledger import Ledger
+from stopwise.records import DecisionRecord
+
+__all__ = ["FINAL_ACTIONS", "Look", "follow"]
+
+FINAL_ACTIONS = frozenset({"promote", "reject", "abstain"})
+"""Actions that end a comparison (``continue`` does not)."""
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at a followed evaluation."""
+
+    outcome_seq: int
+    """The outcome high-water mark the look saw."""
+    record: DecisionRecord | None
+    """The decision (None while the comparison cannot be formed yet, e.g. one system has no outcome)."""
+    waiting: str | None
+    """Why there is no decision yet (None when there is one)."""
+    elapsed_s: float
+    """Seconds since following started."""
+
+    @property
+    def final(self) -> bool:
+        """True when the decision ends the comparison (promote, reject or abstain)."""
+        return self.record is not None and self.record.action in FINAL_ACTIONS
+
+
+def follow(
+    ledger: Ledger,
+    evaluation: str,
+    *,
+    interval: float = 1.0,
+    timeout: float | None = None,
+    record: bool = True,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[Look]:
+    """Yield a look now and after every change of the outcome high-water mark, until decided or timed out.
+
+    Each look with new events takes a decision (appended to the chain when ``record``); the
+    iteration ends after the first final action (promote, reject, abstain) or when ``timeout``
+    seconds have passed (the last look is yielded again with the current state).
+
+    Parameters
+    ----------
+    ledger : Ledger
+        An open ledger.
+    evaluation : str
+        A registered evaluation.
+    interval : float, optional
+        Seconds between polls of the high-water mark (> 0).
+    timeout : float, optional
+        Stop following after this many seconds (None: until decided).
+    record : bool, optional
+        Append each decision to the chain (default) or only compute it.
+    clock, sleep : callable, optional
+        Time source and sleeper (for tests).
+
+    Yields
+    ------
+    Look
+    """
+    if not interval > 0:
+        raise LedgerError(f"interval must be a number of seconds > 0; got {interval!r}")
+    if timeout is not None and not timeout >= 0:
+        raise LedgerError(f"timeout must be a number of seconds >= 0; got {timeout!r}")
+    ledger.registration(evaluation)
+    start = clock()
+    seen = -1
+    while True:
+        now = ledger.high_water(evaluation)
+        if now != seen:
+            seen = now
+            decision: DecisionRecord | None = None
+            waiting: str | None = "no outcome events yet"
+            if now > 0:
+                try:
+                    decision, waiting = ledger.decide(evaluation, record=record), None
+                except ComparisonError as exc:
+                    waiting = str(exc)
+            look = Look(outcome_seq=now, record=decision, waiting=waiting, elapsed_s=clock() - start)
+            yield look
+            if look.final:
+                return
+        if timeout is not None and clock() - start >= timeout:
+            return
+        sleep(interval if timeout is None else max(0.0, min(interval, timeout - (clock() - start))))

@@ -1,0 +1,60 @@
+"""The quick path for small appends gives exactly the payloads of the contract's validator, or defers to it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stopwise.errors import ValidationError
+from stopwise.ledger._digest import event_payload
+from stopwise.ledger._events import payloads, quick_payloads
+from stopwise.records import validate_outcomes
+
+
+def slow(rows: list[dict]) -> list[dict]:
+    frame = validate_outcomes(pd.DataFrame(rows))
+    return [event_payload(r) for r in frame.to_dict(orient="records")]
+
+
+text = st.one_of(st.none(), st.just(""), st.just("  "), st.sampled_from(["a", " b ", "Grp", "é"]), st.just(float("nan")), st.just(3))
+number = st.one_of(
+    st.none(), st.just(float("nan")), st.just(float("inf")), st.booleans(), st.just("0.5"),
+    st.integers(-2, 3), st.floats(-1, 2, allow_nan=False, allow_infinity=False),
+)
+row = st.fixed_dictionaries(
+    {"system": st.sampled_from(["A", "B", " A ", "", None]), "task": st.sampled_from(["t1", "t2", " t3", ""]), "outcome": number},
+    optional={
+        "group": text, "source": text, "unit": text, "attempt": number, "cost_usd": number, "elapsed_s": number,
+        "status": st.sampled_from(["final", "Pending", " predicted ", "", None, "done", 1]),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(row, min_size=1, max_size=4))
+def test_quick_path_agrees_with_the_validator(rows: list[dict]) -> None:
+    quick = quick_payloads(rows)
+    try:
+        expected = slow(rows)
+    except ValidationError:
+        assert quick is None  # a broken rule always goes to the validator for its message
+        return
+    if quick is not None:
+        assert len(quick) == len(expected)
+        for q, e in zip(quick, expected, strict=True):
+            assert q.keys() == e.keys()
+            for key in q:
+                assert (q[key] is None and e[key] is None) or q[key] == e[key], (key, q, e)
+
+
+def test_payloads_give_the_validator_message() -> None:
+    with pytest.raises(ValidationError, match=r"<x>, row 1, field 'outcome': must be a number in \[0, 1\]; got 2"):
+        payloads([{"system": "A", "task": "t", "outcome": 2}], source="<x>")
+    frame, quick = payloads(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [np.float64(1)]}), source="<x>")
+    assert frame is None and quick[0]["outcome"] == 1.0 and quick[0]["cost_usd"] is None
+    big = pd.DataFrame({"system": ["A"] * 300, "task": [f"t{i}" for i in range(300)], "outcome": 0.0})
+    frame, slow_rows = payloads(big, source="<x>")
+    assert frame is not None and len(slow_rows) == 300

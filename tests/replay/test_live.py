@@ -1,0 +1,170 @@
+"""Live-look replay: the vectorised first stops equal a per-look loop of the scalar decision functions."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stopwise import Policy, write_outcomes
+from stopwise.cli.main import main
+from stopwise.compare import betting_boundary, coverage_state, tail_probabilities
+from stopwise.records import read_outcomes, synthetic_benchmark
+from stopwise.replay import live_looks, live_replay, pair_orders, prepare_source, replay_live
+
+UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}})
+
+
+def test_live_looks() -> None:
+    assert live_looks(10, 4).tolist() == [4, 8, 10]
+    assert live_looks(5).tolist() == [1, 2, 3, 4, 5]
+    assert live_looks(6, 3).tolist() == [3, 6]
+    with pytest.raises(ValueError, match="positive integer"):
+        live_looks(10, 0)
+
+
+def _first_betting_stop(differences: np.ndarray, threshold: float, alpha: float, groups: np.ndarray | None, sizes: dict[str, int] | None, universe: np.ndarray | None) -> tuple[int, int]:
+    """Per-look loop of the scalar boundary (and the coverage rule when a universe is given)."""
+    n = len(differences)
+    for k in range(1, n + 1):
+        if universe is not None and groups is not None and not coverage_state(universe, groups[:k]).satisfied:
+            continue
+        b = betting_boundary(differences[:k], threshold, population_size=n, alpha=alpha, groups=None if groups is None else groups[:k], group_sizes=sizes)
+        if b.promote or b.reject:
+            return (0 if b.promote and (not b.reject or b.p_promote <= b.p_reject) else 1), k
+    return -1, -1
+
+
+@pytest.mark.parametrize("policy", [UNIFORM, Policy()], ids=["uniform-pooled", "coverage-aware-stratified"])
+def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
+    source = prepare_source(synthetic_benchmark(120, 3, rng=1), "synthetic")
+    live = replay_live(source, policy, thresholds=[0.0, 0.05], n_orders=6, rules=["betting-wor"], batch_rows=7)
+    stratified = policy.order.kind != "uniform"
+    for pair in source.pairs[:3]:
+        orders = pair_orders(source, pair, policy, 6)
+        groups = source.groups[pair.tasks]
+        labels, counts = np.unique(groups, return_counts=True)
+        sizes = dict(zip(labels.tolist(), counts.tolist(), strict=True))
+        tested, baseline = source.pair_label(pair)
+        for threshold in (0.0, 0.05):
+            expected = [
+                _first_betting_stop(
+                    pair.differences[order],
+                    threshold,
+                    policy.tail_cutoff,
+                    groups[order] if stratified else None,
+                    sizes if stratified else None,
+                    groups if stratified else None,
+                )
+                for order in orders
+            ]
+            row = live.pairs[(live.pairs["tested"] == tested) & (live.pairs["baseline"] == baseline) & (live.pairs["threshold"] == threshold)].iloc[0]
+            assert row["promote"] == sum(a == 0 for a, _ in expected)
+            assert row["reject"] == sum(a == 1 for a, _ in expected)
+            stops = np.array([k if a >= 0 else pair.n_shared for a, k in expected]) / pair.n_shared
+            assert row["stop_q50"] == pytest.approx(np.percentile(stops, 50))
+            assert row["resolved_20"] == pytest.approx(np.mean([a >= 0 and k <= math.ceil(0.2 * pair.n_shared) for a, k in expected]))
+
+
+def test_fixed_budget_stops_match_per_look_exact_tails() -> None:
+    source = prepare_source(synthetic_benchmark(100, 3, rng=2), "synthetic")
+    live = replay_live(source, UNIFORM, thresholds=[0.0, 0.05], n_orders=5, rules=["fixed-budget"], fixed_looks=10)
+    for pair in source.pairs[:2]:
+        tested, baseline = source.pair_label(pair)
+        for threshold in (0.0, 0.05):
+            promote = reject = 0
+            for order in pair_orders(source, pair, UNIFORM, 5):
+                d = pair.differences[order]
+                for k in range(10, 101, 10):
+                    tails = tail_probabilities(d[:k], threshold, method="exact")
+                    above = round(d[:k].sum()) > k * threshold + 1e-9
+                    if above and tails.r_promote <= 0.05:
+                        promote += 1
+                        break
+                    if not above and tails.r_reject <= 0.05:
+                        reject += 1
+                        break
+            pick = (live.pairs["tested"] == tested) & (live.pairs["baseline"] == baseline) & (live.pairs["threshold"] == threshold)
+            row = live.pairs[pick].iloc[0]
+            assert (row["promote"], row["reject"]) == (promote, reject)
+            assert row["method"].startswith("fixed-budget, re-declared at every look (exact")
+
+
+def test_live_replay_writes_tables_and_figure(tmp_path: Path) -> None:
+    live = live_replay({"synthetic": synthetic_benchmark(150, 3, rng=0)}, thresholds=[0.0], n_orders=20, looks=3)
+    written = live.write(tmp_path)
+    assert {p.name for p in written} >= {"live_pairs.csv", "live_summary.md", "live_resolved.png", "live_settings.json"}
+    summary = json.loads((tmp_path / "live_summary.json").read_text())
+    assert {row["rule"] for row in summary} == {"betting-wor", "fixed-budget"}
+    curve = pd.read_csv(tmp_path / "live_curve.csv")
+    assert curve.groupby(["rule", "threshold"])["resolved"].apply(lambda s: bool(np.all(np.diff(s.to_numpy()) >= -1e-12))).all()
+    assert (tmp_path / "live_resolved.png").stat().st_size > 10_000
+    assert not list(tmp_path.glob("*.partial*"))
+
+
+def test_cli_looks_every_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_outcomes(synthetic_benchmark(60, 3, rng=0), tmp_path / "bench" / "outcomes.csv")
+    out = tmp_path / "live"
+    code = main(["replay", str(path), "--looks", "every", "--orders", "8", "--thresholds", "0", "-o", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Live-look replay" in printed and "a + 2 SE" in printed.replace("\n", " ")
+    pairs = pd.read_csv(out / "live_pairs.csv")
+    assert len(pairs) == 6 * 2 and set(pairs["orders"]) == {8}
+    code = main(["replay", str(path), "--looks", "5", "--orders", "4", "--thresholds", "0", "--policies", "all", "--rules", "betting-wor", "-o", str(out), "--force"])
+    assert code == 0
+    capsys.readouterr()
+    policies = set(pd.read_csv(out / "live_pairs.csv")["policy"])
+    assert {"primary", "forced-uniform", "betting", "betting-uniform"} <= policies and "neyman" not in policies
+    for extra, fragment in [
+        (["--looks", "sometimes"], "--looks must be 'every' or a positive integer"),
+        (["--looks", "every", "--rules", "magic"], "--rules: choose from"),
+        (["--fixed-looks", "5"], "apply to the live-look replay"),
+        (["--looks", "every", "--budgets", "0.5"], "apply to the budget-grid replay"),
+        (["--looks", "2", "--strategy", "yolo"], "--strategy must be"),
+        (["--policies", "betting"], "replay it with live looks"),
+        (["--looks", "every", "--policies", "neyman"], "uniform and coverage-aware orders"),
+    ]:
+        code = main(["replay", str(path), "--orders", "4", *extra])
+        assert code == 4
+        captured = capsys.readouterr()
+        assert fragment in (captured.out + captured.err).replace("\n", " ")
+
+
+def test_terminal_bench_2_betting_wrong_rates_within_bound(shared_data: Path) -> None:
+    """Real record (shared data): every pair's betting wrong-decision rate <= a + 2 SE; the fixed-budget rule
+    re-declared at every 5 % of the tasks exceeds it on some pairs."""
+    rows = read_outcomes(shared_data / "records" / "terminal_bench_2" / "outcomes.csv")
+    source = prepare_source(rows, "terminal_bench_2")
+    live = replay_live(source, Policy(), thresholds=[0.0], n_orders=100)
+    betting = live.pairs[live.pairs["rule"] == "betting-wor"]
+    fixed = live.pairs[live.pairs["rule"] == "fixed-budget"]
+    assert len(betting) == 42
+    assert (betting["wrong_rate"] <= betting["bound"]).all()
+    assert (fixed["wrong_rate"] > fixed["bound"]).sum() >= 5
+
+
+def test_fixed_budget_off_lattice_uses_paired_normal_tails() -> None:
+    rows = synthetic_benchmark(80, 2, rng=3)
+    rows["outcome"] = np.random.default_rng(4).uniform(0, 1, size=len(rows)).round(6)
+    source = prepare_source(rows, "continuous")
+    live = replay_live(source, UNIFORM, thresholds=[0.0, 0.1], n_orders=4, fixed_looks=20, batch_rows=3)
+    fixed = live.pairs[live.pairs["rule"] == "fixed-budget"]
+    assert fixed["method"].str.contains("paired normal").all()
+    pair = source.pairs[0]
+    for threshold in (0.0, 0.1):
+        expected = 0
+        for order in pair_orders(source, pair, UNIFORM, 4):
+            d = pair.differences[order]
+            for k in (20, 40, 60, 80):
+                tails = tail_probabilities(d[:k], threshold, method="normal")
+                above = d[:k].mean() > threshold
+                if (above and tails.r_promote <= 0.05) or (not above and tails.r_reject <= 0.05):
+                    expected += 1
+                    break
+        row = fixed[(fixed["tested"] == source.pair_label(pair)[0]) & (fixed["baseline"] == source.pair_label(pair)[1]) & (fixed["threshold"] == threshold)].iloc[0]
+        assert row["promote"] + row["reject"] == expected
