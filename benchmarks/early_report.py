@@ -31,7 +31,7 @@ from early_common import DATASETS, load
 from early_monitor_speed import STEP, measure_monitor, summary
 from early_train_speed import measure_training
 from stopwise._version import __version__
-from stopwise.early import THRESHOLDS, EarlyEvaluation, EarlyOutcomeModel, TfidfLogisticModel, leave_one_out
+from stopwise.early import THRESHOLDS, EarlyEvaluation, EarlyOutcomeModel, leave_one_out, make_variant
 from stopwise.early._featurizer import feature_specs
 from stopwise.early._halting import mode_thresholds
 
@@ -75,8 +75,8 @@ def _models(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["ablation"]:
         models.update({name: EarlyOutcomeModel(exclude=exclude) for name, exclude in ABLATIONS.items()})
     if spec["baselines"]:
-        models["Linear (dense LR)"] = EarlyOutcomeModel(backbone="logistic")
-        models["Linear (TF-IDF LR)"] = TfidfLogisticModel()
+        models["Linear (dense LR)"] = make_variant("dense-lr")
+        models["Linear (TF-IDF LR)"] = make_variant("tfidf-lr")
     return models
 
 

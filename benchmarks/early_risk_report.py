@@ -30,6 +30,7 @@ import pandas as pd
 
 from early_common import load
 from stopwise.early import EarlyEvaluation, EarlyOutcomeModel, leave_one_out
+from stopwise.early._featurizer import Corpus
 from stopwise.early._halting import first_crossing, halt_points
 from stopwise.early._quality import clopper_pearson
 
@@ -147,16 +148,19 @@ def cross(train_name: str, test_name: str) -> list[str]:
         warnings.simplefilter("ignore", UserWarning)
         model = EarlyOutcomeModel().fit(train)
     fit_s = time.perf_counter() - started
-    proba = model.predict_proba(test)
-    familiar = model.familiar(test)
-    X = model.featurizer_.transform(test)
-    coverage = model.featurizer_.coverage(test)
+    corpus = Corpus(test, min_df=1)  # featurize once: probabilities, guard and reasons share it
+    idx = np.arange(len(test))
+    X = model.featurizer_._transform_corpus(corpus, idx)
+    coverage = model.featurizer_._coverage_corpus(corpus, idx)
+    proba = model._proba_from_features(X)
+    familiar = [model.guard_.familiar(x, c) for x, c in zip(X, coverage, strict=True)]
     outcome = np.array([r.outcome for r in test])
     lines = [
         f"*Trained on all {train_name} ({model.n_train_runs_} runs, {fit_s:.0f} s), monitoring all {len(test)} {test_name} runs; "
         f"guard limits (from {model.guard_.n_reference_prefixes} {model.guard_.reference} prefixes): task-text coverage ≥ "
         f"{100 * model.guard_.min_task_coverage:.0f}%, trajectory-text coverage ≥ {100 * model.guard_.min_text_coverage:.0f}%, "
-        f"≤ {model.guard_.max_outside} behavioral features outside range.*",
+        f"≤ {model.guard_.max_outside} behavioral features outside range, task similarity ≥ {model.guard_.min_task_similarity:.2f}; "
+        "thresholds the validation runs refute are held as well.*",
         "",
         "| Head | Threshold | Halted without guard | Precision without guard | Halted with guard | Precision with guard | Held by the guard | Most frequent reason |",
         "|---|---|---|---|---|---|---|---|",
@@ -165,15 +169,18 @@ def cross(train_name: str, test_name: str) -> list[str]:
         for t in (0.9, 0.8, 0.7):
             s, f = (t, None) if head == "success" else (None, t)
             bare = [first_crossing(p[:, 0], p[:, 1], s, f) for p in proba]
-            guarded = [first_crossing(p[:, 0], p[:, 1], s, f, familiar=ok) for p, ok in zip(proba, familiar, strict=True)]
+            unvalidated = model._unvalidated(head, t)
+            gs, gf = (None, None) if unvalidated else (s, f)
+            guarded = [first_crossing(p[:, 0], p[:, 1], gs, gf, familiar=ok) for p, ok in zip(proba, familiar, strict=True)]
             reasons: collections.Counter[str] = collections.Counter()
             held = 0
             for i, (b, g) in enumerate(zip(bare, guarded, strict=True)):
                 if b is not None and g is None:
                     held += 1
                     k = b.step
-                    why = model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
-                    kind = next((k for k in ("task-text", "trajectory-text", "behavioral") if why and k in why), "?")
+                    why = unvalidated or model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
+                    kinds = ("not validated", "task similarity", "task-text", "trajectory-text", "behavioral")
+                    kind = next((k for k in kinds if why and k in why), "?")
                     reasons[kind] += 1
             def prec(vs: list[Any]) -> tuple[int, float]:
                 halted = [(v, outcome[i]) for i, v in enumerate(vs) if v is not None]
@@ -198,6 +205,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/early_risk"))
     parser.add_argument("--from-saved", action="store_true", help="Reuse out/early_risk/mcpmark_loao if present.")
     parser.add_argument("--skip-loao", action="store_true", help="Only the cross-benchmark part.")
+    parser.add_argument("--direction", choices=["both", "mcpmark", "toolathlon"], default="both", help="Training set(s) of the cross part.")
     args = parser.parse_args()
     lines: list[str] = []
     if not args.skip_loao:

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from early_common import DATASETS, load
-from stopwise.early import EarlyOutcomeModel
+from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
 
 
 def measure_training(n_jobs: int = 1) -> tuple[EarlyOutcomeModel, dict[str, float | int]]:
@@ -21,7 +21,7 @@ def measure_training(n_jobs: int = 1) -> tuple[EarlyOutcomeModel, dict[str, floa
     started = time.perf_counter()
     runs = [run for name in DATASETS for run in load(name)]
     read_s = time.perf_counter() - started
-    model = EarlyOutcomeModel(n_jobs=n_jobs)
+    model = EarlyOutcomeModel(classifier=DualHeadClassifier(n_jobs=n_jobs))
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

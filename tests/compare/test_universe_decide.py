@@ -212,9 +212,10 @@ class FakeBoundary:
         self.p = (p_promote, p_reject)
         self.calls: list[dict] = []
 
-    def __call__(self, differences, threshold, *, population_size, alpha, groups=None, group_sizes=None):  # type: ignore[no-untyped-def]
+    def __call__(self, differences, threshold, *, population_size, alpha, groups=None, group_sizes=None, confidence_bounds=True):  # type: ignore[no-untyped-def]
         self.calls.append(
-            {"d": np.asarray(differences).tolist(), "N": population_size, "alpha": alpha, "groups": groups, "sizes": group_sizes}
+            {"d": np.asarray(differences).tolist(), "N": population_size, "alpha": alpha, "groups": groups, "sizes": group_sizes,
+             "bounds": confidence_bounds}
         )
 
         class Result:
@@ -226,6 +227,19 @@ class FakeBoundary:
 
 
 BETTING = Policy(decision={"boundary": "betting-wor"})
+
+
+def test_betting_stratifies_only_orders_that_choose_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one."""
+    rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
+    universe = planned(100, ["a", "b"] * 50)
+    for kind, stratified in (("coverage-aware", True), ("uniform", False)):
+        fake = FakeBoundary(0.5, 0.5)
+        monkeypatch.setattr(decide_module, "betting_boundary", fake)
+        decide(rows, "A", "B", Policy(decision={"boundary": "betting-wor"}, order={"kind": kind}), universe=universe)
+        assert (fake.calls[0]["groups"] is not None) == stratified
+        assert (fake.calls[0]["sizes"] == {"a": 50, "b": 50}) == stratified
+        assert fake.calls[0]["bounds"] is False
 
 
 def test_betting_uses_the_longest_observed_prefix_of_the_planned_order(monkeypatch: pytest.MonkeyPatch) -> None:

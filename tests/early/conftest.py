@@ -7,10 +7,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from stopwise.early import EarlyOutcomeModel
+from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
 from stopwise.records import Step, Trajectory
 
-SMALL = {"n_components": 4, "min_df": 2, "min_child_samples": 20, "n_estimators": 60, "early_stopping_rounds": 20, "min_steps": 5}
+SMALL = {
+    "n_components": 4, "min_df": 2, "min_steps": 5,
+    "classifier": DualHeadClassifier(min_child_samples=20, n_estimators=60, early_stopping_rounds=20),
+}
 """Model settings small enough for tests (the paper's defaults need thousands of prefixes)."""
 
 

@@ -8,7 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise.early import EarlyEvaluation, EarlyOutcomeModel, TfidfLogisticModel, early_metrics, leave_one_out
+from stopwise.early import (
+    DualHeadClassifier,
+    EarlyEvaluation,
+    EarlyOutcomeModel,
+    TfidfLogisticModel,
+    early_metrics,
+    leave_one_out,
+)
 from stopwise.errors import InputError, ValidationError
 from stopwise.records import Trajectory, read_trajectories
 
@@ -112,7 +119,7 @@ def test_leave_one_agent_out_on_shared_data(shared_data: Path, tmp_path: Path) -
     everything = read_trajectories(shared_data / "trajectories" / "mcpmark" / "trajectories.jsonl.gz")
     github = [r for r in everything if r.meta.get("service") == "github"]
     assert len(github) == 184
-    model = EarlyOutcomeModel(n_components=16, n_estimators=300)
+    model = EarlyOutcomeModel(n_components=16, classifier=DualHeadClassifier(n_estimators=300))
     evaluation = leave_one_out(github, model, by="agent", within="service", source="mcpmark/github")
     folder = evaluation.save(tmp_path / "eval")
     # the protocol: each fold trains on the other agent's runs of >= 10 steps only
@@ -128,7 +135,7 @@ def test_leave_one_agent_out_on_shared_data(shared_data: Path, tmp_path: Path) -
 def test_synthetic_variants_sweep_and_outcome_rows(runs: list[Trajectory], small_params: dict, tmp_path: Path) -> None:
     models = {
         "lightgbm": EarlyOutcomeModel(**small_params),
-        "dense_lr": EarlyOutcomeModel(**small_params, backbone="logistic"),
+        "dense_lr": EarlyOutcomeModel(**{**small_params, "classifier": DualHeadClassifier(backbone="logistic")}),
         "no_text": EarlyOutcomeModel(**small_params, exclude=("textual",)),
         "tfidf_lr": TfidfLogisticModel(min_df=2, min_steps=5),
     }

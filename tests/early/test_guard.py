@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stopwise.early import EarlyOutcomeModel, first_crossing
+from stopwise.early import EarlyOutcomeModel, halt_decision
 from stopwise.records import Step, Trajectory
 
 
@@ -40,24 +40,26 @@ def test_the_monitor_holds_exactly_where_the_batch_guard_says(fitted: EarlyOutco
         monitor = fitted.monitor(run.task_text, success_threshold=0.6, failure_threshold=0.6)
         for k, step in enumerate(run.steps, start=1):
             verdict = monitor.observe(step)
-            crossing = p[k, 0] >= 0.6 or p[k, 1] >= 0.6
-            assert verdict.held == (crossing and not ok[k])
+            _, head = halt_decision(p[k, 0], p[k, 1], 0.6, 0.6)
+            unvalidated = head is not None and fitted._unvalidated(head, 0.6) is not None
+            assert verdict.held == (head is not None and (unvalidated or not ok[k]))
             if verdict.held:
                 n_held += 1
-                assert verdict.action == "continue" and verdict.reason.startswith("held: unfamiliar run:")
+                expected_start = "held: threshold 0.60 was not validated" if unvalidated else "held: unfamiliar run:"
+                assert verdict.action == "continue" and verdict.reason.startswith(expected_start)
                 assert "would have halted" in verdict.reason
             if verdict.halted:
-                assert ok[k] and verdict.reason.endswith("≥ 0.600")
+                assert ok[k] and not unvalidated and verdict.reason.endswith("≥ 0.600")
                 break
-        expected = first_crossing(p[:, 0], p[:, 1], 0.6, 0.6, familiar=ok)
-        assert (expected is None) == (not monitor.halted) or (monitor.verdict is not None and monitor.verdict.step == len(run.steps))
     assert n_held > 0
 
 
 def test_familiar_runs_pass_and_foreign_runs_are_held(fitted: EarlyOutcomeModel, runs: list[Trajectory]) -> None:
     held_out = [r for r in runs if r.agent == "agent-3"]  # same tasks, an agent the model did not see
     share = np.concatenate(fitted.familiar(held_out)).mean()
-    assert share >= 0.9
+    # the reference here is the validation split of 12 synthetic tasks: 2 tasks, so the task-text floor is the
+    # lower of two tasks' coverages and holds some familiar tasks (78 % of prefixes pass)
+    assert share >= 0.75
     foreign = fitted.familiar(_foreign_runs())
     assert not np.concatenate(foreign).any()
     monitor = fitted.monitor(_foreign_runs(1)[0].task_text, success_threshold=0.01, failure_threshold=0.01)
@@ -73,3 +75,15 @@ def test_the_guard_can_be_turned_off(runs: list[Trajectory], small_params: dict)
     model = EarlyOutcomeModel(**small_params, guard_quantile=None).fit([r for r in runs if r.agent != "agent-3"])
     assert model.guard_ is None
     assert all(ok.all() for ok in model.familiar(_foreign_runs(2)))
+
+
+def test_a_threshold_the_reference_runs_refute_is_held_with_its_reason(fitted: EarlyOutcomeModel) -> None:
+    table = fitted.reliability_["failure"]
+    assert [row[0] for row in table] == sorted((row[0] for row in table), reverse=True)
+    bad = [row for row in table if row[1] >= 10 and row[2] < 0.9]
+    for t, n, p in bad[:1]:
+        reason = fitted._unvalidated("failure", t)
+        assert reason is not None and f"right on {100 * p:.0f}% of the {int(n)} runs" in reason
+    good = [row for row in table if row[1] >= 10 and row[2] >= 0.9] + [row for row in table if row[1] < 10]
+    for t, _, _ in good[:3]:
+        assert fitted._unvalidated("failure", t) is None

@@ -9,32 +9,42 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from stopwise.early import EXCLUDABLE, FORMAT_VERSION, EarlyOutcomeModel, GoldSolution, load_model
+from stopwise.early import EXCLUDABLE, FORMAT_VERSION, DualHeadClassifier, EarlyOutcomeModel, GoldSolution, load_model
 from stopwise.errors import FileFormatError, InputError, ValidationError
 from stopwise.records import Step, Trajectory
 
 
 def test_init_only_stores_parameters() -> None:
-    model = EarlyOutcomeModel(learning_rate=-5.0, exclude=("nonsense",))  # validated in fit, not here
-    assert model.get_params()["learning_rate"] == -5.0
+    model = EarlyOutcomeModel(classifier=DualHeadClassifier(learning_rate=-5.0), exclude=("nonsense",))  # validated in fit, not here
+    assert model.get_params()["classifier__learning_rate"] == -5.0
     assert not [name for name in vars(model) if name.endswith("_")]
-    params = EarlyOutcomeModel().get_params()
-    # the paper's hyperparameters are the defaults
-    assert {k: params[k] for k in ("learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample", "colsample_bytree", "reg_alpha", "reg_lambda", "n_estimators", "early_stopping_rounds", "validation_fraction", "n_components", "min_df", "max_features", "min_steps", "random_state")} == {
+    params = DualHeadClassifier().get_params()
+    # the paper's hyperparameters are the defaults of the heads, which the model uses when `classifier` is None
+    assert EarlyOutcomeModel().classifier is None and EarlyOutcomeModel().backbone == "lightgbm"
+    assert {k: params[k] for k in ("learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample", "colsample_bytree", "reg_alpha", "reg_lambda", "n_estimators", "early_stopping_rounds", "validation_fraction")} == {
         "learning_rate": 0.03, "num_leaves": 31, "max_depth": 6, "min_child_samples": 200, "subsample": 0.75,
         "colsample_bytree": 0.7, "reg_alpha": 0.5, "reg_lambda": 10.0, "n_estimators": 2000, "early_stopping_rounds": 50,
-        "validation_fraction": 0.15, "n_components": 64, "min_df": 5, "max_features": 30000, "min_steps": 10, "random_state": 42,
+        "validation_fraction": 0.15,
     }
-    assert clone(EarlyOutcomeModel(num_leaves=7)).num_leaves == 7
+    own = EarlyOutcomeModel().get_params()
+    assert {k: own[k] for k in ("n_components", "min_df", "max_features", "min_steps", "random_state")} == {
+        "n_components": 64, "min_df": 5, "max_features": 30000, "min_steps": 10, "random_state": 42,
+    }
+    # composable the scikit-learn way: nested parameters and clone
+    tuned = EarlyOutcomeModel(classifier=DualHeadClassifier(num_leaves=7)).set_params(classifier__max_depth=3)
+    copy = clone(tuned)
+    assert copy.classifier is not tuned.classifier and copy.get_params()["classifier__num_leaves"] == 7
+    assert copy.get_params()["classifier__max_depth"] == 3
 
 
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"learning_rate": -1.0}, r"EarlyOutcomeModel: `learning_rate` must be a number in \(0, inf\); got -1.0\."),
+        ({"classifier": DualHeadClassifier(learning_rate=-1.0)}, r"EarlyOutcomeModel: `learning_rate` must be a number in \(0, inf\); got -1.0\."),
+        ({"classifier": "lightgbm"}, r"`classifier` must be a DualHeadClassifier or None"),
         ({"exclude": ("nonsense",)}, r"`exclude` must be a tuple of feature families or groups from behavioral, textual"),
         ({"success_threshold": 1.5}, r"`success_threshold` must be a number in \(0, 1\] or None; got 1.5"),
-        ({"backbone": "mlp"}, r"`backbone` must be one of 'lightgbm', 'logistic'; got 'mlp'"),
+        ({"classifier": DualHeadClassifier(backbone="mlp")}, r"`backbone` must be one of 'lightgbm', 'logistic'; got 'mlp'"),
         ({"random_state": -3}, r"`random_state` must be a non-negative integer"),
         ({"min_df": 0}, r"`min_df` must be an integer in \[1, inf\); got 0"),
     ],
@@ -109,7 +119,10 @@ def test_save_and_load_round_trip(fitted: EarlyOutcomeModel, runs: list[Trajecto
     assert {f["family"] for f in manifest["features"]} == {"behavioral", "textual"}
     loaded = load_model(path)
     np.testing.assert_array_equal(np.vstack(loaded.predict_proba(runs[36:])), np.vstack(fitted.predict_proba(runs[36:])))
-    assert loaded.get_params() == fitted.get_params()
+    assert loaded.get_params(deep=False).keys() == fitted.get_params(deep=False).keys()
+    assert {k: v for k, v in loaded.get_params().items() if k != "classifier"} == {
+        k: v for k, v in fitted.get_params().items() if k != "classifier"
+    }
     with pytest.raises(InputError, match="pass --force"):
         fitted.save(tmp_path / "model")  # an existing model is replaced only with force
     fitted.save(tmp_path / "model", force=True)
@@ -151,7 +164,7 @@ def test_exclude_drops_families_and_groups(runs: list[Trajectory], small_params:
 
 
 def test_logistic_backbone_round_trip(runs: list[Trajectory], small_params: dict, tmp_path: Path) -> None:
-    model = EarlyOutcomeModel(**small_params, backbone="logistic").fit(runs[:36])
+    model = EarlyOutcomeModel(**{**small_params, "classifier": DualHeadClassifier(backbone="logistic")}).fit(runs[:36])
     assert model.classifier_.best_iterations_ == {"success": 0, "failure": 0}
     loaded = load_model(model.save(tmp_path / "lr"))
     np.testing.assert_array_equal(np.vstack(loaded.predict_proba(runs[36:40])), np.vstack(model.predict_proba(runs[36:40])))

@@ -124,6 +124,7 @@ def test_cli_looks_every_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFix
         (["--looks", "sometimes"], "--looks must be 'every' or a positive integer"),
         (["--looks", "every", "--rules", "magic"], "--rules: choose from"),
         (["--fixed-looks", "5"], "apply to the live-look replay"),
+        (["--looks", "every", "--budgets", "0.5"], "apply to the budget-grid replay"),
         (["--looks", "2", "--strategy", "yolo"], "--strategy must be"),
         (["--policies", "betting"], "replay it with live looks"),
         (["--looks", "every", "--policies", "neyman"], "uniform and coverage-aware orders"),

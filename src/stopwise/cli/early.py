@@ -148,7 +148,7 @@ def train_command(
 
     Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
     """
-    from stopwise.early import EarlyOutcomeModel, read_gold, read_runs
+    from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, read_gold, read_runs
     from stopwise.early._persist import check_output_dir
 
     with user_errors():
@@ -159,9 +159,8 @@ def train_command(
             failure_threshold=_threshold(failure_threshold, "failure-threshold"),
             min_steps=min_steps,
             exclude=tuple(exclude or ()),
-            backbone=backbone,
+            classifier=DualHeadClassifier(backbone=backbone, n_jobs=n_jobs),
             random_state=random_state,
-            n_jobs=n_jobs,
             max_halt_error=max_halt_error,
             risk_confidence=risk_confidence,
             risk_unit=risk_unit,

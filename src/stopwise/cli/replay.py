@@ -105,6 +105,8 @@ def replay_command(
         live_fixed = _look_spec(fixed_looks, "fixed-looks") if fixed_looks is not None else None
         if looks is None and (fixed_looks is not None or jobs != 1):
             raise InputError("--fixed-looks and --jobs apply to the live-look replay; add --looks every (or --looks K)")
+        if looks is not None and (measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS):
+            raise InputError("--budgets, --measure, --scope and --decisions apply to the budget-grid replay, not to --looks")
         chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
         if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
             raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")

@@ -219,8 +219,9 @@ def fit_guard(
     train_tasks : numpy.ndarray, optional
         Task-block vectors of the training tasks (one row each).
     train_task_coverage : numpy.ndarray, optional
-        Task-text coverage of the training tasks; joins the reference tasks' in setting the coverage floor
-        (task-level limits are quantiles over tasks, the training tasks' similarity taken leave-one-out).
+        Task-text coverage of the training tasks, to join the reference tasks' in setting the coverage floor.
+        Not used by the model: measured on the shared data it lowered the floor and let runs of another
+        benchmark through, so the floor comes from the reference tasks alone.
     quantile : float
         Share of reference prefixes each limit excludes.
     range_quantile : float
@@ -251,8 +252,8 @@ def fit_guard(
     norms = np.linalg.norm(vectors, axis=1) if vectors.shape[0] else np.zeros(0)
     vectors = vectors[norms > 0] / norms[norms > 0, None] if vectors.shape[0] else vectors
     guard = FamiliarityGuard(columns, list(names), low, high, 0, 0.0, 0.0, quantile, reference, int(X_reference.shape[0]), tcols, vectors, -1.0)
-    # task-level limits: one value per task, over the reference tasks and (leave-one-out) the training tasks,
-    # so that a handful of reference tasks does not set the floor by itself
+    # task-level limits: one value per reference task; the similarity floor also counts the training tasks'
+    # similarity to each other (leave-one-out)
     ref_tasks = np.unique(np.column_stack([coverage_reference[:, :1], X_reference[:, tcols]]), axis=0) if tcols.shape[0] else coverage_reference[:, :1]
     if vectors.shape[0]:
         sims = _similarity(ref_tasks[:, 1:], vectors)

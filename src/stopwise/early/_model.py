@@ -13,19 +13,19 @@ from stopwise.early._checks import check_trajectories
 from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer
 from stopwise.early._guard import FamiliarityGuard, fit_guard
 from stopwise.early._halting import Verdict, first_crossing
-from stopwise.early._heads import BACKBONES, HEADS, DualHeadClassifier
+from stopwise.early._heads import HEADS, DualHeadClassifier
 from stopwise.early._params import (
-    N_JOBS,
     Constraint,
     Interval,
     OneOf,
+    Predicate,
     check_params,
     check_random_state,
     names_predicate,
 )
-from stopwise.early._quality import quality_figures
+from stopwise.early._quality import quality_figures, refuted, reliability
 from stopwise.early._reference import GoldSolution
-from stopwise.early._risk import RISK_UNITS, RiskControl, halting_scores, learn_then_test, sequence_start
+from stopwise.early._risk import GRID, RISK_UNITS, RiskControl, halting_scores, learn_then_test, sequence_start
 from stopwise.errors import InputError
 from stopwise.records import Trajectory
 
@@ -57,18 +57,13 @@ class EarlyOutcomeModel(BaseEstimator):
         Training runs shorter than this are dropped (the paper's rule).
     exclude : tuple of str, default ()
         Feature families or groups to leave out (ablation), from :data:`EXCLUDABLE`.
-    backbone : {"lightgbm", "logistic"}, default "lightgbm"
-        Per-head classifier; ``"logistic"`` is the paper's dense-LR baseline.
+    classifier : DualHeadClassifier or None, default None
+        The two calibrated heads and their hyperparameters (the paper's LightGBM configuration when ``None``;
+        ``DualHeadClassifier(backbone="logistic")`` is the dense-LR baseline). Cloned at fit, with its
+        ``random_state`` drawn from the model's; tune it the scikit-learn way, e.g.
+        ``model.set_params(classifier__n_estimators=500)``.
     n_components, min_df, max_features
         Text blocks: SVD width (64), minimum document frequency (5), vocabulary cap (30000).
-    n_estimators, learning_rate, num_leaves, max_depth, min_child_samples, subsample, colsample_bytree, reg_alpha, reg_lambda, early_stopping_rounds
-        LightGBM settings; defaults are the paper's (2000, 0.03, 31, 6, 200, 0.75, 0.70, 0.5, 10.0, 50).
-    validation_fraction : float, default 0.15
-        Share of training tasks held out for early stopping and calibration.
-    C : float, default 1.0
-        Inverse regularisation of the logistic backbone.
-    n_jobs : int or None, default None
-        LightGBM threads for training and batch prediction; ``None`` means 1.
     random_state : int, numpy.random.Generator or None, default 42
         One seed for everything random (SVD, split, heads); the paper's 42 by default.
     max_halt_error : float or None, default None
@@ -103,6 +98,10 @@ class EarlyOutcomeModel(BaseEstimator):
         The thresholds in use per head (chosen by Learn-then-Test when ``max_halt_error`` is set).
     risk_control_ : dict of str to RiskControl
         Per enabled head, the Learn-then-Test result (empty without ``max_halt_error``).
+    reliability_ : dict of str to list
+        Per head and grid threshold, ``[threshold, halted, precision]`` on the reference runs
+        (:func:`~stopwise.early._quality.reliability`): with the guard on, a head does not halt at a threshold
+        where the reference runs show it unreliable (≥ 10 halts, < 90 % precision); the verdict says so.
     calibration_tasks_ : numpy.ndarray of str
         The tasks held out as calibration runs (empty without ``max_halt_error``).
     guard_ : FamiliarityGuard or None
@@ -113,14 +112,15 @@ class EarlyOutcomeModel(BaseEstimator):
 
     Examples
     --------
-    >>> from stopwise.early import EarlyOutcomeModel
+    >>> from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
     >>> from stopwise.records import Step, Trajectory
     >>> def run(i, ok):
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
     >>> runs = [run(i, i % 2 == 0) for i in range(48)]
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30).fit(runs)
+    >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=30)
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads).fit(runs)
     >>> model.predict([run(1, False)])[0].predicted
     0
     """
@@ -131,11 +131,10 @@ class EarlyOutcomeModel(BaseEstimator):
         "min_halt_step": Interval(int, 0, None),
         "min_steps": Interval(int, 0, None),
         "exclude": names_predicate(EXCLUDABLE, "feature families or groups"),
-        "backbone": OneOf(BACKBONES),
+        "classifier": Predicate(lambda v: v is None or isinstance(v, DualHeadClassifier), "a DualHeadClassifier or None"),
         "n_components": Interval(int, 1, None),
         "min_df": Interval(int, 1, None),
         "max_features": Interval(int, 1, None),
-        "n_jobs": N_JOBS,
         "max_halt_error": Interval(float, 0, 1, closed="neither", allow_none=True),
         "risk_confidence": Interval(float, 0, 1, closed="neither"),
         "risk_unit": OneOf(RISK_UNITS),
@@ -151,23 +150,10 @@ class EarlyOutcomeModel(BaseEstimator):
         min_halt_step: int = 1,
         min_steps: int = 10,
         exclude: tuple[str, ...] = (),
-        backbone: str = "lightgbm",
+        classifier: DualHeadClassifier | None = None,
         n_components: int = 64,
         min_df: int = 5,
         max_features: int = 30000,
-        n_estimators: int = 2000,
-        learning_rate: float = 0.03,
-        num_leaves: int = 31,
-        max_depth: int = 6,
-        min_child_samples: int = 200,
-        subsample: float = 0.75,
-        colsample_bytree: float = 0.7,
-        reg_alpha: float = 0.5,
-        reg_lambda: float = 10.0,
-        early_stopping_rounds: int = 50,
-        validation_fraction: float = 0.15,
-        C: float = 1.0,
-        n_jobs: int | None = None,
         random_state: Any = 42,
         max_halt_error: float | None = None,
         risk_confidence: float = 0.9,
@@ -180,23 +166,10 @@ class EarlyOutcomeModel(BaseEstimator):
         self.min_halt_step = min_halt_step
         self.min_steps = min_steps
         self.exclude = exclude
-        self.backbone = backbone
+        self.classifier = classifier
         self.n_components = n_components
         self.min_df = min_df
         self.max_features = max_features
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.num_leaves = num_leaves
-        self.max_depth = max_depth
-        self.min_child_samples = min_child_samples
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.reg_alpha = reg_alpha
-        self.reg_lambda = reg_lambda
-        self.early_stopping_rounds = early_stopping_rounds
-        self.validation_fraction = validation_fraction
-        self.C = C
-        self.n_jobs = n_jobs
         self.random_state = random_state
         self.max_halt_error = max_halt_error
         self.risk_confidence = risk_confidence
@@ -205,18 +178,21 @@ class EarlyOutcomeModel(BaseEstimator):
         self.guard_quantile = guard_quantile
 
     # ------------------------------------------------------------------ parameters
-    def _head_params(self) -> dict[str, Any]:
-        names = (
-            "backbone", "n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample",
-            "colsample_bytree", "reg_alpha", "reg_lambda", "early_stopping_rounds", "validation_fraction", "C", "n_jobs",
-        )
-        return {name: getattr(self, name) for name in names}
+    @property
+    def backbone(self) -> str:
+        """The heads' backbone (``"lightgbm"`` or ``"logistic"``), from :attr:`classifier`."""
+        return str((self.classifier or DualHeadClassifier()).backbone)
+
+    def _new_classifier(self, seed: int) -> DualHeadClassifier:
+        """An unfitted copy of the heads, seeded from the model's ``random_state``."""
+        return clone(self.classifier if self.classifier is not None else DualHeadClassifier()).set_params(random_state=seed)
 
     def _check(self) -> tuple[np.ndarray, int, int]:
         """Validate every parameter; return (text seeds, head seed, split seed) drawn once from ``random_state``."""
         owner = type(self).__name__
         check_params(owner, self.get_params(), self._parameter_constraints)
-        check_params(owner, self._head_params(), DualHeadClassifier._parameter_constraints)
+        if self.classifier is not None:
+            check_params(owner, self.classifier.get_params(), DualHeadClassifier._parameter_constraints)
         rng = check_random_state(owner, self.random_state)
         text_seeds = rng.integers(0, 2**31 - 1, size=5)
         head_seed = int(rng.integers(0, 2**31 - 1))
@@ -325,18 +301,35 @@ class EarlyOutcomeModel(BaseEstimator):
             train_tasks = (
                 np.array([X[i][0, task_columns] for i in train_runs]).reshape(-1, task_columns.shape[0]) if task_columns.shape[0] else None
             )
-            train_cov = np.array([c[0, 0] for c in self.featurizer_._coverage_corpus(corpus, fit_idx[train_runs])])
             self.guard_ = fit_guard(
                 rows[~mask], np.vstack(ref_X), coverage, behavioral, [self.featurizer_.features_[j].name for j in behavioral],
-                task_columns=task_columns, train_tasks=train_tasks, train_task_coverage=train_cov,
+                task_columns=task_columns, train_tasks=train_tasks,
                 quantile=float(self.guard_quantile), reference=reference,
             )
         ref_runs = [corpus.trajectories[i] for i in ref_idx]
+        ref_outcome = np.array([r.outcome for r in ref_runs], dtype=np.float64)
+        self.reliability_ = reliability(halting_scores(ref_proba, min_halt_step=self.min_halt_step), ref_outcome, GRID)
         self.quality_ = quality_figures(
             ref_runs, ref_proba, self.thresholds_, min_halt_step=self.min_halt_step, reference=reference,
             risk_control={k: v.as_dict() for k, v in self.risk_control_.items()},
         )
         return self
+
+    def _unvalidated(self, head: str, threshold: float | None) -> str | None:
+        """Why halting by ``head`` at ``threshold`` is refuted by the reference runs, or ``None``."""
+        table = getattr(self, "reliability_", None)
+        if table is None or threshold is None:
+            return None
+        evidence = refuted(table[head], threshold)
+        if evidence is None:
+            return None
+        t, n, p = evidence
+        quality = getattr(self, "quality_", None)
+        reference = quality.get("reference", "reference runs") if isinstance(quality, dict) else "reference runs"
+        return (
+            f"threshold {threshold:.2f} was not validated: on the {reference} the {head} head at {t:.2f} is right on "
+            f"{100 * p:.0f}% of the {n} runs it halts (< 90 %)"
+        )
 
     def _effective_thresholds(self) -> tuple[float | None, float | None]:
         thresholds = getattr(self, "thresholds_", None) or {"success": self.success_threshold, "failure": self.failure_threshold}
@@ -356,7 +349,7 @@ class EarlyOutcomeModel(BaseEstimator):
         )
         if self.columns_.shape[0] == 0:
             raise InputError(f"`exclude` = {self.exclude!r} leaves no features")
-        self.classifier_ = DualHeadClassifier(**self._head_params(), random_state=head_seed).fit(
+        self.classifier_ = self._new_classifier(head_seed).fit(
             rows[:, self.columns_],
             np.repeat(outcomes, lengths),
             groups=np.repeat(tasks, lengths),
@@ -440,6 +433,9 @@ class EarlyOutcomeModel(BaseEstimator):
         s, f = self._effective_thresholds()
         proba = self.predict_proba(trajectories, gold=gold)
         familiar = self.familiar(trajectories) if getattr(self, "guard_", None) is not None else [None] * len(proba)
+        if getattr(self, "guard_", None) is not None:
+            s = None if self._unvalidated("success", s) else s
+            f = None if self._unvalidated("failure", f) else f
         return [
             first_crossing(p[:, 0], p[:, 1], s, f, min_halt_step=self.min_halt_step, familiar=ok)
             for p, ok in zip(proba, familiar, strict=True)

@@ -50,13 +50,13 @@ class OnlineMonitor:
 
     Examples
     --------
-    >>> from stopwise.early import EarlyOutcomeModel
+    >>> from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
     >>> from stopwise.records import Step, Trajectory
     >>> def run(i, ok):
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30)
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30))
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> monitor = model.monitor("update the page")
     >>> verdict = monitor.observe(Step(action="update_page()", tool="update_page", observation="[isError] failed"))
@@ -121,7 +121,10 @@ class OnlineMonitor:
         if predicted is None:
             return Verdict(step, "continue", None, None, p_success, p_failure)
         reason = halt_reason(head, p_success, p_failure, self.success_threshold, self.failure_threshold)
-        held = self._guard.check(x, self._stream.coverage) if self._guard is not None else None
+        held = None
+        if self._guard is not None:
+            threshold = self.success_threshold if head == "success" else self.failure_threshold
+            held = self.model._unvalidated(head, threshold) or self._guard.check(x, self._stream.coverage)
         if held is not None:
             return Verdict(step, "continue", None, None, p_success, p_failure, f"held: {held}; the {reason} would have halted it", True)
         return Verdict(step, "halt", predicted, head, p_success, p_failure, reason)  # type: ignore[arg-type]
@@ -221,13 +224,13 @@ def monitor_run(
 
     Examples
     --------
-    >>> from stopwise.early import EarlyOutcomeModel, monitor_run
+    >>> from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, monitor_run
     >>> from stopwise.records import Step, Trajectory
     >>> def run(i, ok):
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, min_child_samples=5, n_estimators=30)
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30))
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> result = monitor_run(model, run(1, False))
     >>> result.halted, result.halt_step, result.row["status"], result.row["outcome"]

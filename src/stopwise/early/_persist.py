@@ -188,7 +188,8 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "stopwise_version": __version__,
-            "params": {k: _jsonable(v) for k, v in model.get_params().items()},
+            "params": {k: _jsonable(v) for k, v in model.get_params(deep=False).items() if k != "classifier"},
+            "classifier": None if model.classifier is None else {k: _jsonable(v) for k, v in model.classifier.get_params().items()},
             "reference": bool(featurizer.reference_),
             "features": [
                 {"name": spec.name, "family": spec.family, "group": spec.group, "used": j in used}
@@ -204,6 +205,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
             "calibration_tasks": [str(t) for t in model.calibration_tasks_],
             "guard": model.guard_.as_dict() if model.guard_ is not None else None,
             "quality": model.quality_,
+            "reliability": model.reliability_,
             "training": {
                 "n_runs": model.n_train_runs_,
                 "n_prefixes": model.n_train_prefixes_,
@@ -349,12 +351,13 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from stopwise.early import EarlyOutcomeModel, load_model
+    >>> from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, load_model
     >>> from stopwise.records import Step, Trajectory
     >>> runs = [Trajectory(agent="a", task=f"t{i % 5}", outcome=i % 2, task_text="fix it",
     ...                    steps=[Step(action="ls", tool="bash", observation="ok" if i % 2 else "error")] * 4)
     ...         for i in range(36)]
-    >>> model = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, min_child_samples=5, n_estimators=10).fit(runs)
+    >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=10)
+    >>> model = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, classifier=heads).fit(runs)
     >>> folder = model.save(pathlib.Path(tempfile.mkdtemp()) / "model")
     >>> loaded = load_model(folder)
     >>> bool((loaded.predict_proba(runs[:2])[0] == model.predict_proba(runs[:2])[0]).all())
@@ -392,7 +395,10 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise _problem(manifest_path, "files", "must map file names to sha256 digests", type(files).__name__)
-    backbone = manifest["params"]["backbone"]
+    heads_params = manifest.get("classifier")
+    if heads_params is not None and not isinstance(heads_params, dict):
+        raise _problem(manifest_path, "classifier", "must be DualHeadClassifier parameters or null", type(heads_params).__name__)
+    backbone = (heads_params or {}).get("backbone", "lightgbm")
     heads_files = [f"{name}.txt" for name in HEADS] if backbone == "lightgbm" else ["heads.npz"]
     expected_files = {"text.npz", *(f"vocabulary_{name}.txt" for name in TEXT_BLOCKS), *heads_files}
     if set(files) != expected_files:
@@ -404,10 +410,13 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     params = manifest["params"]
     try:
         kwargs: dict[str, Any] = {k: (tuple(v) if k == "exclude" else v) for k, v in params.items()}
-        model = EarlyOutcomeModel(**kwargs)
+        classifier = None if heads_params is None else DualHeadClassifier(**heads_params)
+        model = EarlyOutcomeModel(**kwargs, classifier=classifier)
     except TypeError as exc:
         raise _problem(manifest_path, "params", f"must be EarlyOutcomeModel parameters ({exc})") from exc
     check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
+    if model.classifier is not None:
+        check_params("DualHeadClassifier", model.classifier.get_params(), DualHeadClassifier._parameter_constraints)
     expected = feature_specs(int(params["n_components"]), reference=bool(manifest["reference"]))
     saved = manifest["features"]
     if [(s.name, s.family, s.group) for s in expected] != [(f["name"], f["family"], f["group"]) for f in saved]:
@@ -445,7 +454,7 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     featurizer.features_ = expected
     featurizer.feature_names_out_ = np.array([s.name for s in expected], dtype=object)
     featurizer.n_features_ = len(expected)
-    classifier = DualHeadClassifier(**model._head_params())
+    classifier = model._new_classifier(0)
     heads: dict[str, Any] = {}
     if model.backbone == "lightgbm":
         for name in HEADS:
@@ -496,3 +505,9 @@ def _restore_thresholds(model: Any, manifest: dict[str, Any], manifest_path: Pat
         raise _problem(manifest_path, "guard", str(exc)) from None
     quality = manifest.get("quality")
     model.quality_ = quality if isinstance(quality, dict) else {}
+    table: Any = manifest.get("reliability")
+    try:
+        model.reliability_ = {head: [[float(t), float(n), float(p)] for t, n, p in table[head]] for head in HEADS}
+    except (TypeError, ValueError, KeyError) as exc:
+        raise _problem(manifest_path, "reliability", f"must map each head to [threshold, halted, precision] rows ({exc})") from None
+

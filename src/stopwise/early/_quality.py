@@ -12,7 +12,7 @@ from scipy.stats import beta
 from stopwise.early._metrics import early_metrics
 from stopwise.records import Trajectory
 
-__all__ = ["MIN_PRECISION", "MIN_RELIABLE_HALTS", "clopper_pearson", "quality_figures"]
+__all__ = ["MIN_PRECISION", "MIN_RELIABLE_HALTS", "clopper_pearson", "quality_figures", "refuted", "reliability"]
 
 MIN_PRECISION = 0.9
 """A head whose precision on the reference runs falls below this is flagged unreliable."""
@@ -136,3 +136,54 @@ def quality_figures(
         "delta_steps": _nan_none(both.delta_steps), "delta_abs_pass1": _nan_none(both.delta_abs_pass1),
     }
     return out
+
+
+
+def reliability(scores: np.ndarray, outcome: np.ndarray, grid: Sequence[float]) -> dict[str, list[list[float]]]:
+    """Per head and grid threshold (high to low), ``[threshold, halted runs, precision]`` on reference runs.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of shape (n_runs, 2)
+        Halting scores (:func:`~stopwise.early._risk.halting_scores`) of the reference runs.
+    outcome : numpy.ndarray
+        Their final outcomes.
+    grid : sequence of float
+        Thresholds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scores = np.column_stack([np.zeros(40), np.r_[np.full(20, 0.95), np.full(20, 0.75)]])
+    >>> outcome = np.r_[np.zeros(20), np.ones(20)]  # the failure head is right above 0.8, wrong below
+    >>> reliability(scores, outcome, [0.9, 0.7])["failure"]
+    [[0.9, 20.0, 1.0], [0.7, 40.0, 0.5]]
+    """
+    candidates = np.sort(np.unique(np.asarray(grid, dtype=np.float64)))[::-1]
+    out: dict[str, list[list[float]]] = {}
+    for j, head in enumerate(("success", "failure")):
+        right = outcome == (1 if head == "success" else 0)
+        halted = scores[None, :, j] >= candidates[:, None]
+        n = halted.sum(axis=1)
+        precision = (halted & right[None, :]).sum(axis=1) / np.maximum(n, 1)
+        out[head] = [[float(t), float(k), float(p)] for t, k, p in zip(candidates, n, precision, strict=True)]
+    return out
+
+
+def refuted(table: Sequence[Sequence[float]], threshold: float) -> tuple[float, int, float] | None:
+    """The reference evidence against halting at ``threshold``: ``(grid threshold, halted, precision)`` when the
+    grid threshold at or just below it halts at least :data:`MIN_RELIABLE_HALTS` reference runs at a precision
+    below :data:`MIN_PRECISION`; ``None`` otherwise (including too few halts to judge).
+
+    Examples
+    --------
+    >>> refuted([[0.9, 20.0, 1.0], [0.7, 40.0, 0.5]], 0.75)
+    (0.7, 40, 0.5)
+    >>> refuted([[0.9, 20.0, 1.0], [0.7, 40.0, 0.5]], 0.9) is None
+    True
+    """
+    below = [row for row in table if row[0] <= threshold + 1e-12]
+    if not below:
+        return None
+    t, n, p = max(below, key=lambda row: row[0])
+    return (t, int(n), p) if n >= MIN_RELIABLE_HALTS and p < MIN_PRECISION else None

@@ -27,11 +27,13 @@ def make_variant(name: str, *, min_steps: int = 10, random_state: Any = 42, n_jo
     'TfidfLogisticModel'
     """
     from stopwise.early._baselines import TfidfLogisticModel
+    from stopwise.early._heads import DualHeadClassifier
     from stopwise.early._model import EarlyOutcomeModel
 
     if name == "tfidf-lr":
         return TfidfLogisticModel(min_steps=min_steps, random_state=random_state, **params)
     if name in ("lightgbm", "dense-lr"):
         backbone = "logistic" if name == "dense-lr" else "lightgbm"
-        return EarlyOutcomeModel(backbone=backbone, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs, **params)
+        heads = DualHeadClassifier(backbone=backbone, n_jobs=n_jobs)
+        return EarlyOutcomeModel(classifier=heads, min_steps=min_steps, random_state=random_state, **params)
     raise InputError(f"variant must be one of {', '.join(VARIANTS)}; got {name!r}")

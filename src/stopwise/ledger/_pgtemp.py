@@ -20,6 +20,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,7 +81,16 @@ def temporary_postgres(bin_dir: Path | None = None, *, user: str = "postgres") -
     finally:
         if (data / "postmaster.pid").exists():
             run(str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "-t", "60", "stop")
+        _remove(root)
+
+
+def _remove(root: Path) -> None:
+    """Remove the server's folder; retried, since exiting server processes may still write files into it."""
+    for _ in range(20):
         shutil.rmtree(root, ignore_errors=True)
+        if not root.exists():
+            return
+        time.sleep(0.25)
 
 
 def create_database(server_url: str, name: str) -> str:

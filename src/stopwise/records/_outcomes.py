@@ -20,8 +20,9 @@ flags       no        short tokens without spaces (``error``, ``empty_patch``, `
 ==========  ========  =========================================================
 
 A row whose status is not ``final`` may leave ``outcome`` blank (a pending run has no
-label yet). Two rows with the same (system, task, attempt) that differ in any column are an
-error; identical duplicates are kept and counted when a comparison is formed.
+label yet). Two rows with the same (system, task, attempt) that differ in any column but
+``source`` (where the row came from) are an error; duplicates are kept and counted when a
+comparison is formed.
 
 ``flags`` is held in a frame in canonical form: the distinct tokens, sorted, joined by ``;``
 (``""`` for none), so every format reads back the same frame. A policy's ``[flags]`` section
@@ -570,11 +571,11 @@ def _short(text: str, limit: int = 60) -> str:
 def _conflicting_duplicates(
     result: pd.DataFrame, source: str, rows: np.ndarray, lines: np.ndarray | _Lines | None
 ) -> list[Problem]:
-    """Rows with one (system, task, attempt) that differ in any column (identical ones are kept)."""
+    """Rows with one (system, task, attempt) that differ in any column but ``source`` (the rest are kept)."""
     dup = result.duplicated(["system", "task", "attempt"], keep=False).to_numpy()
     if not dup.any():
         return []
-    sub = result.loc[dup].astype(object).fillna("").map(str)
+    sub = result.loc[dup, [c for c in OUTCOME_COLUMNS if c != "source"]].astype(object).fillna("").map(str)
     conflicting = ~sub.duplicated(keep="first") & sub.duplicated(["system", "task", "attempt"], keep="first")
     problems: list[Problem] = []
     firsts = sub.drop_duplicates(["system", "task", "attempt"], keep="first")
@@ -582,7 +583,7 @@ def _conflicting_duplicates(
     for i in sub.index[conflicting.to_numpy()]:
         key = (sub.at[i, "system"], sub.at[i, "task"], sub.at[i, "attempt"])
         j = first_of[key]
-        differ = [c for c in OUTCOME_COLUMNS if sub.at[i, c] != sub.at[j, c]]
+        differ = [c for c in sub.columns if sub.at[i, c] != sub.at[j, c]]
         problems.append(
             Problem(
                 source,
