@@ -59,10 +59,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from stopwise._limits import check_structure
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, LimitError, Problem
 from stopwise.finality._bound import Bound, bound_problem
 from stopwise.finality._errors import CompletionArgumentError
-from stopwise.finality._problems import problems_from_pydantic
 
 __all__ = [
     "CARRYOVER_HANDLINGS",

@@ -30,11 +30,11 @@ from typing import Any, Literal
 import pydantic
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import Problem, ValidationError
 from stopwise.finality._argument import CompletionArgument
 from stopwise.finality._bound import bound_label
 from stopwise.finality._effects import EffectEntry, OpenEffectsRecord
-from stopwise.finality._problems import problems_from_pydantic
 
 __all__ = [
     "LABEL_STATUSES",

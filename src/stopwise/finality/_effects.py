@@ -30,10 +30,10 @@ import pydantic
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from stopwise._limits import json_loads
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, Problem
 from stopwise.finality._bound import Bound, bound_problem
 from stopwise.finality._errors import EffectsRecordError
-from stopwise.finality._problems import problems_from_pydantic
 
 __all__ = [
     "CLOSED_STATUSES",

@@ -12,9 +12,9 @@ from typing import Any
 import pydantic
 
 from stopwise._limits import json_loads, limit
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 from stopwise.finality._check import ScoredRun
-from stopwise.finality._problems import problems_from_pydantic
 
 __all__ = ["load_runs"]
 

@@ -11,6 +11,7 @@ One JSON object per line::
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -24,6 +25,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from stopwise._limits import json_loads, read_lines
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, Problem, Shown, ValidationError, shown
 
 __all__ = ["Step", "Trajectory", "iter_trajectories", "read_trajectories", "write_trajectories"]
@@ -119,12 +121,8 @@ def iter_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
                 try:
                     yield Trajectory.model_validate(obj)
                 except pydantic.ValidationError as exc:
-                    raise ValidationError(
-                        [
-                            Problem(source, number, ".".join(str(p) for p in err["loc"]), err["msg"].lower(), _short(err.get("input")))
-                            for err in exc.errors()
-                        ]
-                    ) from exc
+                    problems = problems_from_pydantic(exc, source, number)
+                    raise ValidationError([dataclasses.replace(p, value=_short(p.value)) for p in problems]) from exc
                 seen += 1
     except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise FileFormatError(f"{file}: cannot be read as (gzip) UTF-8 JSONL: {str(exc)[:300]}") from exc

@@ -11,6 +11,7 @@ from typing import Any
 
 import pydantic
 
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
 from stopwise.records import DecisionRecord
 from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
@@ -24,9 +25,8 @@ def _one(value: Any, where: str) -> DecisionRecord:
     try:
         return DecisionRecord.model_validate(value)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(record)"
-        raise FileFormatError(f"{where}: not a decision record: field {field!r}: {first['msg']}") from None
+        first = problems_from_pydantic(exc, where)[0]
+        raise FileFormatError(f"{where}: not a decision record: field {first.field!r}: {first.rule}") from None
 
 
 def parse_decisions(text: str, source: str = "<input>") -> list[DecisionRecord]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pydantic
 
+from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
 from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
 
@@ -47,9 +48,8 @@ def parse_finality(text: str, source: str = "<input>") -> Any:
             return [RunCheck.model_validate(item) for item in data]
         return ArgumentCheck.model_validate(data)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise FileFormatError(f"{source}: not a finality check result: field {where!r}: {first['msg']}") from None
+        first = problems_from_pydantic(exc, source)[0]
+        raise FileFormatError(f"{source}: not a finality check result: field {first.field!r}: {first.rule}") from None
 
 
 def _labels_chart(checks: Sequence[Any]) -> Chart:

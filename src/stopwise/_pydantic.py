@@ -1,4 +1,4 @@
-"""Turning pydantic's validation errors into stopwise problems (file, field, rule, value)."""
+"""Turning pydantic's validation errors into stopwise problems (file, field, rule, value): the one helper."""
 
 from __future__ import annotations
 
@@ -63,12 +63,25 @@ def _rule(err: Any) -> str:
     return str(err["msg"])
 
 
-def problems_from_pydantic(exc: pydantic.ValidationError, source: str) -> list[Problem]:
-    """One :class:`~stopwise.errors.Problem` per pydantic error, naming file, field, rule, value."""
+def problems_from_pydantic(exc: pydantic.ValidationError, source: str, row: int | None = None) -> list[Problem]:
+    """One :class:`~stopwise.errors.Problem` per pydantic error, naming file, row, field, rule, value.
+
+    Examples
+    --------
+    >>> import pydantic
+    >>> from stopwise._pydantic import problems_from_pydantic
+    >>> class M(pydantic.BaseModel):
+    ...     n: int
+    >>> try:
+    ...     M.model_validate({"n": "x"})
+    ... except pydantic.ValidationError as exc:
+    ...     print(problems_from_pydantic(exc, "f.json", row=2)[0])
+    f.json, row 2, field 'n': must be an integer; got 'x'
+    """
     problems: list[Problem] = []
     for err in exc.errors():
         value = err.get("input")
         if err["type"] == "missing" or isinstance(value, dict):
             value = None
-        problems.append(Problem(source, None, field_path(err["loc"]), _rule(err), value))
+        problems.append(Problem(source, row, field_path(err["loc"]), _rule(err), value))
     return problems
