@@ -27,6 +27,8 @@ PACKAGES = [
     "stopwise.finality",
     "stopwise.ingest",
     "stopwise.ledger",
+    "stopwise.inspect",
+    "stopwise.report",
 ]
 
 
@@ -38,6 +40,13 @@ def test_all_is_sorted_and_importable(name: str) -> None:
     assert len(set(exported)) == len(exported)
     for item in exported:
         assert hasattr(module, item), f"{name}.{item} is listed in __all__ but missing"
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_public_attribute_is_exported(name: str) -> None:
+    module = importlib.import_module(name)
+    public = {n for n in dir(module) if not n.startswith("_") and not isinstance(getattr(module, n), type(stopwise))}
+    assert public - set(module.__all__) == set(), f"{name} has public names missing from __all__"
 
 
 def test_importing_stopwise_does_not_import_lightgbm() -> None:

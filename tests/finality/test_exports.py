@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import subprocess
 import sys
 
@@ -11,18 +10,8 @@ import pytest
 import stopwise.finality as finality
 
 
-def test_all_is_sorted_isort_style() -> None:
-    names = finality.__all__
-    key = [(0 if n.isupper() else 1 if n[0].isupper() else 2, n) for n in names]
-    assert key == sorted(key)
-    assert len(set(names)) == len(names)
-
-
-def test_all_names_exist_and_public_objects_are_listed() -> None:
-    for name in finality.__all__:
-        assert hasattr(finality, name), name
-    public = {n for n in dir(finality) if not n.startswith("_") and not inspect.ismodule(getattr(finality, n))}
-    assert public == set(finality.__all__)
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    # sorted / complete / importable: the one parametrised test in tests/test_exports.py
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         _ = finality.nope  # type: ignore[attr-defined]
 
