@@ -58,6 +58,7 @@ import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, LimitError, Problem
@@ -374,12 +375,5 @@ def load_argument(path: str | os.PathLike[str], *, format: ArgumentFormat | None
     """
     file = Path(path)
     fmt = _format_of(file, format)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileFormatError(f"{file}: no such completion argument") from None
-    except IsADirectoryError:
-        raise FileFormatError(f"{file}: is a directory, expected a completion argument file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{file}: cannot be read: {exc}") from None
+    text = read_text(file, "completion argument")
     return parse_argument(text, format=fmt, source=str(file))

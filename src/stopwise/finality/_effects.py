@@ -29,9 +29,10 @@ from typing import Any, Literal
 import pydantic
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from stopwise._files import read_text
 from stopwise._limits import json_loads
 from stopwise._pydantic import problems_from_pydantic
-from stopwise.errors import FileFormatError, Problem
+from stopwise.errors import Problem
 from stopwise.finality._bound import Bound, bound_problem
 from stopwise.finality._errors import EffectsRecordError
 
@@ -687,10 +688,5 @@ def load_effects_record(path: str | os.PathLike[str]) -> OpenEffectsRecord:
     True
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileFormatError(f"{file}: no such open-effects record") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{file}: cannot be read: {exc}") from None
+    text = read_text(file, "open-effects record")
     return parse_effects_record(text, source=str(file))

@@ -11,6 +11,7 @@ from typing import Any
 
 import pydantic
 
+from stopwise._files import read_text
 from stopwise._limits import json_loads, limit
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
@@ -97,12 +98,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
     [('a1', 1.0, 'pair-1'), ('b1', 0.0, 'pair-1')]
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise FileFormatError(f"{file}: no such runs file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{file}: cannot be read: {exc}") from None
+    text = read_text(file, "runs file", encoding="utf-8-sig")
     rows = _rows(file, text)
     if not rows:
         raise FileFormatError(f"{file}: holds no runs")

@@ -17,8 +17,9 @@ from typing import Annotated, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
+from stopwise._files import read_text
 from stopwise._limits import check_structure
-from stopwise.errors import FileFormatError, PolicyError
+from stopwise.errors import PolicyError
 from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, Status, TailMethod
 
 __all__ = [
@@ -302,10 +303,5 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
 def load_policy(path: str | os.PathLike[str]) -> Policy:
     """Read a policy TOML file; see :func:`parse_policy`."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise FileFormatError(f"{file}: no such policy file (write one with `stopwise policy init`)") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{file}: cannot be read: {exc}") from exc
+    text = read_text(file, "policy file (write one with `stopwise policy init`)")
     return parse_policy(text, source=str(file))

@@ -11,6 +11,7 @@ from typing import Any
 
 import pydantic
 
+from stopwise._files import read_text
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
 from stopwise.records import DecisionRecord
@@ -86,12 +87,7 @@ def parse_decisions(text: str, source: str = "<input>") -> list[DecisionRecord]:
 def read_decisions(path: str | os.PathLike[str]) -> list[DecisionRecord]:
     """Decision records from a ``.json`` or ``.jsonl`` file (see :func:`parse_decisions`)."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileFormatError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{file}: cannot be read: {exc}") from None
+    text = read_text(file, "file")
     return parse_decisions(text, str(file))
 
 
