@@ -29,7 +29,7 @@ typecheck: setup-test
 pytest: setup-test
 	$(BIN)/python -m pytest -q
 
-test: setup-test
+test: browser setup-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
