@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, get_args
 
 import numpy as np
 import pandas as pd
@@ -47,9 +47,18 @@ INGEST_FORMATS: tuple[str, ...] = ("swebench", "inspect", "tau2", "harbor", "hal
 """Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
 
 UnknownPolicy = Literal["pending", "fail", "drop"]
-_UNKNOWN_POLICIES: tuple[str, ...] = ("pending", "fail", "drop")
+_UNKNOWN_POLICIES: tuple[UnknownPolicy, ...] = get_args(UnknownPolicy)
 ElapsedKind = Literal["total", "agent"]
-_ELAPSED_KINDS: tuple[str, ...] = ("total", "agent")
+_ELAPSED_KINDS: tuple[ElapsedKind, ...] = get_args(ElapsedKind)
+_Word = TypeVar("_Word", bound=str)
+
+
+def _one_of(name: str, value: object, choices: tuple[_Word, ...]) -> _Word:
+    """``value`` as one of ``choices`` (typed as their Literal), or an InputError naming the option."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise InputError(f"`{name}` must be one of {', '.join(choices)}; got {value!r}")
 
 FLAG_SEPARATOR = "|"
 """Separates the file from the flags in the ``source`` column: ``"swebench:report.json|error"``."""
@@ -202,11 +211,9 @@ def options_iv(
         raise InputError(f"`system` must be non-empty text (a name or a template such as '{{model}}'); got {system!r}")
     if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
         raise InputError(f"`scorer` must be non-empty text; got {scorer!r}")
-    for name, value in (("errors", errors), ("empty_patch", empty_patch)):
-        if value not in _UNKNOWN_POLICIES:
-            raise InputError(f"`{name}` must be one of {', '.join(_UNKNOWN_POLICIES)}; got {value!r}")
-    if elapsed not in _ELAPSED_KINDS:
-        raise InputError(f"`elapsed` must be one of {', '.join(_ELAPSED_KINDS)}; got {elapsed!r}")
+    errors_choice = _one_of("errors", errors, _UNKNOWN_POLICIES)
+    empty_choice = _one_of("empty_patch", empty_patch, _UNKNOWN_POLICIES)
+    elapsed_choice = _one_of("elapsed", elapsed, _ELAPSED_KINDS)
     ids: tuple[str, ...] | None = None
     if instances is not None:
         if isinstance(instances, str):
@@ -220,9 +227,9 @@ def options_iv(
     return Options(
         system=system.strip() if system else None,
         scorer=scorer.strip() if scorer else None,
-        errors=errors,  # type: ignore[arg-type]
-        empty_patch=empty_patch,  # type: ignore[arg-type]
-        elapsed=elapsed,  # type: ignore[arg-type]
+        errors=errors_choice,
+        empty_patch=empty_choice,
+        elapsed=elapsed_choice,
         instances=ids,
         trajectories=trajectories,
     )
