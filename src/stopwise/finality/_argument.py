@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pydantic
 import yaml
@@ -269,9 +269,10 @@ def _rule_problems(arg: CompletionArgument, source: str) -> list[Problem]:
 
 def _format_of(path: Path, fmt: str | None) -> ArgumentFormat:
     if fmt is not None:
-        if fmt not in ("toml", "yaml"):
-            raise FileFormatError(f"{path}: format must be toml or yaml; got {fmt!r}")
-        return fmt  # type: ignore[return-value]
+        for name in get_args(ArgumentFormat):
+            if fmt == name:
+                return name
+        raise FileFormatError(f"{path}: format must be toml or yaml; got {fmt!r}")
     suffix = path.suffix.lower()
     if suffix in _SUFFIXES:
         return _SUFFIXES[suffix]
