@@ -102,7 +102,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from stopwise.errors import ComparisonError
+from stopwise.errors import ArgumentError, ComparisonError
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
@@ -326,20 +326,20 @@ def betting_paths(
     """
     x = np.atleast_2d(np.asarray(values, dtype=float))
     if x.ndim != 2:
-        raise ValueError("`values` must be a (B, T) array")
+        raise ArgumentError("`values` must be a (B, T) array")
     n_pop = int(population_size)
     if n_pop != population_size or n_pop < 1:
-        raise ValueError(f"`population_size` must be a positive integer; got {population_size!r}")
+        raise ArgumentError(f"`population_size` must be a positive integer; got {population_size!r}")
     _check_values(x, n_pop)
     if strategy not in STRATEGIES:
-        raise ValueError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+        raise ArgumentError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
     if not 0.0 < truncation < 1.0:
-        raise ValueError(f"`truncation` must be in (0, 1); got {truncation!r}")
+        raise ArgumentError(f"`truncation` must be in (0, 1); got {truncation!r}")
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}")
+        raise ArgumentError(f"`alpha` must be in (0, 1); got {alpha!r}")
     m0_flat = np.asarray(thresholds, dtype=float).reshape(-1, 1)
     if m0_flat.shape[0] not in (1, x.shape[0]):
-        raise ValueError(f"`thresholds` must be a number or one per row ({x.shape[0]}); got {m0_flat.shape[0]}")
+        raise ArgumentError(f"`thresholds` must be a number or one per row ({x.shape[0]}); got {m0_flat.shape[0]}")
     m0 = np.broadcast_to(m0_flat, (x.shape[0], 1))
     if x.shape[1] == 0:
         empty = np.zeros((x.shape[0], 0))
@@ -348,7 +348,7 @@ def betting_paths(
         log_p, log_r = _pooled(x, m0, n_pop, strategy, alpha, truncation)
         return BettingPaths(log_p, log_r, False)
     if group_sizes is None:
-        raise ValueError("`group_sizes` is required with `group_codes`")
+        raise ArgumentError("`group_sizes` is required with `group_codes`")
     sizes = np.asarray(group_sizes, dtype=np.int64)
     codes = np.broadcast_to(np.asarray(group_codes, dtype=np.int64), x.shape)
     if sizes.ndim != 1 or (sizes < 1).any() or int(sizes.sum()) != n_pop:
@@ -500,7 +500,7 @@ def betting_boundary(
     if not 0.0 < alpha < 1.0:
         raise ComparisonError(f"alpha must be in (0, 1); got {alpha!r}")
     if not 0.0 < resolution <= 0.5:
-        raise ValueError(f"`resolution` must be in (0, 0.5]; got {resolution!r}")
+        raise ArgumentError(f"`resolution` must be in (0, 0.5]; got {resolution!r}")
     _check_values(x, n_pop)
     n = len(x)
     codes: np.ndarray | None = None

@@ -7,6 +7,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise.errors import ArgumentError
 from stopwise.records import CoverageRule, CoverageState, GroupCoverage
 
 __all__ = ["budget_task_count", "coverage_from_sizes", "coverage_state", "required_counts"]
@@ -22,7 +23,7 @@ def budget_task_count(n_shared: int, budget: float) -> int:
     (20, 15, 19)
     """
     if not 0.0 < budget <= 1.0:
-        raise ValueError(f"budget must be a fraction in (0, 1]; got {budget!r}")
+        raise ArgumentError(f"budget must be a fraction in (0, 1]; got {budget!r}")
     return min(n_shared, math.ceil(budget * n_shared - 1e-9))
 
 
@@ -51,7 +52,7 @@ def required_counts(group_sizes: ArrayLike, k: ArrayLike) -> np.ndarray:
     """
     sizes = np.asarray(group_sizes, dtype=np.int64)
     if sizes.ndim != 1 or (sizes < 1).any():
-        raise ValueError("group_sizes must be a 1-d array of counts >= 1")
+        raise ArgumentError("group_sizes must be a 1-d array of counts >= 1")
     counts = np.asarray(k, dtype=np.int64)[..., None]
     total = int(sizes.sum())
     return np.maximum(1, np.minimum(sizes, (counts * sizes) // total))
@@ -120,7 +121,7 @@ def coverage_from_sizes(
         return CoverageState(rule=rule, satisfied=False, possible=False, groups=[], missing_groups=[])
     codes = np.searchsorted(labels, observed)
     if len(observed) and ((codes >= len(labels)).any() or (labels[np.minimum(codes, len(labels) - 1)] != observed).any()):
-        raise ValueError("every observed group must be one of the planned labels")
+        raise ArgumentError("every observed group must be one of the planned labels")
     seen = np.bincount(codes, minlength=len(labels)).astype(np.int64)
     required = required_counts(sizes, k)
     possible = bool(required.sum() <= k)

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from stopwise.compare._coverage import required_counts
+from stopwise.errors import ArgumentError
 
 __all__ = [
     "cost_first_orders",
@@ -32,9 +33,9 @@ def _generator(rng: np.random.Generator | int | None) -> np.random.Generator:
 def _orders_iv(groups: ArrayLike, n_orders: int) -> tuple[np.ndarray, np.ndarray]:
     labels = np.asarray(groups)
     if labels.ndim != 1 or len(labels) == 0:
-        raise ValueError("`groups` must be a non-empty 1-d array (one group label per task)")
+        raise ArgumentError("`groups` must be a non-empty 1-d array (one group label per task)")
     if int(n_orders) != n_orders or n_orders < 1:
-        raise ValueError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+        raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
     _, codes = np.unique(labels, return_inverse=True)
     return labels, codes
 
@@ -49,9 +50,9 @@ def uniform_orders(n_tasks: int, n_orders: int, *, rng: np.random.Generator | in
     (2, 5)
     """
     if int(n_tasks) != n_tasks or n_tasks < 1:
-        raise ValueError(f"`n_tasks` must be a positive integer; got {n_tasks!r}")
+        raise ArgumentError(f"`n_tasks` must be a positive integer; got {n_tasks!r}")
     if int(n_orders) != n_orders or n_orders < 1:
-        raise ValueError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+        raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
     return np.argsort(_generator(rng).random((n_orders, n_tasks)), axis=1, kind="stable")
 
 
@@ -152,14 +153,14 @@ def neyman_orders(
     if isinstance(weights, dict):
         missing = [g for g in unique if g not in weights]
         if missing:
-            raise ValueError(f"`weights` lacks group(s) {missing}")
+            raise ArgumentError(f"`weights` lacks group(s) {missing}")
         w = np.array([float(weights[g]) for g in unique])
     else:
         w = np.asarray(weights, dtype=float)
         if w.shape != unique.shape:
-            raise ValueError("`weights` must give one weight per group (in sorted label order)")
+            raise ArgumentError("`weights` must give one weight per group (in sorted label order)")
     if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError("`weights` must be finite and >= 0")
+        raise ArgumentError("`weights` must be finite and >= 0")
     u, rank = stratified_draws(codes, n_orders, rng=rng)
     return neyman_from_draws(codes, u, rank, w)
 
@@ -193,8 +194,8 @@ def cost_first_orders(
     """
     values = np.asarray(costs, dtype=float)
     if values.ndim != 1 or len(values) == 0 or not np.isfinite(values).all():
-        raise ValueError("`costs` must be a non-empty 1-d array of finite numbers (one per task)")
+        raise ArgumentError("`costs` must be a non-empty 1-d array of finite numbers (one per task)")
     if int(n_orders) != n_orders or n_orders < 1:
-        raise ValueError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+        raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
     tie = _generator(rng).random((n_orders, len(values)))
     return np.lexsort((tie, np.broadcast_to(values, tie.shape)), axis=1)

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike
 from scipy import fft, special
 
 from stopwise.compare._pairing import MAX_LATTICE, lattice_of
+from stopwise.errors import ArgumentError
 from stopwise.records import COMPUTED_TAIL_METHODS, ComputedTailMethod
 
 __all__ = [
@@ -103,7 +104,7 @@ class TailProbabilities:
         True
         """
         if self.counts is None:
-            raise ValueError(f"the {self.used or self.method} tails keep no lattice counts; exact tails need them")
+            raise ArgumentError(f"the {self.used or self.method} tails keep no lattice counts; exact tails need them")
         return np.atleast_1d(exact_tails_from_counts(self.counts[None, :], self.lattice, threshold)[0])
 
     def distribution(self) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +118,7 @@ class TailProbabilities:
         ([-1.0, -0.5, 0.0, 0.5, 1.0], [0.0, 0.0, 0.25, 0.5, 0.25])
         """
         if self.counts is None:
-            raise ValueError(f"the {self.used or self.method} tails keep no lattice counts; the distribution needs them")
+            raise ArgumentError(f"the {self.used or self.method} tails keep no lattice counts; the distribution needs them")
         step = self.counts / self.counts.sum()
         pmf = np.ones(1)
         power, k = step, self.n
@@ -191,7 +192,7 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
     table = np.atleast_2d(np.asarray(counts, dtype=np.int64))
     width = 2 * lattice + 1
     if table.shape[1] != width:
-        raise ValueError(f"counts must have 2L + 1 = {width} columns; got {table.shape[1]}")
+        raise ArgumentError(f"counts must have 2L + 1 = {width} columns; got {table.shape[1]}")
     thresholds = np.atleast_1d(np.asarray(threshold, dtype=float))
     n = table.sum(axis=1)
     result = np.full((len(table), len(thresholds)), np.nan)
@@ -200,7 +201,7 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
         sample = int(size_n)
         support = 2 * sample * lattice + 1
         if support > _EXACT_MAX_SUPPORT:
-            raise ValueError(f"exact bootstrap support {support} exceeds {_EXACT_MAX_SUPPORT}; use the Monte-Carlo bootstrap")
+            raise ArgumentError(f"exact bootstrap support {support} exceeds {_EXACT_MAX_SUPPORT}; use the Monte-Carlo bootstrap")
         size = fft.next_fast_len(support, real=True)
         cut = np.clip(lattice_threshold(sample, lattice, thresholds) + sample * lattice, -1, support - 1)
         below = (np.arange(support)[:, None] <= cut[None, :]).astype(float)
@@ -370,27 +371,27 @@ def _tail_iv(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     values = np.asarray(differences, dtype=float)
     if values.ndim != 1 or len(values) == 0:
-        raise ValueError("`differences` must be a non-empty 1-d array")
+        raise ArgumentError("`differences` must be a non-empty 1-d array")
     if not np.isfinite(values).all() or (np.abs(values) > 1 + 1e-12).any():
-        raise ValueError("`differences` must be finite numbers in [-1, 1]")
+        raise ArgumentError("`differences` must be finite numbers in [-1, 1]")
     if not -1.0 <= threshold < 1.0:
-        raise ValueError(f"`threshold` must be in [-1, 1); got {threshold!r}")
+        raise ArgumentError(f"`threshold` must be in [-1, 1); got {threshold!r}")
     if method not in COMPUTED_TAIL_METHODS:
-        raise ValueError(f"`method` must be one of {', '.join(COMPUTED_TAIL_METHODS)}; got {method!r}")
+        raise ArgumentError(f"`method` must be one of {', '.join(COMPUTED_TAIL_METHODS)}; got {method!r}")
     if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be a positive integer; got {n_resamples!r}")
+        raise ArgumentError(f"`n_resamples` must be a positive integer; got {n_resamples!r}")
     unit_array = None
     if units is not None:
         unit_array = np.asarray(units)
         if unit_array.shape != values.shape:
-            raise ValueError("`units` must have one entry per difference")
+            raise ArgumentError("`units` must have one entry per difference")
         if pd.unique(unit_array).size == len(values):
             unit_array = None
     if method == "serfling":
         if population_size is None or population_size < len(values):
-            raise ValueError("`population_size` must be given and at least the number of differences for serfling")
+            raise ArgumentError("`population_size` must be given and at least the number of differences for serfling")
         if unit_array is not None:
-            raise ValueError("the serfling bound assumes tasks sampled one by one; it cannot account for grouped units")
+            raise ArgumentError("the serfling bound assumes tasks sampled one by one; it cannot account for grouped units")
     return values, unit_array
 
 

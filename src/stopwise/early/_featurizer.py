@@ -31,7 +31,7 @@ from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS, Behavio
 from stopwise.early._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._reference import REFERENCE_FEATURES, REFERENCE_GROUPS, GoldSolution, ReferenceState, as_gold
 from stopwise.early._text import TEXT_BLOCKS, BlockState, TextBlock, analyze, fit_block, intern_counts
-from stopwise.errors import InputError
+from stopwise.errors import ArgumentError, InputError
 from stopwise.records import Step, Trajectory
 
 __all__ = [
@@ -192,7 +192,7 @@ def prefix_indicator(corpus: Corpus, idx: np.ndarray, prefixes: Sequence[np.ndar
 def fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int, n_components: int, seeds: np.ndarray) -> dict[str, TextBlock]:
     """Fit the five text blocks on the training trajectories ``idx`` of a corpus (see the module docstring)."""
     if min_df < corpus.min_df:
-        raise ValueError("corpus was interned with a larger min_df than the featurizer asks for")
+        raise ArgumentError("corpus was interned with a larger min_df than the featurizer asks for")
     blocks: dict[str, TextBlock] = {}
     tasks = np.unique(corpus.task_of[idx])
     task_docs = corpus.task_counts[tasks]

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from stopwise.errors import ArgumentError
+
 __all__ = ["MODES", "Verdict", "first_crossing", "halt_decision", "halt_points", "halt_reason", "mode_thresholds"]
 
 MODES: tuple[str, ...] = ("success-only", "failure-only", "dual")
@@ -71,7 +73,7 @@ class Verdict:
         'predicted'
         """
         if not self.halted:
-            raise ValueError("only a halt verdict predicts an outcome; a continuing run has no outcome row yet")
+            raise ArgumentError("only a halt verdict predicts an outcome; a continuing run has no outcome row yet")
         return {
             "system": system,
             "task": task,
@@ -226,4 +228,4 @@ def mode_thresholds(mode: str, threshold: float) -> tuple[float | None, float | 
         return None, threshold
     if mode == "dual":
         return threshold, threshold
-    raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    raise ArgumentError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")

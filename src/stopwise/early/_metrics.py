@@ -19,6 +19,7 @@ import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
 from stopwise.early._halting import halt_points
+from stopwise.errors import ArgumentError
 
 __all__ = ["EarlyMetrics", "early_metrics"]
 
@@ -129,7 +130,7 @@ def early_metrics(
     runs = runs.sort_values("run").reset_index(drop=True)
     n = runs.shape[0]
     if not np.array_equal(runs["run"].to_numpy(), np.arange(n)):
-        raise ValueError("runs must be numbered 0..n-1 in the `run` column")
+        raise ArgumentError("runs must be numbered 0..n-1 in the `run` column")
     pred = predictions.sort_values(["run", "k"]).reset_index(drop=True)
     n_steps = runs["n_steps"].to_numpy(dtype=np.int64)
     run_ids = pred["run"].to_numpy(dtype=np.int64)

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stopwise.errors import FileFormatError, Problem, TaskUniverseError
+from stopwise.errors import ArgumentError, FileFormatError, Problem, TaskUniverseError
 
 __all__ = ["MAX_UNIVERSE_TASKS", "TaskUniverse", "TaskUniverseError", "read_task_universe"]
 
@@ -210,7 +210,7 @@ class TaskUniverse:
             The universe comes from counts and has no task names.
         """
         if self._tasks is None:
-            raise ValueError("a universe from counts has no task names or order")
+            raise ArgumentError("a universe from counts has no task names or order")
         if self._index is None:
             self._index = pd.Index(pd.array(self._tasks, dtype="str"))
         wanted = tasks if isinstance(tasks, pd.Index) else pd.array(np.asarray(tasks, dtype=object), dtype="str")

@@ -46,6 +46,7 @@ from stopwise.compare import (
     required_counts,
     routine_actions,
 )
+from stopwise.errors import ArgumentError
 from stopwise.records import Policy
 from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
 from stopwise.replay._source import ReplayPair, ReplaySource
@@ -77,7 +78,7 @@ def live_looks(n_tasks: int, every: int | str = "every") -> np.ndarray:
     """
     step = 1 if every == "every" else every
     if isinstance(step, str) or int(step) != step or step < 1:
-        raise ValueError(f"looks must be 'every' or a positive integer; got {every!r}")
+        raise ArgumentError(f"looks must be 'every' or a positive integer; got {every!r}")
     looks = np.arange(int(step), n_tasks + 1, int(step))
     if len(looks) == 0 or looks[-1] != n_tasks:
         looks = np.r_[looks, n_tasks]
@@ -428,16 +429,16 @@ def replay_live(
     policy = policy if policy is not None else Policy()
     thresholds_arr = np.asarray(thresholds, dtype=float)
     if thresholds_arr.ndim != 1 or len(thresholds_arr) == 0 or ((thresholds_arr < -1) | (thresholds_arr >= 1)).any():
-        raise ValueError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
+        raise ArgumentError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
     if int(n_orders) != n_orders or n_orders < 1:
-        raise ValueError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+        raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
     unknown = [r for r in rules if r not in LIVE_RULES]
     if unknown or not rules:
-        raise ValueError(f"`rules` must be a non-empty subset of {', '.join(LIVE_RULES)}; got {list(rules)}")
+        raise ArgumentError(f"`rules` must be a non-empty subset of {', '.join(LIVE_RULES)}; got {list(rules)}")
     if int(batch_rows) != batch_rows or batch_rows < 1:
-        raise ValueError(f"`batch_rows` must be a positive integer; got {batch_rows!r}")
+        raise ArgumentError(f"`batch_rows` must be a positive integer; got {batch_rows!r}")
     if policy.order.kind not in ("uniform", "coverage-aware"):
-        raise ValueError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
+        raise ArgumentError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
     stratified = policy.order.kind != "uniform"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stopwise.errors import ArgumentError
 from stopwise.records import Policy
 
 __all__ = ["STANDARD_POLICIES", "comparison_policies"]
@@ -62,7 +63,7 @@ def comparison_policies(base: Policy, names: list[str] | None = None) -> dict[st
     chosen = names if names is not None else [n for n in STANDARD_POLICIES if n not in _NOT_BY_DEFAULT]
     unknown = [n for n in chosen if n not in STANDARD_POLICIES]
     if unknown:
-        raise ValueError(f"unknown policy name(s) {unknown}; choose from {', '.join(STANDARD_POLICIES)}")
+        raise ArgumentError(f"unknown policy name(s) {unknown}; choose from {', '.join(STANDARD_POLICIES)}")
     result = {}
     for name in chosen:
         spec = STANDARD_POLICIES[name]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from stopwise._version import __version__
 from stopwise.compare import exceeds_threshold
-from stopwise.errors import ComparisonError
+from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Policy
 from stopwise.replay._engine import DEFAULT_BUDGETS, replay_policy
 from stopwise.replay._metrics import sufficiency, summarize
@@ -179,7 +179,7 @@ def replay(
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
     betting = [name for name, p in chosen.items() if p.decision.boundary == "betting-wor"]
     if betting:
-        raise ValueError(
+        raise ArgumentError(
             f"policy {', '.join(betting)} uses the betting-wor boundary, which may stop at any look: replay it with live "
             "looks (stopwise replay --looks every, or stopwise.replay.live_replay) rather than on the budget grid"
         )

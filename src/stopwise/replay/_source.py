@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from stopwise.compare import lattice_of, outcome_cells
-from stopwise.errors import ComparisonError
+from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Exclusion
 
 __all__ = ["ReplayPair", "ReplaySource", "prepare_source"]
@@ -139,9 +139,9 @@ def prepare_source(
     (6, 60, 1)
     """
     if not 0.0 <= min_coverage <= 1.0:
-        raise ValueError(f"`min_coverage` must be in [0, 1]; got {min_coverage!r}")
+        raise ArgumentError(f"`min_coverage` must be in [0, 1]; got {min_coverage!r}")
     if int(min_shared) != min_shared or min_shared < 1:
-        raise ValueError(f"`min_shared` must be a positive integer; got {min_shared!r}")
+        raise ArgumentError(f"`min_shared` must be a positive integer; got {min_shared!r}")
     cells = outcome_cells(rows, statuses=statuses, group_column=group_column, status_reason=lambda s: f"status {s}", source=name)
     excluded_rows = list(cells.excluded)
     if not cells.usable.any():
