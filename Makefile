@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup setup-test lint typecheck pytest clean browser
+.PHONY: demo test setup setup-test lint typecheck pytest clean browser postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ typecheck: setup-test
 pytest: setup-test
 	$(BIN)/python -m pytest -q
 
-test: browser setup-test
+test: browser postgres setup-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
@@ -42,6 +42,16 @@ browser:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq >/dev/null && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
+
+# PostgreSQL server binaries for the ledger tests (tests/ledger/conftest.py runs initdb + pg_ctl from them in a
+# temporary folder on a private port and stops the server afterwards); Debian's postgresql, installed only when missing.
+postgres:
+	@if [ ! -x "$${STOPWISE_PG_BIN:-/usr/lib/postgresql/15/bin}/initdb" ]; then \
+		echo "installing postgresql (apt-get)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql-15 >/dev/null; \
 	fi
 
 clean:
