@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,6 +25,26 @@ _DEFAULT_BUDGETS = "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0
 """:data:`stopwise.replay.DEFAULT_BUDGETS` as text (a test keeps them equal)."""
 LIVE_RULES = ("betting-wor", "fixed-budget")
 """:data:`stopwise.replay.LIVE_RULES` (a test keeps them equal)."""
+
+
+@contextmanager
+def _pairs_progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar over pairs x policies; yields the engine's ``progress(done, total)`` callback."""
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("pairs x policies"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, advance=done, total=total)
+
+        yield advance
 
 
 def _numbers(text: str, what: str) -> list[float]:
@@ -126,20 +148,7 @@ def replay_command(
         if live_looks is not None:
             _live(records, base, names, thresholds, orders, live_looks, live_fixed, chosen_rules, strategy, min_coverage, min_shared, jobs, out, folder, outputs, as_json)
             return
-        with Progress(
-            TextColumn("replay"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("pairs x policies"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("replay", total=None)
-
-            def advance(done: int, total: int) -> None:
-                bar.update(task, advance=done, total=total)
-
+        with _pairs_progress("replay") as advance:
             try:
                 result = replay(
                     records,
@@ -239,20 +248,7 @@ def _live(
     from stopwise.replay._live import summary_table
 
     with user_errors():
-        with Progress(
-            TextColumn("live replay"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("pairs x policies"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("live", total=None)
-
-            def advance(done: int, total: int) -> None:
-                bar.update(task, advance=done, total=total)
-
+        with _pairs_progress("live replay") as advance:
             try:
                 result = live_replay(
                     records,
