@@ -98,23 +98,28 @@ def write_dir(path: str | os.PathLike[str], write: Any, *, marker_name: str, tag
         write(tmp)
         (tmp / marker_name).write_text(f"{tag} 1\n", encoding="utf-8")
         check_output_dir(target, force=force, marker_name=marker_name, tag=tag)
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-            old.rmdir()
-            target.rename(old)
-        try:
-            tmp.rename(target)
-        except BaseException:
-            if old is not None:
-                old.rename(target)
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _swap_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _swap_into_place(tmp: Path, target: Path) -> None:
+    """Rename the finished folder ``tmp`` to ``target``, moving an earlier ``target`` aside and back on failure."""
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        old.rmdir()
+        target.rename(old)
+    try:
+        tmp.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def check_output_dir(path: str | os.PathLike[str], *, force: bool = False, marker_name: str = MARKER, tag: str = FORMAT) -> Path:
@@ -218,19 +223,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
         (tmp / MARKER).write_text(_marker_text(), encoding="utf-8")
         check_output_dir(target, force=force)
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-            old.rmdir()
-            target.rename(old)
-        try:
-            tmp.rename(target)
-        except BaseException:
-            if old is not None:
-                old.rename(target)
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _swap_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
