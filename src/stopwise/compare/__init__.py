@@ -1,46 +1,58 @@
-"""The decision layer: pairing, the coverage rule, tail probabilities and the decision routine."""
+"""The decision layer: pairing, the coverage rule, tail probabilities and the decision routine.
 
-from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
-from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
-from stopwise.compare._decide import (
-    ABSTAIN,
-    CONTINUE,
-    MIN_OBSERVED,
-    PROMOTE,
-    REJECT,
-    decide,
-    exceeds_threshold,
-    input_digest,
-    measure_budget,
-    routine_actions,
-)
-from stopwise.compare._orders import (
-    cost_first_orders,
-    coverage_aware_orders,
-    coverage_deadlines,
-    neyman_from_draws,
-    neyman_orders,
-    stratified_draws,
-    uniform_orders,
-)
-from stopwise.compare._pairing import (
-    MAX_LATTICE,
-    OutcomeCells,
-    PairedOutcomes,
-    lattice_of,
-    outcome_cells,
-    pair_outcomes,
-    task_groups,
-)
-from stopwise.compare._plan import order_universe, task_order
-from stopwise.compare._tails import (
-    TailProbabilities,
-    exact_tails_from_counts,
-    lattice_threshold,
-    normal_tails_from_moments,
-    serfling_tails_from_moments,
-    tail_probabilities,
-)
+The names load on first use (:func:`stopwise._lazy.lazy_exports`): importing the package costs nothing,
+and a name brings in its own module only. **To export a name, import it in the ``if TYPE_CHECKING:`` block
+below** (and add it to ``__all__``).
+"""
+
+import typing as _typing
+
+from stopwise._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by lazy_exports(), imported on first use
+    from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
+    from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
+    from stopwise.compare._decide import (
+        ABSTAIN,
+        CONTINUE,
+        MIN_OBSERVED,
+        PROMOTE,
+        REJECT,
+        decide,
+        exceeds_threshold,
+        input_digest,
+        measure_budget,
+        routine_actions,
+    )
+    from stopwise.compare._orders import (
+        cost_first_orders,
+        coverage_aware_orders,
+        coverage_deadlines,
+        neyman_from_draws,
+        neyman_orders,
+        stratified_draws,
+        uniform_orders,
+    )
+    from stopwise.compare._pairing import (
+        MAX_LATTICE,
+        OutcomeCells,
+        PairedOutcomes,
+        lattice_of,
+        outcome_cells,
+        pair_outcomes,
+        task_groups,
+    )
+    from stopwise.compare._plan import order_universe, task_order
+    from stopwise.compare._tails import (
+        TailProbabilities,
+        exact_tails_from_counts,
+        lattice_threshold,
+        normal_tails_from_moments,
+        serfling_tails_from_moments,
+        tail_probabilities,
+    )
+
+__getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 __all__ = [
     "ABSTAIN",

@@ -28,9 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import fft, special
 
 from stopwise.compare._pairing import MAX_LATTICE, lattice_of
 from stopwise.errors import ArgumentError
@@ -49,6 +47,28 @@ TailMethodName = ComputedTailMethod
 _EXACT_MAX_SUPPORT = 1 << 24
 _GRID_SUPPORT = 1 << 20
 _BATCH_ELEMENTS = 1 << 23
+
+
+def _next_fast_len(target: int) -> int:
+    """The smallest 5-smooth number (2^a 3^b 5^c) at least ``target``: a fast length for a real FFT.
+
+    The lengths :func:`scipy.fft.next_fast_len` gives with ``real=True``; computed here so that the
+    exact tails need NumPy's FFT only (importing SciPy would cost the command line ~0.3 s).
+    """
+    if target <= 6:
+        return max(int(target), 1)
+    best = 1 << (int(target) - 1).bit_length()  # the next power of two always qualifies
+    power5 = 1
+    while power5 < best:
+        power35 = power5
+        while power35 < best:
+            # the smallest power of two that lifts power35 to the target
+            quotient = -(-target // power35)
+            candidate = power35 << (quotient - 1).bit_length()
+            best = min(best, candidate)
+            power35 *= 3
+        power5 *= 5
+    return best
 
 
 @dataclass(frozen=True)
@@ -151,7 +171,7 @@ def _characteristic(pmf: np.ndarray, lattice: int, size: int) -> tuple[np.ndarra
     if width <= 64:
         angle = (2.0 * np.pi / size) * np.outer(np.arange(width), np.arange(size // 2 + 1))
         return pmf @ np.cos(angle), -(pmf @ np.sin(angle))
-    spectrum = fft.rfft(pmf, n=size, axis=1)
+    spectrum = np.fft.rfft(pmf, n=size, axis=1)
     return spectrum.real, spectrum.imag
 
 
@@ -202,7 +222,7 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
         support = 2 * sample * lattice + 1
         if support > _EXACT_MAX_SUPPORT:
             raise ArgumentError(f"exact bootstrap support {support} exceeds {_EXACT_MAX_SUPPORT}; use the Monte-Carlo bootstrap")
-        size = fft.next_fast_len(support, real=True)
+        size = _next_fast_len(support)
         cut = np.clip(lattice_threshold(sample, lattice, thresholds) + sample * lattice, -1, support - 1)
         below = (np.arange(support)[:, None] <= cut[None, :]).astype(float)
         members = np.flatnonzero(n == size_n)
@@ -213,7 +233,7 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
             with np.errstate(divide="ignore"):
                 magnitude = np.exp((0.5 * sample) * np.log(real * real + imag * imag))
             phase = sample * np.arctan2(imag, real)
-            distribution = fft.irfft(magnitude * np.cos(phase) + 1j * (magnitude * np.sin(phase)), n=size, axis=1)
+            distribution = np.fft.irfft(magnitude * np.cos(phase) + 1j * (magnitude * np.sin(phase)), n=size, axis=1)
             result[rows] = np.clip(distribution[:, :support] @ below, 0.0, 1.0)
     return result[:, 0] if np.ndim(threshold) == 0 else result
 
@@ -304,12 +324,14 @@ def normal_tails_from_moments(
     total_arr, squares_arr, n_arr = np.broadcast_arrays(
         np.asarray(total, dtype=float), np.asarray(squares, dtype=float), np.asarray(n, dtype=float)
     )
+    from scipy.special import ndtr  # here: only the normal method needs SciPy (the exact tails do not)
+
     deltas = np.asarray(thresholds, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = total_arr / n_arr
         variance = np.maximum(squares_arr - total_arr * mean, 0.0) / (n_arr - 1)
         se = np.sqrt(variance / n_arr)[..., None]
-        r_promote = special.ndtr((deltas - mean[..., None]) / se)
+        r_promote = ndtr((deltas - mean[..., None]) / se)
     below = mean[..., None] <= deltas
     r_promote = np.where(se == 0, np.where(below, 1.0, 0.0), r_promote)
     few = (n_arr < 2)[..., None]
@@ -357,7 +379,9 @@ def _normal_tails(differences: np.ndarray, threshold: float, units: np.ndarray |
     se = np.sqrt(m / (m - 1) * np.sum((sums - mean * sizes) ** 2)) / n
     if se == 0:
         return (1.0, 0.0) if mean <= threshold else (0.0, 1.0)
-    r_promote = float(special.ndtr((threshold - mean) / se))
+    from scipy.special import ndtr  # here: only the normal method needs SciPy
+
+    r_promote = float(ndtr((threshold - mean) / se))
     return r_promote, 1.0 - r_promote
 
 
@@ -385,7 +409,7 @@ def _tail_iv(
         unit_array = np.asarray(units)
         if unit_array.shape != values.shape:
             raise ArgumentError("`units` must have one entry per difference")
-        if pd.unique(unit_array).size == len(values):
+        if np.unique(unit_array).size == len(values):  # one task per unit: nothing is grouped
             unit_array = None
     if method == "serfling":
         if population_size is None or population_size < len(values):

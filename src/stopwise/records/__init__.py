@@ -1,57 +1,66 @@
 """Data contracts: outcome rows, trajectories, the comparison policy and the decision record.
 
-This package imports nothing else of stopwise's (but its errors).
+This package imports nothing else of stopwise's (but its errors). The names load on first use (:func:`stopwise._lazy.lazy_exports`): importing the package costs nothing,
+and a name brings in its own module only. **To export a name, import it in the ``if TYPE_CHECKING:`` block
+below** (and add it to ``__all__``).
 """
 
-from stopwise.records._decision import (
-    ACTIONS,
-    Action,
-    BudgetState,
-    CoverageState,
-    DecisionRecord,
-    Exclusion,
-    FlagCount,
-    GroupCoverage,
-    TailProvenance,
-    UniverseState,
-)
-from stopwise.records._joined import read_outcome_files
-from stopwise.records._outcomes import (
-    FLAG_SEPARATOR,
-    OUTCOME_COLUMNS,
-    STATUSES,
-    flag_mask,
-    outcome_frame,
-    read_outcomes,
-    validate_outcomes,
-    write_outcomes,
-)
-from stopwise.records._policy import (
-    DEFAULT_POLICY_TOML,
-    BudgetPolicy,
-    CoveragePolicy,
-    DecisionPolicy,
-    FlagPolicy,
-    OrderPolicy,
-    Policy,
-    Targets,
-    load_policy,
-    parse_policy,
-)
-from stopwise.records._synthetic import synthetic_benchmark
-from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
-from stopwise.records._universe import MAX_UNIVERSE_TASKS, TaskUniverse, read_task_universe
-from stopwise.records._vocabulary import (
-    BOUNDARIES,
-    COMPUTED_TAIL_METHODS,
-    COVERAGE_RULES,
-    TAIL_METHODS,
-    Boundary,
-    ComputedTailMethod,
-    CoverageRule,
-    Status,
-    TailMethod,
-)
+import typing as _typing
+
+from stopwise._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by lazy_exports(), imported on first use
+    from stopwise.records._decision import (
+        ACTIONS,
+        Action,
+        BudgetState,
+        CoverageState,
+        DecisionRecord,
+        Exclusion,
+        FlagCount,
+        GroupCoverage,
+        TailProvenance,
+        UniverseState,
+    )
+    from stopwise.records._joined import read_outcome_files
+    from stopwise.records._outcomes import (
+        FLAG_SEPARATOR,
+        OUTCOME_COLUMNS,
+        STATUSES,
+        flag_mask,
+        outcome_frame,
+        read_outcomes,
+        validate_outcomes,
+        write_outcomes,
+    )
+    from stopwise.records._policy import (
+        DEFAULT_POLICY_TOML,
+        BudgetPolicy,
+        CoveragePolicy,
+        DecisionPolicy,
+        FlagPolicy,
+        OrderPolicy,
+        Policy,
+        Targets,
+        load_policy,
+        parse_policy,
+    )
+    from stopwise.records._synthetic import synthetic_benchmark
+    from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
+    from stopwise.records._universe import MAX_UNIVERSE_TASKS, TaskUniverse, read_task_universe
+    from stopwise.records._vocabulary import (
+        BOUNDARIES,
+        COMPUTED_TAIL_METHODS,
+        COVERAGE_RULES,
+        TAIL_METHODS,
+        Boundary,
+        ComputedTailMethod,
+        CoverageRule,
+        Status,
+        TailMethod,
+    )
+
+__getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 __all__ = [
     "ACTIONS",
