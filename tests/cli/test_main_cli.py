@@ -28,10 +28,41 @@ def _cli(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
     return _python("from stopwise.cli.main import run; run()", *args, **kwargs)
 
 
-def test_import_stopwise_cli_imports_no_heavy_dependency() -> None:
-    code = f"import sys, stopwise.cli; bad = [m for m in {HEAVY!r} if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+DECIDE_PATH = (
+    "import stopwise.cli.main; "
+    "from stopwise.compare import decide; "
+    "from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy, read_outcome_files, read_task_universe"
+)
+"""What ``stopwise decide`` imports: the command line, then the library names its command uses."""
+NOT_ON_DECIDE = (*HEAVY, "scipy", "sqlalchemy", "plotly")
+"""Never imported to decide (pandas is left to the pandas-free reader's own guard)."""
+
+
+@pytest.mark.parametrize(
+    ("imports", "forbidden"),
+    [
+        ("import stopwise.cli", HEAVY),
+        ("import stopwise.cli.main", NOT_ON_DECIDE),
+        (DECIDE_PATH, NOT_ON_DECIDE),
+        ("import stopwise.compare, stopwise.records", NOT_ON_DECIDE),
+    ],
+    ids=["stopwise.cli", "stopwise.cli.main", "decide command", "compare+records"],
+)
+def test_import_stopwise_cli_imports_no_heavy_dependency(imports: str, forbidden: tuple[str, ...]) -> None:
+    code = f"import sys; {imports}; bad = [m for m in {forbidden!r} if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     done = _python(code, capture_output=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_decide_runs_without_scipy(tmp_path: Path) -> None:
+    """A whole ``stopwise decide`` (exact tails) loads no SciPy, model, plotting or database library."""
+    path = write_outcomes(synthetic_benchmark(60, 2, rng=0), tmp_path / "o.csv")
+    code = (
+        "import sys\nfrom stopwise.cli.main import main\ncode = main(sys.argv[1:])\n"
+        f"bad = [m for m in {NOT_ON_DECIDE!r} if m in sys.modules]\nprint('loaded', bad, file=sys.stderr)\nsys.exit(9 if bad else code)"
+    )
+    done = _python(code, "decide", str(path), "-t", "system-02", "-b", "system-01", "--n-tasks", "60", capture_output=True)
+    assert done.returncode in (0, 1, 2, 3), done.stderr
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,142 @@
+"""Start-up: only the invoked command is built, and nothing a user sees changes for it.
+
+``stopwise.cli.main`` hands Typer the app reduced to the command named on the line (or, for a help
+listing, to stand-ins carrying each command's help line). These tests build the whole app the way
+Typer would without the reduction and compare: every command's options, every help page and
+listing, and the errors for names and options Click must report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from typing import Any
+
+import pytest
+import typer
+import typer.main
+
+from stopwise.cli._common import EXIT_ERROR
+from stopwise.cli._examples import attach_examples
+from stopwise.cli.main import _ROOT_FLAGS, _invoked, app, main
+
+attach_examples(app)
+WHOLE = typer.main.get_command(app)
+
+
+def _groups(command: Any) -> dict[str, Any]:
+    return {name: sub for name, sub in getattr(command, "commands", {}).items() if hasattr(sub, "commands")}
+
+
+def _paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, sub in command.commands.items():
+        found += _paths(sub, (*prefix, name)) if hasattr(sub, "commands") else [(*prefix, name)]
+    return found
+
+
+PATHS = _paths(WHOLE)
+GROUPS = [(name,) for name in _groups(WHOLE)]
+
+
+def _described(command: Any) -> str:
+    """Everything of a built command but its subcommands and callables, object addresses removed."""
+
+    def plain(obj: Any) -> dict[str, Any]:
+        return {k: v for k, v in vars(obj).items() if k not in ("callback", "commands", "params") and not callable(v)}
+
+    text = repr((plain(command), [plain(param) for param in command.params]))
+    return re.sub(r" at 0x[0-9a-f]+", "", text)
+
+
+def _whole_output(args: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(Exception):
+        WHOLE(args=args, prog_name="stopwise", standalone_mode=False)
+    return out.getvalue()
+
+
+def _main_output(args: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(args)
+    return code, out.getvalue()
+
+
+def test_there_are_commands_and_groups_to_reduce() -> None:
+    assert len(PATHS) >= 20 and len(GROUPS) >= 4
+    assert ("decide",) in PATHS and ("early", "train") in PATHS and ("finality", "check") in PATHS
+
+
+@pytest.mark.parametrize("path", PATHS, ids=" ".join)
+def test_the_reduced_app_builds_the_invoked_command_alone_and_identically(path: tuple[str, ...]) -> None:
+    reduced = typer.main.get_command(_invoked(app, [*path, "an-argument"], _ROOT_FLAGS))
+    assert list(reduced.commands) == [path[0]]  # type: ignore[attr-defined]
+    whole, built = WHOLE, reduced
+    for name in path:
+        whole, built = whole.commands[name], built.commands[name]  # type: ignore[attr-defined]
+        if hasattr(built, "commands") and name != path[-1]:
+            assert list(built.commands) == [path[path.index(name) + 1]]
+    assert _described(built) == _described(whole)
+    assert len(built.params) == len(whole.params)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["--help"], *([*g] for g in GROUPS), *([*g, "--help"] for g in GROUPS)],
+    ids=lambda a: " ".join(a) or "(nothing)",
+)
+def test_help_listings_read_as_the_whole_apps(args: list[str]) -> None:
+    """A listing is built from stand-ins (help lines only): the page must be the same, character for character."""
+    code, shown = _main_output(list(args))
+    assert shown == _whole_output(list(args))
+    assert code == (0 if "--help" in args else EXIT_ERROR)  # no command: Click's no-args-is-help usage error
+    assert "Usage: stopwise" in shown
+    level = WHOLE
+    for name in (a for a in args if not a.startswith("-")):
+        level = level.commands[name]  # type: ignore[attr-defined]
+    for name in level.commands:  # type: ignore[attr-defined]
+        assert re.search(rf"\b{re.escape(name)}\b", shown), f"{name} missing from the listing"
+
+
+def test_a_listing_builds_no_command_options() -> None:
+    listed = typer.main.get_command(_invoked(app, ["--help"], _ROOT_FLAGS))
+    for name, command in listed.commands.items():  # type: ignore[attr-defined]
+        assert command.params == [] or hasattr(command, "commands"), name
+        assert command.help == WHOLE.commands[name].help  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("path", [("decide",), ("early", "train"), ("ledger", "init")], ids=" ".join)
+def test_command_help_reads_as_the_whole_apps(path: tuple[str, ...]) -> None:
+    code, shown = _main_output([*path, "--help"])
+    assert code == 0
+    assert shown == _whole_output([*path, "--help"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["decid"], ["early", "trian"], ["--bogus", "decide"], ["early", "--bogus", "train"], ["decide", "--no-such-option"]],
+    ids=" ".join,
+)
+def test_unknown_names_and_options_are_reported_as_before(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Names and options that are not commands leave the app whole: Click lists, suggests and reports as always."""
+    assert main(args) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "No such command" in err or "No such option" in err
+    if args == ["decid"]:
+        assert "decide" in err  # Click's suggestion needs every command name
+
+
+def test_root_options_known_to_take_no_value_are_its_flags() -> None:
+    """The reduction skips _ROOT_FLAGS before the command name: each must be a root flag (else a value could be read as a command)."""
+    flags = {opt for param in WHOLE.params if getattr(param, "is_flag", False) for opt in param.opts}
+    assert flags >= _ROOT_FLAGS
+    for param in WHOLE.params:
+        assert getattr(param, "is_flag", False), f"root option {param.opts} takes a value: teach _invoked to skip it"
+
+
+def test_version_before_a_command_still_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    for args in (["--version", "decide", "x.csv"], ["--version", "--help"]):
+        assert main(args) == 0
+        assert capsys.readouterr().out.startswith("stopwise ")
