@@ -12,16 +12,17 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-from stopwise.errors import StopwiseError, terminal_text
+from stopwise.errors import InputError, StopwiseError, terminal_text
 
 __all__ = [
     "EXIT_ERROR",
@@ -29,6 +30,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_PIPE",
     "PIPE_WIDTH",
+    "Inputs",
     "StdoutClosed",
     "console",
     "err_console",
@@ -129,12 +131,13 @@ def _sniff_suffix(head: bytes) -> str:
 
 
 @contextmanager
-def input_path(path: Path, *, suffix: str | None = None) -> Iterator[Path]:
+def input_path(path: Path, *, suffix: str | None = None, sniff: Callable[[bytes], str] | None = None) -> Iterator[Path]:
     """A file the library can read: ``path`` itself, or standard input spooled to a temporary file when ``path`` is ``-``.
 
     Standard input is copied in blocks (memory stays bounded) to a private temporary folder and
-    removed afterwards. Its format comes from ``suffix`` (e.g. ``".toml"``) or from its first bytes:
-    Parquet, gzip, JSON lines (``{``), JSON (``[``), else CSV. Error messages name it ``<stdin>``.
+    removed afterwards. Its format comes from ``suffix`` (e.g. ``".toml"``), from ``sniff`` (the
+    first 4 KiB -> a suffix) or from its first bytes: Parquet, gzip (then the same for the content,
+    e.g. ``.jsonl.gz``), JSON lines (``{``), JSON (``[``), else CSV. Error messages name it ``<stdin>``.
 
     Examples
     --------
@@ -149,7 +152,7 @@ def input_path(path: Path, *, suffix: str | None = None) -> Iterator[Path]:
     folder = tempfile.mkdtemp(prefix="stopwise-stdin-")
     try:
         head = stream.read(4096) if hasattr(stream, "read") else b""
-        spooled = Path(folder) / f"stdin{suffix or _sniff_suffix(head)}"
+        spooled = Path(folder) / f"stdin{suffix or (sniff or _sniff_suffix)(head)}"
         with spooled.open("wb") as handle:
             handle.write(head)
             shutil.copyfileobj(stream, handle, 1 << 20)
@@ -157,6 +160,49 @@ def input_path(path: Path, *, suffix: str | None = None) -> Iterator[Path]:
         yield spooled
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class Inputs:
+    """The files one command reads, any one of which may be ``-`` (standard input, which can be read once).
+
+    Give every file argument of the command (``None`` for an option not given) when entering; a
+    second ``-`` among them is an :class:`~stopwise.errors.InputError`. :meth:`file` then gives a
+    path the library can read (:func:`input_path`); spooled standard input is removed on leaving.
+
+    Examples
+    --------
+    >>> with Inputs(Path("argument.toml"), None) as inputs:
+    ...     print(inputs.file(Path("argument.toml")))
+    argument.toml
+    >>> with Inputs(Path("-"), Path("-")):
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: standard input ('-') can be read once; give '-' for one of the files only
+    """
+
+    def __init__(self, *given: Path | list[Path] | None) -> None:
+        self._given = [p for item in given for p in (item if isinstance(item, list) else [item]) if p is not None]
+        self._stack = ExitStack()
+
+    def __enter__(self) -> Inputs:
+        if sum(is_stdin(p) for p in self._given) > 1:
+            raise InputError("standard input ('-') can be read once; give '-' for one of the files only")
+        self._stack.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> bool | None:
+        return self._stack.__exit__(kind, error, trace)
+
+    def file(self, path: Path, *, suffix: str | None = None, sniff: Callable[[bytes], str] | None = None) -> Path:
+        """A readable path for ``path``: itself, or standard input spooled (see :func:`input_path`)."""
+        return self._stack.enter_context(input_path(path, suffix=suffix, sniff=sniff))
+
+    def files(self, paths: list[Path]) -> list[Path]:
+        """:meth:`file` of each path."""
+        return [self.file(p) for p in paths]
 
 
 def _plain(value: Any) -> Any:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stopwise.cli._common import console, err_console, user_errors
+from stopwise.cli._common import Inputs, console, err_console, user_errors
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
@@ -119,7 +119,9 @@ def _print_quality(summary: dict[str, Any]) -> None:
 
 @early_app.command("train")
 def train_command(
-    trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files (.jsonl or .jsonl.gz) with final outcomes.")],
+    trajectories: Annotated[
+        list[Path], typer.Argument(help="Trajectory JSONL files (.jsonl or .jsonl.gz) with final outcomes; '-' reads standard input.")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the model to.")],
     success_threshold: Annotated[float, typer.Option(help="Success threshold s (with --max-halt-error: the head is on).")] = 0.95,
     failure_threshold: Annotated[float, typer.Option(help="Failure threshold f (with --max-halt-error: the head is on).")] = 0.95,
@@ -151,9 +153,9 @@ def train_command(
     from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, read_gold, read_runs
     from stopwise.early._persist import check_output_dir
 
-    with user_errors():
-        runs = read_runs(trajectories)
-        golds = read_gold(gold) if gold is not None else None
+    with user_errors(), Inputs(trajectories, gold) as inputs:
+        runs = read_runs(inputs.files(trajectories))
+        golds = read_gold(inputs.file(gold)) if gold is not None else None
         model = EarlyOutcomeModel(
             success_threshold=None if no_success else _threshold(success_threshold, "success-threshold"),
             failure_threshold=_threshold(failure_threshold, "failure-threshold"),
@@ -188,7 +190,7 @@ def train_command(
 
 @early_app.command("evaluate")
 def evaluate_command(
-    trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files with final outcomes.")],
+    trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files with final outcomes; '-' reads standard input.")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep.")] = None,
     by: Annotated[str, typer.Option(help="Hold out one value at a time: agent or a meta key (service, model).")] = "agent",
     within: Annotated[str | None, typer.Option(help="Meta key whose values form separate leave-one-out studies.")] = None,
@@ -213,7 +215,7 @@ def evaluate_command(
     from stopwise.early._persist import check_output_dir
     from stopwise.records import write_outcomes
 
-    with user_errors():
+    with user_errors(), Inputs(trajectories, gold) as inputs:
         names = variant or ["lightgbm"]
         unknown = [n for n in names if n not in VARIANTS]
         if unknown:
@@ -222,8 +224,8 @@ def evaluate_command(
         _threshold(threshold, "threshold")
         if out is not None:
             check_output_dir(out, force=force, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation")
-        runs = read_runs(trajectories)
-        golds = read_gold(gold) if gold is not None else None
+        runs = read_runs(inputs.files(trajectories))
+        golds = read_gold(inputs.file(gold)) if gold is not None else None
         models = {name: make_variant(name, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs) for name in names}
         with _progress("evaluate") as update:
             evaluation = leave_one_out(
@@ -275,7 +277,7 @@ def evaluate_command(
 @early_app.command("monitor")
 def monitor_command(
     model_dir: Annotated[Path, typer.Argument(help="A model directory written by `stopwise early train`.")],
-    trajectories: Annotated[Path, typer.Argument(help="Trajectory JSONL file to replay step by step.")],
+    trajectories: Annotated[Path, typer.Argument(help="Trajectory JSONL file to replay step by step; '-' reads standard input.")],
     agent: Annotated[str | None, typer.Option(help="Replay only this agent's runs.")] = None,
     task: Annotated[str | None, typer.Option(help="Replay only this task's runs.")] = None,
     attempt: Annotated[int | None, typer.Option(help="Replay only this attempt.")] = None,
@@ -295,20 +297,20 @@ def monitor_command(
     from stopwise.early import load_model, monitor_run, read_gold, read_runs
     from stopwise.records import outcome_frame, write_outcomes
 
-    with user_errors():
+    with user_errors(), Inputs(trajectories, gold) as inputs:
         model = load_model(model_dir)
         s = _threshold(success_threshold, "success-threshold")
         f = _threshold(failure_threshold, "failure-threshold")
         if limit < 1:
             raise InputError(f"--limit must be a positive integer; got {limit}")
-        runs = read_runs([trajectories], require_outcome=False)
-        golds = read_gold(gold) if gold is not None else {}
+        runs = read_runs([inputs.file(trajectories)], require_outcome=False)
+        golds = read_gold(inputs.file(gold)) if gold is not None else {}
         chosen = [
             r for r in runs
             if (agent is None or r.agent == agent) and (task is None or r.task == task) and (attempt is None or r.attempt == attempt)
         ]
         if not chosen:
-            raise InputError(f"{trajectories}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
+            raise InputError(f"{'<stdin>' if str(trajectories) == '-' else trajectories}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
         results = [
             monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)
             for run in chosen[:limit]

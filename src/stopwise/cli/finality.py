@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from stopwise.cli._common import console, err_console, user_errors
+from stopwise.cli._common import Inputs, console, err_console, user_errors
 
 __all__ = ["register"]
 
@@ -51,13 +52,33 @@ def _reasons(label: str, reasons: list[str]) -> None:
         console.print(f"  - {reason}", markup=False)
 
 
+_TOML_KEY = rb"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_TOML_LINE = re.compile(rb"^\s*(?:\[|" + _TOML_KEY + rb"(?:\s*\.\s*" + _TOML_KEY + rb")*\s*=)")
+"""A TOML table header or key = value."""
+
+
+def _argument_syntax(head: bytes) -> str:
+    """``.toml`` or ``.yaml`` for a completion argument read from standard input: its first line that is not a comment.
+
+    TOML opens with a table (``[...]``) or ``key = value``; anything else is taken for YAML
+    (``key: value``, ``---``, a list), whose parser then names what is wrong.
+    """
+    for line in head.lstrip(b"\xef\xbb\xbf").splitlines():
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            return ".toml" if _TOML_LINE.match(line) else ".yaml"
+    return ".toml"
+
+
 def _check(
-    argument: Annotated[Path, typer.Argument(help="Completion argument (.toml, .yaml or .yml).")],
+    argument: Annotated[
+        Path, typer.Argument(help="Completion argument (.toml, .yaml or .yml); '-' reads standard input (TOML or YAML).")
+    ],
     runs: Annotated[
-        Path | None, typer.Option("--runs", help="Runs to check (.csv or .jsonl: run, system, task, outcome, ...).")
+        Path | None,
+        typer.Option("--runs", help="Runs to check (.csv or .jsonl: run, system, task, outcome, ...); '-' reads standard input."),
     ] = None,
     record: Annotated[
-        Path | None, typer.Option("--record", help="Open-effects record (JSON) with the evidence.")
+        Path | None, typer.Option("--record", help="Open-effects record (JSON) with the evidence; '-' reads standard input.")
     ] = None,
     rows: Annotated[
         Path | None, typer.Option("--rows", help="Write outcome rows here (.csv, .jsonl or .parquet); needs --runs.")
@@ -83,11 +104,11 @@ def _check(
     )
     from stopwise.records import write_outcomes
 
-    with user_errors(), Outputs(force=force) as outputs:
+    with user_errors(), Outputs(force=force) as outputs, Inputs(argument, runs, record) as inputs:
         if (record is not None or rows is not None) and runs is None:
             raise InputError("--record and --rows need --runs (the runs to check)")
         rows_tmp = outputs.file(rows) if rows is not None else None
-        parsed = load_argument(argument)
+        parsed = load_argument(inputs.file(argument, sniff=_argument_syntax))
         if runs is None:
             verdict = check_argument(parsed)
             if as_json:
@@ -97,7 +118,8 @@ def _check(
             _reasons(f"label: {verdict.label}", verdict.label_reasons)
             _reasons(f"unit: {verdict.unit}", verdict.unit_reasons)
             return
-        checks = check_runs(parsed, load_runs(runs), record=load_effects_record(record) if record is not None else None)
+        evidence = load_effects_record(inputs.file(record, suffix=".json")) if record is not None else None
+        checks = check_runs(parsed, load_runs(inputs.file(runs)), record=evidence)
         if rows_tmp is not None:
             write_outcomes(finality_rows(checks), rows_tmp)
     if as_json:
