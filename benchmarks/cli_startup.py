@@ -5,7 +5,8 @@ before the CLI's imports were made lazy), run side by side and interleaved so bo
 machine load. The baseline is checked out with ``git worktree add --detach`` into a temporary folder
 and removed afterwards; both run on this interpreter (same installed dependencies).
 
-Target (issue 11): under 1.0 s for both commands.
+Target (issue 11): under 1.0 s for both commands. The last lines name the heavy libraries each command
+of this checkout still loads (what is left to make lazy).
 
     python benchmarks/cli_startup.py [--repeats 7] [--baseline REF]
 """
@@ -45,6 +46,20 @@ def _time(src: Path, args: list[str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
+HEAVY = ("pandas", "pyarrow", "scipy", "sklearn", "lightgbm", "matplotlib", "plotly", "sqlalchemy", "pydantic", "numpy")
+
+
+def _loaded(src: Path, args: list[str]) -> list[str]:
+    """The heavy libraries one run of the command imports."""
+    code = (
+        "import sys\nfrom stopwise.cli.main import main\nmain(sys.argv[1:])\n"
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    return done.stderr.strip().splitlines()[-1].split() if done.stderr.strip() else []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7, help="runs of each command per checkout (median reported)")
@@ -82,6 +97,8 @@ def main() -> None:
             f"  {command:<32} wall {now[0]:6.3f} s (baseline {then[0]:6.3f} s, ratio {now[0] / then[0]:4.2f}; {verdict} the 1.0 s target)"
             f"   CPU {now[1]:6.3f} s (baseline {then[1]:6.3f} s, ratio {now[1] / then[1]:4.2f})"
         )
+    for command, args in commands.items():
+        print(f"  {command:<32} loads: {', '.join(_loaded(ROOT / 'src', args)) or 'none of ' + ', '.join(HEAVY)}")
 
 
 if __name__ == "__main__":

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
 import typer.main
 
+import stopwise
 from stopwise.cli._common import EXIT_ERROR
 from stopwise.cli._examples import attach_examples
-from stopwise.cli.main import _ROOT_FLAGS, _invoked, app, main
+from stopwise.cli.main import _ROOT_FLAGS, COMMANDS, MODULES, _invoked, app, build_app, main
 
 attach_examples(app)
 WHOLE = typer.main.get_command(app)
@@ -71,7 +76,9 @@ def test_there_are_commands_and_groups_to_reduce() -> None:
 
 @pytest.mark.parametrize("path", PATHS, ids=" ".join)
 def test_the_reduced_app_builds_the_invoked_command_alone_and_identically(path: tuple[str, ...]) -> None:
-    reduced = typer.main.get_command(_invoked(app, [*path, "an-argument"], _ROOT_FLAGS))
+    own = build_app([COMMANDS[path[0]]])  # what main() starts from: the command's own module
+    attach_examples(own)
+    reduced = typer.main.get_command(_invoked(own, [*path, "an-argument"], _ROOT_FLAGS))
     assert list(reduced.commands) == [path[0]]  # type: ignore[attr-defined]
     whole, built = WHOLE, reduced
     for name in path:
@@ -140,3 +147,31 @@ def test_version_before_a_command_still_prints_the_version(capsys: pytest.Captur
     for args in (["--version", "decide", "x.csv"], ["--version", "--help"]):
         assert main(args) == 0
         assert capsys.readouterr().out.startswith("stopwise ")
+
+
+def test_the_command_table_names_what_each_module_registers() -> None:
+    registered: dict[str, str] = {}
+    for module in MODULES:
+        alone = build_app([module])
+        names = [c.name for c in alone.registered_commands] + [g.name for g in alone.registered_groups]
+        assert names, f"stopwise.cli.{module} registers nothing"
+        registered.update(dict.fromkeys(names, module))  # type: ignore[arg-type]
+    assert registered == COMMANDS
+    assert set(WHOLE.commands) == set(registered)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("args", "expected"), [(["decide", "--help"], ["compare"]), (["early", "train", "--help"], ["early"]),
+                                                (["--version", "ledger", "--help"], ["ledger"]), (["--help"], list(MODULES))])
+def test_a_command_imports_its_own_command_module_only(args: list[str], expected: list[str]) -> None:
+    code = (
+        "import sys\nfrom stopwise.cli.main import main\ncode = main(sys.argv[1:])\n"
+        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('stopwise.cli.') and m.count('.') == 2\n"
+        "             and not m.rsplit('.', 1)[1].startswith('_') and m != 'stopwise.cli.main'))\n"
+        "print('click' in sys.modules or 'typer._click' not in sys.modules)\nsys.exit(code)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(stopwise.__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    modules, click_imported = done.stdout.strip().splitlines()[-2:]
+    assert modules == repr(sorted(expected))
+    assert click_imported == "False"  # Typer vendors Click as typer._click: the click package is not loaded

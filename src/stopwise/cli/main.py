@@ -16,7 +16,9 @@ code  meaning
 ====  ======================================================================
 
 Command modules import the library inside their commands, so that ``stopwise --help`` and a
-``decide`` start without scikit-learn, LightGBM or matplotlib.
+``decide`` start without scikit-learn, LightGBM or matplotlib. Start-up does only what the command
+line asks for: a command imports its own command module (:data:`COMMANDS`), and Typer builds that
+command's options alone (:func:`_invoked`); ``--help`` lists every command from their help lines.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ import inspect
 import os
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
-import click
 import typer
 from rich.markup import escape
 
@@ -36,7 +37,7 @@ from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EX
 from stopwise.cli._examples import attach_examples
 from stopwise.errors import StopwiseError, escape_text, terminal_text
 
-app = typer.Typer(
+_base = typer.Typer(
     name="stopwise",
     help="When may an LLM-agent evaluation stop, and what may it claim?",
     no_args_is_help=True,
@@ -47,6 +48,7 @@ app = typer.Typer(
         "130 interrupted; 141 output pipe closed. Example: stopwise decide outcomes.csv -t A -b B"
     ),
 )
+"""The root: its options and help, no command (:func:`build_app` adds them)."""
 
 
 def _version(value: bool) -> None:
@@ -57,7 +59,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@_base.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -66,24 +68,56 @@ def _root(
     """When may an LLM-agent evaluation stop, and what may it claim?"""
 
 
-def _register() -> None:
-    from stopwise.cli import compare as compare_cli
+MODULES = ("compare", "replay", "early", "finality", "ingest", "report", "ledger")
+"""The command modules ``stopwise.cli.<name>``, each with ``register(app)``, in the order ``--help`` lists them."""
 
-    compare_cli.register(app)
-    for module_name in ("replay", "early", "finality", "ingest", "report"):
-        try:
-            module = __import__(f"stopwise.cli.{module_name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"stopwise.cli.{module_name}":
-                raise
-            continue
-        module.register(app)
-    from stopwise.cli import ledger as ledger_cli
+COMMANDS = {
+    "decide": "compare",
+    "order": "compare",
+    "demo": "compare",
+    "policy": "compare",
+    "replay": "replay",
+    "early": "early",
+    "finality": "finality",
+    "ingest": "ingest",
+    "report": "report",
+    "ledger": "ledger",
+    "watch": "ledger",
+}
+"""Top-level command or group -> the module that registers it: ``stopwise decide`` imports that module
+alone (a test checks this table against what the modules register; a name missing here still works,
+through the whole app)."""
 
-    ledger_cli.register(app)
+_BUILT: dict[tuple[str, ...], typer.Typer] = {}
 
 
-_register()
+def build_app(modules: Sequence[str] = MODULES) -> typer.Typer:
+    """The ``stopwise`` app with the commands of ``modules`` (default: every command), built once per selection."""
+    key = tuple(modules)
+    if key not in _BUILT:
+        built = copy.copy(_base)  # the root callback and settings, with command lists of its own
+        built.registered_commands, built.registered_groups = [], []
+        for module_name in key:
+            try:
+                module = __import__(f"stopwise.cli.{module_name}", fromlist=["register"])
+            except ModuleNotFoundError as exc:
+                if exc.name != f"stopwise.cli.{module_name}":
+                    raise
+                continue
+            module.register(built)
+        _BUILT[key] = built
+    return _BUILT[key]
+
+
+app: typer.Typer
+"""Every command (for tests and tools that take the Typer app): built on first use, see :func:`__getattr__`."""
+
+
+def __getattr__(name: str) -> Any:
+    """``app`` is built when first asked for, so that ``stopwise decide`` imports only its own command module."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _command_name(command: typer.models.CommandInfo) -> str | None:
@@ -99,6 +133,17 @@ def _group_name(group: typer.models.TyperInfo) -> str | None:
     return None
 
 
+def _first_other(args: Sequence[str], flags: frozenset[str]) -> int:
+    """Index of the first argument not in ``flags`` (``len(args)`` when there is none)."""
+    return next((i for i, arg in enumerate(args) if arg not in flags), len(args))
+
+
+def _command_token(args: Sequence[str], flags: frozenset[str]) -> str | None:
+    """The command name ``args`` begin with (after options in ``flags``); None when an other option or nothing comes first."""
+    position = _first_other(args, flags)
+    return args[position] if position < len(args) and not args[position].startswith("-") else None
+
+
 def _invoked(typer_app: typer.Typer, args: Sequence[str], flags: frozenset[str] = frozenset()) -> typer.Typer:
     """``typer_app`` reduced to what ``args`` asks for: the command they name, or this level's help listing.
 
@@ -110,9 +155,7 @@ def _invoked(typer_app: typer.Typer, args: Sequence[str], flags: frozenset[str] 
     value) and for a name that is not a command. ``flags``: this level's options known to take no
     value (a group with options of its own is never reduced).
     """
-    position = 0
-    while position < len(args) and args[position] in flags:
-        position += 1
+    position = _first_other(args, flags)
     if position == len(args) or args[position].startswith("-"):
         listing = position == len(args) or args[position] == "--help"  # this level's help (or its usage error)
         return _listing(typer_app) if listing else typer_app
@@ -169,19 +212,21 @@ _ROOT_FLAGS = frozenset({"--version"})
 """The options of :func:`_root` (``--help`` excepted: it lists every command)."""
 
 
-def _usage_error_types() -> tuple[type[BaseException], ...]:
-    """Click's usage-error base, wherever this Typer version takes Click from."""
-    found: list[type[BaseException]] = [click.exceptions.ClickException]
-    try:  # Typer >= 0.20 vendors Click as typer._click
-        from typer._click.exceptions import ClickException as VendoredClickException
-
-        found.append(VendoredClickException)
-    except ImportError:
-        pass
-    return tuple(found)
+def _click_exceptions() -> Any:
+    """The exceptions module of Click as this Typer runs it: ``typer._click`` (Typer >= 0.20 vendors Click; the
+    click package is then never imported, saving its import) or the click package."""
+    try:
+        return __import__("typer._click.exceptions", fromlist=["ClickException"])
+    except ImportError:  # Typer < 0.20
+        return __import__("click.exceptions", fromlist=["ClickException"])
 
 
-_USAGE_ERRORS = _usage_error_types()
+_CLICK = _click_exceptions()
+_USAGE_ERRORS: tuple[type[BaseException], ...] = (_CLICK.ClickException,)
+"""Click's usage-error base."""
+_EXITS: tuple[type[BaseException], ...] = (typer.Exit, getattr(_CLICK, "Exit", typer.Exit))
+_ABORTS: tuple[type[BaseException], ...] = (typer.Abort, getattr(_CLICK, "Abort", typer.Abort))
+"""Exit and Abort: Typer's own since Typer vendors Click, Click's before."""
 
 
 def _stdout_closed() -> int:
@@ -196,19 +241,21 @@ def _stdout_closed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    attach_examples(app)  # here, not at registration: commands registered later get theirs too
     args = sys.argv[1:] if argv is None else list(argv)
+    module = COMMANDS.get(_command_token(args, _ROOT_FLAGS) or "")
+    typer_app = build_app([module]) if module is not None else build_app()  # a command's own module, or all
+    attach_examples(typer_app)  # here, not at registration: commands registered later get theirs too
     try:
-        result = _invoked(app, args, _ROOT_FLAGS)(args=args, prog_name="stopwise", standalone_mode=False)
+        result = _invoked(typer_app, args, _ROOT_FLAGS)(args=args, prog_name="stopwise", standalone_mode=False)
     except (BrokenPipeError, StdoutClosed):
         return _stdout_closed()
     except SystemExit as exc:
         if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # Click's answer to EPIPE is exit 1: a decision code
             return _stdout_closed()
         raise exc
-    except (typer.Exit, click.exceptions.Exit) as exc:
-        return int(exc.exit_code)
-    except (typer.Abort, click.exceptions.Abort):
+    except _EXITS as exc:
+        return int(exc.exit_code)  # type: ignore[attr-defined]
+    except _ABORTS:
         err_console.print("aborted")
         return EXIT_ERROR
     except KeyboardInterrupt:
