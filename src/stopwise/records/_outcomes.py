@@ -182,7 +182,8 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
         return None
     if invalid or table.column_names != list(header or []):
         return None
-    return {name: np.asarray(table.column(i).to_numpy(zero_copy_only=False), dtype=object) for i, name in enumerate(names)}
+    # to_pylist, not to_numpy: pyarrow converts text to NumPy through pandas, and the decision path does not load pandas
+    return {name: _objects(table.column(i).to_pylist()) for i, name in enumerate(names)}
 
 
 def _read_csv_exact(path: Path, data: bytes | None) -> tuple[_Raw, np.ndarray]:
@@ -370,31 +371,41 @@ def _missing(values: np.ndarray) -> np.ndarray:
     """None, NaN and pandas' NA markers."""
     if values.dtype.kind == "f":
         return np.isnan(values)
-    if values.dtype.kind in "biu":
+    if values.dtype.kind != "O":
         return np.zeros(len(values), dtype=bool)
-    return np.fromiter(
-        (v is None or (isinstance(v, float) and v != v) or type(v).__name__ in _NA_TYPES for v in values),
-        dtype=bool,
-        count=len(values),
+    try:
+        return np.asarray((values == None) | (values != values), dtype=bool)  # noqa: E711 (elementwise)
+    except TypeError:  # pandas' NA refuses to be compared
+        return np.fromiter(
+            (v is None or (isinstance(v, float) and v != v) or type(v).__name__ in _NA_TYPES for v in values.tolist()),
+            dtype=bool,
+            count=len(values),
+        )
+
+
+def _all_text(items: list[Any]) -> bool:
+    return set(map(type, items)) <= {str}
+
+
+def _text(values: np.ndarray) -> np.ndarray:
+    """Each cell as stripped text; missing cells as ``""``."""
+    items = values.tolist()
+    if values.dtype.kind == "O" and _all_text(items):
+        return _objects(map(str.strip, items))
+    missing = _missing(values)
+    return _objects(
+        "" if gone else (v.strip() if type(v) is str else str(v))
+        for v, gone in zip(items, missing.tolist(), strict=True)
     )
 
 
 def _is_blank(values: np.ndarray) -> np.ndarray:
     if values.dtype.kind != "O":
         return _missing(values)
-    return _missing(values) | np.fromiter(
-        (type(v) is str and not v.strip() for v in values), dtype=bool, count=len(values)
-    )
-
-
-def _text(values: np.ndarray) -> np.ndarray:
-    """Each cell as stripped text; missing cells as ``""``."""
-    missing = _missing(values)
     items = values.tolist()
-    return _objects(
-        "" if gone else (v.strip() if type(v) is str else str(v))
-        for v, gone in zip(items, missing.tolist(), strict=True)
-    )
+    if _all_text(items):
+        return _objects(map(str.strip, items)) == ""
+    return _missing(values) | np.fromiter((type(v) is str and not v.strip() for v in items), dtype=bool, count=len(items))
 
 
 def _number(value: Any) -> float:
@@ -420,7 +431,16 @@ def _numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if values.dtype.kind in "biuf":
         numbers = values.astype(float)
     else:
-        numbers = np.fromiter(map(_number, values.tolist()), dtype=float, count=len(values))
+        numbers = np.full(len(values), np.nan)
+        filled = values[~blank]
+        items = filled.tolist()
+        joined = "".join(items) if _all_text(items) else None
+        try:
+            if joined is None or not joined.isascii() or "_" in joined:
+                raise ValueError("not plain ASCII text")
+            numbers[~blank] = filled.astype(float)  # float() of each text at C speed
+        except (ValueError, TypeError, OverflowError):
+            numbers[~blank] = np.fromiter(map(_number, items), dtype=float, count=len(items))
     numbers[blank] = np.nan
     bad = ~blank & ~np.isfinite(numbers)
     return numbers + 0.0, blank, bad  # + 0.0: "-0" reads as 0.0
