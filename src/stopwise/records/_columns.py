@@ -93,7 +93,7 @@ class OutcomeColumns:
     source: np.ndarray
     unit: np.ndarray
     flags: np.ndarray
-    _codes: dict[str, tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    _codes: dict[str, tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.system)
@@ -115,7 +115,8 @@ class OutcomeColumns:
         """The array of one column."""
         if name not in self.columns:
             raise KeyError(f"{name!r} is not an outcome column; columns are {', '.join(self.columns)}")
-        return getattr(self, name)  # type: ignore[no-any-return]
+        column: np.ndarray = getattr(self, name)
+        return column
 
     def codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """``(codes, sorted distinct values)`` of a text column, computed once and kept."""

@@ -278,10 +278,10 @@ def _read_jsonl(path: Path, gz: bool) -> tuple[_Raw, np.ndarray | None]:
     if not records:
         raise FileFormatError(f"{source}: the file has no rows; an outcome file needs at least one JSON object")
     names = list(dict.fromkeys(key for record in records for key in record))
-    raw = {str(name): _objects(record.get(name) for record in records) for name in names}
+    cells = {str(name): _objects(record.get(name) for record in records) for name in names}
     numbers = np.asarray(lines, dtype=np.int64)
     same = bool((numbers == np.arange(1, len(numbers) + 1)).all())
-    return raw, None if same else numbers  # a line only when it differs
+    return cells, None if same else numbers  # a line only when it differs
 
 
 def _read_parquet(path: Path) -> _Raw:
