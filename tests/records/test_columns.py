@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.conftest import shared_path
 
 import stopwise
 from stopwise.compare import input_digest
@@ -70,9 +69,9 @@ def test_take_and_concat_keep_rows_in_order() -> None:
     assert joined.codes("system")[1].tolist() == ["A", "B"]
 
 
-def test_swebench_lite_digest_matches_the_pandas_implementation() -> None:
+def test_swebench_lite_digest_matches_the_pandas_implementation(shared_data: Path) -> None:
     """Reference: the input sha256 the pandas pairing core (commit ed47f9b) stamped on this record and pair."""
-    path = shared_path("records", "swebench_lite", "outcomes.csv")
+    path = shared_data / "records" / "swebench_lite" / "outcomes.csv"
     rows = read_outcome_columns(path)
     systems = sorted(set(rows.system.tolist()))[:2]
     record = stopwise.decide(rows, systems[0], systems[1], complete=True)
