@@ -68,17 +68,10 @@ def read_outcome_columns(paths: str | os.PathLike[str] | Sequence[str | os.PathL
 
 
 def read_outcome_files(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
-    """Read several outcome files (each validated by :func:`read_outcomes`) as one table.
+    """Read several outcome files (each validated by :func:`read_outcomes`) as one pandas frame.
 
-    A (system, task, attempt) present in two files is an error naming both files and rows (a file
-    given twice, or two runs under one name); within one file the contract's rules apply.
-
-    Raises
-    ------
-    FileFormatError, ValidationError
-        A file cannot be read or breaks the contract.
-    ComparisonError
-        A row repeats a row of an earlier file.
+    The rows of :func:`read_outcome_columns` (same rules, same errors: a (system, task, attempt)
+    present in two files is refused) as :meth:`OutcomeColumns.to_frame` gives them.
 
     Examples
     --------
@@ -86,8 +79,9 @@ def read_outcome_files(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
     >>> from stopwise.records import read_outcome_files
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "a.csv").write_text("system,task,outcome\\nA,t1,1\\nB,t1,0\\n")
-    >>> _ = (d / "b.csv").write_text("system,task,outcome\\nA,t2,1\\nB,t2,1\\n")
-    >>> len(read_outcome_files([d / "a.csv", d / "b.csv"]))
-    4
+    >>> len(read_outcome_files([d / "a.csv", d / "a.csv"]))
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.ComparisonError: ...a.csv, row 1: (system, task, attempt) = (A, t1, 0) is already in ...a.csv, row 1; 2 row(s) repeat rows of an earlier file (is a file given twice?)
     """
     return read_outcome_columns(list(paths)).to_frame()
