@@ -10,6 +10,7 @@ import typing as _typing
 from stopwise._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by lazy_exports(), imported on first use
+    from stopwise.records._columns import OutcomeColumns, factorize
     from stopwise.records._decision import (
         ACTIONS,
         Action,
@@ -22,12 +23,13 @@ if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by lazy_exports(
         TailProvenance,
         UniverseState,
     )
-    from stopwise.records._joined import read_outcome_files
+    from stopwise.records._joined import read_outcome_columns, read_outcome_files
     from stopwise.records._outcomes import (
         FLAG_SEPARATOR,
         OUTCOME_COLUMNS,
         STATUSES,
         flag_mask,
+        outcome_columns,
         outcome_frame,
         read_outcomes,
         validate_outcomes,
@@ -88,6 +90,7 @@ __all__ = [
     "FlagPolicy",
     "GroupCoverage",
     "OrderPolicy",
+    "OutcomeColumns",
     "Policy",
     "Status",
     "Step",
@@ -97,11 +100,14 @@ __all__ = [
     "TaskUniverse",
     "Trajectory",
     "UniverseState",
+    "factorize",
     "flag_mask",
     "iter_trajectories",
     "load_policy",
+    "outcome_columns",
     "outcome_frame",
     "parse_policy",
+    "read_outcome_columns",
     "read_outcome_files",
     "read_outcomes",
     "read_task_universe",
