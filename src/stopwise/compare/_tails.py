@@ -216,7 +216,8 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
     thresholds = np.atleast_1d(np.asarray(threshold, dtype=float))
     n = table.sum(axis=1)
     result = np.full((len(table), len(thresholds)), np.nan)
-    for size_n in np.unique(n[n > 0]):
+    sizes = np.sort(n[n > 0])  # the distinct sample sizes (np.unique would import numpy.ma: start-up time)
+    for size_n in sizes[np.r_[True, sizes[1:] != sizes[:-1]]]:
         # one transform length per sample size, so a row's value never depends on the other rows
         sample = int(size_n)
         support = 2 * sample * lattice + 1
@@ -466,7 +467,10 @@ def tail_probabilities(
     True
     """
     values, unit_array = _tail_iv(differences, threshold, method, n_resamples, units, population_size)
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def generator() -> np.random.Generator:  # made when a Monte-Carlo path needs it (numpy.random loads then)
+        return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
     lattice = lattice_of(values, max_denominator=MAX_LATTICE)
     n = len(values)
     if method == "exact":
@@ -479,13 +483,13 @@ def tail_probabilities(
             )
         if unit_array is None:
             return _grid_tails(values, threshold)
-        r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator, lattice)
+        r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator(), lattice)
         return TailProbabilities(
             r_promote, 1.0 - r_promote, f"bootstrap (B={n_resamples}; exact unavailable: grouped units)",
             "bootstrap", n, lattice, n_resamples, "grouped units: exact unavailable",
         )
     if method == "bootstrap":
-        r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator, lattice)
+        r_promote = _bootstrap_r_promote(values, threshold, unit_array, n_resamples, generator(), lattice)
         how = f"bootstrap (B={n_resamples}" + (", unit resampling)" if unit_array is not None else ")")
         return TailProbabilities(r_promote, 1.0 - r_promote, how, "bootstrap", n, lattice, n_resamples)
     if method == "normal":
