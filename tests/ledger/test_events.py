@@ -29,6 +29,11 @@ row = st.fixed_dictionaries(
     optional={
         "group": text, "source": text, "unit": text, "attempt": number, "cost_usd": number, "elapsed_s": number,
         "status": st.sampled_from(["final", "Pending", " predicted ", "", None, "done", 1]),
+        "flags": st.one_of(
+            st.none(), st.just(""), st.just(float("nan")), st.just(3),
+            st.sampled_from(["error", "limit:token;error", " b ;a", "a b", "x;;x", "\x1b"]),
+            st.lists(st.sampled_from(["error", "a;b", "z", "", " y"]), max_size=3),
+        ),
     },
 )
 
@@ -58,3 +63,17 @@ def test_payloads_give_the_validator_message() -> None:
     big = pd.DataFrame({"system": ["A"] * 300, "task": [f"t{i}" for i in range(300)], "outcome": 0.0})
     frame, slow_rows = payloads(big, source="<x>")
     assert frame is not None and len(slow_rows) == 300
+
+
+def test_flags_enter_the_payload_canonical_and_only_when_present() -> None:
+    rows = [
+        {"system": "A", "task": "t1", "outcome": 0, "flags": "limit:token; error;error"},
+        {"system": "A", "task": "t2", "outcome": 1, "flags": ["unscored", "error"]},
+        {"system": "B", "task": "t1", "outcome": 1, "flags": ""},
+    ]
+    quick = quick_payloads(rows)
+    assert quick is not None
+    assert [q.get("flags") for q in quick] == ["error;limit:token", "error;unscored", None]
+    assert quick == slow(rows)
+    # repeats of a key that differ only in flags are the validator's error, not a silent pick
+    assert quick_payloads([rows[0], {**rows[0], "flags": ""}]) is None

@@ -38,7 +38,9 @@ version); they are still covered by the chain digest."""
 
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
-_EVENT_COLUMNS = ("system", "task", "attempt", "outcome", "task_group", "cost_usd", "elapsed_s", "status", "source", "unit")
+_EVENT_COLUMNS = (
+    "system", "task", "attempt", "outcome", "task_group", "cost_usd", "elapsed_s", "status", "source", "unit", "flags",
+)
 
 
 def _now() -> str:
@@ -122,9 +124,18 @@ class Ledger:
             if not versions:
                 conn.execute(S.schema_version.insert().values(version=S.SCHEMA_VERSION, created_at=_now()))
             elif list(versions) != [S.SCHEMA_VERSION]:
+                found = ", ".join(map(str, versions))
+                why = (
+                    " (written before outcome flags were stored: its outcome events have no flags column, so a "
+                    "policy's [flags] exclusions could not be applied to them)"
+                    if list(versions) == [1]
+                    else ""
+                )
                 raise LedgerError(
-                    f"ledger {_display(self.url)} has schema version {', '.join(map(str, versions))}; this stopwise "
-                    f"reads version {S.SCHEMA_VERSION}. Use the stopwise version that wrote it, or export and re-import."
+                    f"ledger {_display(self.url)} has schema version {found}{why}; this stopwise reads version "
+                    f"{S.SCHEMA_VERSION} and does not migrate a ledger silently. Use the stopwise version that wrote "
+                    "it, or carry its events over: export them with that version (stopwise ledger export URL EVAL "
+                    "-o rows.csv) and register and append them into a new ledger (stopwise ledger init, append)."
                 )
 
     def close(self) -> None:
@@ -318,6 +329,7 @@ class Ledger:
                 "status": p["status"],
                 "source": p["source"],
                 "unit": p["unit"],
+                "flags": p.get("flags", ""),
                 "digest": d,
                 "received_at": now,
             }
@@ -715,26 +727,38 @@ def _name(evaluation: str) -> str:
 
 
 def _frame(rows: list[Any]) -> pd.DataFrame:
-    """Stored events as outcome rows with the dtypes of :func:`stopwise.validate_outcomes`, plus ``_seq``."""
-    columns = ["_seq", *_EVENT_COLUMNS]
-    raw = pd.DataFrame([tuple(r) for r in rows], columns=columns)
+    """Stored events as outcome rows with the dtypes of :func:`stopwise.validate_outcomes`, plus ``_seq``.
+
+    Built column by column from the fetched tuples (no intermediate frame): one transpose, then one
+    array per column.
+    """
+    n = len(rows)
+    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if n else [()] * (1 + len(_EVENT_COLUMNS))
+    by_name = dict(zip(("_seq", *_EVENT_COLUMNS), columns, strict=True))
+
+    def text(name: str) -> pd.Series:
+        return pd.Series(by_name[name], dtype=object).astype(str)
+
+    def number(name: str) -> np.ndarray:
+        return np.array(by_name[name], dtype=float) if n else np.empty(0, dtype=float)  # None -> NaN
+
     out = pd.DataFrame(
         {
-            "system": raw["system"].astype(str),
-            "task": raw["task"].astype(str),
-            "outcome": pd.to_numeric(raw["outcome"], errors="coerce").astype(float),
-            "group": raw["task_group"].astype(str),
-            "attempt": raw["attempt"].astype(np.int64),
-            "cost_usd": pd.to_numeric(raw["cost_usd"], errors="coerce").astype(float),
-            "elapsed_s": pd.to_numeric(raw["elapsed_s"], errors="coerce").astype(float),
-            "status": raw["status"].astype(str),
-            "source": raw["source"].astype(str),
-            "unit": raw["unit"].astype(str),
-            "flags": "",  # the ledger does not store flags yet
+            "system": text("system"),
+            "task": text("task"),
+            "outcome": number("outcome"),
+            "group": text("task_group"),
+            "attempt": np.fromiter(by_name["attempt"], dtype=np.int64, count=n),
+            "cost_usd": number("cost_usd"),
+            "elapsed_s": number("elapsed_s"),
+            "status": text("status"),
+            "source": text("source"),
+            "unit": text("unit"),
+            "flags": text("flags"),
+            "_seq": np.fromiter(by_name["_seq"], dtype=np.int64, count=n),
         },
-        columns=list(OUTCOME_COLUMNS),
+        columns=[*OUTCOME_COLUMNS, "_seq"],
     )
-    out["_seq"] = raw["_seq"].astype(np.int64)
     return out
 
 
