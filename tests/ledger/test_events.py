@@ -77,3 +77,44 @@ def test_flags_enter_the_payload_canonical_and_only_when_present() -> None:
     assert quick == slow(rows)
     # repeats of a key that differ only in flags are the validator's error, not a silent pick
     assert quick_payloads([rows[0], {**rows[0], "flags": ""}]) is None
+
+
+def test_event_columns_give_the_validators_frame_across_chunks_and_merges() -> None:
+    """Events added in 50 uneven batches (chunks merged past 32) give exactly validate_outcomes' frame."""
+    from stopwise.ledger._columns import EventColumns
+
+    rng = np.random.default_rng(5)
+    n = 300
+    rows = pd.DataFrame(
+        {
+            "system": rng.choice(["A", "B"], n),
+            "task": [f"t{i}" for i in range(n)],
+            "outcome": rng.choice([0.0, 0.5, 1.0, np.nan], n),
+            "group": rng.choice(["", "g1", "g2"], n),
+            "attempt": rng.integers(0, 3, n),
+            "cost_usd": rng.choice([np.nan, 0.25], n),
+            "elapsed_s": rng.choice([np.nan, 3.5], n),
+            "source": "s",
+            "unit": rng.choice(["", "u1"], n),
+            "flags": rng.choice(["", "error", "error;limit:token"], n),
+        }
+    )
+    rows["status"] = np.where(rows["outcome"].isna(), "pending", "final")
+    expected = validate_outcomes(rows)
+    fetched = [
+        (i + 1, r["system"], r["task"], int(r["attempt"]), None if np.isnan(r["outcome"]) else r["outcome"], r["group"],
+         None if np.isnan(r["cost_usd"]) else r["cost_usd"], None if np.isnan(r["elapsed_s"]) else r["elapsed_s"],
+         r["status"], r["source"], r["unit"], r["flags"])
+        for i, r in enumerate(expected.to_dict(orient="records"))
+    ]
+    columns = EventColumns()
+    cuts = np.sort(rng.choice(np.arange(1, n), 49, replace=False))
+    for chunk in np.split(np.arange(n), cuts):
+        columns.extend([fetched[i] for i in chunk])
+        frame, seqs = columns.frame()
+        assert len(frame) == chunk[-1] + 1 and seqs[-1] == columns.high_water == chunk[-1] + 1
+    pd.testing.assert_frame_equal(frame, expected)
+    assert seqs.tolist() == list(range(1, n + 1))
+    empty, no_seqs = EventColumns().frame()
+    pd.testing.assert_frame_equal(empty, expected.iloc[:0].reset_index(drop=True), check_index_type=False)
+    assert len(no_seqs) == 0

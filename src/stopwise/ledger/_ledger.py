@@ -20,12 +20,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
+from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
 from stopwise.ledger._engine import ledger_url, make_engine
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
-from stopwise.records import OUTCOME_COLUMNS, DecisionRecord, Policy
+from stopwise.records import DecisionRecord, Policy
 
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
@@ -38,10 +39,6 @@ version); they are still covered by the chain digest."""
 
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
-_EVENT_COLUMNS = (
-    "system", "task", "attempt", "outcome", "task_group", "cost_usd", "elapsed_s", "status", "source", "unit", "flags",
-)
-
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -91,7 +88,7 @@ class Ledger:
         self._postgres = self._engine.dialect.name == "postgresql"
         self._insert = pg_insert if self._postgres else sqlite_insert
         self._registrations: dict[str, Registration] = {}
-        self._cache: dict[int, tuple[int, list[pd.DataFrame]]] = {}
+        self._cache: dict[int, EventColumns] = {}
         self._planned: dict[int, frozenset[str]] = {}
         try:
             self._ensure_schema()
@@ -422,32 +419,31 @@ class Ledger:
                     found[key] = digest
         return found
 
-    def _snapshot(self, reg: Registration) -> tuple[pd.DataFrame, int]:
-        """Every stored event of the evaluation and the high-water mark they are exactly the events up to.
+    def _snapshot(self, reg: Registration) -> tuple[pd.DataFrame, np.ndarray, int]:
+        """Every stored event of the evaluation, their sequence numbers, and the high-water mark they are exactly the events up to.
 
-        On PostgreSQL the read takes a SHARE lock on the outcomes table, which waits for appends in
-        flight: an event with a lower sequence can then no longer commit after this read.
+        Only the events stored since the previous look are fetched; the rows are held column by
+        column (:class:`~stopwise.ledger._columns.EventColumns`). On PostgreSQL the read takes a
+        SHARE lock on the outcomes table, which waits for appends in flight: an event with a lower
+        sequence can then no longer commit after this read. The frame is shared with later looks:
+        callers do not modify it.
         """
-        cached_seq, parts = self._cache.get(reg.id, (0, []))
+        columns = self._cache.get(reg.id)
+        if columns is None:
+            columns = self._cache[reg.id] = EventColumns()
         c = S.outcomes.c
         with self._tx(write=False) as conn:
             if self._postgres:
                 conn.execute(text(f"LOCK TABLE {S.outcomes.name} IN SHARE MODE"))
             query = (
-                select(c.seq, *[getattr(c, name) for name in _EVENT_COLUMNS])
-                .where(c.evaluation_id == reg.id, c.seq > cached_seq)
+                select(c.seq, *[getattr(c, name) for name in EVENT_COLUMNS])
+                .where(c.evaluation_id == reg.id, c.seq > columns.high_water)
                 .order_by(c.seq)
             )
-            new = list(conn.execute(query).all())
-        if new:
-            parts = [*parts, _frame(new)]
-            cached_seq = int(new[-1][0])
-            self._cache[reg.id] = (cached_seq, parts)
-        if len(parts) > 1:  # keep one frame, so the next look concatenates only the new events
-            parts = [pd.concat(parts, ignore_index=True)]
-            self._cache[reg.id] = (cached_seq, parts)
-        frame = parts[0] if parts else _frame([])
-        return frame, cached_seq
+            new = conn.execute(query).all()
+        columns.extend(new)
+        frame, seqs = columns.frame()
+        return frame, seqs, columns.high_water
 
     def outcomes(self, evaluation: str, *, upto: int | None = None) -> pd.DataFrame:
         """The evaluation's outcome rows in the outcome-row contract, in the order they were stored.
@@ -465,10 +461,10 @@ class Ledger:
             Columns :data:`stopwise.OUTCOME_COLUMNS`; ``decide`` and ``replay`` read it unchanged.
         """
         reg = self.registration(evaluation)
-        frame, _ = self._snapshot(reg)
+        frame, seqs, _ = self._snapshot(reg)
         if upto is not None:
-            frame = frame.loc[frame["_seq"].to_numpy() <= upto]
-        return frame.drop(columns="_seq").reset_index(drop=True)
+            return frame.loc[seqs <= upto].reset_index(drop=True)
+        return frame.copy()
 
     def high_water(self, evaluation: str) -> int:
         """The evaluation's current outcome high-water mark (0 when nothing is stored)."""
@@ -520,10 +516,10 @@ class Ledger:
             The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
-        frame, seq = self._snapshot(reg)
+        frame, _, seq = self._snapshot(reg)
         if seq == 0:
             raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
-        decision = self._decide_rows(reg, frame.drop(columns="_seq"))
+        decision = self._decide_rows(reg, frame)
         if record:
             self._append_decision(reg, decision, seq)
         return decision
@@ -635,8 +631,8 @@ class Ledger:
             if computed != stored:
                 return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
 
-        frame, _ = self._snapshot(reg)
-        records = frame.drop(columns="_seq").to_dict(orient="records")
+        frame, seqs, _ = self._snapshot(reg)
+        records = frame.to_dict(orient="records")
         with self._tx(write=False) as conn:
             stored_digests = list(
                 conn.execute(
@@ -655,8 +651,7 @@ class Ledger:
                 )
 
         previous = genesis
-        seqs = frame["_seq"].to_numpy()
-        rows = frame.drop(columns="_seq")
+        rows = frame
         links = self._decision_rows(reg)
         for expected, link in enumerate(links, start=1):
             sequence = int(link.sequence)
@@ -724,42 +719,6 @@ def _name(evaluation: str) -> str:
     if not name:
         raise LedgerError("evaluation name must be non-empty text")
     return name
-
-
-def _frame(rows: list[Any]) -> pd.DataFrame:
-    """Stored events as outcome rows with the dtypes of :func:`stopwise.validate_outcomes`, plus ``_seq``.
-
-    Built column by column from the fetched tuples (no intermediate frame): one transpose, then one
-    array per column.
-    """
-    n = len(rows)
-    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if n else [()] * (1 + len(_EVENT_COLUMNS))
-    by_name = dict(zip(("_seq", *_EVENT_COLUMNS), columns, strict=True))
-
-    def text(name: str) -> pd.Series:
-        return pd.Series(by_name[name], dtype=object).astype(str)
-
-    def number(name: str) -> np.ndarray:
-        return np.array(by_name[name], dtype=float) if n else np.empty(0, dtype=float)  # None -> NaN
-
-    out = pd.DataFrame(
-        {
-            "system": text("system"),
-            "task": text("task"),
-            "outcome": number("outcome"),
-            "group": text("task_group"),
-            "attempt": np.fromiter(by_name["attempt"], dtype=np.int64, count=n),
-            "cost_usd": number("cost_usd"),
-            "elapsed_s": number("elapsed_s"),
-            "status": text("status"),
-            "source": text("source"),
-            "unit": text("unit"),
-            "flags": text("flags"),
-            "_seq": np.fromiter(by_name["_seq"], dtype=np.int64, count=n),
-        },
-        columns=[*OUTCOME_COLUMNS, "_seq"],
-    )
-    return out
 
 
 def _parse_record(record_json: str) -> DecisionRecord:
