@@ -6,7 +6,7 @@
 2. The time of a decision recomputed after every event (append one event, then look), median over
    the run, in its parts:
 
-   (a) the recompute, ``Ledger.decide(..., record=False)``: read the new events into the frame
+   (a) the recompute, ``Ledger.decide(..., record=False)``: read the new events into the columns
        (the ledger's own part, shown on its own) + ``stopwise.decide`` with the registered policy
        and universe (shown on its own);
    (b) the append of the record to the hash chain (one fsync'd commit);
@@ -184,7 +184,7 @@ def main() -> None:
                     f"{f['append']:>7.2f} {f['both']:>7.2f} {f['public']:>11.2f} {f['action']:>8}",
                     flush=True,
                 )
-            print("(a) recompute = Ledger.decide(record=False): read = the new events into the frame (the ledger's part),")
+            print("(a) recompute = Ledger.decide(record=False): read = the new events into the columns (the ledger's part),")
             print("    decide = stopwise.decide on all events with the registered policy and universe;")
             print("(b) = append the record to the hash chain (one fsync'd commit); (c) = (a) + (b) = Ledger.decide(record=True),")
             print("    '(c) public' = the same through the public Ledger.decide on a second ledger. Medians over the looks.")

@@ -26,7 +26,7 @@ from stopwise.ledger._engine import ledger_url, make_engine
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
-from stopwise.records import DecisionRecord, Policy
+from stopwise.records import DecisionRecord, OutcomeColumns, Policy
 
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
@@ -419,14 +419,14 @@ class Ledger:
                     found[key] = digest
         return found
 
-    def _snapshot(self, reg: Registration) -> tuple[pd.DataFrame, np.ndarray, int]:
+    def _snapshot(self, reg: Registration) -> tuple[OutcomeColumns, np.ndarray, int]:
         """Every stored event of the evaluation, their sequence numbers, and the high-water mark they are exactly the events up to.
 
         Only the events stored since the previous look are fetched; the rows are held column by
         column (:class:`~stopwise.ledger._columns.EventColumns`). On PostgreSQL the read takes a
         SHARE lock on the outcomes table, which waits for appends in flight: an event with a lower
-        sequence can then no longer commit after this read. The frame is shared with later looks:
-        callers do not modify it.
+        sequence can then no longer commit after this read. The columns are shared with later looks:
+        callers do not modify them.
         """
         columns = self._cache.get(reg.id)
         if columns is None:
@@ -442,8 +442,8 @@ class Ledger:
             )
             new = conn.execute(query).all()
         columns.extend(new)
-        frame, seqs = columns.frame()
-        return frame, seqs, columns.high_water
+        rows, seqs = columns.columns()
+        return rows, seqs, columns.high_water
 
     def outcomes(self, evaluation: str, *, upto: int | None = None) -> pd.DataFrame:
         """The evaluation's outcome rows in the outcome-row contract, in the order they were stored.
@@ -461,10 +461,10 @@ class Ledger:
             Columns :data:`stopwise.OUTCOME_COLUMNS`; ``decide`` and ``replay`` read it unchanged.
         """
         reg = self.registration(evaluation)
-        frame, seqs, _ = self._snapshot(reg)
+        rows, seqs, _ = self._snapshot(reg)
         if upto is not None:
-            return frame.loc[seqs <= upto].reset_index(drop=True)
-        return frame.copy()
+            rows = rows.take(seqs <= upto)
+        return rows.to_frame()
 
     def high_water(self, evaluation: str) -> int:
         """The evaluation's current outcome high-water mark (0 when nothing is stored)."""
@@ -516,16 +516,16 @@ class Ledger:
             The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
-        frame, _, seq = self._snapshot(reg)
+        rows, _, seq = self._snapshot(reg)
         if seq == 0:
             raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
-        decision = self._decide_rows(reg, frame)
+        decision = self._decide_rows(reg, rows)
         if record:
             self._append_decision(reg, decision, seq)
         return decision
 
     @staticmethod
-    def _decide_rows(reg: Registration, rows: pd.DataFrame) -> DecisionRecord:
+    def _decide_rows(reg: Registration, rows: OutcomeColumns | pd.DataFrame) -> DecisionRecord:
         from stopwise.compare import decide
 
         return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)
@@ -631,8 +631,8 @@ class Ledger:
             if computed != stored:
                 return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
 
-        frame, seqs, _ = self._snapshot(reg)
-        records = frame.to_dict(orient="records")
+        rows, seqs, _ = self._snapshot(reg)
+        records = rows.to_frame().to_dict(orient="records")
         with self._tx(write=False) as conn:
             stored_digests = list(
                 conn.execute(
@@ -651,7 +651,6 @@ class Ledger:
                 )
 
         previous = genesis
-        rows = frame
         links = self._decision_rows(reg)
         for expected, link in enumerate(links, start=1):
             sequence = int(link.sequence)
@@ -670,7 +669,7 @@ class Ledger:
                 stored_record = _parse_record(link.record_json)
             except LedgerError as exc:
                 return result(len(records), expected - 1, previous, Mismatch("decision", sequence, str(exc)))
-            seen = rows.loc[seqs <= int(link.outcome_seq)].reset_index(drop=True)
+            seen = rows.take(seqs <= int(link.outcome_seq))
             try:
                 again = self._decide_rows(reg, seen)
             except StopwiseError as exc:
