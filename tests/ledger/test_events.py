@@ -29,6 +29,11 @@ row = st.fixed_dictionaries(
     optional={
         "group": text, "source": text, "unit": text, "attempt": number, "cost_usd": number, "elapsed_s": number,
         "status": st.sampled_from(["final", "Pending", " predicted ", "", None, "done", 1]),
+        "flags": st.one_of(
+            st.none(), st.just(""), st.just(float("nan")), st.just(3),
+            st.sampled_from(["error", "limit:token;error", " b ;a", "a b", "x;;x", "\x1b"]),
+            st.lists(st.sampled_from(["error", "a;b", "z", "", " y"]), max_size=3),
+        ),
     },
 )
 
@@ -58,3 +63,58 @@ def test_payloads_give_the_validator_message() -> None:
     big = pd.DataFrame({"system": ["A"] * 300, "task": [f"t{i}" for i in range(300)], "outcome": 0.0})
     frame, slow_rows = payloads(big, source="<x>")
     assert frame is not None and len(slow_rows) == 300
+
+
+def test_flags_enter_the_payload_canonical_and_only_when_present() -> None:
+    rows = [
+        {"system": "A", "task": "t1", "outcome": 0, "flags": "limit:token; error;error"},
+        {"system": "A", "task": "t2", "outcome": 1, "flags": ["unscored", "error"]},
+        {"system": "B", "task": "t1", "outcome": 1, "flags": ""},
+    ]
+    quick = quick_payloads(rows)
+    assert quick is not None
+    assert [q.get("flags") for q in quick] == ["error;limit:token", "error;unscored", None]
+    assert quick == slow(rows)
+    # repeats of a key that differ only in flags are the validator's error, not a silent pick
+    assert quick_payloads([rows[0], {**rows[0], "flags": ""}]) is None
+
+
+def test_event_columns_give_the_validators_frame_across_chunks_and_merges() -> None:
+    """Events added in 50 uneven batches (chunks merged past 32) give exactly validate_outcomes' frame."""
+    from stopwise.ledger._columns import EventColumns
+
+    rng = np.random.default_rng(5)
+    n = 300
+    rows = pd.DataFrame(
+        {
+            "system": rng.choice(["A", "B"], n),
+            "task": [f"t{i}" for i in range(n)],
+            "outcome": rng.choice([0.0, 0.5, 1.0, np.nan], n),
+            "group": rng.choice(["", "g1", "g2"], n),
+            "attempt": rng.integers(0, 3, n),
+            "cost_usd": rng.choice([np.nan, 0.25], n),
+            "elapsed_s": rng.choice([np.nan, 3.5], n),
+            "source": "s",
+            "unit": rng.choice(["", "u1"], n),
+            "flags": rng.choice(["", "error", "error;limit:token"], n),
+        }
+    )
+    rows["status"] = np.where(rows["outcome"].isna(), "pending", "final")
+    expected = validate_outcomes(rows)
+    fetched = [
+        (i + 1, r["system"], r["task"], int(r["attempt"]), None if np.isnan(r["outcome"]) else r["outcome"], r["group"],
+         None if np.isnan(r["cost_usd"]) else r["cost_usd"], None if np.isnan(r["elapsed_s"]) else r["elapsed_s"],
+         r["status"], r["source"], r["unit"], r["flags"])
+        for i, r in enumerate(expected.to_dict(orient="records"))
+    ]
+    columns = EventColumns()
+    cuts = np.sort(rng.choice(np.arange(1, n), 49, replace=False))
+    for chunk in np.split(np.arange(n), cuts):
+        columns.extend([fetched[i] for i in chunk])
+        frame, seqs = columns.frame()
+        assert len(frame) == chunk[-1] + 1 and seqs[-1] == columns.high_water == chunk[-1] + 1
+    pd.testing.assert_frame_equal(frame, expected)
+    assert seqs.tolist() == list(range(1, n + 1))
+    empty, no_seqs = EventColumns().frame()
+    pd.testing.assert_frame_equal(empty, expected.iloc[:0].reset_index(drop=True), check_index_type=False)
+    assert len(no_seqs) == 0

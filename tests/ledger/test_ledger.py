@@ -170,8 +170,23 @@ def test_schema_version_of_another_stopwise_is_refused(ledger) -> None:
     with engine.begin() as conn:
         conn.execute(text("UPDATE stopwise_schema_version SET version = 99"))
     engine.dispose()
-    with pytest.raises(LedgerError, match="schema version 99; this stopwise reads version 1"):
+    with pytest.raises(LedgerError, match="schema version 99; this stopwise reads version 2"):
         open_ledger(ledger.url)
+
+
+def test_a_version_1_ledger_without_flags_is_refused_not_misread(ledger) -> None:
+    """A ledger written before flags were stored (schema 1: no flags column) gets a clear error."""
+    ledger.append("eval", rows_for(TASKS[:4]))
+    engine = create_engine(ledger.url)
+    with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE stopwise_outcomes DROP COLUMN flags"))
+        conn.execute(text("UPDATE stopwise_schema_version SET version = 1"))
+    engine.dispose()
+    with pytest.raises(LedgerError) as info:
+        open_ledger(ledger.url)
+    message = str(info.value)
+    assert "schema version 1 (written before outcome flags were stored" in message
+    assert "this stopwise reads version 2" in message and "stopwise ledger export" in message
 
 
 def test_sqlite_connections_use_wal_and_synchronous_full(tmp_path: Path) -> None:
@@ -316,6 +331,77 @@ def test_export_then_decide_gives_the_ledger_decision(ledger, tmp_path: Path, su
     assert again.r_promote == recorded.r_promote and again.n_observed == recorded.n_observed == 25
     lines = (tmp_path / "decisions.jsonl").read_text().splitlines()
     assert [json.loads(line)["digest"] for line in lines] == [d.digest for d in ledger.decisions("eval")]
+
+
+def _flagged_rows() -> pd.DataFrame:
+    """rows_for(25 tasks) where A hit a token limit on 6 tasks it solved and B errored on 3 (scored 0)."""
+    rows = rows_for(TASKS[:25], seed=1)
+    flags = [""] * len(rows)
+    a_solved = rows.index[(rows["system"] == "A") & (rows["outcome"] == 1.0)][:6]
+    b_rows = rows.index[rows["system"] == "B"][:3]
+    for i in a_solved:
+        flags[i] = "limit:token"
+    for i in b_rows:
+        flags[i] = "error;limit:time"
+    rows["flags"] = flags
+    return rows
+
+
+def test_flags_are_stored_exported_and_digested_only_when_present(ledger, tmp_path: Path) -> None:
+    rows = _flagged_rows()
+    assert ledger.append("eval", rows).accepted == 50
+    stored = ledger.outcomes("eval")
+    pd.testing.assert_frame_equal(stored, validate_outcomes(rows))
+    assert (stored["flags"] != "").sum() == 9
+    # the digest of an unflagged event is sha256 of the ten fields stored before flags were (schema 1)
+    plain = stored.loc[stored["flags"] == ""].iloc[0]
+    old_payload = {
+        "system": plain["system"], "task": plain["task"], "outcome": float(plain["outcome"]), "group": plain["group"],
+        "attempt": 0, "cost_usd": None if np.isnan(plain["cost_usd"]) else float(plain["cost_usd"]), "elapsed_s": None,
+        "status": "final", "source": "test", "unit": "",
+    }
+    old = hashlib.sha256(json.dumps(old_payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    flagged = stored.loc[stored["flags"] != ""].iloc[0]
+    engine = create_engine(ledger.url)
+    with engine.connect() as conn:
+        digests = dict(conn.execute(text("SELECT system || '/' || task, digest FROM stopwise_outcomes")).all())
+    engine.dispose()
+    assert digests[f"{plain['system']}/{plain['task']}"] == old
+    assert digests[f"{flagged['system']}/{flagged['task']}"] != old
+    # the same key with other flags is a conflict, never an overwrite
+    changed = rows.iloc[[0]].assign(flags=rows.loc[0, "flags"] + ";error")
+    assert ledger.append("eval", changed).conflicts == 1
+    assert ledger.verify("eval").ok
+    ledger.export("eval", tmp_path / "rows.jsonl")
+    pd.testing.assert_frame_equal(read_outcomes(tmp_path / "rows.jsonl"), stored)
+
+
+@needs_universe_decide
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_flag_excluding_policy_decides_the_same_from_the_ledger_and_its_export(
+    ledger_url: str, tmp_path: Path, suffix: str
+) -> None:
+    """On SQLite and PostgreSQL: the ledger applies the policy's [flags] exclusions exactly as decide on a file."""
+    policy = Policy.model_validate({"flags": {"exclude": ["limit:token"], "count": ["error"]}})
+    rows = _flagged_rows()
+    with open_ledger(ledger_url) as ledger:
+        ledger.register("flagged", policy=policy, universe=universe(), tested="A", baseline="B")
+        ledger.append("flagged", rows)
+        recorded = ledger.decide("flagged")
+        ledger.export("flagged", tmp_path / f"rows{suffix}")
+        assert ledger.verify("flagged").ok
+    from_file = stopwise.decide(validate_outcomes(rows), "A", "B", policy, universe=universe())  # type: ignore[call-arg]
+    from_export = stopwise.decide(read_outcomes(tmp_path / f"rows{suffix}"), "A", "B", policy, universe=universe())  # type: ignore[call-arg]
+    # independent count: A's 6 token-limit rows are left out, so 19 tasks have both systems
+    assert recorded.n_observed == from_file.n_observed == from_export.n_observed == 19
+    reasons = {e.reason: e.rows for e in recorded.excluded}
+    assert any("limit:token" in reason and n == 6 for reason, n in reasons.items()), reasons
+    for other in (from_file, from_export):
+        assert other.action == recorded.action
+        assert other.delta_hat == recorded.delta_hat and other.r_promote == recorded.r_promote
+        assert other.input_sha256 == recorded.input_sha256
+        assert [e.model_dump() for e in other.excluded] == [e.model_dump() for e in recorded.excluded]
+        assert other.flagged == recorded.flagged
 
 
 def test_export_is_atomic_and_never_overwrites(ledger, tmp_path: Path) -> None:

@@ -45,7 +45,10 @@ EXAMPLES: dict[str, list[str]] = {
     "ledger decide": ["stopwise ledger decide ledger.db nightly --json; echo $?"],
     "ledger verify": ["stopwise ledger verify ledger.db nightly --json"],
     "ledger conflicts": ["stopwise ledger conflicts ledger.db nightly --json"],
-    "watch": ["stopwise watch ledger.db nightly --interval 5 && echo promoted"],
+    "watch": [
+        "stopwise watch ledger.db nightly --interval 5 && echo promoted",
+        "stopwise watch logs/ --tested tested --baseline baseline --system-from file --tasks order.csv --policy policy.toml",
+    ],
 }
 """Command path (``"early train"``) -> example command lines."""
 

@@ -1,6 +1,8 @@
 """``stopwise ledger init|append|decide|verify|export|conflicts`` and ``stopwise watch``: thin commands over :mod:`stopwise.ledger`.
 
 URL is ``sqlite:///path/ledger.db`` (or a plain path) or ``postgresql+psycopg://user@host:port/db``.
+``stopwise watch`` follows a ledger (``watch URL EVALUATION``) or an Inspect log directory
+(``watch LOGDIR --tested A --baseline B``: :func:`stopwise.ledger.follow_inspect_logs`).
 Exit codes: ``decide`` and ``watch`` exit with the decision's code (promote 0, reject 1, continue 2,
 abstain 3); ``verify`` exits 1 when the ledger does not verify; ``append`` exits 4 when an event was
 refused as a conflict; every user error exits 4.
@@ -17,11 +19,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from stopwise.cli._common import EXIT_ERROR, console, err_console, user_errors
-from stopwise.errors import LedgerError
+from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
     from stopwise.ledger import Ledger
     from stopwise.ledger._follow import Look
+    from stopwise.ledger._follow_logs import LogLook
+    from stopwise.records import DecisionRecord
 
 ledger_app = typer.Typer(
     help="A durable decision ledger (SQLite or PostgreSQL): register, append, decide, verify, export.",
@@ -218,18 +222,18 @@ def conflicts_command(
     console.print(table)
 
 
-def _look_table(evaluation: str, look: Look | None, status: str) -> Table:
-    table = Table(title=f"stopwise watch · {evaluation}", show_header=False, box=None, padding=(0, 2))
+def _look_table(title: str, counters: list[tuple[str, str]], record: DecisionRecord | None, waiting: str | None, status: str) -> Table:
+    """The live table of ``stopwise watch`` (a ledger or an Inspect log directory)."""
+    table = Table(title=f"stopwise watch · {escape(title)}", show_header=False, box=None, padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
     table.add_row("status", status)
-    if look is None:
+    for label, value in counters:
+        table.add_row(label, value)
+    if not counters:
         return table
-    table.add_row("outcome events", str(look.outcome_seq))
-    table.add_row("elapsed", f"{look.elapsed_s:.1f} s")
-    record = look.record
     if record is None:
-        table.add_row("waiting", escape(look.waiting or ""))
+        table.add_row("waiting", escape(waiting or ""))
         return table
     colour = {"promote": "green", "reject": "red", "continue": "yellow", "abstain": "magenta"}[record.action]
     table.add_row("action", f"[bold {colour}]{record.action.upper()}[/]")
@@ -241,38 +245,220 @@ def _look_table(evaluation: str, look: Look | None, status: str) -> Table:
     return table
 
 
+def _ledger_counters(look: Look) -> list[tuple[str, str]]:
+    return [("outcome events", str(look.outcome_seq)), ("elapsed", f"{look.elapsed_s:.1f} s")]
+
+
+_SHOWN_WAITING = 5
+
+
+def _log_counters(look: LogLook) -> list[tuple[str, str]]:
+    rows = [
+        ("logs read", f"{look.logs_read} finished ({look.n_rows} rows; systems: {escape(', '.join(look.systems)) or 'none'})"),
+        ("elapsed", f"{look.elapsed_s:.1f} s"),
+    ]
+    if look.waiting:
+        shown = "\n".join(escape(w) for w in look.waiting[:_SHOWN_WAITING])
+        more = len(look.waiting) - _SHOWN_WAITING
+        rows.append((f"not finished ({len(look.waiting)})", shown + (f"\n... and {more} more" if more > 0 else "")))
+    return rows
+
+
+def _finish(record: DecisionRecord | None, waiting: str | None) -> None:
+    """Print the last decision and exit with its code (2 while there is none)."""
+    from stopwise.cli.compare import print_record
+    from stopwise.records import ACTIONS
+
+    if record is None:
+        console.print(f"no decision yet: {escape(waiting or 'no outcomes')}")
+        raise typer.Exit(2)
+    print_record(record)
+    raise typer.Exit(ACTIONS.index(record.action))
+
+
+Target = Annotated[
+    str,
+    typer.Argument(
+        help="A ledger (a path, sqlite:///path or postgresql+psycopg://user@host:port/db), or an Inspect log directory.",
+        metavar="LEDGER|LOGDIR",
+        show_default=False,
+    ),
+]
+_PANEL = "Inspect log directory"
+
+
 def watch_command(
-    url: Url,
-    evaluation: Evaluation,
+    target: Target,
+    evaluation: Annotated[str | None, typer.Argument(help="The evaluation's name (a ledger only).", metavar="EVALUATION", show_default=False)] = None,
+    tested: Annotated[
+        str | None, typer.Option("--tested", "-t", help="The tested system A (a log directory).", rich_help_panel=_PANEL)
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", "-b", help="The baseline system B (a log directory).", rich_help_panel=_PANEL)
+    ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).", rich_help_panel=_PANEL),
+    ] = None,
+    tasks: Annotated[
+        Path | None,
+        typer.Option("--tasks", help="The planned tasks: `stopwise order` output or a tasks file.", rich_help_panel=_PANEL),
+    ] = None,
+    n_tasks: Annotated[
+        int | None, typer.Option("--n-tasks", help="N, the number of planned tasks (names unknown).", rich_help_panel=_PANEL)
+    ] = None,
+    group_size: Annotated[
+        list[str] | None,
+        typer.Option("--group-size", help="Planned tasks of one group, NAME=COUNT (repeatable).", rich_help_panel=_PANEL),
+    ] = None,
+    system: Annotated[
+        str | None,
+        typer.Option("--system", help="System name, or a template such as '{task}/{model}'.", rich_help_panel=_PANEL),
+    ] = None,
+    system_from: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-from",
+            help="Name each log's system from model | file | dir | task | task-arg:NAME | tag | tag:PREFIX | solver | "
+            "metadata:KEY (repeat to join with '/'), as for `stopwise ingest`.",
+            rich_help_panel=_PANEL,
+            show_default=False,
+        ),
+    ] = None,
+    scorer: Annotated[
+        str | None, typer.Option("--scorer", help="The scorer whose value is the outcome (NAME or NAME:KEY).", rich_help_panel=_PANEL)
+    ] = None,
+    errors: Annotated[
+        str,
+        typer.Option("--errors", help="Samples the harness failed on: pending (default), fail (outcome 0) or drop.", rich_help_panel=_PANEL),
+    ] = "pending",
+    elapsed: Annotated[
+        str, typer.Option("--elapsed", help="total wall-clock time (default) or the agent's own time.", rich_help_panel=_PANEL)
+    ] = "total",
     interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.")] = 1.0,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Give up after this many seconds (exit 2).")] = None,
     once: Annotated[bool, typer.Option("--once", help="Take one look and exit with its code.")] = False,
-    no_record: Annotated[bool, typer.Option("--no-record", help="Do not append the looks' decisions to the chain.")] = False,
+    no_record: Annotated[bool, typer.Option("--no-record", help="Do not append the looks' decisions to the chain (a ledger).")] = False,
 ) -> None:
-    """Follow a ledger: decide at every new outcome, show it live, and exit with the decision's code once decided.
+    """Follow a ledger, or an Inspect log directory as its logs finish; exit with the decision's code once decided.
+
+    A ledger: decide at every new outcome event with the registered policy and universe; each look is appended to the decision chain unless --no-record.
+
+    An Inspect log directory: read each log once it has finished (running or half-written files are looked at again later) and decide on the rows of all finished logs with --policy and the planned tasks (--tasks or --n-tasks). Name the systems as `stopwise ingest` does (--system-from file when the logs come from one model).
 
     Exit code: promote 0, reject 1, abstain 3; continue 2 after --timeout or --once; error 4.
-
-    Example: stopwise watch ledger.db my-eval --timeout 3600
     """
+    log_dir = "://" not in target and Path(target).is_dir()
+    log_options = {
+        "--tested": tested, "--baseline": baseline, "--policy": policy, "--tasks": tasks, "--n-tasks": n_tasks,
+        "--group-size": group_size, "--system": system, "--system-from": system_from, "--scorer": scorer,
+        "--errors": None if errors == "pending" else errors, "--elapsed": None if elapsed == "total" else elapsed,
+    }
+    given = [name for name, value in log_options.items() if value]
+    with user_errors():
+        if not log_dir:
+            if given:
+                raise InputError(
+                    f"{target}: is not a directory, so it is read as a ledger, whose evaluation has its systems, "
+                    f"policy and universe registered; {', '.join(given)} apply to an Inspect log directory"
+                )
+            if evaluation is None:
+                raise InputError("give the evaluation to follow: stopwise watch LEDGER EVALUATION (or an Inspect log directory)")
+    if log_dir:
+        _watch_logs(
+            target, evaluation, tested=tested, baseline=baseline, policy=policy, tasks=tasks, n_tasks=n_tasks,
+            group_size=group_size or [], system=system, system_from=system_from or [], scorer=scorer, errors=errors,
+            elapsed=elapsed, interval=interval, timeout=0.0 if once else timeout, no_record=no_record,
+        )
+    assert evaluation is not None
+    _watch_ledger(target, evaluation, interval=interval, timeout=0.0 if once else timeout, no_record=no_record)
+
+
+def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool) -> None:
     from rich.live import Live
 
-    from stopwise.cli.compare import print_record
     from stopwise.ledger._follow import follow
-    from stopwise.records import ACTIONS
 
     last: Look | None = None
     with user_errors(), _open(url) as ledger:
-        looks = follow(ledger, evaluation, interval=interval, timeout=0.0 if once else timeout, record=not no_record)
-        with Live(_look_table(evaluation, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
+        looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
+        with Live(_look_table(evaluation, [], None, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
             for look in looks:
                 last = look
-                live.update(_look_table(evaluation, look, "decided" if look.final else "following"), refresh=True)
-    if last is None or last.record is None:
-        console.print(f"no decision yet: {escape(last.waiting if last is not None and last.waiting else 'no outcomes')}")
-        raise typer.Exit(2)
-    print_record(last.record)
-    raise typer.Exit(ACTIONS.index(last.record.action))
+                table = _look_table(evaluation, _ledger_counters(look), look.record, look.waiting, "decided" if look.final else "following")
+                live.update(table, refresh=True)
+    if last is None:
+        _finish(None, "no outcomes")
+    assert last is not None
+    _finish(last.record, last.waiting)
+
+
+def _watch_logs(
+    directory: str,
+    evaluation: str | None,
+    *,
+    tested: str | None,
+    baseline: str | None,
+    policy: Path | None,
+    tasks: Path | None,
+    n_tasks: int | None,
+    group_size: list[str],
+    system: str | None,
+    system_from: list[str],
+    scorer: str | None,
+    errors: str,
+    elapsed: str,
+    interval: float,
+    timeout: float | None,
+    no_record: bool,
+) -> None:
+    from rich.live import Live
+
+    from stopwise.cli.compare import _universe
+    from stopwise.errors import ValidationError
+    from stopwise.ingest import system_template
+    from stopwise.ledger._follow_logs import follow_inspect_logs
+    from stopwise.records import Policy, load_policy
+
+    last: LogLook | None = None
+    with user_errors():
+        if evaluation is not None:
+            raise InputError(
+                f"{directory}: is an Inspect log directory, which has no evaluations; give the systems instead: "
+                f"stopwise watch {directory} --tested A --baseline B (got the extra argument {evaluation!r})"
+            )
+        if no_record:
+            raise InputError("--no-record applies to a ledger; following an Inspect log directory records nothing")
+        if not tested or not baseline:
+            raise InputError(f"{directory}: is an Inspect log directory; give the systems to compare with --tested and --baseline")
+        if system_from:
+            if system is not None:
+                raise InputError("give either --system or --system-from, not both")
+            system = system_template(system_from)
+        chosen = load_policy(policy) if policy is not None else Policy()
+        universe = _universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
+        looks = follow_inspect_logs(
+            directory, tested, baseline, chosen, universe=universe, system=system, scorer=scorer, errors=errors,
+            elapsed=elapsed, interval=interval, timeout=timeout,
+        )
+        title = f"{directory}: {tested} vs {baseline}"
+        try:
+            with Live(_look_table(title, [], None, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
+                for look in looks:
+                    last = look
+                    table = _look_table(title, _log_counters(look), look.record, look.reason, "decided" if look.final else "following")
+                    live.update(table, refresh=True)
+        except ValidationError as exc:
+            if system is None and "read twice" in str(exc):
+                err_console.print(
+                    "hint: logs of one model read as one system; name each log's system with --system-from "
+                    "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
+                )
+            raise
+    if last is None:
+        _finish(None, "no finished Inspect log")
+    assert last is not None
+    _finish(last.record, last.reason)
 
 
 def register(app: typer.Typer) -> None:

@@ -371,6 +371,8 @@ class PairedComparison:
             "status": "final" if problem is None else "pending",
             "source": f"inspect:{side.eval_id}" + ("" if problem is None else "|unscored"),
         }
+        if problem is not None:
+            row["flags"] = "unscored"  # as `stopwise ingest` flags an unscored sample of the log
         if task in self._group_of:
             row["group"] = self._group_of[task]
         with self._lock:

@@ -12,12 +12,17 @@ evaluation workers writing to one database.
   registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
   chain and every decision.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
+* :func:`follow` takes a look at a ledger whenever new events arrive (``stopwise watch LEDGER EVAL``);
+  :func:`follow_inspect_logs` does the same for an Inspect log directory as its logs finish
+  (``stopwise watch LOGDIR --tested A --baseline B``), without a ledger.
 
 The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._schema`.
 """
 
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
+from stopwise.ledger._follow import Look, follow
+from stopwise.ledger._follow_logs import InspectLogDir, LogLook, follow_inspect_logs
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._schema import SCHEMA_VERSION
@@ -27,14 +32,19 @@ __all__ = [
     "VOLATILE_RECORD_FIELDS",
     "AppendResult",
     "EventKey",
+    "InspectLogDir",
     "Ledger",
     "LedgerDecision",
+    "LogLook",
+    "Look",
     "Mismatch",
     "Registration",
     "VerifyResult",
     "canonical_json",
     "chain_digest",
     "event_digest",
+    "follow",
+    "follow_inspect_logs",
     "genesis_digest",
     "ledger_url",
     "open_ledger",

@@ -1,7 +1,9 @@
 """Canonical JSON and the digests of the ledger: outcome-event content, registration and the decision chain.
 
 * An outcome event's digest is ``sha256(canonical JSON of its contract fields)``; two events with the
-  same key are duplicates when their digests agree and a conflict otherwise.
+  same key are duplicates when their digests agree and a conflict otherwise. ``flags`` enters the
+  payload only when the event has flags, so the digest of an unflagged event is the same as before
+  flags were stored (schema version 1).
 * An evaluation's chain starts at its genesis digest, ``sha256(canonical JSON of the registration)``
   (name, policy sha256, universe sha256, tested, baseline), so that the chain is bound to what was
   registered.
@@ -40,8 +42,20 @@ def _number(value: Any) -> float | None:
 
 
 def event_payload(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The contract fields of one validated outcome row as plain JSON values (NaN becomes null)."""
-    return {
+    """The contract fields of one validated outcome row as plain JSON values (NaN becomes null).
+
+    ``flags`` (canonical text, as :func:`stopwise.validate_outcomes` gives it) is included only when
+    non-empty.
+
+    Examples
+    --------
+    >>> from stopwise.ledger._digest import event_payload
+    >>> row = {"system": "A", "task": "t", "outcome": 0.0, "group": "", "attempt": 0, "cost_usd": None,
+    ...        "elapsed_s": None, "status": "final", "source": "", "unit": "", "flags": "error"}
+    >>> event_payload(row)["flags"], "flags" in event_payload({**row, "flags": ""})
+    ('error', False)
+    """
+    payload: dict[str, Any] = {
         "system": str(row["system"]),
         "task": str(row["task"]),
         "outcome": _number(row["outcome"]),
@@ -53,6 +67,10 @@ def event_payload(row: Mapping[str, Any]) -> dict[str, Any]:
         "source": str(row["source"]),
         "unit": str(row["unit"]),
     }
+    flags = row.get("flags")
+    if isinstance(flags, str) and flags:
+        payload["flags"] = flags
+    return payload
 
 
 def event_digest(payload: Mapping[str, Any]) -> str:

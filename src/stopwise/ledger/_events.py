@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from stopwise.ledger._digest import event_payload
-from stopwise.records import OUTCOME_COLUMNS, STATUSES, validate_outcomes
+from stopwise.records import FLAG_SEPARATOR, OUTCOME_COLUMNS, STATUSES, validate_outcomes
 
 __all__ = ["QUICK_MAX_ROWS", "payloads", "quick_payloads"]
 
@@ -48,10 +48,26 @@ def _text(value: Any) -> str | object:
     return value.strip() if isinstance(value, str) else _Missing
 
 
+def _flags(value: Any) -> str | object:
+    """Canonical flags (distinct tokens, sorted, joined by ";") of text or a list; _Missing when malformed."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, str):
+        tokens = {t.strip() for t in value.split(FLAG_SEPARATOR)}
+    elif isinstance(value, list | tuple) and all(isinstance(t, str) and FLAG_SEPARATOR not in t for t in value):
+        tokens = {t.strip() for t in value}
+    else:
+        return _Missing
+    tokens.discard("")
+    if not all(t.isprintable() and not any(c.isspace() for c in t) for t in tokens):
+        return _Missing
+    return FLAG_SEPARATOR.join(sorted(tokens))
+
+
 def quick_payloads(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
     """Payloads of simple, valid rows; None when any row needs the full validator."""
     out: list[dict[str, Any]] = []
-    labels: dict[tuple[str, str, int], tuple[float | None, str]] = {}
+    labels: dict[tuple[str, str, int], tuple[tuple[str, Any], ...]] = {}
     for row in rows:
         keys = row.keys()
         if not _ALLOWED.issuperset(keys) or any(k not in keys for k in _REQUIRED):
@@ -86,24 +102,29 @@ def quick_payloads(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | 
             if not isinstance(value, str):
                 return None
             extra[name] = value
-        key = (system, task, 0 if attempt is None else int(attempt))  # type: ignore[call-overload]
-        label = (outcome, status)
-        if labels.setdefault(key, label) != label:  # type: ignore[arg-type]
+        flags = _flags(row.get("flags"))
+        if not isinstance(flags, str):
             return None
-        out.append(
-            {
-                "system": system,
-                "task": task,
-                "outcome": outcome,
-                "group": extra["group"],
-                "attempt": key[2],
-                "cost_usd": extra["cost_usd"],
-                "elapsed_s": extra["elapsed_s"],
-                "status": status,
-                "source": extra["source"],
-                "unit": extra["unit"],
-            }
-        )
+        key = (system, task, 0 if attempt is None else int(attempt))  # type: ignore[call-overload]
+        payload: dict[str, Any] = {
+            "system": system,
+            "task": task,
+            "outcome": outcome,
+            "group": extra["group"],
+            "attempt": key[2],
+            "cost_usd": extra["cost_usd"],
+            "elapsed_s": extra["elapsed_s"],
+            "status": status,
+            "source": extra["source"],
+            "unit": extra["unit"],
+        }
+        if flags:
+            payload["flags"] = flags
+        # repeats of a key within one call must agree in every field but source (the validator's rule)
+        label = tuple((k, v) for k, v in payload.items() if k != "source")
+        if labels.setdefault(key, label) != label:
+            return None
+        out.append(payload)
     return out
 
 

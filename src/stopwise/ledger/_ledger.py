@@ -20,12 +20,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
+from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
 from stopwise.ledger._engine import ledger_url, make_engine
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
-from stopwise.records import OUTCOME_COLUMNS, DecisionRecord, Policy
+from stopwise.records import DecisionRecord, OutcomeColumns, Policy
 
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
@@ -38,8 +39,6 @@ version); they are still covered by the chain digest."""
 
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
-_EVENT_COLUMNS = ("system", "task", "attempt", "outcome", "task_group", "cost_usd", "elapsed_s", "status", "source", "unit")
-
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -89,7 +88,7 @@ class Ledger:
         self._postgres = self._engine.dialect.name == "postgresql"
         self._insert = pg_insert if self._postgres else sqlite_insert
         self._registrations: dict[str, Registration] = {}
-        self._cache: dict[int, tuple[int, list[pd.DataFrame]]] = {}
+        self._cache: dict[int, EventColumns] = {}
         self._planned: dict[int, frozenset[str]] = {}
         try:
             self._ensure_schema()
@@ -122,9 +121,18 @@ class Ledger:
             if not versions:
                 conn.execute(S.schema_version.insert().values(version=S.SCHEMA_VERSION, created_at=_now()))
             elif list(versions) != [S.SCHEMA_VERSION]:
+                found = ", ".join(map(str, versions))
+                why = (
+                    " (written before outcome flags were stored: its outcome events have no flags column, so a "
+                    "policy's [flags] exclusions could not be applied to them)"
+                    if list(versions) == [1]
+                    else ""
+                )
                 raise LedgerError(
-                    f"ledger {_display(self.url)} has schema version {', '.join(map(str, versions))}; this stopwise "
-                    f"reads version {S.SCHEMA_VERSION}. Use the stopwise version that wrote it, or export and re-import."
+                    f"ledger {_display(self.url)} has schema version {found}{why}; this stopwise reads version "
+                    f"{S.SCHEMA_VERSION} and does not migrate a ledger silently. Use the stopwise version that wrote "
+                    "it, or carry its events over: export them with that version (stopwise ledger export URL EVAL "
+                    "-o rows.csv) and register and append them into a new ledger (stopwise ledger init, append)."
                 )
 
     def close(self) -> None:
@@ -318,6 +326,7 @@ class Ledger:
                 "status": p["status"],
                 "source": p["source"],
                 "unit": p["unit"],
+                "flags": p.get("flags", ""),
                 "digest": d,
                 "received_at": now,
             }
@@ -410,32 +419,31 @@ class Ledger:
                     found[key] = digest
         return found
 
-    def _snapshot(self, reg: Registration) -> tuple[pd.DataFrame, int]:
-        """Every stored event of the evaluation and the high-water mark they are exactly the events up to.
+    def _snapshot(self, reg: Registration) -> tuple[OutcomeColumns, np.ndarray, int]:
+        """Every stored event of the evaluation, their sequence numbers, and the high-water mark they are exactly the events up to.
 
-        On PostgreSQL the read takes a SHARE lock on the outcomes table, which waits for appends in
-        flight: an event with a lower sequence can then no longer commit after this read.
+        Only the events stored since the previous look are fetched; the rows are held column by
+        column (:class:`~stopwise.ledger._columns.EventColumns`). On PostgreSQL the read takes a
+        SHARE lock on the outcomes table, which waits for appends in flight: an event with a lower
+        sequence can then no longer commit after this read. The columns are shared with later looks:
+        callers do not modify them.
         """
-        cached_seq, parts = self._cache.get(reg.id, (0, []))
+        columns = self._cache.get(reg.id)
+        if columns is None:
+            columns = self._cache[reg.id] = EventColumns()
         c = S.outcomes.c
         with self._tx(write=False) as conn:
             if self._postgres:
                 conn.execute(text(f"LOCK TABLE {S.outcomes.name} IN SHARE MODE"))
             query = (
-                select(c.seq, *[getattr(c, name) for name in _EVENT_COLUMNS])
-                .where(c.evaluation_id == reg.id, c.seq > cached_seq)
+                select(c.seq, *[getattr(c, name) for name in EVENT_COLUMNS])
+                .where(c.evaluation_id == reg.id, c.seq > columns.high_water)
                 .order_by(c.seq)
             )
-            new = list(conn.execute(query).all())
-        if new:
-            parts = [*parts, _frame(new)]
-            cached_seq = int(new[-1][0])
-            self._cache[reg.id] = (cached_seq, parts)
-        if len(parts) > 1:  # keep one frame, so the next look concatenates only the new events
-            parts = [pd.concat(parts, ignore_index=True)]
-            self._cache[reg.id] = (cached_seq, parts)
-        frame = parts[0] if parts else _frame([])
-        return frame, cached_seq
+            new = conn.execute(query).all()
+        columns.extend(new)
+        rows, seqs = columns.columns()
+        return rows, seqs, columns.high_water
 
     def outcomes(self, evaluation: str, *, upto: int | None = None) -> pd.DataFrame:
         """The evaluation's outcome rows in the outcome-row contract, in the order they were stored.
@@ -453,10 +461,10 @@ class Ledger:
             Columns :data:`stopwise.OUTCOME_COLUMNS`; ``decide`` and ``replay`` read it unchanged.
         """
         reg = self.registration(evaluation)
-        frame, _ = self._snapshot(reg)
+        rows, seqs, _ = self._snapshot(reg)
         if upto is not None:
-            frame = frame.loc[frame["_seq"].to_numpy() <= upto]
-        return frame.drop(columns="_seq").reset_index(drop=True)
+            rows = rows.take(seqs <= upto)
+        return rows.to_frame()
 
     def high_water(self, evaluation: str) -> int:
         """The evaluation's current outcome high-water mark (0 when nothing is stored)."""
@@ -508,16 +516,16 @@ class Ledger:
             The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
-        frame, seq = self._snapshot(reg)
+        rows, _, seq = self._snapshot(reg)
         if seq == 0:
             raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
-        decision = self._decide_rows(reg, frame.drop(columns="_seq"))
+        decision = self._decide_rows(reg, rows)
         if record:
             self._append_decision(reg, decision, seq)
         return decision
 
     @staticmethod
-    def _decide_rows(reg: Registration, rows: pd.DataFrame) -> DecisionRecord:
+    def _decide_rows(reg: Registration, rows: OutcomeColumns | pd.DataFrame) -> DecisionRecord:
         from stopwise.compare import decide
 
         return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)
@@ -623,8 +631,8 @@ class Ledger:
             if computed != stored:
                 return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
 
-        frame, _ = self._snapshot(reg)
-        records = frame.drop(columns="_seq").to_dict(orient="records")
+        rows, seqs, _ = self._snapshot(reg)
+        records = rows.to_frame().to_dict(orient="records")
         with self._tx(write=False) as conn:
             stored_digests = list(
                 conn.execute(
@@ -643,8 +651,6 @@ class Ledger:
                 )
 
         previous = genesis
-        seqs = frame["_seq"].to_numpy()
-        rows = frame.drop(columns="_seq")
         links = self._decision_rows(reg)
         for expected, link in enumerate(links, start=1):
             sequence = int(link.sequence)
@@ -663,7 +669,7 @@ class Ledger:
                 stored_record = _parse_record(link.record_json)
             except LedgerError as exc:
                 return result(len(records), expected - 1, previous, Mismatch("decision", sequence, str(exc)))
-            seen = rows.loc[seqs <= int(link.outcome_seq)].reset_index(drop=True)
+            seen = rows.take(seqs <= int(link.outcome_seq))
             try:
                 again = self._decide_rows(reg, seen)
             except StopwiseError as exc:
@@ -712,30 +718,6 @@ def _name(evaluation: str) -> str:
     if not name:
         raise LedgerError("evaluation name must be non-empty text")
     return name
-
-
-def _frame(rows: list[Any]) -> pd.DataFrame:
-    """Stored events as outcome rows with the dtypes of :func:`stopwise.validate_outcomes`, plus ``_seq``."""
-    columns = ["_seq", *_EVENT_COLUMNS]
-    raw = pd.DataFrame([tuple(r) for r in rows], columns=columns)
-    out = pd.DataFrame(
-        {
-            "system": raw["system"].astype(str),
-            "task": raw["task"].astype(str),
-            "outcome": pd.to_numeric(raw["outcome"], errors="coerce").astype(float),
-            "group": raw["task_group"].astype(str),
-            "attempt": raw["attempt"].astype(np.int64),
-            "cost_usd": pd.to_numeric(raw["cost_usd"], errors="coerce").astype(float),
-            "elapsed_s": pd.to_numeric(raw["elapsed_s"], errors="coerce").astype(float),
-            "status": raw["status"].astype(str),
-            "source": raw["source"].astype(str),
-            "unit": raw["unit"].astype(str),
-            "flags": "",  # the ledger does not store flags yet
-        },
-        columns=list(OUTCOME_COLUMNS),
-    )
-    out["_seq"] = raw["_seq"].astype(np.int64)
-    return out
 
 
 def _parse_record(record_json: str) -> DecisionRecord:

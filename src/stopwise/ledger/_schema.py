@@ -8,7 +8,8 @@ evaluations        one row per registered evaluation: policy (canonical JSON + s
                    task universe (JSON + sha256), the tested and baseline systems, the digest
                    that starts its decision chain, the UTC registration time
 outcomes           append-only outcome events, unique on (evaluation, system, task, attempt);
-                   every field of the outcome-row contract, a content digest, an increasing
+                   every field of the outcome-row contract (flags canonical: sorted tokens
+                   joined by ";", "" for none), a content digest, an increasing
                    sequence number (a decision at high-water mark m saw exactly the events with
                    sequence <= m) and the UTC time it was received
 conflicts          events refused because their key was already stored with different content;
@@ -38,8 +39,11 @@ from sqlalchemy import (
 
 __all__ = ["SCHEMA_VERSION", "conflicts", "decisions", "evaluations", "metadata", "outcomes", "schema_version"]
 
-SCHEMA_VERSION = 1
-"""Version of the table layout below; a database of another version is refused, never migrated silently."""
+SCHEMA_VERSION = 2
+"""Version of the table layout below; a database of another version is refused, never migrated silently.
+
+Version 2 added ``stopwise_outcomes.flags``; version 1 ledgers (no flags column) are refused with
+a message on how to carry their events over."""
 
 metadata = MetaData()
 
@@ -84,6 +88,7 @@ outcomes = Table(
     Column("status", String(16), nullable=False),
     Column("source", Text, nullable=False),
     Column("unit", Text, nullable=False),
+    Column("flags", Text, nullable=False, server_default=""),
     Column("digest", String(64), nullable=False),
     Column("received_at", String(40), nullable=False),
     UniqueConstraint("evaluation_id", "system", "task", "attempt", name="stopwise_outcomes_key"),
