@@ -107,14 +107,44 @@ from stopwise.errors import ArgumentError, ComparisonError
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
 TRUNCATION = 0.6
-"""c: bets are at most c times the largest bet that keeps the capital nonnegative."""
-STRATEGIES = ("max", "agrapa", "plug-in")
-"""Betting strategies: ``max`` (default: the larger of the aGRAPA and plug-in bets), ``agrapa`` and the
-predictable ``plug-in`` baseline."""
+"""c: bets are at most c times the largest bet that keeps the capital nonnegative (``max``, ``agrapa``,
+``plug-in``)."""
+HORIZON = 0.1
+"""h: the ``horizon`` bet's plug-in is tuned to the look after h N tasks."""
+HORIZON_TRUNCATION = 0.7
+"""c of the ``horizon`` bet."""
+STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
+"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
+one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
+and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
+and the predictable ``plug-in`` baseline."""
+MIXTURE = ("max", "horizon")
+"""The components of the ``mixture`` strategy, averaged with equal weights."""
 _TOL = 1e-9
 COARSE_STEP = 0.1
 """First-stage grid step of the confidence bounds (refined to ``resolution`` inside the bracket)."""
-_STRATEGY_LABELS = {"max": "max(aGRAPA, plug-in)", "agrapa": "aGRAPA", "plug-in": "plug-in"}
+_STRATEGY_LABELS = {
+    "mixture": "mixture of max(aGRAPA, plug-in) and max(aGRAPA, horizon plug-in)",
+    "max": "max(aGRAPA, plug-in)",
+    "horizon": "max(aGRAPA, horizon plug-in)",
+    "agrapa": "aGRAPA",
+    "plug-in": "plug-in",
+}
+def resolve_strategy(strategy: str, stratified: bool) -> str:
+    """The strategy ``auto`` stands for: ``mixture`` (pooled process) or ``max`` (stratified process).
+
+    Examples
+    --------
+    >>> from stopwise.compare._betting import resolve_strategy
+    >>> resolve_strategy("auto", False), resolve_strategy("auto", True), resolve_strategy("agrapa", True)
+    ('mixture', 'max', 'agrapa')
+    """
+    if strategy != "auto":
+        return strategy
+    return "max" if stratified else "mixture"
+
+
+_DEFAULT_TRUNCATION = {"max": TRUNCATION, "agrapa": TRUNCATION, "plug-in": TRUNCATION, "horizon": HORIZON_TRUNCATION}
 PRIOR_VARIANCE = 1.0
 """sigma2_0: the variance pseudo-observation of the aGRAPA and plug-in variance estimates."""
 
@@ -130,11 +160,14 @@ class BettingPaths:
         after each look t = 1..T; ``+inf`` once the null is logically impossible.
     stratified : bool
         Whether the stratified (per-group) process was used.
+    strategy : str
+        The betting strategy used (``auto`` resolved).
     """
 
     log_promote: np.ndarray
     log_reject: np.ndarray
     stratified: bool
+    strategy: str = "auto"
 
     def crossed(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         """Boolean (B, T) arrays: the running maximum capital has reached 1/alpha (promote, reject)."""
@@ -165,14 +198,22 @@ def _pooled_moments(x: np.ndarray, m0: np.ndarray, population_size: int) -> tupl
     return total, t, m_wor, mu, variance
 
 
+def _plug_in_time(t: np.ndarray, strategy: str, population_size: int) -> np.ndarray:
+    """The plug-in bet's time scale: t log(1 + t), or for ``horizon`` H up to H = h N and continuous after."""
+    if strategy != "horizon":
+        return t * np.log1p(t)
+    horizon = max(1.0, HORIZON * population_size)
+    return np.where(t <= horizon, horizon, t * np.log1p(t) / np.log1p(horizon))
+
+
 def _raw_bets(
-    gap: np.ndarray, variance: np.ndarray, t: np.ndarray, strategy: str, alpha: float
+    gap: np.ndarray, variance: np.ndarray, t: np.ndarray, strategy: str, alpha: float, population_size: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Untruncated bet magnitudes (>= 0) of the promote and reject tests."""
+    """Untruncated bet magnitudes (>= 0) of the promote and reject tests of one (non-mixture) strategy."""
     if strategy == "agrapa":
         raw = _agrapa(gap, variance)
         return np.maximum(raw, 0.0), np.maximum(-raw, 0.0)
-    plug = np.sqrt(2.0 * np.log(1.0 / alpha) / (variance * t * np.log1p(t)))
+    plug = np.sqrt(2.0 * np.log(1.0 / alpha) / (variance * _plug_in_time(t, strategy, population_size)))
     if strategy == "plug-in":
         return plug, plug.copy()
     raw = _agrapa(gap, variance)
@@ -187,18 +228,41 @@ def _settled(total: np.ndarray, t: np.ndarray, m0: np.ndarray, population_size: 
     return total - unseen > target + tol, total + unseen < target - tol
 
 
-def _pooled(x: np.ndarray, m0: np.ndarray, n_pop: int, strategy: str, alpha: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+def _components(strategy: str, truncation: float | None) -> list[tuple[str, float]]:
+    """(strategy, c) of each capital process averaged by ``strategy``."""
+    names = MIXTURE if strategy == "mixture" else (strategy,)
+    return [(name, _DEFAULT_TRUNCATION[name] if truncation is None else truncation) for name in names]
+
+
+def _average(logs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """log of the equal-weight average of the components' capitals (promote, reject)."""
+    if len(logs) == 1:
+        return logs[0]
+    shift = np.log(len(logs))
+    with np.errstate(invalid="ignore"):
+        log_p = np.logaddexp.reduce(np.stack([lp for lp, _ in logs]), axis=0) - shift
+        log_r = np.logaddexp.reduce(np.stack([lr for _, lr in logs]), axis=0) - shift
+    return log_p, log_r
+
+
+def _pooled(
+    x: np.ndarray, m0: np.ndarray, n_pop: int, strategy: str, alpha: float, truncation: float | None
+) -> tuple[np.ndarray, np.ndarray]:
     total, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
-    up, down = _raw_bets(mu - m_wor, variance, t, strategy, alpha)
+    logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
-        # where m_wor leaves (-1, 1) the null is already logically settled (overwritten below)
-        np.minimum(up, c / (1.0 + m_wor), out=up)
-        np.minimum(down, c / (1.0 - m_wor), out=down)
         centred = x - m_wor
-        up *= centred
-        down *= centred
-        log_p = np.cumsum(np.log1p(up, out=up), axis=1)
-        log_r = np.cumsum(np.log1p(np.negative(down, out=down), out=down), axis=1)
+        for name, c in _components(strategy, truncation):
+            up, down = _raw_bets(mu - m_wor, variance, t, name, alpha, n_pop)
+            # where m_wor leaves (-1, 1) the null is already logically settled (overwritten below)
+            np.minimum(up, c / (1.0 + m_wor), out=up)
+            np.minimum(down, c / (1.0 - m_wor), out=down)
+            up *= centred
+            down *= centred
+            logs.append(
+                (np.cumsum(np.log1p(up, out=up), axis=1), np.cumsum(np.log1p(np.negative(down, out=down), out=down), axis=1))
+            )
+    log_p, log_r = _average(logs)
     settled_p, settled_r = _settled(total, t, m0, n_pop)
     log_p[settled_p] = np.inf
     log_r[settled_r] = np.inf
@@ -230,16 +294,12 @@ def _stratified(
     sizes: np.ndarray,
     strategy: str,
     alpha: float,
-    c: float,
+    truncation: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     n_pop = int(sizes.sum())
     n_groups = len(sizes)
     weights = sizes / n_pop
     _, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
-    up, down = _raw_bets(mu - m_wor, variance, t, strategy, alpha)
-    limit = c / 2.0
-    lam_p, lam_r = np.minimum(up, limit), np.minimum(down, limit)
-
     onehot = codes[..., None] == np.arange(n_groups)
     group_total = np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
     group_count = np.cumsum(onehot, axis=1)
@@ -249,18 +309,27 @@ def _stratified(
     left = n_g - j + 1.0
     centre = (own_total + mu) / j
     spread = (x - centre) ** 2 / 4.0
-    step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
-    step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
     slope = n_g / left
-    coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
-    coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
     unseen = sizes - group_count
     lo = (group_total - unseen) / sizes
     hi = (group_total + unseen) / sizes
     m0_b = np.broadcast_to(m0, x.shape)
-    log_p = np.cumsum(step_a_p, axis=1) - _knapsack_max(coef_p, lo, hi, m0_b, weights)
-    log_r = np.cumsum(step_a_r, axis=1) - _knapsack_max(coef_r, -hi, -lo, -m0_b, weights)
-    return log_p, log_r
+    logs = []
+    for name, c in _components(strategy, truncation):
+        up, down = _raw_bets(mu - m_wor, variance, t, name, alpha, n_pop)
+        lam_p, lam_r = np.minimum(up, c / 2.0), np.minimum(down, c / 2.0)
+        step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
+        step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
+        coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
+        coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
+        # each component's infimum over the null; the average of the infima is at most the infimum of the average
+        logs.append(
+            (
+                np.cumsum(step_a_p, axis=1) - _knapsack_max(coef_p, lo, hi, m0_b, weights),
+                np.cumsum(step_a_r, axis=1) - _knapsack_max(coef_r, -hi, -lo, -m0_b, weights),
+            )
+        )
+    return _average(logs)
 
 
 def _check_values(values: np.ndarray, population_size: int) -> None:
@@ -282,9 +351,9 @@ def betting_paths(
     population_size: int,
     group_codes: ArrayLike | None = None,
     group_sizes: ArrayLike | None = None,
-    strategy: str = "max",
+    strategy: str = "auto",
     alpha: float = 0.05,
-    truncation: float = TRUNCATION,
+    truncation: float | None = None,
 ) -> BettingPaths:
     """Log-capital paths of the promote and reject tests for a batch of task sequences.
 
@@ -304,12 +373,14 @@ def betting_paths(
         process (the guarantee under coverage-aware and other predictable group schedules).
     group_sizes : array_like of int, shape (G,), optional
         N_g of each group; must sum to N.
-    strategy : {"max", "agrapa", "plug-in"}, optional
-        Betting strategy (see the module docstring).
+    strategy : {"auto", "mixture", "max", "horizon", "agrapa", "plug-in"}, optional
+        Betting strategy (see the module docstring); ``auto`` is ``mixture`` for the pooled process and
+        ``max`` for the stratified one.
     alpha : float, optional
-        Level; used only by the ``plug-in`` strategy's bet size.
+        Level; used only by the plug-in bet sizes.
     truncation : float, optional
-        c in (0, 1).
+        c in (0, 1) of every component; default: each strategy's own (:data:`TRUNCATION`,
+        :data:`HORIZON_TRUNCATION` for ``horizon``).
 
     Returns
     -------
@@ -322,7 +393,7 @@ def betting_paths(
     >>> paths = betting_paths(np.ones((1, 30)), 0.0, population_size=100)
     >>> promote, reject = paths.crossed(0.05)
     >>> int(np.argmax(promote[0])) + 1, bool(reject.any())
-    (7, False)
+    (6, False)
     """
     x = np.atleast_2d(np.asarray(values, dtype=float))
     if x.ndim != 2:
@@ -333,7 +404,7 @@ def betting_paths(
     _check_values(x, n_pop)
     if strategy not in STRATEGIES:
         raise ArgumentError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    if not 0.0 < truncation < 1.0:
+    if truncation is not None and not 0.0 < truncation < 1.0:
         raise ArgumentError(f"`truncation` must be in (0, 1); got {truncation!r}")
     if not 0.0 < alpha < 1.0:
         raise ArgumentError(f"`alpha` must be in (0, 1); got {alpha!r}")
@@ -343,10 +414,11 @@ def betting_paths(
     m0 = np.broadcast_to(m0_flat, (x.shape[0], 1))
     if x.shape[1] == 0:
         empty = np.zeros((x.shape[0], 0))
-        return BettingPaths(empty, empty.copy(), group_codes is not None)
+        return BettingPaths(empty, empty.copy(), group_codes is not None, resolve_strategy(strategy, group_codes is not None))
     if group_codes is None:
-        log_p, log_r = _pooled(x, m0, n_pop, strategy, alpha, truncation)
-        return BettingPaths(log_p, log_r, False)
+        used = resolve_strategy(strategy, False)
+        log_p, log_r = _pooled(x, m0, n_pop, used, alpha, truncation)
+        return BettingPaths(log_p, log_r, False, used)
     if group_sizes is None:
         raise ArgumentError("`group_sizes` is required with `group_codes`")
     sizes = np.asarray(group_sizes, dtype=np.int64)
@@ -359,8 +431,9 @@ def betting_paths(
     if (seen > sizes).any():
         g = int(np.argwhere(seen > sizes)[0, 1])
         raise ComparisonError(f"group {g} has {int(seen[:, g].max())} observed tasks but only {int(sizes[g])} planned")
-    log_p, log_r = _stratified(x, m0, codes, sizes, strategy, alpha, truncation)
-    return BettingPaths(log_p, log_r, True)
+    used = resolve_strategy(strategy, True)
+    log_p, log_r = _stratified(x, m0, codes, sizes, used, alpha, truncation)
+    return BettingPaths(log_p, log_r, True, used)
 
 
 @dataclass(frozen=True)
@@ -438,7 +511,7 @@ def betting_boundary(
     alpha: float,
     groups: ArrayLike | None = None,
     group_sizes: Mapping[str, int] | None = None,
-    strategy: str = "max",
+    strategy: str = "auto",
     resolution: float = 0.01,
     confidence_bounds: bool = True,
 ) -> BettingBoundary:
@@ -462,8 +535,9 @@ def betting_boundary(
         required when the order is coverage-aware or stratified.
     group_sizes : dict of str to int, optional
         Planned tasks per group (summing to N).
-    strategy : {"max", "agrapa", "plug-in"}, optional
-        Betting strategy (default ``max``: the larger of the aGRAPA and plug-in bets).
+    strategy : {"auto", "mixture", "max", "horizon", "agrapa", "plug-in"}, optional
+        Betting strategy (default ``auto``: ``mixture``, the average of the ``max`` and ``horizon``
+        capitals, for the pooled process; ``max`` for the stratified one).
     resolution : float, optional
         Grid step of the confidence bounds.
     confidence_bounds : bool, optional
@@ -484,7 +558,7 @@ def betting_boundary(
     >>> b.promote, b.reject, b.p_promote < 1e-6, round(b.lower, 2) > 0
     (True, False, True, True)
     >>> b.method
-    'betting-wor (max(aGRAPA, plug-in), pooled)'
+    'betting-wor (mixture of max(aGRAPA, plug-in) and max(aGRAPA, horizon plug-in), pooled)'
 
     Ties only: nothing is settled.
 
@@ -510,7 +584,7 @@ def betting_boundary(
         label = f"stratified, {len(names)} groups"
     else:
         label = "pooled"
-    method = f"betting-wor ({_STRATEGY_LABELS.get(strategy, strategy)}, {label})"
+    method = f"betting-wor ({_STRATEGY_LABELS.get(resolve_strategy(strategy, groups is not None), strategy)}, {label})"
     total = float(x.sum())
     logical_lower = (total - (n_pop - n)) / n_pop
     logical_upper = (total + (n_pop - n)) / n_pop

@@ -146,6 +146,7 @@ def _betting_stops(
             group_codes=None if codes is None else codes[active, :end],
             group_sizes=sizes,
             strategy=strategy,
+            alpha=alpha,
         )
         if gate is None:
             ok_p = paths.log_promote[:, inside - 1] >= level
@@ -372,7 +373,7 @@ def replay_live(
     looks: int | str = "every",
     fixed_looks: int | str | None = None,
     rules: Sequence[str] = LIVE_RULES,
-    strategy: str = "max",
+    strategy: str = "auto",
     batch_rows: int = 4096,
     n_jobs: int = 1,
     policy_name: str = "policy",
@@ -399,7 +400,9 @@ def replay_live(
     rules : sequence of str, optional
         Which of :data:`LIVE_RULES` to replay.
     strategy : str, optional
-        Betting strategy (``max``, ``agrapa`` or ``plug-in``; see :func:`stopwise.compare.betting_paths`).
+        Betting strategy (``auto``, ``mixture``, ``max``, ``horizon``, ``agrapa`` or ``plug-in``; see
+        :func:`stopwise.compare.betting_paths`; ``auto`` is ``mixture`` under uniform orders and ``max`` with
+        the stratified process).
     batch_rows : int, optional
         Rows (pair x order) per vectorised batch of the betting rule; bounds memory at about
         ``batch_rows * N * 100`` bytes per thread (the stratified process splits a batch into G times
@@ -442,6 +445,7 @@ def replay_live(
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
     stratified = policy.order.kind != "uniform"
+    used = _strategy_used(strategy, stratified)
     orders_of = Orders(source, policy, n_orders)
     plans: dict[int, tuple[np.ndarray, list[ReplayPair]]] = {}
     for pair in source.pairs:
@@ -467,7 +471,7 @@ def replay_live(
                 for rule in rules:
                     if rule == "betting-wor":
                         stops: list[_Stops] = _run_betting(pairs, orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy, batch_rows, pool)
-                        methods = [f"betting-wor ({strategy}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
+                        methods = [f"betting-wor ({used}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
                     else:
                         stops = [runs[t_index] for runs, _ in fixed]
                         methods = [f"fixed-budget, re-declared at every look ({method})" for _, method in fixed]
@@ -498,6 +502,12 @@ def replay_live(
         "truth": "positive iff Delta_full > delta on the complete shared task set",
     }
     return LiveReplay(pairs=table, curve=curve, summary=summarize_live(table, curve), settings=settings)
+
+
+def _strategy_used(strategy: str, stratified: bool) -> str:
+    """The betting strategy the replay uses (``auto`` resolved); an unknown name is an ArgumentError."""
+    codes = np.zeros((1, 0), dtype=np.int64) if stratified else None
+    return betting_paths(np.zeros((1, 0)), 0.0, population_size=1, group_codes=codes, strategy=strategy).strategy
 
 
 def _run_betting(
@@ -623,7 +633,7 @@ def live_replay(
     looks: int | str = "every",
     fixed_looks: int | str | None = None,
     rules: Sequence[str] = LIVE_RULES,
-    strategy: str = "max",
+    strategy: str = "auto",
     min_coverage: float = 0.95,
     min_shared: int = 1,
     batch_rows: int = 4096,
