@@ -197,6 +197,22 @@ def test_stratified_matches_naive_lp(m0: float, strategy: str) -> None:
     _close(paths.log_reject[0], slow_r)
 
 
+@pytest.mark.parametrize("strategy", ["mixture", "max"])
+def test_stratified_settled_paths_match_naive(strategy: str) -> None:
+    """A tested system that wins nearly everywhere: the null becomes logically impossible (+inf) mid-way."""
+    sizes = np.array([12, 8, 5])
+    groups = np.repeat(np.arange(3), sizes)
+    order = coverage_aware_orders(groups, 1, rng=8)[0]
+    values = np.ones(25)
+    values[[3, 17]] = -1.0
+    x, codes = values[order], groups[order]
+    paths = betting_paths(x[None, :], 0.0, population_size=25, group_codes=codes, group_sizes=sizes, strategy=strategy)
+    slow_p, slow_r = naive_stratified(x, codes, sizes, 0.0, strategy)
+    assert np.isinf(paths.log_promote[0, -1])
+    _close(paths.log_promote[0], slow_p)
+    _close(paths.log_reject[0], slow_r)
+
+
 @pytest.mark.parametrize("strategy", ["max", "mixture"])
 def test_stratified_infimum_is_below_every_null_point(strategy: str) -> None:
     """The reported log-capital is the infimum (for a mixture: the average of the components' infima, a lower
