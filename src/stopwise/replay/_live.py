@@ -541,12 +541,14 @@ def _run_betting(
     mirror_of: dict[int, int] = {}
     if threshold == 0.0 and codes is None and gate is None:
         index = {(p.tested, p.baseline): i for i, p in enumerate(pairs)}
+        sources: set[int] = set()
         for i, p in enumerate(pairs):
             j = index.get((p.baseline, p.tested))
-            if j is not None and j not in mirror_of and i not in mirror_of.values():
+            if j is not None and j not in mirror_of and i not in sources:
                 q = pairs[j]
                 if np.array_equal(q.tasks, p.tasks) and np.array_equal(q.differences, -p.differences):
                     mirror_of[i] = j  # pair i is replayed as the mirror of pair j
+                    sources.add(j)
     replayed = [i for i in range(len(pairs)) if i not in mirror_of]
     action, stop, tie = _replay_pairs([pairs[i] for i in replayed], orders, threshold, codes, sizes, gate, looks, alpha, strategy, batch_rows, pool)
     position = {i: k for k, i in enumerate(replayed)}
