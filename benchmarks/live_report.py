@@ -2,7 +2,7 @@
 
 Every shared record in ../shared/data/records is replayed with a look after every task
 (:func:`stopwise.replay.replay_live`): the betting-wor boundary (uniform orders, pooled process, all
-directed pairs, 500 orders, thresholds 0 / 5 / 10 pp) and the paper's fixed-budget rule re-declared
+directed pairs, 500 orders by default, thresholds 0 / 5 / 10 pp) and the paper's fixed-budget rule re-declared
 at every look (looks every 5 % of the tasks; exact bootstrap tails). The coverage-aware primary order
 with the stratified process and the coverage rule is replayed on a random subsample of pairs (it is
 ~30x more expensive per look). On swebench_verified the other bets (max, horizon, aGRAPA, plug-in) are
@@ -123,7 +123,8 @@ def main() -> None:
     lines = [
         "# Live looks: the betting boundary against the fixed-budget rule under repeated looks",
         "",
-        f"Produced by `python benchmarks/live_report.py` ({elapsed / 60:.0f} min on the shared 2-core machine) from every record in "
+        f"Produced by `python benchmarks/live_report.py --orders {args.orders} --stratified-orders {args.stratified_orders}` "
+        f"({elapsed / 60:.0f} min on the shared 2-core machine) from every record in "
         "`../shared/data/records`. Do not edit by hand.",
         "",
         "Each directed pair of a completed record is replayed along task orders with a **look after every task**; the run stops",
@@ -143,7 +144,9 @@ def main() -> None:
         "*Resolved by b* is the share of (pair, order) runs with a final action once b of the tasks are observed (pairs",
         "weighted equally); stopping-time quartiles pool every run and count an unresolved run as using all tasks.",
         "",
-        "## Issue 9 targets on swebench_verified (uniform orders, 0 pp, 500 orders)",
+        f"## Issue 9 targets on swebench_verified (uniform orders, 0 pp, {args.orders} orders)",
+        "",
+        "`python benchmarks/live_replay.py` gives the same figures at 500 orders for the betting boundary, with its timing.",
         "",
         f"* every pair's wrong-decision rate ≤ a + 2 SE: **{'met' if bet['pairs_over_bound'] == 0 else 'NOT met'}** — "
         f"{bet['pairs_over_bound']} of {bet['pairs']} pairs above the bound; mean {100 * bet['mean_wrong_rate']:.2f} %, "
