@@ -7,8 +7,10 @@ outcomes are nudged until every group's sum of D equals N_g delta): the sharp nu
 tests, the hardest case for each. A second setting makes the group means differ (-0.36 .. +0.57)
 with the overall mean still 0. Looks after every task; a = 0.05.
 
-Rows: the betting-wor boundary (pooled process under uniform orders, stratified process under
-coverage-aware orders, plus the pooled process under coverage-aware orders for contrast), and the
+Rows: the betting-wor boundary with its default bet (``auto``: the mixture bet for the pooled process
+under uniform orders, the max bet for the stratified process under coverage-aware orders), the other
+bets (max, the previous default; horizon; plug-in), the pooled process under coverage-aware orders
+for contrast, and the
 paper's fixed-budget rule re-declared at every look every 5 % of the tasks and at one look (the
 complete budget) for contrast. The rate is over simulated benchmarks; SE = sqrt(r (1 - r) / S); the
 guarantee is checked as rate <= a + 2 sqrt(a (1 - a) / S).
@@ -79,7 +81,7 @@ def coverage_ok(ordered_groups: np.ndarray) -> np.ndarray:
     return ok
 
 
-def betting_rates(values: np.ndarray, delta: float, codes: np.ndarray | None, strategy: str = "max") -> tuple[float, float]:
+def betting_rates(values: np.ndarray, delta: float, codes: np.ndarray | None, strategy: str = "auto") -> tuple[float, float]:
     """False-promote and false-reject rates: the share of benchmarks crossing at any look."""
     paths = betting_paths(values, delta, population_size=N, group_codes=codes, group_sizes=SIZES if codes is not None else None, strategy=strategy)
     promote, reject = paths.crossed(ALPHA)
@@ -128,10 +130,12 @@ def main() -> None:
             gate = coverage_ok(codes) if kind == "coverage-aware" else None
             rows = []
             if kind == "uniform":
-                rows.append(("betting-wor, pooled, every task", betting_rates(values, delta, None)))
-                rows.append(("betting-wor, pooled plug-in bet, every task", betting_rates(values, delta, None, "plug-in")))
+                rows.append(("betting-wor, pooled mixture bet (default)", betting_rates(values, delta, None)))
+                for strategy in ("max", "horizon", "plug-in"):
+                    rows.append((f"betting-wor, pooled {strategy} bet", betting_rates(values, delta, None, strategy)))
             else:
-                rows.append(("betting-wor, stratified, every task", betting_rates(values, delta, codes)))
+                rows.append(("betting-wor, stratified max bet (default)", betting_rates(values, delta, codes)))
+                rows.append(("betting-wor, stratified mixture bet", betting_rates(values, delta, codes, "mixture")))
                 rows.append(("(pooled process, not valid here), every task", betting_rates(values, delta, None)))
             rows.append(("fixed-budget, re-declared every 5 %", fixed_budget_rates(values, delta, gate, N // 20)))
             rows.append(("fixed-budget, one look at 100 %", fixed_budget_rates(values, delta, gate, N)))

@@ -6,9 +6,15 @@ against a per-decision Python loop of the scalar :func:`stopwise.compare.betting
 (p-values only, ``confidence_bounds=False``, as decide calls it) on a small subsample measured in
 the same run, and the issue-9 targets: every pair's wrong-decision rate <= a + 2 SE and the share
 of (pair, order) runs resolved by 20 % of the tasks (>= 66 %, stretch 75 %). With ``--strategies``
-the same grid is replayed with the aGRAPA and predictable plug-in bets alone (the comparison the
-default ``max`` bet is chosen by); with ``--stratified`` the coverage-aware primary order with the
+the same grid is replayed with the other bets (``max``, the previous default; ``horizon``; aGRAPA and
+the predictable plug-in alone); with ``--stratified`` the coverage-aware primary order with the
 stratified process is timed on a subsample of pairs.
+
+A ceiling is printed beside the resolution figures: "resolved by b" of any procedure valid at every
+look is a level-a test at the single look b N (reject iff the boundary was crossed by then), so it
+cannot resolve more than the most powerful one-look test at b N. For win/tie/loss differences that is
+(up to the finite-population correction) the randomized one-sided sign test on the discordant tasks
+(UMP unbiased; each direction at level a, as the two betting tests), evaluated on the same orders.
 
 Usage: python benchmarks/live_replay.py [--orders 500] [--jobs 2] [--strategies] [--stratified]
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import time
 
 import numpy as np
@@ -51,6 +58,36 @@ def _loop_seconds_per_look(source, policy: Policy, n_looks: int) -> float:  # ty
     return (time.perf_counter() - start) / n_looks
 
 
+def _sign_test_rejects(count: np.ndarray, discordant: np.ndarray, alpha: float) -> np.ndarray:
+    """Rejection probability of the randomized one-sided sign test (H0: P(win) <= 1/2 among discordant tasks)."""
+    from scipy.stats import binom
+
+    above = binom.sf(count, discordant, 0.5)  # P(X > count)
+    at = binom.pmf(count, discordant, 0.5)
+    gamma = (alpha - above) / np.where(at > 0, at, 1.0)
+    return np.where(above + at <= alpha, 1.0, np.where(above < alpha, gamma, 0.0))
+
+
+def one_look_ceiling(source, n_orders: int, fraction: float) -> float:  # type: ignore[no-untyped-def]
+    """Mean over pairs of the power of the randomized UMP-unbiased sign test (each direction at level a) at the
+    single look ceil(fraction N), on the replay's uniform orders (lattice-1 pairs only; NaN otherwise)."""
+    if any(p.lattice != 1 for p in source.pairs):
+        return float("nan")
+    alpha = UNIFORM.tail_cutoff
+    orders: dict[bytes, np.ndarray] = {}
+    powers = []
+    for pair in source.pairs:
+        key = pair.tasks.tobytes()
+        if key not in orders:
+            orders[key] = pair_orders(source, pair, UNIFORM, n_orders)
+        k = math.ceil(fraction * pair.n_shared - 1e-9)
+        prefix = pair.differences[orders[key][:, :k]]
+        wins, losses = (prefix > 0).sum(axis=1), (prefix < 0).sum(axis=1)
+        power = _sign_test_rejects(wins, wins + losses, alpha) + _sign_test_rejects(losses, wins + losses, alpha)
+        powers.append(np.minimum(1.0, power).mean())
+    return float(np.mean(powers))
+
+
 def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_look: float) -> None:  # type: ignore[no-untyped-def]
     row = live.summary.iloc[0]
     pairs = live.pairs
@@ -77,10 +114,14 @@ def main() -> None:
     print(f"swebench_verified: {len(source.pairs)} directed pairs x {args.orders} orders x {n} looks = {looks:,} looks; "
           f"{args.jobs} threads (2-core machine shared with other sessions: figures are under contention)")
     loop = _loop_seconds_per_look(source, UNIFORM, 200)
-    for strategy in ["max", *(["agrapa", "plug-in"] if args.strategies else [])]:
+    for strategy in ["auto", *(["max", "horizon", "agrapa", "plug-in"] if args.strategies else [])]:
         start, cpu = time.perf_counter(), time.process_time()
         live = replay_live(source, UNIFORM, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs)
-        _report(f"betting-wor, uniform orders, pooled process, bet = {strategy}", live, time.perf_counter() - start, time.process_time() - cpu, looks, loop)
+        used = live.pairs["method"].iloc[0]
+        _report(f"{used}, uniform orders, bet = {strategy}", live, time.perf_counter() - start, time.process_time() - cpu, looks, loop)
+    ceiling_10, ceiling_20 = (one_look_ceiling(source, args.orders, b) for b in (0.1, 0.2))
+    print(f"\nceiling (randomized UMP-unbiased sign test at one look, each direction at a, same orders): resolved "
+          f"{ceiling_10:.1%} at 10 %, {ceiling_20:.1%} at 20 %; no procedure valid at every look can exceed these")
     if args.stratified:
         rng = np.random.default_rng(0)
         sub = dataclasses.replace(source, pairs=[source.pairs[i] for i in rng.choice(len(source.pairs), 60, replace=False)])

@@ -14,17 +14,22 @@ import pytest
 from scipy.optimize import linprog
 
 from stopwise.compare import betting_boundary, betting_paths
-from stopwise.compare._betting import TRUNCATION
+from stopwise.compare._betting import HORIZON, HORIZON_TRUNCATION, TRUNCATION
 from stopwise.errors import ComparisonError
 from stopwise.replay import coverage_aware_orders
 
 ALPHA = 0.05
 
 
-def naive_bets(mu: float, m_wor: float, var: float, t: int, strategy: str) -> tuple[float, float]:
-    """Untruncated promote and reject bet sizes (>= 0) of each strategy."""
+def naive_bets(mu: float, m_wor: float, var: float, t: int, strategy: str, n_pop: int) -> tuple[float, float]:
+    """Untruncated promote and reject bet sizes (>= 0) of each single strategy."""
     kelly = (mu - m_wor) / (var + (mu - m_wor) ** 2)
-    plug = math.sqrt(2 * math.log(1 / ALPHA) / (var * t * math.log(1 + t)))
+    if strategy == "horizon":  # WSR (2023)'s fixed-n plug-in tuned to n = H = h N up to H, then t log(1 + t) rescaled
+        big_h = max(1.0, HORIZON * n_pop)
+        scale = big_h if t <= big_h else t * math.log(1 + t) / math.log(1 + big_h)
+    else:
+        scale = t * math.log(1 + t)
+    plug = math.sqrt(2 * math.log(1 / ALPHA) / (var * scale))
     if strategy == "agrapa":
         return max(kelly, 0.0), max(-kelly, 0.0)
     if strategy == "plug-in":
@@ -32,29 +37,59 @@ def naive_bets(mu: float, m_wor: float, var: float, t: int, strategy: str) -> tu
     return max(kelly, 0.0, plug), max(-kelly, 0.0, plug)
 
 
-def naive_pooled(x: np.ndarray, n_pop: int, m0: float, strategy: str = "max", c: float = TRUNCATION) -> tuple[list[float], list[float]]:
-    """WSR 2020 without-replacement capital, one task at a time (aGRAPA or predictable plug-in bets)."""
-    kp, kr = 0.0, 0.0
+def components(strategy: str) -> list[tuple[str, float]]:
+    """(single strategy, truncation c) of each capital process a strategy averages."""
+    truncation = {"max": TRUNCATION, "agrapa": TRUNCATION, "plug-in": TRUNCATION, "horizon": HORIZON_TRUNCATION}
+    names = ["max", "horizon"] if strategy == "mixture" else [strategy]
+    return [(name, truncation[name]) for name in names]
+
+
+def log_mean_exp(values: list[float]) -> float:
+    return math.log(sum(math.exp(v) for v in values) / len(values))
+
+
+def naive_pooled(x: np.ndarray, n_pop: int, m0: float, strategy: str = "mixture") -> tuple[list[float], list[float]]:
+    """WSR 2020 without-replacement capital, one task at a time; a mixture averages the components' capitals."""
+    parts = [_naive_pooled_single(x, n_pop, m0, name, c) for name, c in components(strategy)]
+    out_p, out_r = [], []
+    for t in range(len(x)):
+        seen = x[: t + 1].sum()
+        unseen = n_pop - t - 1
+        settled_p = seen - unseen > n_pop * m0 + 1e-9 * n_pop
+        settled_r = seen + unseen < n_pop * m0 - 1e-9 * n_pop
+        out_p.append(math.inf if settled_p else log_mean_exp([p[0][t] for p in parts]))
+        out_r.append(math.inf if settled_r else log_mean_exp([p[1][t] for p in parts]))
+    return out_p, out_r
+
+
+def _naive_pooled_single(x: np.ndarray, n_pop: int, m0: float, strategy: str, c: float) -> tuple[list[float], list[float]]:
+    kp, kr = 1.0, 1.0
     out_p, out_r = [], []
     for t in range(1, len(x) + 1):
         prev = x[: t - 1]
         m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
         mu = prev.sum() / t
         var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
-        up, down = naive_bets(mu, m_wor, var, t, strategy)
+        up, down = naive_bets(mu, m_wor, var, t, strategy, n_pop)
         if -1 < m_wor < 1:
-            lam_p = min(up, c / (1 + m_wor))
-            lam_r = min(down, c / (1 - m_wor))
-            kp += math.log1p(lam_p * (x[t - 1] - m_wor))
-            kr += math.log1p(-lam_r * (x[t - 1] - m_wor))
-        seen = x[:t].sum()
-        out_p.append(math.inf if seen - (n_pop - t) > n_pop * m0 + 1e-9 * n_pop else kp)
-        out_r.append(math.inf if seen + (n_pop - t) < n_pop * m0 - 1e-9 * n_pop else kr)
+            kp *= 1 + min(up, c / (1 + m_wor)) * (x[t - 1] - m_wor)
+            kr *= 1 - min(down, c / (1 - m_wor)) * (x[t - 1] - m_wor)
+        out_p.append(math.log(kp))
+        out_r.append(math.log(kr))
     return out_p, out_r
 
 
-def naive_stratified(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: float, c: float = TRUNCATION) -> tuple[list[float], list[float]]:
-    """Per-group empirical-Bernstein factors, log K linear in m, infimum over the null by scipy's LP."""
+def naive_stratified(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: float, strategy: str = "max") -> tuple[list[float], list[float]]:
+    """Per-group empirical-Bernstein factors, log K linear in m, infimum over the null by scipy's LP; a mixture
+    averages the components' infima (a lower bound of the mixture's infimum)."""
+    parts = [_naive_stratified_single(x, codes, sizes, m0, name, c) for name, c in components(strategy)]
+    return (
+        [log_mean_exp([p[0][t] for p in parts]) for t in range(len(x))],
+        [log_mean_exp([p[1][t] for p in parts]) for t in range(len(x))],
+    )
+
+
+def _naive_stratified_single(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: float, strategy: str, c: float) -> tuple[list[float], list[float]]:
     n_pop = int(sizes.sum())
     w = sizes / n_pop
     n_groups = len(sizes)
@@ -66,7 +101,7 @@ def naive_stratified(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: fl
         m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
         mu = prev.sum() / t
         var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
-        up, down = naive_bets(mu, m_wor, var, t, "max")
+        up, down = naive_bets(mu, m_wor, var, t, strategy, n_pop)
         lam_p, lam_r = min(up, c / 2), min(down, c / 2)
         g = codes[t - 1]
         own = x[: t - 1][codes[: t - 1] == g]
@@ -93,23 +128,27 @@ def naive_stratified(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: fl
     return out_p, out_r
 
 
-def direct_stratified_log_capital(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: float, m: np.ndarray, c: float = TRUNCATION) -> float:
-    """Promote log-capital at one group-mean vector m, factor by factor (no linear decomposition)."""
+def direct_stratified_log_capital(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, m0: float, m: np.ndarray, strategy: str) -> float:
+    """Promote log-capital at one group-mean vector m, factor by factor (no linear decomposition); a mixture
+    averages the components' capitals."""
     n_pop = int(sizes.sum())
-    total = 0.0
-    for t in range(1, len(x) + 1):
-        prev = x[: t - 1]
-        m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
-        mu = prev.sum() / t
-        var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
-        lam = min(naive_bets(mu, m_wor, var, t, "max")[0], c / 2)
-        g = codes[t - 1]
-        own = x[: t - 1][codes[: t - 1] == g]
-        j = len(own) + 1
-        m_group_wor = (sizes[g] * m[g] - own.sum()) / (sizes[g] - j + 1)
-        centre = (own.sum() + mu) / j
-        total += lam * (x[t - 1] - m_group_wor) - (-math.log1p(-2 * lam) - 2 * lam) * (x[t - 1] - centre) ** 2 / 4
-    return total
+    totals = []
+    for name, c in components(strategy):
+        total = 0.0
+        for t in range(1, len(x) + 1):
+            prev = x[: t - 1]
+            m_wor = (n_pop * m0 - prev.sum()) / (n_pop - t + 1)
+            mu = prev.sum() / t
+            var = max((1.0 + ((prev - mu) ** 2).sum()) / t, 1e-12)
+            lam = min(naive_bets(mu, m_wor, var, t, name, n_pop)[0], c / 2)
+            g = codes[t - 1]
+            own = x[: t - 1][codes[: t - 1] == g]
+            j = len(own) + 1
+            m_group_wor = (sizes[g] * m[g] - own.sum()) / (sizes[g] - j + 1)
+            centre = (own.sum() + mu) / j
+            total += lam * (x[t - 1] - m_group_wor) - (-math.log1p(-2 * lam) - 2 * lam) * (x[t - 1] - centre) ** 2 / 4
+        totals.append(total)
+    return log_mean_exp(totals)
 
 
 def _close(fast: np.ndarray, slow: list[float]) -> None:
@@ -119,7 +158,7 @@ def _close(fast: np.ndarray, slow: list[float]) -> None:
     np.testing.assert_allclose(fast[finite], slow_arr[finite], rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("strategy", ["max", "agrapa", "plug-in"])
+@pytest.mark.parametrize("strategy", ["auto", "mixture", "max", "horizon", "agrapa", "plug-in"])
 @pytest.mark.parametrize(("m0", "probs"), [(0.0, (0.2, 0.5, 0.3)), (0.05, (0.35, 0.4, 0.25)), (-0.3, (0.5, 0.4, 0.1))])
 def test_pooled_matches_naive(strategy: str, m0: float, probs: tuple[float, float, float]) -> None:
     rng = np.random.default_rng(1)
@@ -127,7 +166,7 @@ def test_pooled_matches_naive(strategy: str, m0: float, probs: tuple[float, floa
     x = rng.choice([-1.0, 0.0, 1.0], p=probs, size=n_pop)
     x[:10] = rng.uniform(-1, 1, size=10)  # off-lattice values too
     paths = betting_paths(x[None, :90], m0, population_size=n_pop, strategy=strategy)
-    slow_p, slow_r = naive_pooled(x[:90], n_pop, m0, strategy)
+    slow_p, slow_r = naive_pooled(x[:90], n_pop, m0, "mixture" if strategy == "auto" else strategy)
     _close(paths.log_promote[0], slow_p)
     _close(paths.log_reject[0], slow_r)
 
@@ -143,29 +182,48 @@ def test_pooled_full_population_is_settled_logically() -> None:
     assert betting_boundary(x, 0.0, population_size=100, alpha=ALPHA).p_promote == 0.0
 
 
+@pytest.mark.parametrize("strategy", ["auto", "mixture", "max", "horizon"])
 @pytest.mark.parametrize("m0", [0.0, 0.1])
-def test_stratified_matches_naive_lp(m0: float) -> None:
+def test_stratified_matches_naive_lp(m0: float, strategy: str) -> None:
     rng = np.random.default_rng(2)
     sizes = np.array([40, 25, 15, 12, 6, 2])
     groups = np.repeat(np.arange(6), sizes)
     order = coverage_aware_orders(groups, 1, rng=3)[0]
     values = np.clip(rng.choice([-1.0, 0.0, 1.0], p=(0.25, 0.4, 0.35), size=len(groups)) + 0.0, -1, 1)
     x, codes = values[order][:70], groups[order][:70]
-    paths = betting_paths(x[None, :], m0, population_size=int(sizes.sum()), group_codes=codes, group_sizes=sizes)
-    slow_p, slow_r = naive_stratified(x, codes, sizes, m0)
+    paths = betting_paths(x[None, :], m0, population_size=int(sizes.sum()), group_codes=codes, group_sizes=sizes, strategy=strategy)
+    slow_p, slow_r = naive_stratified(x, codes, sizes, m0, "max" if strategy == "auto" else strategy)
     _close(paths.log_promote[0], slow_p)
     _close(paths.log_reject[0], slow_r)
 
 
-def test_stratified_infimum_is_below_every_null_point() -> None:
-    """The reported log-capital is the infimum: no group-mean vector in the null gives less."""
+@pytest.mark.parametrize("strategy", ["mixture", "max"])
+def test_stratified_settled_paths_match_naive(strategy: str) -> None:
+    """A tested system that wins nearly everywhere: the null becomes logically impossible (+inf) mid-way."""
+    sizes = np.array([12, 8, 5])
+    groups = np.repeat(np.arange(3), sizes)
+    order = coverage_aware_orders(groups, 1, rng=8)[0]
+    values = np.ones(25)
+    values[[3, 17]] = -1.0
+    x, codes = values[order], groups[order]
+    paths = betting_paths(x[None, :], 0.0, population_size=25, group_codes=codes, group_sizes=sizes, strategy=strategy)
+    slow_p, slow_r = naive_stratified(x, codes, sizes, 0.0, strategy)
+    assert np.isinf(paths.log_promote[0, -1])
+    _close(paths.log_promote[0], slow_p)
+    _close(paths.log_reject[0], slow_r)
+
+
+@pytest.mark.parametrize("strategy", ["max", "mixture"])
+def test_stratified_infimum_is_below_every_null_point(strategy: str) -> None:
+    """The reported log-capital is the infimum (for a mixture: the average of the components' infima, a lower
+    bound of the mixture's): no group-mean vector in the null gives less."""
     rng = np.random.default_rng(4)
     sizes = np.array([30, 20, 10])
     groups = np.repeat(np.arange(3), sizes)
     order = coverage_aware_orders(groups, 1, rng=5)[0]
     values = rng.choice([-1.0, 0.0, 1.0], p=(0.2, 0.4, 0.4), size=60)
     x, codes = values[order][:40], groups[order][:40]
-    log_p = betting_paths(x[None, :], 0.0, population_size=60, group_codes=codes, group_sizes=sizes).log_promote[0, -1]
+    log_p = betting_paths(x[None, :], 0.0, population_size=60, group_codes=codes, group_sizes=sizes, strategy=strategy).log_promote[0, -1]
     seen = np.array([x[codes == g].sum() for g in range(3)])
     count = np.bincount(codes, minlength=3)
     lo, hi = (seen - (sizes - count)) / sizes, (seen + (sizes - count)) / sizes
@@ -176,7 +234,7 @@ def test_stratified_infimum_is_below_every_null_point() -> None:
         assert w @ lo <= 0
         m = lo + min(1.0, -(w @ lo) / (w @ (m - lo))) * (m - lo)
         assert w @ m <= 1e-12
-        values_at.append(direct_stratified_log_capital(x, codes, sizes, 0.0, m))
+        values_at.append(direct_stratified_log_capital(x, codes, sizes, 0.0, m, strategy))
     assert log_p <= min(values_at) + 1e-9
     assert log_p >= min(values_at) - 1.0  # and not vacuous
 
@@ -325,7 +383,7 @@ def test_power_under_an_alternative() -> None:
     populations = sharp_null(rng, 0.15, 200)
     orders = np.argsort(rng.random(populations.shape), axis=1)
     values = np.take_along_axis(populations, orders, axis=1)
-    for strategy in ("max", "agrapa", "plug-in"):
+    for strategy in ("mixture", "max", "horizon", "agrapa", "plug-in"):
         promote, reject = betting_paths(values, 0.0, population_size=300, strategy=strategy).crossed(ALPHA)
         assert not reject.any()
         assert promote[:, -1].all()  # the population mean 0.15 > 0 is always found by N

@@ -92,7 +92,9 @@ def replay_command(
         str | None, typer.Option(help="With --looks: looks of the fixed-budget rule ('every' or K; default every 5% of the tasks).")
     ] = None,
     rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ",".join(LIVE_RULES),
-    strategy: Annotated[str, typer.Option(help="With --looks: betting strategy (max, agrapa or plug-in).")] = "max",
+    strategy: Annotated[
+        str, typer.Option(help="With --looks: betting strategy (auto, mixture, max, horizon, agrapa or plug-in).")
+    ] = "auto",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --looks: threads for the betting batches.")] = 1,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sources, minimum sufficient budgets (or live summary) and settings as JSON.")] = False,
@@ -132,8 +134,8 @@ def replay_command(
         chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
         if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
             raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")
-        if strategy not in ("max", "agrapa", "plug-in"):
-            raise InputError(f"--strategy must be max, agrapa or plug-in; got {strategy!r}")
+        if strategy not in ("auto", "mixture", "max", "horizon", "agrapa", "plug-in"):
+            raise InputError(f"--strategy must be auto, mixture, max, horizon, agrapa or plug-in; got {strategy!r}")
         if jobs < 1:
             raise InputError(f"--jobs must be a positive integer; got {jobs}")
         records: dict[str, pd.DataFrame] = {}

@@ -43,12 +43,29 @@ classical bets, on the [-1, 1] scale and at the without-replacement null mean:
 
 with ``mu_hat_{t-1} = (0 + sum_{i<t} D_i) / t`` and
 ``sigma2_hat_{t-1} = (sigma2_0 + sum_{i<t} (D_i - mu_hat_{t-1})^2) / t`` (one pseudo-observation at the
-centre of [-1, 1], sigma2_0 = :data:`PRIOR_VARIANCE`). The default ``max`` bets the larger of the two
-(each side separately), truncated at c = :data:`TRUNCATION` times the nonnegativity limit: the
-plug-in's early aggressiveness resolves strong pairs in the first looks and aGRAPA's Kelly sizing
-carries moderate pairs. On swebench_verified (benchmarks/live_replay.py, uniform orders, 0 pp) it
-resolves more comparisons by 10 % and 20 % of the tasks than either bet alone, with the same per-pair
-guarantee (see docs/live_looks.md).
+centre of [-1, 1], sigma2_0 = :data:`PRIOR_VARIANCE`). Strategies (each side separately):
+
+* ``max`` bets the larger of the aGRAPA and plug-in bets, truncated at c = :data:`TRUNCATION` times
+  the nonnegativity limit (the plug-in's early aggressiveness resolves strong pairs in the first
+  looks, aGRAPA's Kelly sizing carries moderate pairs);
+* ``horizon`` replaces the plug-in's time scale ``t log(1 + t)`` by ``H = h N`` up to the look H (the
+  fixed-n plug-in of WSR 2023, ``sqrt(2 log(1/alpha) / (sigma2_hat n))``, tuned to n = H; h =
+  :data:`HORIZON`) and by ``t log(1 + t) / log(1 + H)`` after it (continuous at H), with c =
+  :data:`HORIZON_TRUNCATION`: larger bets in the first h N looks;
+* ``mixture`` averages the capitals of ``max`` and ``horizon`` (:data:`MIXTURE`) with equal weights.
+  An average of test supermartingales is a test supermartingale, so the mixture is tested at the full
+  alpha (no alpha is split between the components, and no maximum is taken over processes); it
+  resolves nearly as early as ``horizon`` and nearly as late as ``max`` (the diversified-Kelly bet of
+  WSR 2023 averages constant-bet capital processes in the same way);
+* ``auto`` (the default) is ``mixture`` for the pooled process and ``max`` for the stratified one.
+
+The default was chosen on records other than swebench_verified (swebench_lite and
+swebench_verified_bashonly, 100 orders; see docs/live_looks.md) among single bets, truncations,
+variance priors, grids of constant bets, online Newton step and mixtures: it keeps most of the
+horizon bet's gain by 10 % and 20 % of the tasks without its loss at later looks. No bet can resolve more runs by b N
+tasks than the most powerful single-look level-alpha test at b N (a boundary valid at every look is
+in particular valid at that look): benchmarks/live_replay.py prints that ceiling (a randomized sign
+test) beside the replay.
 
 Logical bounds. After t tasks, mu is known to lie in ``[(S_t - (N - t)) / N, (S_t + (N - t)) / N]``.
 When the lower end exceeds m0, H0+ is impossible and promote is settled (K = inf, p = 0); when the
@@ -83,7 +100,10 @@ betting factor ``log(1 + lambda (D - m))`` the log-capital is concave in m and i
 a vertex of the polytope — all but one group at a logical extreme — which is why the stratified
 process uses the empirical-Bernstein form.) The bet is the same strategy's expression on pooled
 quantities and the pooled m_t^wor (never on m), truncated at ``c / 2``; mu_hat is the group's running mean with the pooled mean as a
-one-observation prior.
+one-observation prior. A mixture averages the components' infima, which is at most the infimum of the
+average capital (each component attains its infimum on its own). Its default bet is ``max``: the
+mixture and other bets tried did not resolve more (the empirical-Bernstein factor penalises larger
+bets quadratically, and the knapsack infimum grows with the imbalance of the coefficients C_g / w_g).
 
 Use the stratified process whenever the order is not uniform over all N tasks (pass ``groups`` and
 ``group_sizes``); it is valid for any predictable group schedule, including the uniform one.
@@ -107,14 +127,44 @@ from stopwise.errors import ArgumentError, ComparisonError
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
 TRUNCATION = 0.6
-"""c: bets are at most c times the largest bet that keeps the capital nonnegative."""
-STRATEGIES = ("max", "agrapa", "plug-in")
-"""Betting strategies: ``max`` (default: the larger of the aGRAPA and plug-in bets), ``agrapa`` and the
-predictable ``plug-in`` baseline."""
+"""c: bets are at most c times the largest bet that keeps the capital nonnegative (``max``, ``agrapa``,
+``plug-in``)."""
+HORIZON = 0.1
+"""h: the ``horizon`` bet's plug-in is tuned to the look after h N tasks."""
+HORIZON_TRUNCATION = 0.7
+"""c of the ``horizon`` bet."""
+STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
+"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
+one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
+and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
+and the predictable ``plug-in`` baseline."""
+MIXTURE = ("max", "horizon")
+"""The components of the ``mixture`` strategy, averaged with equal weights."""
 _TOL = 1e-9
 COARSE_STEP = 0.1
 """First-stage grid step of the confidence bounds (refined to ``resolution`` inside the bracket)."""
-_STRATEGY_LABELS = {"max": "max(aGRAPA, plug-in)", "agrapa": "aGRAPA", "plug-in": "plug-in"}
+_STRATEGY_LABELS = {
+    "mixture": "mixture of max(aGRAPA, plug-in) and max(aGRAPA, horizon plug-in)",
+    "max": "max(aGRAPA, plug-in)",
+    "horizon": "max(aGRAPA, horizon plug-in)",
+    "agrapa": "aGRAPA",
+    "plug-in": "plug-in",
+}
+def resolve_strategy(strategy: str, stratified: bool) -> str:
+    """The strategy ``auto`` stands for: ``mixture`` (pooled process) or ``max`` (stratified process).
+
+    Examples
+    --------
+    >>> from stopwise.compare._betting import resolve_strategy
+    >>> resolve_strategy("auto", False), resolve_strategy("auto", True), resolve_strategy("agrapa", True)
+    ('mixture', 'max', 'agrapa')
+    """
+    if strategy != "auto":
+        return strategy
+    return "max" if stratified else "mixture"
+
+
+_DEFAULT_TRUNCATION = {"max": TRUNCATION, "agrapa": TRUNCATION, "plug-in": TRUNCATION, "horizon": HORIZON_TRUNCATION}
 PRIOR_VARIANCE = 1.0
 """sigma2_0: the variance pseudo-observation of the aGRAPA and plug-in variance estimates."""
 
@@ -130,11 +180,14 @@ class BettingPaths:
         after each look t = 1..T; ``+inf`` once the null is logically impossible.
     stratified : bool
         Whether the stratified (per-group) process was used.
+    strategy : str
+        The betting strategy used (``auto`` resolved).
     """
 
     log_promote: np.ndarray
     log_reject: np.ndarray
     stratified: bool
+    strategy: str = "auto"
 
     def crossed(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         """Boolean (B, T) arrays: the running maximum capital has reached 1/alpha (promote, reject)."""
@@ -165,18 +218,33 @@ def _pooled_moments(x: np.ndarray, m0: np.ndarray, population_size: int) -> tupl
     return total, t, m_wor, mu, variance
 
 
-def _raw_bets(
-    gap: np.ndarray, variance: np.ndarray, t: np.ndarray, strategy: str, alpha: float
+def _plug_in_time(t: np.ndarray, strategy: str, population_size: int) -> np.ndarray:
+    """The plug-in bet's time scale: t log(1 + t), or for ``horizon`` H up to H = h N and continuous after."""
+    if strategy != "horizon":
+        return t * np.log1p(t)
+    horizon = max(1.0, HORIZON * population_size)
+    return np.where(t <= horizon, horizon, t * np.log1p(t) / np.log1p(horizon))
+
+
+def _bet_parts(gap: np.ndarray, variance: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What every strategy's bets are made of: the aGRAPA bet's promote and reject parts (>= 0) and
+    ``sqrt(2 log(1/alpha) / sigma2_hat)``, the plug-in bet before its time scale."""
+    raw = _agrapa(gap, variance)
+    root = np.sqrt((2.0 * np.log(1.0 / alpha)) / variance)
+    return np.maximum(raw, 0.0), np.maximum(-raw, 0.0), root
+
+
+def _component_bets(
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray], t: np.ndarray, strategy: str, population_size: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Untruncated bet magnitudes (>= 0) of the promote and reject tests."""
+    """Untruncated bet magnitudes (>= 0, new arrays) of the promote and reject tests of one (non-mixture) strategy."""
+    kelly_up, kelly_down, root = parts
     if strategy == "agrapa":
-        raw = _agrapa(gap, variance)
-        return np.maximum(raw, 0.0), np.maximum(-raw, 0.0)
-    plug = np.sqrt(2.0 * np.log(1.0 / alpha) / (variance * t * np.log1p(t)))
+        return kelly_up.copy(), kelly_down.copy()
+    plug = root * (1.0 / np.sqrt(_plug_in_time(t, strategy, population_size)))
     if strategy == "plug-in":
         return plug, plug.copy()
-    raw = _agrapa(gap, variance)
-    return np.maximum(np.maximum(raw, 0.0), plug), np.maximum(np.maximum(-raw, 0.0), plug)
+    return np.maximum(kelly_up, plug), np.maximum(kelly_down, plug, out=plug)
 
 
 def _settled(total: np.ndarray, t: np.ndarray, m0: np.ndarray, population_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -187,18 +255,62 @@ def _settled(total: np.ndarray, t: np.ndarray, m0: np.ndarray, population_size: 
     return total - unseen > target + tol, total + unseen < target - tol
 
 
-def _pooled(x: np.ndarray, m0: np.ndarray, n_pop: int, strategy: str, alpha: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+def _components(strategy: str, truncation: float | None) -> list[tuple[str, float]]:
+    """(strategy, c) of each capital process averaged by ``strategy``."""
+    names = MIXTURE if strategy == "mixture" else (strategy,)
+    return [(name, _DEFAULT_TRUNCATION[name] if truncation is None else truncation) for name in names]
+
+
+def _average(logs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """log of the equal-weight average of the components' capitals (promote, reject); reuses the first arrays.
+
+    ``log(e^a + e^b) = max(a, b) + log(1 + e^-|a - b|)`` with numpy's vectorised exp and log (faster than
+    ``np.logaddexp``); +inf (a settled test) and nan (overwritten by the logical bounds) propagate.
+    """
+    log_p, log_r = logs[0]
+    if len(logs) == 1:
+        return log_p, log_r
+    with np.errstate(invalid="ignore", over="ignore"):
+        for total, more in [(log_p, p) for p, _ in logs[1:]] + [(log_r, r) for _, r in logs[1:]]:
+            gap = np.subtract(total, more)
+            if np.isinf(total).any():
+                gap[np.isinf(total) & (total == more)] = 0.0  # both settled: inf - inf
+            np.abs(gap, out=gap)
+            np.negative(gap, out=gap)
+            np.exp(gap, out=gap)
+            gap += 1.0
+            np.log(gap, out=gap)
+            np.maximum(total, more, out=total)
+            total += gap
+    shift = np.log(len(logs))
+    log_p -= shift
+    log_r -= shift
+    return log_p, log_r
+
+
+def _pooled(
+    x: np.ndarray, m0: np.ndarray, n_pop: int, strategy: str, alpha: float, truncation: float | None
+) -> tuple[np.ndarray, np.ndarray]:
     total, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
-    up, down = _raw_bets(mu - m_wor, variance, t, strategy, alpha)
+    logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
+        parts = _bet_parts(mu - m_wor, variance, alpha)
         # where m_wor leaves (-1, 1) the null is already logically settled (overwritten below)
-        np.minimum(up, c / (1.0 + m_wor), out=up)
-        np.minimum(down, c / (1.0 - m_wor), out=down)
+        limit_up, limit_down = 1.0 / (1.0 + m_wor), 1.0 / (1.0 - m_wor)
         centred = x - m_wor
-        up *= centred
-        down *= centred
-        log_p = np.cumsum(np.log1p(up, out=up), axis=1)
-        log_r = np.cumsum(np.log1p(np.negative(down, out=down), out=down), axis=1)
+        for name, c in _components(strategy, truncation):
+            up, down = _component_bets(parts, t, name, n_pop)
+            np.minimum(up, c * limit_up, out=up)
+            np.minimum(down, c * limit_down, out=down)
+            # log(1 + b) rather than log1p: vectorised and faster; the bets' terms are far from 1e-16
+            up *= centred
+            up += 1.0
+            down *= centred
+            np.subtract(1.0, down, out=down)
+            np.log(up, out=up)
+            np.log(down, out=down)
+            logs.append((np.cumsum(up, axis=1, out=up), np.cumsum(down, axis=1, out=down)))
+    log_p, log_r = _average(logs)
     settled_p, settled_r = _settled(total, t, m0, n_pop)
     log_p[settled_p] = np.inf
     log_r[settled_r] = np.inf
@@ -230,16 +342,12 @@ def _stratified(
     sizes: np.ndarray,
     strategy: str,
     alpha: float,
-    c: float,
+    truncation: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     n_pop = int(sizes.sum())
     n_groups = len(sizes)
     weights = sizes / n_pop
     _, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
-    up, down = _raw_bets(mu - m_wor, variance, t, strategy, alpha)
-    limit = c / 2.0
-    lam_p, lam_r = np.minimum(up, limit), np.minimum(down, limit)
-
     onehot = codes[..., None] == np.arange(n_groups)
     group_total = np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
     group_count = np.cumsum(onehot, axis=1)
@@ -249,18 +357,28 @@ def _stratified(
     left = n_g - j + 1.0
     centre = (own_total + mu) / j
     spread = (x - centre) ** 2 / 4.0
-    step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
-    step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
     slope = n_g / left
-    coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
-    coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
     unseen = sizes - group_count
     lo = (group_total - unseen) / sizes
     hi = (group_total + unseen) / sizes
     m0_b = np.broadcast_to(m0, x.shape)
-    log_p = np.cumsum(step_a_p, axis=1) - _knapsack_max(coef_p, lo, hi, m0_b, weights)
-    log_r = np.cumsum(step_a_r, axis=1) - _knapsack_max(coef_r, -hi, -lo, -m0_b, weights)
-    return log_p, log_r
+    logs = []
+    parts = _bet_parts(mu - m_wor, variance, alpha)
+    for name, c in _components(strategy, truncation):
+        up, down = _component_bets(parts, t, name, n_pop)
+        lam_p, lam_r = np.minimum(up, c / 2.0), np.minimum(down, c / 2.0)
+        step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
+        step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
+        coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
+        coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
+        # each component's infimum over the null; the average of the infima is at most the infimum of the average
+        logs.append(
+            (
+                np.cumsum(step_a_p, axis=1) - _knapsack_max(coef_p, lo, hi, m0_b, weights),
+                np.cumsum(step_a_r, axis=1) - _knapsack_max(coef_r, -hi, -lo, -m0_b, weights),
+            )
+        )
+    return _average(logs)
 
 
 def _check_values(values: np.ndarray, population_size: int) -> None:
@@ -282,9 +400,9 @@ def betting_paths(
     population_size: int,
     group_codes: ArrayLike | None = None,
     group_sizes: ArrayLike | None = None,
-    strategy: str = "max",
+    strategy: str = "auto",
     alpha: float = 0.05,
-    truncation: float = TRUNCATION,
+    truncation: float | None = None,
 ) -> BettingPaths:
     """Log-capital paths of the promote and reject tests for a batch of task sequences.
 
@@ -304,12 +422,14 @@ def betting_paths(
         process (the guarantee under coverage-aware and other predictable group schedules).
     group_sizes : array_like of int, shape (G,), optional
         N_g of each group; must sum to N.
-    strategy : {"max", "agrapa", "plug-in"}, optional
-        Betting strategy (see the module docstring).
+    strategy : {"auto", "mixture", "max", "horizon", "agrapa", "plug-in"}, optional
+        Betting strategy (see the module docstring); ``auto`` is ``mixture`` for the pooled process and
+        ``max`` for the stratified one.
     alpha : float, optional
-        Level; used only by the ``plug-in`` strategy's bet size.
+        Level; used only by the plug-in bet sizes.
     truncation : float, optional
-        c in (0, 1).
+        c in (0, 1) of every component; default: each strategy's own (:data:`TRUNCATION`,
+        :data:`HORIZON_TRUNCATION` for ``horizon``).
 
     Returns
     -------
@@ -322,7 +442,7 @@ def betting_paths(
     >>> paths = betting_paths(np.ones((1, 30)), 0.0, population_size=100)
     >>> promote, reject = paths.crossed(0.05)
     >>> int(np.argmax(promote[0])) + 1, bool(reject.any())
-    (7, False)
+    (6, False)
     """
     x = np.atleast_2d(np.asarray(values, dtype=float))
     if x.ndim != 2:
@@ -333,7 +453,7 @@ def betting_paths(
     _check_values(x, n_pop)
     if strategy not in STRATEGIES:
         raise ArgumentError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    if not 0.0 < truncation < 1.0:
+    if truncation is not None and not 0.0 < truncation < 1.0:
         raise ArgumentError(f"`truncation` must be in (0, 1); got {truncation!r}")
     if not 0.0 < alpha < 1.0:
         raise ArgumentError(f"`alpha` must be in (0, 1); got {alpha!r}")
@@ -343,10 +463,11 @@ def betting_paths(
     m0 = np.broadcast_to(m0_flat, (x.shape[0], 1))
     if x.shape[1] == 0:
         empty = np.zeros((x.shape[0], 0))
-        return BettingPaths(empty, empty.copy(), group_codes is not None)
+        return BettingPaths(empty, empty.copy(), group_codes is not None, resolve_strategy(strategy, group_codes is not None))
     if group_codes is None:
-        log_p, log_r = _pooled(x, m0, n_pop, strategy, alpha, truncation)
-        return BettingPaths(log_p, log_r, False)
+        used = resolve_strategy(strategy, False)
+        log_p, log_r = _pooled(x, m0, n_pop, used, alpha, truncation)
+        return BettingPaths(log_p, log_r, False, used)
     if group_sizes is None:
         raise ArgumentError("`group_sizes` is required with `group_codes`")
     sizes = np.asarray(group_sizes, dtype=np.int64)
@@ -359,8 +480,9 @@ def betting_paths(
     if (seen > sizes).any():
         g = int(np.argwhere(seen > sizes)[0, 1])
         raise ComparisonError(f"group {g} has {int(seen[:, g].max())} observed tasks but only {int(sizes[g])} planned")
-    log_p, log_r = _stratified(x, m0, codes, sizes, strategy, alpha, truncation)
-    return BettingPaths(log_p, log_r, True)
+    used = resolve_strategy(strategy, True)
+    log_p, log_r = _stratified(x, m0, codes, sizes, used, alpha, truncation)
+    return BettingPaths(log_p, log_r, True, used)
 
 
 @dataclass(frozen=True)
@@ -438,7 +560,7 @@ def betting_boundary(
     alpha: float,
     groups: ArrayLike | None = None,
     group_sizes: Mapping[str, int] | None = None,
-    strategy: str = "max",
+    strategy: str = "auto",
     resolution: float = 0.01,
     confidence_bounds: bool = True,
 ) -> BettingBoundary:
@@ -462,8 +584,9 @@ def betting_boundary(
         required when the order is coverage-aware or stratified.
     group_sizes : dict of str to int, optional
         Planned tasks per group (summing to N).
-    strategy : {"max", "agrapa", "plug-in"}, optional
-        Betting strategy (default ``max``: the larger of the aGRAPA and plug-in bets).
+    strategy : {"auto", "mixture", "max", "horizon", "agrapa", "plug-in"}, optional
+        Betting strategy (default ``auto``: ``mixture``, the average of the ``max`` and ``horizon``
+        capitals, for the pooled process; ``max`` for the stratified one).
     resolution : float, optional
         Grid step of the confidence bounds.
     confidence_bounds : bool, optional
@@ -484,7 +607,7 @@ def betting_boundary(
     >>> b.promote, b.reject, b.p_promote < 1e-6, round(b.lower, 2) > 0
     (True, False, True, True)
     >>> b.method
-    'betting-wor (max(aGRAPA, plug-in), pooled)'
+    'betting-wor (mixture of max(aGRAPA, plug-in) and max(aGRAPA, horizon plug-in), pooled)'
 
     Ties only: nothing is settled.
 
@@ -510,7 +633,7 @@ def betting_boundary(
         label = f"stratified, {len(names)} groups"
     else:
         label = "pooled"
-    method = f"betting-wor ({_STRATEGY_LABELS.get(strategy, strategy)}, {label})"
+    method = f"betting-wor ({_STRATEGY_LABELS.get(resolve_strategy(strategy, groups is not None), strategy)}, {label})"
     total = float(x.sum())
     logical_lower = (total - (n_pop - n)) / n_pop
     logical_upper = (total + (n_pop - n)) / n_pop

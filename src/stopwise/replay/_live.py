@@ -113,7 +113,9 @@ _BLOCKS = (0.1, 0.25, 0.5, 1.0)
 
 
 def _betting_stops(
-    values: np.ndarray,
+    differences: np.ndarray,
+    orders: np.ndarray,
+    rows: np.ndarray,
     threshold: float,
     n_tasks: int,
     codes: np.ndarray | None,
@@ -122,16 +124,19 @@ def _betting_stops(
     looks: np.ndarray,
     alpha: float,
     strategy: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """First betting action and look of each row.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First betting action and look of each row, and whether both tests crossed first at that look.
 
-    The boundary at a look depends only on the prefix, so rows are processed on growing prefixes
-    (:data:`_BLOCKS`) and rows that have stopped are dropped before the next, longer prefix.
+    Row r replays pair ``rows[r, 0]`` (a row of ``differences``, (P, N)) along order ``rows[r, 1]`` (a
+    row of ``orders``, (K, N); ``codes`` and ``gate`` are (K, N) per order). The boundary at a look depends
+    only on the prefix, so rows are processed on growing prefixes (:data:`_BLOCKS`), gathering only the
+    prefix, and rows that have stopped are dropped before the next, longer prefix.
     """
-    rows = values.shape[0]
-    action = np.full(rows, _NONE, dtype=np.int64)
-    stop = np.full(rows, _NONE, dtype=np.int64)
-    active = np.arange(rows)
+    n_rows = rows.shape[0]
+    action = np.full(n_rows, _NONE, dtype=np.int64)
+    stop = np.full(n_rows, _NONE, dtype=np.int64)
+    tie = np.zeros(n_rows, dtype=bool)
+    active = np.arange(n_rows)
     level = np.log(1.0 / alpha)
     done = 0
     for fraction in _BLOCKS:
@@ -139,20 +144,23 @@ def _betting_stops(
         inside = looks[(looks > done) & (looks <= end)]
         if len(inside) == 0 or len(active) == 0:
             continue
+        order_rows = rows[active, 1]
+        prefix = orders[order_rows, :end]
         paths = betting_paths(
-            values[active, :end],
+            np.take_along_axis(differences[rows[active, 0]], prefix, axis=1),
             threshold,
             population_size=n_tasks,
-            group_codes=None if codes is None else codes[active, :end],
+            group_codes=None if codes is None else codes[order_rows, :end],
             group_sizes=sizes,
             strategy=strategy,
+            alpha=alpha,
         )
         if gate is None:
             ok_p = paths.log_promote[:, inside - 1] >= level
             ok_r = paths.log_reject[:, inside - 1] >= level
         else:
             ok_p, ok_r = paths.crossed(alpha)
-            sub_gate = gate[active, :end]
+            sub_gate = gate[order_rows, :end]
             ok_p = (ok_p & sub_gate)[:, inside - 1]
             ok_r = (ok_r & sub_gate)[:, inside - 1]
         hit_p, hit_r = ok_p.any(axis=1), ok_r.any(axis=1)
@@ -161,9 +169,10 @@ def _betting_stops(
         promote_first = hit_p & (~hit_r | (at_p <= at_r))
         action[active] = np.where(promote_first, PROMOTE, np.where(hit_r, REJECT, _NONE))
         stop[active] = np.where(promote_first, at_p, np.where(hit_r, at_r, _NONE))
+        tie[active] = hit_p & hit_r & (at_p == at_r)
         active = active[~(hit_p | hit_r)]
         done = end
-    return action, stop
+    return action, stop, tie
 
 
 class _FixedTails:
@@ -372,7 +381,7 @@ def replay_live(
     looks: int | str = "every",
     fixed_looks: int | str | None = None,
     rules: Sequence[str] = LIVE_RULES,
-    strategy: str = "max",
+    strategy: str = "auto",
     batch_rows: int = 4096,
     n_jobs: int = 1,
     policy_name: str = "policy",
@@ -399,7 +408,9 @@ def replay_live(
     rules : sequence of str, optional
         Which of :data:`LIVE_RULES` to replay.
     strategy : str, optional
-        Betting strategy (``max``, ``agrapa`` or ``plug-in``; see :func:`stopwise.compare.betting_paths`).
+        Betting strategy (``auto``, ``mixture``, ``max``, ``horizon``, ``agrapa`` or ``plug-in``; see
+        :func:`stopwise.compare.betting_paths`; ``auto`` is ``mixture`` under uniform orders and ``max`` with
+        the stratified process).
     batch_rows : int, optional
         Rows (pair x order) per vectorised batch of the betting rule; bounds memory at about
         ``batch_rows * N * 100`` bytes per thread (the stratified process splits a batch into G times
@@ -442,6 +453,7 @@ def replay_live(
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
     stratified = policy.order.kind != "uniform"
+    used = _strategy_used(strategy, stratified)
     orders_of = Orders(source, policy, n_orders)
     plans: dict[int, tuple[np.ndarray, list[ReplayPair]]] = {}
     for pair in source.pairs:
@@ -467,7 +479,7 @@ def replay_live(
                 for rule in rules:
                     if rule == "betting-wor":
                         stops: list[_Stops] = _run_betting(pairs, orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy, batch_rows, pool)
-                        methods = [f"betting-wor ({strategy}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
+                        methods = [f"betting-wor ({used}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
                     else:
                         stops = [runs[t_index] for runs, _ in fixed]
                         methods = [f"fixed-budget, re-declared at every look ({method})" for _, method in fixed]
@@ -500,6 +512,12 @@ def replay_live(
     return LiveReplay(pairs=table, curve=curve, summary=summarize_live(table, curve), settings=settings)
 
 
+def _strategy_used(strategy: str, stratified: bool) -> str:
+    """The betting strategy the replay uses (``auto`` resolved); an unknown name is an ArgumentError."""
+    codes = np.zeros((1, 0), dtype=np.int64) if stratified else None
+    return betting_paths(np.zeros((1, 0)), 0.0, population_size=1, group_codes=codes, strategy=strategy).strategy
+
+
 def _run_betting(
     pairs: list[ReplayPair],
     orders: np.ndarray,
@@ -513,39 +531,74 @@ def _run_betting(
     batch_rows: int,
     pool: ThreadPoolExecutor | None,
 ) -> list[_Stops]:
-    """First betting actions of every (pair, order), in batches of whole pairs."""
+    """First betting actions of every (pair, order), in batches of whole pairs.
+
+    At delta = 0 under the pooled process without a coverage gate, the pair (B, A) is the mirror image of
+    (A, B) on the same orders: D is negated, so B's promote capital is exactly (bit for bit) A's reject
+    capital and vice versa. Only one of the two is replayed; the other's action is the opposite, at the
+    same look (a look where both tests first cross together is a promote for both, as in the replay).
+    """
+    mirror_of: dict[int, int] = {}
+    if threshold == 0.0 and codes is None and gate is None:
+        index = {(p.tested, p.baseline): i for i, p in enumerate(pairs)}
+        sources: set[int] = set()
+        for i, p in enumerate(pairs):
+            j = index.get((p.baseline, p.tested))
+            if j is not None and j not in mirror_of and i not in sources:
+                q = pairs[j]
+                if np.array_equal(q.tasks, p.tasks) and np.array_equal(q.differences, -p.differences):
+                    mirror_of[i] = j  # pair i is replayed as the mirror of pair j
+                    sources.add(j)
+    replayed = [i for i in range(len(pairs)) if i not in mirror_of]
+    action, stop, tie = _replay_pairs([pairs[i] for i in replayed], orders, threshold, codes, sizes, gate, looks, alpha, strategy, batch_rows, pool)
+    position = {i: k for k, i in enumerate(replayed)}
+    stops: list[_Stops] = []
+    for i in range(len(pairs)):
+        if i in mirror_of:
+            k = position[mirror_of[i]]
+            flipped = np.where(action[k] == PROMOTE, REJECT, np.where(action[k] == REJECT, PROMOTE, _NONE))
+            stops.append(_Stops(np.where(tie[k], PROMOTE, flipped), stop[k].copy()))
+        else:
+            stops.append(_Stops(action[position[i]], stop[position[i]]))
+    return stops
+
+
+def _replay_pairs(
+    pairs: list[ReplayPair],
+    orders: np.ndarray,
+    threshold: float,
+    codes: np.ndarray | None,
+    sizes: np.ndarray | None,
+    gate: np.ndarray | None,
+    looks: np.ndarray,
+    alpha: float,
+    strategy: str,
+    batch_rows: int,
+    pool: ThreadPoolExecutor | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(P, K) first actions, looks and ties of every (pair, order), in batches of whole pairs."""
     n_orders, n = orders.shape
+    if not pairs:
+        empty = np.zeros((0, n_orders), dtype=np.int64)
+        return empty, empty.copy(), empty.astype(bool)
     per_batch = max(1, batch_rows // n_orders)
     order_rows = max(1, min(n_orders, batch_rows // (1 if sizes is None else len(sizes))))
 
-    def run(start: int) -> tuple[np.ndarray, np.ndarray]:
+    def run(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         chunk = pairs[start : start + per_batch]
-        actions, stops = [], []
-        values = np.stack([p.differences[orders] for p in chunk]).reshape(-1, n)
-        tiled_codes = None if codes is None else np.tile(codes, (len(chunk), 1))
-        tiled_gate = None if gate is None else np.tile(gate, (len(chunk), 1))
-        for lo in range(0, values.shape[0], order_rows):
-            hi = lo + order_rows
-            action, stop = _betting_stops(
-                values[lo:hi],
-                threshold,
-                n,
-                None if tiled_codes is None else tiled_codes[lo:hi],
-                sizes,
-                None if tiled_gate is None else tiled_gate[lo:hi],
-                looks,
-                alpha,
-                strategy,
-            )
-            actions.append(action)
-            stops.append(stop)
-        return np.concatenate(actions), np.concatenate(stops)
+        differences = np.stack([p.differences for p in chunk])
+        # row r of the batch: pair r // K along order r % K
+        rows = np.stack(np.divmod(np.arange(len(chunk) * n_orders), n_orders), axis=1)
+        parts = [
+            _betting_stops(differences, orders, rows[lo : lo + order_rows], threshold, n, codes, sizes, gate, looks, alpha, strategy)
+            for lo in range(0, rows.shape[0], order_rows)
+        ]
+        return tuple(np.concatenate([part[k] for part in parts]) for k in range(3))  # type: ignore[return-value]
 
     starts = range(0, len(pairs), per_batch)
     results = list(pool.map(run, starts)) if pool is not None else [run(s) for s in starts]
-    action = np.concatenate([r[0] for r in results]).reshape(len(pairs), n_orders)
-    stop = np.concatenate([r[1] for r in results]).reshape(len(pairs), n_orders)
-    return [_Stops(action[i], stop[i]) for i in range(len(pairs))]
+    action, stop, tie = (np.concatenate([r[k] for r in results]).reshape(len(pairs), n_orders) for k in range(3))
+    return action, stop, tie
 
 
 def _curve(source: str, policy: str, rule: str, threshold: float, pairs: list[ReplayPair], positive: list[bool], stops: list[_Stops]) -> pd.DataFrame:
@@ -623,7 +676,7 @@ def live_replay(
     looks: int | str = "every",
     fixed_looks: int | str | None = None,
     rules: Sequence[str] = LIVE_RULES,
-    strategy: str = "max",
+    strategy: str = "auto",
     min_coverage: float = 0.95,
     min_shared: int = 1,
     batch_rows: int = 4096,
