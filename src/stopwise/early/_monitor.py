@@ -124,7 +124,7 @@ class OnlineMonitor:
         held = None
         if self._guard is not None:
             threshold = self.success_threshold if head == "success" else self.failure_threshold
-            held = self.model._unvalidated(head, threshold) or self._guard.check(x, self._stream.coverage)
+            held = self._guard.check(x, self._stream.coverage) or self.model._unvalidated(head, threshold)
         if held is not None:
             return Verdict(step, "continue", None, None, p_success, p_failure, f"held: {held}; the {reason} would have halted it", True)
         return Verdict(step, "halt", predicted, head, p_success, p_failure, reason)  # type: ignore[arg-type]
