@@ -150,17 +150,22 @@ def test_cross_fitted_calibration_scores_every_training_run_out_of_fold(small_pa
     assert model.quality_["reference"] == "cross-fitted training runs (3 task folds)"
     for rc in model.risk_control_.values():
         assert rc.n_runs == len(runs)
-    # every run of a task sits in one fold, and a run's score comes from the pipeline fitted without its fold:
-    # refitting that pipeline from scratch on the other folds' runs reproduces the scores
+    # every run of a task sits in one fold, and a run's score comes from heads fitted without its fold:
+    # fitting the heads anew on the other folds' rows (the model's text blocks) reproduces the scores
     from stopwise.early._featurizer import Corpus
 
     corpus = Corpus(runs, min_df=small_params.get("min_df", 5))
-    folds = model._task_folds(corpus, np.arange(len(runs)), model._check()[2])
+    _, head_seed, split_seed = model._check()
+    folds = model._task_folds(corpus, np.arange(len(runs)), split_seed)
     tasks = np.array([r.task for r in runs])
     assert all(np.unique(folds[tasks == t]).shape[0] == 1 for t in np.unique(tasks))
-    inner = EarlyOutcomeModel(**small_params).fit([r for r, f in zip(runs, folds, strict=True) if f != 0])
-    out = [r for r, f in zip(runs, folds, strict=True) if f == 0]
-    np.testing.assert_allclose(halting_scores(inner.predict_proba(out)), model.calibration_scores_[folds == 0], atol=1e-9)
+    inner_idx, out_idx = np.flatnonzero(folds != 0), np.flatnonzero(folds == 0)
+    inner = EarlyOutcomeModel(**small_params)._fit_features(
+        model.featurizer_, model.featurizer_._transform_corpus(corpus, inner_idx), corpus, inner_idx, head_seed
+    )
+    assert set(inner.classifier_.validation_groups_).isdisjoint(tasks[out_idx])
+    out_scores = halting_scores(inner._proba_from_features(model.featurizer_._transform_corpus(corpus, out_idx)))
+    np.testing.assert_allclose(out_scores, model.calibration_scores_[out_idx], atol=1e-9)
     # the deployed heads are the ones a fixed-threshold model fits on all runs
     fixed = EarlyOutcomeModel(**small_params).fit(runs)
     np.testing.assert_allclose(np.vstack(fixed.predict_proba(runs[:3])), np.vstack(model.predict_proba(runs[:3])), atol=1e-12)

@@ -86,9 +86,9 @@ class EarlyOutcomeModel(BaseEstimator):
         The wrong-halt rate as a share of the runs the head halts (one minus its precision), or of all runs.
     calibration_folds : int or None, default 5
         With ``max_halt_error``: cross-fitted calibration — split the training tasks into this many folds
-        (every run of a task in one fold), score each fold's runs with the pipeline fitted on the other
-        folds, and test the thresholds on those out-of-fold scores of all training runs; the model itself is
-        fitted on all of them. The guarantee is then for a model fitted like the fold models (see
+        (every run of a task in one fold), score each fold's runs with heads fitted on the other folds (on the
+        model's text blocks, which see no outcome), and test the thresholds on those out-of-fold scores of all
+        training runs; the model itself is fitted on all of them. The guarantee is then for a model fitted like the fold models (see
         :mod:`stopwise.early._risk`, "Cross-fitted calibration"). ``None``: hold out ``calibration_fraction``
         of the tasks instead (an exact guarantee for this model, on fewer calibration runs).
     calibration_fraction : float, default 0.3
@@ -323,17 +323,20 @@ class EarlyOutcomeModel(BaseEstimator):
         self.__dict__.update({k: v for k, v in vars(cache[head_key]).items() if k.endswith("_") and not k.startswith("__")})
         return self
 
-    def _cross_fit(self, corpus: Corpus, idx: np.ndarray, seeds: tuple[np.ndarray, int, int], cache: dict[Any, Any]) -> list[np.ndarray]:
-        """Out-of-fold prefix probabilities of every run of ``idx`` (one fitted pipeline per task fold)."""
-        text_seeds, head_seed, split_seed = seeds
+    def _cross_fit(
+        self, corpus: Corpus, idx: np.ndarray, featurizer: PrefixFeaturizer, X: list[np.ndarray], seeds: tuple[np.ndarray, int, int],
+        key: tuple[Any, ...], cache: dict[Any, Any],
+    ) -> list[np.ndarray]:
+        """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``): per task fold, heads (with their own
+        validation split, early stopping and Platt scaling) fitted on the other folds' rows of the same text blocks."""
+        _, head_seed, split_seed = seeds
         folds = self._task_folds(corpus, idx, split_seed)
         proba: list[np.ndarray] = [np.zeros((0, 2))] * idx.shape[0]
         for j in range(int(self.calibration_folds)):  # type: ignore[arg-type]
-            inner, out = idx[folds != j], np.flatnonzero(folds == j)
-            key = self._featurizer_key(text_seeds, ("cross", self.calibration_folds, split_seed, j))
-            featurizer, X, other = self._features(corpus, inner, text_seeds, key, cache, {"out": idx[out]})
-            fold_model = clone(self)._heads(featurizer, X, corpus, inner, head_seed, key, cache)
-            for pos, p in zip(out, fold_model._proba_from_features(other["out"]), strict=True):
+            inner, out = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
+            fold_key = (*key, "cross", self.calibration_folds, split_seed, j)
+            fold_model = clone(self)._heads(featurizer, [X[i] for i in inner], corpus, idx[inner], head_seed, fold_key, cache)
+            for pos, p in zip(out, fold_model._proba_from_features([X[i] for i in out]), strict=True):
                 proba[int(pos)] = p
         return proba
 
@@ -349,7 +352,7 @@ class EarlyOutcomeModel(BaseEstimator):
         others = {"calibration": cal_idx, **({"test": test} if test is not None else {})}
         featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others)
         self._heads(featurizer, X, corpus, fit_idx, head_seed, key, cache)
-        out_of_fold = self._cross_fit(corpus, kept, seeds, cache) if mode == "cross" else None
+        out_of_fold = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache) if mode == "cross" else None
         self._fit_thresholds(corpus, fit_idx, X, cal_idx, other["calibration"], out_of_fold=out_of_fold)
         return other.get("test")
 
