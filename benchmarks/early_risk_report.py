@@ -141,7 +141,7 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None) -> lis
         )
     lines += [
         "",
-        "| Model | Mode | Unit | Halted | Wrong-halt rate ± SE | ≤ ε + 2 SE? | Wrong halts / all runs | Precision [95% CI] | Coverage | Steps saved | Δ\\|Pass@1\\| |",
+        "| Model | Mode | Unit | Halted | Wrong-halt rate ± SE | ≤ bound + 2 SE? | Wrong halts / all runs | Precision [95% CI] | Coverage | Steps saved | Δ\\|Pass@1\\| |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     settings: list[tuple[str, str, str, float, str, dict[int, tuple[float | None, float | None]]]] = []
@@ -166,7 +166,9 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None) -> lis
             se = float(np.sqrt(rate * (1 - rate) / n_all))
         else:
             rate, se = fig["rate"], fig["se"]
-        meets = "–" if fig["halted"] == 0 else ("yes" if rate <= eps + 2 * se else "**no**")
+        # both heads, share of all runs: each head is controlled at ε, so the bound is ε_success + ε_failure = 2ε
+        bound = 2 * eps if unit == "runs" and mode == "both heads" else eps
+        meets = "–" if fig["halted"] == 0 else ("yes" if rate <= bound + 2 * se else "**no**")
         unit_label = "halted runs" if unit == "halted" else "all runs"
         lines.append(
             f"| {label} | {mode} | {unit_label} | {fig['halted']} | {_pct(rate)} ± {_pct(se)} | {meets} | "
