@@ -38,10 +38,13 @@ from stopwise.early._quality import clopper_pearson, validated_floor
 
 EPSILON = 0.05
 CONFIDENCE = 0.9
-RISK_VARIANTS = {  # name: (ε, unit)
-    "ltt05": (0.05, "halted"),
-    "ltt05runs": (0.05, "runs"),
-    "ltt10": (0.1, "halted"),
+RISK_VARIANTS = {  # name: (ε, unit, what a cross-fitting fold holds out)
+    "ltt05": (0.05, "halted", "task"),
+    "ltt05runs": (0.05, "runs", "task"),
+    "ltt10": (0.1, "halted", "task"),
+    "ltt05agent": (0.05, "halted", "agent"),
+    "ltt05runsagent": (0.05, "runs", "agent"),
+    "ltt10agent": (0.1, "halted", "agent"),
 }
 
 
@@ -88,7 +91,7 @@ def _figures(evaluation: EarlyEvaluation, halts: pd.DataFrame) -> dict[str, floa
     }
 
 
-def loao(out: Path, from_saved: bool, agents_matching: str | None = None) -> list[str]:
+def loao(out: Path, from_saved: bool, agents_matching: str | None = None, variant_groups: tuple[str, ...] = ("task", "agent")) -> list[str]:
     folder = out / "mcpmark_loao"
     if from_saved and (folder / "evaluation.json").exists():
         evaluation = EarlyEvaluation.load(folder)
@@ -97,8 +100,9 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None) -> lis
         if agents_matching:
             runs = [r for r in runs if agents_matching in r.agent]
         models: dict[str, EarlyOutcomeModel] = {"fixed": EarlyOutcomeModel()}
-        for name, (eps, unit) in RISK_VARIANTS.items():
-            models[name] = EarlyOutcomeModel(max_halt_error=eps, risk_confidence=CONFIDENCE, risk_unit=unit)
+        for name, (eps, unit, groups) in RISK_VARIANTS.items():
+            if groups in variant_groups:
+                models[name] = EarlyOutcomeModel(max_halt_error=eps, risk_confidence=CONFIDENCE, risk_unit=unit, calibration_groups=groups)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -107,25 +111,34 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None) -> lis
         folder.mkdir(parents=True, exist_ok=True)
         evaluation.save(folder, force=True)
     folds = evaluation.folds
+    present = [name for name in RISK_VARIANTS if name in set(folds["variant"])]
     chosen_by: dict[str, dict[int, tuple[float | None, float | None]]] = {}
-    for name in RISK_VARIANTS:
+    for name in present:
         rows = folds[folds["variant"] == name].set_index("fold")
         chosen_by[name] = {
             int(f): (None if pd.isna(row["threshold_success"]) else float(row["threshold_success"]),
                      None if pd.isna(row["threshold_failure"]) else float(row["threshold_failure"]))
             for f, row in rows.iterrows()
         }
-    first = folds[folds["variant"] == "ltt05"].set_index("fold")
+    first = folds[folds["variant"] == present[0]].set_index("fold")
+    groups = sorted({RISK_VARIANTS[n][2] for n in present})
+
+    def label_of(name: str) -> str:
+        eps, unit, group = RISK_VARIANTS[name]
+        return f"ε = {eps:g}, {unit}, {group} folds"
+
     lines = [
         f"*MCPMark, leave-one-agent-out, {evaluation.runs.shape[0]} held-out runs of {evaluation.runs['agent'].nunique()} agents; "
-        f"confidence {CONFIDENCE}, cross-fitted calibration (5 task folds of each fold's training runs); "
+        f"confidence {CONFIDENCE}, cross-fitted calibration (5 {' / '.join(groups)} folds of each fold's training runs); "
         f"{evaluation.info.get('seconds', '?')} s for all variants.*",
         "",
-        "Thresholds chosen per fold (success / failure; – = the head never halts) and, for ε = 0.05 among halted runs, "
-        "the failure head's calibration evidence at its threshold (wrong of halted calibration runs):",
+        "Thresholds chosen per fold (success / failure; – = the head never halts) and, for "
+        f"{label_of(present[0])}, the failure head's calibration evidence at its threshold (wrong of halted calibration runs):",
         "",
-        "| Held-out agent | Calibration runs | ε = 0.05, halted | failure evidence | ε = 0.05, runs | ε = 0.1, halted |",
-        "|---|---|---|---|---|---|",
+        "| Held-out agent | Calibration runs | " + " | ".join(
+            [label_of(present[0]), "failure evidence", *[label_of(n) for n in present[1:]]]
+        ) + " |",
+        "|---|---|" + "---|" * (len(present) + 1),
     ]
 
     def pair(v: tuple[float | None, float | None]) -> str:
@@ -135,25 +148,24 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None) -> lis
         evidence = "–" if pd.isna(row.get("calibration_halted_failure")) or pd.isna(row["threshold_failure"]) else (
             f"{int(row['calibration_wrong_failure'])} of {int(row['calibration_halted_failure'])}"
         )
-        lines.append(
-            f"| {row['held_out']} | {int(row['n_calibration_runs'])} | {pair(chosen_by['ltt05'][int(f)])} | {evidence} | "
-            f"{pair(chosen_by['ltt05runs'][int(f)])} | {pair(chosen_by['ltt10'][int(f)])} |"
-        )
+        cells = [pair(chosen_by[present[0]][int(f)]), evidence, *[pair(chosen_by[n][int(f)]) for n in present[1:]]]
+        lines.append(f"| {row['held_out']} | {int(row['n_calibration_runs'])} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "| Model | Mode | Unit | Halted | Wrong-halt rate ± SE | ≤ bound + 2 SE? | Wrong halts / all runs | Precision [95% CI] | Coverage | Steps saved | Δ\\|Pass@1\\| |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     settings: list[tuple[str, str, str, float, str, dict[int, tuple[float | None, float | None]]]] = []
-    for name, (eps, unit) in RISK_VARIANTS.items():
+    for name in present:
+        eps, unit, group = RISK_VARIANTS[name]
         chosen = chosen_by[name]
-        label = f"Learn-then-Test ε = {eps:g}"
+        label = f"Learn-then-Test ε = {eps:g} ({group} folds)"
         settings += [
             (label, "failure head", name, eps, unit, {f: (None, t) for f, (s, t) in chosen.items()}),
             (label, "success head", name, eps, unit, {f: (s, None) for f, (s, t) in chosen.items()}),
             (label, "both heads", name, eps, unit, chosen),
         ]
-    fold_ids = list(chosen_by["ltt05"])
+    fold_ids = list(chosen_by[present[0]])
     settings += [
         ("fixed 0.90", "failure head", "fixed", EPSILON, "halted", {f: (None, 0.9) for f in fold_ids}),
         ("fixed 0.95", "both heads", "fixed", EPSILON, "halted", {f: (0.95, 0.95) for f in fold_ids}),
@@ -251,12 +263,13 @@ def main() -> None:
     parser.add_argument("--from-saved", action="store_true", help="Reuse out/early_risk/mcpmark_loao if present.")
     parser.add_argument("--skip-loao", action="store_true", help="Only the cross-benchmark part.")
     parser.add_argument("--skip-cross", action="store_true", help="Only the leave-one-agent-out part.")
+    parser.add_argument("--groups", default="task,agent", help="Cross-fitting folds of the risk-controlled variants: task, agent or both.")
     parser.add_argument("--agents-matching", default=None, help="Leave-one-agent-out on the agents whose name contains this only.")
     parser.add_argument("--direction", choices=["both", "mcpmark", "toolathlon"], default="both", help="Training set(s) of the cross part.")
     args = parser.parse_args()
     lines: list[str] = []
     if not args.skip_loao:
-        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved, args.agents_matching), ""]
+        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved, args.agents_matching, tuple(args.groups.split(","))), ""]
     if not args.skip_cross:
         lines += ["### Across benchmarks: the guard", ""]
         if args.direction in ("both", "mcpmark"):

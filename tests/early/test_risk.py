@@ -242,3 +242,18 @@ def test_cross_fitted_guarantee_holds_for_the_fold_models_in_at_least_95_percent
         met_in_sample += t is None or float((1 - fresh_p[_score(final, fresh_X) >= t]).mean()) <= eps
     assert met_folds / reps >= 0.95 and found >= 0.6 * reps
     assert met_in_sample / reps < 0.5
+
+
+def test_cross_fitting_by_agent_keeps_every_run_of_an_agent_in_one_fold(small_params: dict) -> None:
+    from tests.early.conftest import make_runs
+
+    from stopwise.early._featurizer import Corpus
+
+    runs = make_runs(n_agents=4, n_tasks=8, seed=3)
+    model = EarlyOutcomeModel(**small_params, max_halt_error=0.1, calibration_folds=2, calibration_groups="agent")
+    folds = model._task_folds(Corpus(runs, min_df=1), np.arange(len(runs)), 0)
+    agents = np.array([r.agent for r in runs])
+    assert all(np.unique(folds[agents == a]).shape[0] == 1 for a in np.unique(agents))
+    assert np.unique(folds).shape[0] == 2
+    with pytest.raises(InputError, match="at least 5 agents"):
+        EarlyOutcomeModel(**small_params, max_halt_error=0.1, calibration_groups="agent").fit(runs)

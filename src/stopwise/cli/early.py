@@ -135,6 +135,9 @@ def train_command(
         int,
         typer.Option(help="Cross-fitted calibration for --max-halt-error: task folds scoring every training run out of fold; 0: hold out --calibration-fraction of the tasks instead."),
     ] = 5,
+    calibration_groups: Annotated[
+        str, typer.Option(help="What a cross-fitting fold holds out whole: task (calibration runs are new tasks) or agent (new agents).")
+    ] = "task",
     calibration_fraction: Annotated[float, typer.Option(help="Share of training tasks held out for --max-halt-error with --calibration-folds 0.")] = 0.3,
     guard_quantile: Annotated[float, typer.Option(help="Unfamiliar-run guard: share of reference prefixes each limit excludes; 0 turns it off.")] = 0.01,
     min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
@@ -170,6 +173,7 @@ def train_command(
             risk_confidence=risk_confidence,
             risk_unit=risk_unit,
             calibration_folds=calibration_folds if calibration_folds != 0 else None,
+            calibration_groups=calibration_groups,
             calibration_fraction=calibration_fraction,
             guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
@@ -187,7 +191,7 @@ def train_command(
         f"boosting rounds success {heads.best_iterations_['success']}, failure {heads.best_iterations_['failure']}; "
         f"validation tasks {len(heads.validation_groups_)}"
         + (f"; calibration tasks {len(model.calibration_tasks_)}" if len(model.calibration_tasks_) else "")
-        + (f" ({model.calibration_folds} folds, every training run scored out of fold)" if summary["cross_fitted"] else "")
+        + (f" ({model.calibration_folds} {model.calibration_groups} folds, every training run scored out of fold)" if summary["cross_fitted"] else "")
     )
     _print_quality(summary)
     console.print(f"wrote {escape(str(path))}")

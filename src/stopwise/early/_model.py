@@ -91,6 +91,10 @@ class EarlyOutcomeModel(BaseEstimator):
         training runs; the model itself is fitted on all of them. The guarantee is then for a model fitted like the fold models (see
         :mod:`stopwise.early._risk`, "Cross-fitted calibration"). ``None``: hold out ``calibration_fraction``
         of the tasks instead (an exact guarantee for this model, on fewer calibration runs).
+    calibration_groups : {"task", "agent"}, default "task"
+        What a cross-fitting fold holds out whole: tasks (every run of a task in one fold: calibration runs are
+        new tasks) or agents (every run of an agent in one fold: calibration runs are new agents on tasks the
+        fold heads may have seen — the shift of leave-one-agent-out; needs at least ``calibration_folds`` agents).
     calibration_fraction : float, default 0.3
         Share of training tasks held out as calibration runs when ``max_halt_error`` is set and
         ``calibration_folds`` is ``None``.
@@ -160,6 +164,7 @@ class EarlyOutcomeModel(BaseEstimator):
         "risk_confidence": Interval(float, 0, 1, closed="neither"),
         "risk_unit": OneOf(RISK_UNITS),
         "calibration_folds": Interval(int, 2, None, allow_none=True),
+        "calibration_groups": OneOf(("task", "agent")),
         "calibration_fraction": Interval(float, 0, 1, closed="neither"),
         "guard_quantile": Interval(float, 0, 0.5, closed="neither", allow_none=True),
     }
@@ -181,6 +186,7 @@ class EarlyOutcomeModel(BaseEstimator):
         risk_confidence: float = 0.9,
         risk_unit: str = "halted",
         calibration_folds: int | None = 5,
+        calibration_groups: str = "task",
         calibration_fraction: float = 0.3,
         guard_quantile: float | None = 0.01,
     ) -> None:
@@ -198,6 +204,7 @@ class EarlyOutcomeModel(BaseEstimator):
         self.risk_confidence = risk_confidence
         self.risk_unit = risk_unit
         self.calibration_folds = calibration_folds
+        self.calibration_groups = calibration_groups
         self.calibration_fraction = calibration_fraction
         self.guard_quantile = guard_quantile
 
@@ -257,13 +264,14 @@ class EarlyOutcomeModel(BaseEstimator):
         """Cross-fitting fold (0..K−1) of each run of ``idx``: tasks dealt round-robin in a seeded random order,
         every run of a task in one fold; redrawn until every fold's complement holds both outcomes."""
         k = int(self.calibration_folds)  # type: ignore[arg-type]
-        tasks = np.array([corpus.trajectories[i].task for i in idx], dtype=object)
+        by = self.calibration_groups
+        tasks = np.array([getattr(corpus.trajectories[i], by) for i in idx], dtype=object)
         outcomes = np.array([corpus.trajectories[i].outcome for i in idx])
         unique, inverse = np.unique(tasks, return_inverse=True)
         if unique.shape[0] < k:
             raise InputError(
-                f"`calibration_folds` = {k} needs training runs of at least {k} tasks (every run of a task in one fold); "
-                f"got {unique.shape[0]} task(s); lower `calibration_folds` or set it to None"
+                f"`calibration_folds` = {k} needs training runs of at least {k} {by}s (every run of a {by} in one fold); "
+                f"got {unique.shape[0]} {by}(s); lower `calibration_folds` or set it to None"
             )
         rng = np.random.default_rng(seed)
         for _ in range(100):
@@ -334,7 +342,7 @@ class EarlyOutcomeModel(BaseEstimator):
         proba: list[np.ndarray] = [np.zeros((0, 2))] * idx.shape[0]
         for j in range(int(self.calibration_folds)):  # type: ignore[arg-type]
             inner, out = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
-            fold_key = (*key, "cross", self.calibration_folds, split_seed, j)
+            fold_key = (*key, "cross", self.calibration_groups, self.calibration_folds, split_seed, j)
             fold_model = clone(self)._heads(featurizer, [X[i] for i in inner], corpus, idx[inner], head_seed, fold_key, cache)
             for pos, p in zip(out, fold_model._proba_from_features([X[i] for i in out]), strict=True):
                 proba[int(pos)] = p
@@ -378,7 +386,7 @@ class EarlyOutcomeModel(BaseEstimator):
         delta = 1.0 - self.risk_confidence
         if out_of_fold is not None:
             risk_idx, risk_proba = fit_idx, out_of_fold
-            reference = f"cross-fitted training runs ({self.calibration_folds} task folds)"
+            reference = f"cross-fitted training runs ({self.calibration_folds} {self.calibration_groups} folds)"
         elif cal_idx.shape[0]:
             risk_idx, risk_proba, reference = cal_idx, self._proba_from_features(X_cal), "calibration runs"
         else:
