@@ -70,7 +70,7 @@ each documented rather than hidden:
 a simulated learner with task effects, cross-fitted on 60 tasks, whose true risk at the chosen threshold is
 computed on fresh tasks. The bound holds in ≥ 95 % of repetitions at δ = 0.05 for the fold models (what the
 out-of-fold scores measure) and for their averaged probability, but *not* for the single model refitted on all
-tasks (about 88–90 %: its own validation split and Platt fit are never measured), and Learn-then-Test on the
+tasks (87–91 % in 500 repetitions: its own validation split and Platt fit are never measured), and Learn-then-Test on the
 deployed model's own in-sample scores fails far more often. Treat the guarantee for the deployed model as
 approximate; the leave-one-agent-out figures in ``docs/early_results.md`` show how it fares on held-out agents.
 
