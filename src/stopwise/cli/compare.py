@@ -129,14 +129,14 @@ def decide_command(
     Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
     """
     from stopwise.compare import decide
-    from stopwise.records import ACTIONS, Policy, load_policy, read_outcome_files
+    from stopwise.records import ACTIONS, Policy, load_policy, read_outcome_columns
 
     with user_errors(), ExitStack() as stack:
         if sum(str(p) == "-" for p in outcomes) > 1:
             raise InputError("standard input ('-') can be read once; give it as one of the outcome files only")
         chosen = load_policy(policy) if policy is not None else Policy()
         universe = _universe(tasks, n_tasks, group_size or [], chosen.coverage.group_column)
-        rows = read_outcome_files([stack.enter_context(input_path(p)) for p in outcomes])
+        rows = read_outcome_columns([stack.enter_context(input_path(p)) for p in outcomes])
         record = decide(rows, tested, baseline, chosen, universe=universe, budget_used=budget_used, complete=complete)
     if as_json:
         typer.echo(record.model_dump_json(indent=2))

@@ -22,31 +22,33 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from stopwise._version import __version__
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
-from stopwise.compare._pairing import PairedOutcomes, pair_outcomes
+from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.errors import ComparisonError
 from stopwise.records import (
     ACTIONS,
     OUTCOME_COLUMNS,
-    STATUSES,
     BudgetState,
     DecisionRecord,
+    OutcomeColumns,
     Policy,
     TailProvenance,
     TaskUniverse,
     UniverseState,
-    validate_outcomes,
 )
+from stopwise.records._columns import TEXT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ABSTAIN",
@@ -133,15 +135,11 @@ def routine_actions(
     return np.where(limit, np.where(covered, final, ABSTAIN), CONTINUE).astype(np.int8)
 
 
-_TEXT = ("system", "task", "group", "status", "source", "unit", "flags")
+def _nan_as(values: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(values), -1.0, values)
 
 
-def input_digest(
-    rows: pd.DataFrame,
-    systems: tuple[str, ...],
-    *,
-    factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
-) -> str:
+def input_digest(rows: pd.DataFrame | OutcomeColumns, systems: tuple[str, ...]) -> str:
     """sha256 of the given systems' outcome rows in canonical form.
 
     Canonical form: the contract columns of the systems' rows, sorted by (system, task, attempt,
@@ -158,39 +156,39 @@ def input_digest(
     >>> input_digest(rows, ("A", "B")) == input_digest(rows.iloc[::-1], ("B", "A"))
     True
     """
-    chosen = rows["system"].isin(list(systems)).to_numpy()
-    sub = rows if chosen.all() else rows.loc[chosen]
-    known = dict(factorized or {}) if chosen.all() else {}
-    text = {column: known[column] if column in known else pd.factorize(sub[column], sort=True) for column in _TEXT}
-    outcome = sub["outcome"].to_numpy(dtype=float)
+    sub = as_columns(rows)
+    chosen = _rows_of_systems(sub, systems)
+    if not chosen.all():
+        sub = sub.take(chosen)
+    text = {column: sub.codes(column) for column in TEXT_COLUMNS}
     keys = [
         text["system"][0],
         text["task"][0],
-        sub["attempt"].to_numpy(dtype=np.int64),
+        sub.attempt,
         text["status"][0],
-        np.nan_to_num(outcome, nan=-1.0),
+        _nan_as(sub.outcome),
         text["group"][0],
-        np.nan_to_num(sub["cost_usd"].to_numpy(dtype=float), nan=-1.0),
-        np.nan_to_num(sub["elapsed_s"].to_numpy(dtype=float), nan=-1.0),
+        _nan_as(sub.cost_usd),
+        _nan_as(sub.elapsed_s),
         text["source"][0],
         text["unit"][0],
         text["flags"][0],
     ]
     order = np.lexsort(keys[::-1])  # every column breaks ties, so row order never matters
     digest = hashlib.sha256()
-    no_flags = not (sub["flags"] != "").any()
+    no_flags = len(text["flags"][1]) == 0 or (len(text["flags"][1]) == 1 and text["flags"][1][0] == "")
     for column in OUTCOME_COLUMNS:
         if column == "flags" and no_flags:
             continue  # rows without flags keep the digest they had before the column existed
         digest.update(column.encode() + b"\x1e")
-        if column not in ("attempt", "outcome", "cost_usd", "elapsed_s"):  # text, including columns added later
-            codes, labels = text[column] if column in text else pd.factorize(sub[column].astype(str), sort=True)
-            digest.update("\x1f".join(labels.astype(object).tolist()).encode("utf-8", "surrogatepass") + b"\x1e")
-            digest.update(np.ascontiguousarray(codes[order], dtype="<i8").tobytes())
+        if column in text:
+            column_codes, column_labels = text[column]
+            digest.update("\x1f".join(column_labels.tolist()).encode("utf-8", "surrogatepass") + b"\x1e")
+            digest.update(np.ascontiguousarray(column_codes[order], dtype="<i8").tobytes())
         elif column == "attempt":
-            digest.update(np.ascontiguousarray(sub[column].to_numpy()[order], dtype="<i8").tobytes())
+            digest.update(np.ascontiguousarray(sub.attempt[order], dtype="<i8").tobytes())
         else:
-            numbers = np.asarray(sub[column].to_numpy(dtype=float)[order], dtype="<f8").copy()
+            numbers = np.asarray(sub.column(column)[order], dtype="<f8").copy()
             numbers[np.isnan(numbers)] = np.nan
             digest.update(numbers.tobytes())
         digest.update(b"\x1d")
@@ -232,39 +230,16 @@ def measure_budget(paired: PairedOutcomes, policy: Policy) -> float:
     return total
 
 
-def _canonical(rows: pd.DataFrame) -> bool:
-    """Whether rows look like validated outcome rows and pass the contract's cheap array checks."""
-    if list(rows.columns) != list(OUTCOME_COLUMNS) or len(rows) == 0:
-        return False
-    if any(rows[c].dtype.kind not in "OT" and not isinstance(rows[c].dtype, pd.StringDtype) for c in _TEXT):
-        return False
-    if rows["outcome"].dtype != np.float64 or rows["attempt"].dtype != np.int64:
-        return False
-    if rows["cost_usd"].dtype != np.float64 or rows["elapsed_s"].dtype != np.float64:
-        return False
-    outcome = rows["outcome"].to_numpy()
-    final = (rows["status"] == "final").to_numpy()
-    with np.errstate(invalid="ignore"):
-        if (final & ~np.isfinite(outcome)).any() or ((outcome < 0) | (outcome > 1)).any():
-            return False
-        if (rows["cost_usd"].to_numpy() < 0).any() or (rows["elapsed_s"].to_numpy() < 0).any():
-            return False
-    if (rows["attempt"].to_numpy() < 0).any() or not rows["status"].isin(STATUSES).all():
-        return False
-    if ((rows["system"] == "") | (rows["task"] == "")).any():
-        return False
-    return not rows[list(_TEXT)].isna().any().any()
-
-
-def _checked_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """Outcome rows passed from Python, validated like a file (fast path for validated rows)."""
-    if not isinstance(rows, pd.DataFrame):
-        raise ComparisonError(
-            f"outcome rows must be a pandas DataFrame (see stopwise.read_outcomes); got {type(rows).__name__}"
-        )
-    if _canonical(rows):
+def _checked_rows(rows: pd.DataFrame | OutcomeColumns) -> OutcomeColumns:
+    """Outcome rows passed from Python as columns, validated like a file (fast path for validated rows)."""
+    if isinstance(rows, OutcomeColumns):
         return rows
-    return validate_outcomes(rows, source="<DataFrame passed to decide>")
+    if type(rows).__name__ != "DataFrame":
+        raise ComparisonError(
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
+            f"(see stopwise.read_outcomes); got {type(rows).__name__}"
+        )
+    return as_columns(rows, source="<DataFrame passed to decide>")
 
 
 def _reason(
@@ -341,7 +316,7 @@ def _prefix(paired: PairedOutcomes) -> np.ndarray:
 
 
 def decide(
-    rows: pd.DataFrame,
+    rows: pd.DataFrame | OutcomeColumns,
     tested: str,
     baseline: str,
     policy: Policy | None = None,
@@ -366,9 +341,9 @@ def decide(
 
     Parameters
     ----------
-    rows : pandas.DataFrame
-        Outcome rows (:func:`stopwise.read_outcomes`); a frame built in Python is validated like
-        a file (:func:`stopwise.validate_outcomes`). Only rows of the policy's statuses are used;
+    rows : OutcomeColumns or pandas.DataFrame
+        Outcome rows (:func:`stopwise.read_outcome_columns`, :func:`stopwise.read_outcomes`); a
+        frame built in Python is validated like a file (:func:`stopwise.validate_outcomes`). Only rows of the policy's statuses are used;
         the rest are excluded and counted in the record.
     tested, baseline : str
         The tested system A and the baseline B.
@@ -426,13 +401,10 @@ def decide(
             "output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
         )
     rows = _checked_rows(rows)
-    is_tested, is_baseline = (rows["system"] == tested).to_numpy(), (rows["system"] == baseline).to_numpy()
-    chosen = is_tested | is_baseline
-    if is_tested.any() and is_baseline.any() and not chosen.all():  # else pair_outcomes names what is absent
-        rows = rows.loc[chosen]
-    shared_codes = {column: pd.factorize(rows[column], sort=True) for column in ("system", "task", "status")}
-    if policy.coverage.group_column in _TEXT:
-        shared_codes[policy.coverage.group_column] = pd.factorize(rows[policy.coverage.group_column], sort=True)
+    system_codes, system_labels = rows.codes("system")
+    if tested in system_labels and baseline in system_labels and len(system_labels) > 2:  # else pair_outcomes names what is absent
+        wanted = np.flatnonzero((system_labels == tested) | (system_labels == baseline))
+        rows = rows.take((system_codes == wanted[0]) | (system_codes == wanted[1]))
     paired = pair_outcomes(
         rows,
         tested,
@@ -440,7 +412,6 @@ def decide(
         statuses=policy.statuses,
         group_column=policy.coverage.group_column,
         universe=universe,
-        factorized=shared_codes,
         exclude_flags=policy.flags.exclude,
         count_flags=policy.flags.count,
     )
@@ -600,7 +571,7 @@ def decide(
         excluded=list(paired.excluded),
         flagged=list(paired.flagged),
         policy_sha256=policy.sha256(),
-        input_sha256=input_digest(rows, (tested, baseline), factorized=shared_codes),
+        input_sha256=input_digest(rows, (tested, baseline)),
         stopwise_version=__version__,
         boundary=boundary,
         universe=_universe_state(paired, universe, complete),

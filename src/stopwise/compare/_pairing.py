@@ -3,7 +3,8 @@
 :func:`outcome_cells` (duplicates, statuses, attempts averaging, cost and time sums, the one
 group-conflict check) is shared by :func:`pair_outcomes` (and so :func:`stopwise.decide`) and the
 replay's :func:`stopwise.prepare_source`; all of it is vectorised with ``bincount`` over factorised
-(system, task) codes.
+(system, task) codes of :class:`stopwise.OutcomeColumns` (a pandas frame is taken as its columns), so the
+decision path never needs pandas.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from stopwise.errors import ComparisonError
-from stopwise.records import STATUSES, Exclusion, FlagCount, TaskUniverse, flag_mask
+from stopwise.records import STATUSES, Exclusion, FlagCount, OutcomeColumns, TaskUniverse, factorize, flag_mask
+from stopwise.records._columns import TEXT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "MAX_LATTICE",
@@ -138,7 +143,10 @@ def lattice_of(values: np.ndarray, *, max_denominator: int = MAX_LATTICE) -> int
     >>> lattice_of(np.array([1.0, 0.0, -1.0])), lattice_of(np.array([0.2, -0.5])), lattice_of(np.array([0.123456789]))
     (1, 10, 0)
     """
-    unique = np.unique(np.round(np.asarray(values, dtype=float), 12))
+    values = np.asarray(values, dtype=float)
+    if bool((values == np.round(values)).all()):
+        return 1  # integer differences (0/1 outcomes): the common case, without a Fraction per value
+    unique = np.unique(np.round(values, 12))
     lattice = 1
     for value in unique:
         fraction = Fraction(float(value)).limit_denominator(max_denominator)
@@ -156,8 +164,6 @@ def task_groups(
     *,
     what: str = "group",
     source: str | None = None,
-    names: np.ndarray | None = None,
-    factorized: tuple[np.ndarray, pd.Index] | None = None,
 ) -> pd.Series:
     """One label per task from rows that may repeat a task; blanks yield to others, conflicts are an error.
 
@@ -171,15 +177,11 @@ def task_groups(
         What the label is, for the message (``group``, ``unit``).
     source : str, optional
         Where the rows came from, for the message.
-    names : numpy.ndarray, optional
-        When given, ``tasks`` are integer codes into it (messages name ``names[code]``).
-    factorized : tuple, optional
-        ``pd.factorize(labels, sort=True)`` when the caller has it already.
 
     Returns
     -------
     pandas.Series
-        The label of every task with a non-blank label, indexed by task (or code), sorted.
+        The label of every task with a non-blank label, indexed by task, sorted.
 
     Raises
     ------
@@ -192,16 +194,24 @@ def task_groups(
     >>> task_groups(["t1", "t1", "t2", "t3"], ["a", "", "b", ""]).to_dict()
     {'t1': 'a', 't2': 'b'}
     """
-    if names is not None:
-        task_codes = np.asarray(tasks, dtype=np.int64)
-        task_names: np.ndarray | pd.Index = np.arange(len(names))
-    else:
-        task_codes, task_names = pd.factorize(pd.Series(tasks) if not isinstance(tasks, pd.Series) else tasks, sort=True)
-    if factorized is not None:
-        label_codes, label_names = factorized
-    else:
-        label_codes, label_names = pd.factorize(pd.Series(labels) if not isinstance(labels, pd.Series) else labels, sort=True)
-    label_names = np.asarray(label_names, dtype=object)
+    import pandas as pd
+
+    task_codes, task_names = factorize(np.asarray(tasks, dtype=object).astype(str).astype(object))
+    label_codes, label_names = factorize(np.asarray(labels, dtype=object).astype(str).astype(object))
+    task_of, label_of = _task_labels(task_codes, task_names, label_codes, label_names, what=what, source=source)
+    return pd.Series(label_of, index=pd.Index(task_names[task_of].astype(str)), name=what, dtype=object).astype(str)
+
+
+def _task_labels(
+    task_codes: np.ndarray,
+    task_names: np.ndarray,
+    label_codes: np.ndarray,
+    label_names: np.ndarray,
+    *,
+    what: str,
+    source: str | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(task codes with a non-blank label, their label): the array core of :func:`task_groups`."""
     blank = np.flatnonzero(label_names == "")
     keep = label_codes >= 0
     if len(blank):
@@ -218,13 +228,37 @@ def task_groups(
             sorted(repr(str(label_names[c])) for c in np.unique(label_codes[keep & (task_codes == task)]))
         )
         where = f"{source}: " if source else ""
-        name = str(names[task] if names is not None else np.asarray(task_names, dtype=object)[task])
         raise ComparisonError(
-            f"{where}task {name!r} has rows with different {what} values ({found}); a task must belong to one {what}"
+            f"{where}task {str(task_names[task])!r} has rows with different {what} values ({found}); a task must belong to one {what}"
         )
     task_of = np.flatnonzero(hi >= 0)
-    label_of = lo[task_of]
-    return pd.Series(label_names[label_of].astype(str), index=pd.Index(np.asarray(task_names)[task_of]), name=what)
+    return task_of, np.asarray(label_names[lo[task_of]], dtype=object)
+
+
+def _rows_of_systems(rows: OutcomeColumns, systems: Sequence[str]) -> np.ndarray:
+    """Mask of the rows of the given systems (compared as codes, not as text)."""
+    codes, labels = rows.codes("system")
+    wanted = set(systems)
+    chosen = [code for code, label in enumerate(labels.tolist()) if label in wanted]
+    if len(chosen) <= 4:
+        mask = np.zeros(len(codes), dtype=bool)
+        for code in chosen:
+            mask |= codes == code
+        return mask
+    return np.isin(codes, chosen)
+
+
+def _flag_rows(rows: OutcomeColumns, flag: str) -> np.ndarray:
+    """Rows whose flags hold ``flag``, tested once per distinct flags value."""
+    codes, labels = rows.codes("flags")
+    return flag_mask(labels, flag)[codes]
+
+
+def as_columns(rows: pd.DataFrame | OutcomeColumns, *, source: str | None = None) -> OutcomeColumns:
+    """Outcome rows as :class:`stopwise.OutcomeColumns` (a frame is checked, and validated unless canonical)."""
+    if isinstance(rows, OutcomeColumns):
+        return rows
+    return OutcomeColumns.from_frame(rows, source=source or "<DataFrame>")
 
 
 @dataclass(frozen=True)
@@ -249,8 +283,6 @@ class OutcomeCells:
         Summed over the usable attempts; NaN when one of them lacks the value or there is none.
     excluded : tuple of Exclusion
         Rows left out (identical duplicates, statuses the policy does not use), by reason.
-    task_index : pandas.Index or None
-        ``tasks`` as the pandas index the factorisation produced (for fast look-ups).
     flagged : dict of str to numpy.ndarray, shape (S, T)
         Usable attempts of each cell carrying each counted flag.
     """
@@ -264,7 +296,6 @@ class OutcomeCells:
     cost: np.ndarray
     elapsed: np.ndarray
     excluded: tuple[Exclusion, ...]
-    task_index: pd.Index | None = None
     flagged: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     @property
@@ -280,14 +311,13 @@ def _exclusion(mask: np.ndarray, task_codes: np.ndarray, reason: str) -> Exclusi
 
 
 def outcome_cells(
-    rows: pd.DataFrame,
+    rows: pd.DataFrame | OutcomeColumns,
     *,
     systems: Sequence[str] | None = None,
     statuses: tuple[str, ...] = ("final",),
     group_column: str = "group",
     status_reason: Callable[[str], str] | None = None,
     source: str | None = None,
-    factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
     exclude_flags: Sequence[str] = (),
     count_flags: Sequence[str] = (),
 ) -> OutcomeCells:
@@ -300,22 +330,18 @@ def outcome_cells(
 
     Parameters
     ----------
-    rows : pandas.DataFrame
-        Validated outcome rows.
+    rows : OutcomeColumns or pandas.DataFrame
+        Validated outcome rows (:func:`stopwise.read_outcome_columns` or :func:`stopwise.read_outcomes`).
     systems : sequence of str, optional
         Keep only these systems' rows (default every system).
     statuses : tuple of str, optional
         Statuses a decision may use.
     group_column : str, optional
-        Column holding each task's coverage group.
+        Text column holding each task's coverage group.
     status_reason : callable, optional
         The exclusion reason for a left-out status (default ``"status X (policy uses ...)"``).
     source : str, optional
         Where the rows came from, for messages.
-    factorized : mapping, optional
-        ``pd.factorize(rows[column], sort=True)`` of text columns, computed once by a caller that
-        also needs them (``decide`` shares them with the input digest); used only when no row is
-        dropped by ``systems``.
     exclude_flags, count_flags : sequence of str, optional
         Flags whose rows are left out (reason ``flag F (policy excludes it)``), and flags whose
         usable rows are counted per cell (:attr:`OutcomeCells.flagged`).
@@ -328,7 +354,7 @@ def outcome_cells(
     --------
     >>> import stopwise
     >>> from stopwise.compare import outcome_cells
-    >>> rows = stopwise.outcome_frame([
+    >>> rows = stopwise.outcome_columns([
     ...     {"system": "A", "task": "t1", "outcome": 1, "attempt": 0},
     ...     {"system": "A", "task": "t1", "outcome": 0, "attempt": 1},
     ...     {"system": "B", "task": "t2", "outcome": None, "status": "pending"}])
@@ -336,83 +362,75 @@ def outcome_cells(
     >>> cells.outcome.tolist(), cells.planned.tolist(), [e.reason for e in cells.excluded]
     ([[0.5, nan], [nan, nan]], [[True, False], [False, True]], ['status pending (policy uses final)'])
     """
-    if group_column not in rows.columns:
+    if group_column not in TEXT_COLUMNS:
         where = f"{source}: " if source else ""
         raise ComparisonError(
-            f"{where}group column {group_column!r} is not an outcome column; columns are {', '.join(map(str, rows.columns))}"
+            f"{where}group column {group_column!r} is not a text outcome column; text columns are {', '.join(TEXT_COLUMNS)}"
         )
     unknown = [s for s in statuses if s not in STATUSES]
     if unknown:
         raise ComparisonError(f"statuses must be among {', '.join(STATUSES)}; got {unknown}")
-    sub = rows
+    sub = as_columns(rows, source=source)
     if systems is not None:
-        chosen = rows["system"].isin(list(systems)).to_numpy()
+        chosen = _rows_of_systems(sub, systems)
         if not chosen.all():
-            sub = rows.loc[chosen]
-            factorized = None
-    known = dict(factorized or {})
-    system_codes, system_labels = known["system"] if "system" in known else pd.factorize(sub["system"], sort=True)
-    task_codes, task_labels = known["task"] if "task" in known else pd.factorize(sub["task"], sort=True)
+            sub = sub.take(chosen)
+    system_codes, system_labels = sub.codes("system")
+    task_codes, task_labels = sub.codes("task")
     n_systems, n_tasks = len(system_labels), len(task_labels)
-    cell = system_codes.astype(np.int64) * n_tasks + task_codes
+    cell = system_codes * n_tasks + task_codes
     planned = np.zeros(n_systems * n_tasks, dtype=bool)
     planned[cell] = True
 
-    labels = task_groups(
-        task_codes,
-        sub[group_column],
-        source=source,
-        names=np.asarray(task_labels, dtype=object),
-        factorized=known.get(group_column),
-    )
+    task_of, label_of = _task_labels(task_codes, task_labels, *sub.codes(group_column), what="group", source=source)
     groups = np.full(n_tasks, "", dtype=object)
-    if len(labels):
-        groups[labels.index.to_numpy(dtype=np.int64)] = labels.to_numpy()
+    groups[task_of] = label_of
 
     excluded: list[Exclusion] = []
-    attempt = sub["attempt"].to_numpy(dtype=np.int64)
+    attempt = sub.attempt
     span = int(attempt.max()) + 1 if len(attempt) else 1
     if span <= (np.iinfo(np.int64).max // max(n_systems * n_tasks, 1)):
-        keep = ~pd.Series(cell * span + attempt).duplicated(keep="first").to_numpy()
+        _, first = np.unique(cell * span + attempt, return_index=True)
     else:  # attempts too large to fold into one integer key
-        keep = ~pd.DataFrame({"c": cell, "a": attempt}).duplicated(keep="first").to_numpy()
+        _, first = np.unique(np.stack([cell, attempt]), axis=1, return_index=True)
+    keep = np.zeros(len(cell), dtype=bool)
+    keep[first] = True
     found = _exclusion(~keep, task_codes, "identical duplicate of another row")
     if found:
         excluded.append(found)
     describe = status_reason or (lambda s: f"status {s} (policy uses {', '.join(statuses)})")
+    status_codes, status_labels = sub.codes("status")
     for name in STATUSES:
-        if name not in statuses:
-            mask = keep & (sub["status"] == name).to_numpy()
+        if name not in statuses and name in status_labels:
+            mask = keep & (status_codes == int(np.flatnonzero(status_labels == name)[0]))
             found = _exclusion(mask, task_codes, describe(name))
             if found:
                 excluded.append(found)
             keep &= ~mask
-    if "flags" in sub.columns:
-        for flag in sorted(set(exclude_flags)):
-            mask = keep & flag_mask(sub["flags"], flag)
-            found = _exclusion(mask, task_codes, f"flag {flag} (policy excludes it)")
-            if found:
-                excluded.append(found)
-            keep &= ~mask
+    for flag in sorted(set(exclude_flags)):
+        mask = keep & _flag_rows(sub, flag)
+        found = _exclusion(mask, task_codes, f"flag {flag} (policy excludes it)")
+        if found:
+            excluded.append(found)
+        keep &= ~mask
 
     used = cell[keep]
     size = n_systems * n_tasks
     attempts = np.bincount(used, minlength=size)
-    outcome_sum = np.bincount(used, sub["outcome"].to_numpy(dtype=float)[keep], minlength=size)
+    outcome_sum = np.bincount(used, sub.outcome[keep], minlength=size)
     with np.errstate(invalid="ignore", divide="ignore"):
         outcome = np.where(attempts > 0, outcome_sum / np.maximum(attempts, 1), np.nan)
 
-    def summed(column: str) -> np.ndarray:
-        values = sub[column].to_numpy(dtype=float)[keep]
+    def summed(values: np.ndarray) -> np.ndarray:
+        values = values[keep]
         missing = np.bincount(used, ~np.isfinite(values), minlength=size)
         total = np.bincount(used, np.where(np.isfinite(values), values, 0.0), minlength=size)
         return np.where((attempts > 0) & (missing == 0), total, np.nan)
 
     shape = (n_systems, n_tasks)
     flagged = {
-        flag: np.bincount(used, flag_mask(sub["flags"], flag)[keep], minlength=size).astype(np.int64).reshape(shape)
+        flag: np.bincount(used, _flag_rows(sub, flag)[keep], minlength=size).astype(np.int64).reshape(shape)
         for flag in sorted(set(count_flags))
-        if "flags" in sub.columns
     }
     return OutcomeCells(
         systems=np.asarray(system_labels, dtype=str),
@@ -421,49 +439,48 @@ def outcome_cells(
         planned=planned.reshape(shape),
         outcome=outcome.reshape(shape),
         attempts=attempts.reshape(shape),
-        cost=summed("cost_usd").reshape(shape),
-        elapsed=summed("elapsed_s").reshape(shape),
+        cost=summed(sub.cost_usd).reshape(shape),
+        elapsed=summed(sub.elapsed_s).reshape(shape),
         excluded=tuple(excluded),
-        task_index=task_labels if isinstance(task_labels, pd.Index) else None,
         flagged=flagged,
     )
 
 
-def _units_of(rows: pd.DataFrame, systems: tuple[str, str], tasks: np.ndarray) -> np.ndarray:
+def _units_of(rows: OutcomeColumns, systems: tuple[str, str], tasks: np.ndarray) -> np.ndarray:
     """Connected components of tasks linked by shared ``unit`` labels; labelled by their first task."""
-    linked_mask = (rows["unit"] != "").to_numpy()
-    if not linked_mask.any():
+    unit_codes, unit_labels = rows.codes("unit")
+    linked_mask = unit_codes != int(np.flatnonzero(unit_labels == "")[0]) if "" in unit_labels else np.ones(len(rows), dtype=bool)
+    if not linked_mask.any() or len(tasks) == 0:
         return tasks.copy()
-    linked = rows.loc[linked_mask, ["system", "task", "unit"]]
-    linked = linked.loc[
-        linked["system"].isin(list(systems)) & linked["task"].isin(tasks), ["task", "unit"]
-    ].drop_duplicates()
-    if linked.empty:
+    linked_mask &= _rows_of_systems(rows, systems)
+    task_names = rows.task[linked_mask].astype(str)
+    at = np.minimum(np.searchsorted(tasks, task_names), len(tasks) - 1)
+    inside = tasks[at] == task_names
+    if not inside.any():
         return tasks.copy()
-    task_index = pd.Index(tasks)
-    unit_codes, _ = pd.factorize(linked["unit"])
-    t = task_index.get_indexer(linked["task"])
+    pairs = np.unique(np.stack([at[inside], unit_codes[linked_mask][inside]]), axis=1)
+    t, units = pairs[0], np.unique(pairs[1], return_inverse=True)[1].reshape(-1)
     n_tasks = len(tasks)
-    n_units = int(unit_codes.max()) + 1
+    n_units = int(units.max()) + 1
     from scipy.sparse import coo_matrix  # here: only records with linked units need SciPy's graph code
     from scipy.sparse.csgraph import connected_components
 
-    graph = coo_matrix((np.ones(len(t)), (t, n_tasks + unit_codes)), shape=(n_tasks + n_units, n_tasks + n_units))
+    graph = coo_matrix((np.ones(len(t)), (t, n_tasks + units)), shape=(n_tasks + n_units, n_tasks + n_units))
     _, component = connected_components(graph, directed=False)
     component = component[:n_tasks]
-    first_task = pd.Series(tasks).groupby(component).transform("first").to_numpy()
-    return first_task.astype(str)
+    first = np.full(int(component.max()) + 1, n_tasks, dtype=np.int64)
+    np.minimum.at(first, component, np.arange(n_tasks))
+    return np.asarray(tasks[first[component]], dtype=str)
 
 
 def pair_outcomes(
-    rows: pd.DataFrame,
+    rows: pd.DataFrame | OutcomeColumns,
     tested: str,
     baseline: str,
     *,
     statuses: tuple[str, ...] = ("final",),
     group_column: str = "group",
     universe: TaskUniverse | None = None,
-    factorized: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None,
     exclude_flags: Sequence[str] = (),
     count_flags: Sequence[str] = (),
 ) -> PairedOutcomes:
@@ -480,8 +497,8 @@ def pair_outcomes(
 
     Parameters
     ----------
-    rows : pandas.DataFrame
-        Validated outcome rows (see :func:`stopwise.read_outcomes`).
+    rows : OutcomeColumns or pandas.DataFrame
+        Validated outcome rows (see :func:`stopwise.read_outcome_columns`, :func:`stopwise.read_outcomes`).
     tested, baseline : str
         The tested system A and the baseline B.
     statuses : tuple of str, optional
@@ -490,8 +507,6 @@ def pair_outcomes(
         Column holding each task's coverage group.
     universe : TaskUniverse, optional
         The planned tasks (see :class:`stopwise.TaskUniverse`).
-    factorized : mapping, optional
-        Text columns already factorised (see :func:`outcome_cells`).
     exclude_flags, count_flags : sequence of str, optional
         Flags whose rows are excluded, and flags counted on the observed tasks (``[flags]`` of
         the policy; see :func:`outcome_cells`).
@@ -522,7 +537,8 @@ def pair_outcomes(
     """
     if tested == baseline:
         raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
-    present = set(rows["system"].unique()) if "system" in rows.columns else set()
+    rows = as_columns(rows)
+    present = set(rows.codes("system")[1].tolist())
     for role, system in (("tested", tested), ("baseline", baseline)):
         if system not in present:
             listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
@@ -534,7 +550,6 @@ def pair_outcomes(
         systems=(tested, baseline),
         statuses=statuses,
         group_column=group_column,
-        factorized=factorized,
         exclude_flags=exclude_flags,
         count_flags=count_flags,
     )
@@ -559,7 +574,7 @@ def pair_outcomes(
         labels, sizes = np.unique(universe_groups, return_counts=True)
         size = len(universe_tasks)
     elif universe.ordered:
-        positions = universe.positions(cells.task_index if cells.task_index is not None else cells.tasks)
+        positions = universe.positions(cells.tasks)
         inside = positions >= 0
         exclude(~inside, "task outside the planned task universe")
         planned_groups = universe.groups
@@ -581,7 +596,7 @@ def pair_outcomes(
                 )
             row_groups = np.where(inside, "", row_groups)
         universe_tasks = universe.tasks
-        universe_groups = universe.groups if universe.has_groups else np.full(universe.n_tasks, "", dtype=str)
+        universe_groups = planned_groups if universe.has_groups else np.full(universe.n_tasks, "", dtype=str)
         labels = np.array(list(universe.group_sizes), dtype=str)
         sizes = np.array(list(universe.group_sizes.values()), dtype=np.int64)
         size = universe.n_tasks

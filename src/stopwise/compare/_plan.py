@@ -6,14 +6,18 @@ back as the task universe.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from stopwise.compare._coverage import required_counts
 from stopwise.compare._orders import cost_first_orders, coverage_aware_orders, uniform_orders
 from stopwise.compare._pairing import task_groups
 from stopwise.errors import ComparisonError, PolicyError
 from stopwise.records import Policy, TaskUniverse
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["order_universe", "task_order"]
 
@@ -50,6 +54,8 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     >>> order["group"].head(4).tolist(), order["covered"].head(4).tolist()
     (['a', 'b', 'a', 'a'], [False, True, True, True])
     """
+    import pandas as pd
+
     policy = policy if policy is not None else Policy()
     column = policy.coverage.group_column
     if "task" not in tasks.columns:

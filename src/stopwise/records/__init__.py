@@ -3,6 +3,7 @@
 This package imports nothing else of stopwise's (but its errors).
 """
 
+from stopwise.records._columns import OutcomeColumns, factorize
 from stopwise.records._decision import (
     ACTIONS,
     Action,
@@ -15,12 +16,13 @@ from stopwise.records._decision import (
     TailProvenance,
     UniverseState,
 )
-from stopwise.records._joined import read_outcome_files
+from stopwise.records._joined import read_outcome_columns, read_outcome_files
 from stopwise.records._outcomes import (
     FLAG_SEPARATOR,
     OUTCOME_COLUMNS,
     STATUSES,
     flag_mask,
+    outcome_columns,
     outcome_frame,
     read_outcomes,
     validate_outcomes,
@@ -79,6 +81,7 @@ __all__ = [
     "FlagPolicy",
     "GroupCoverage",
     "OrderPolicy",
+    "OutcomeColumns",
     "Policy",
     "Status",
     "Step",
@@ -88,11 +91,14 @@ __all__ = [
     "TaskUniverse",
     "Trajectory",
     "UniverseState",
+    "factorize",
     "flag_mask",
     "iter_trajectories",
     "load_policy",
+    "outcome_columns",
     "outcome_frame",
     "parse_policy",
+    "read_outcome_columns",
     "read_outcome_files",
     "read_outcomes",
     "read_task_universe",

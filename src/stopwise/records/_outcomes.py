@@ -40,18 +40,22 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any, Literal, get_args
+from typing import IO, TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
-import pandas as pd
 
 from stopwise._limits import gunzip_bytes, json_loads, read_lines
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError, shown
+from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
 from stopwise.records._vocabulary import STATUSES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "FLAG_SEPARATOR",
@@ -59,6 +63,7 @@ __all__ = [
     "STATUSES",
     "OutcomeFormat",
     "flag_mask",
+    "outcome_columns",
     "outcome_frame",
     "read_outcomes",
     "validate_outcomes",
@@ -83,7 +88,6 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
 REQUIRED_COLUMNS: tuple[str, ...] = ("system", "task", "outcome")
 OutcomeFormat = Literal["csv", "jsonl", "parquet"]
 OUTCOME_FORMATS: tuple[OutcomeFormat, ...] = get_args(OutcomeFormat)
-_TEXT_COLUMNS = ("system", "task", "group", "status", "source", "unit", "flags")
 FLAG_SEPARATOR = ";"
 """Joins the flags of a row in a CSV cell and in a frame: ``"error;limit:token"``."""
 _SUFFIXES: dict[str, OutcomeFormat] = {
@@ -129,7 +133,11 @@ class _Lines:
         return int(self._lines[i])
 
 
-def _read_csv(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | _Lines]:
+_Raw = dict[str, np.ndarray]
+"""Cells of a file or frame by column name (file order), before validation."""
+
+
+def _read_csv(path: Path, gz: bool) -> tuple[_Raw, np.ndarray | _Lines]:
     """Cells of a CSV file as text; pyarrow's reader when every row is well formed, else the exact one."""
     data = gunzip_bytes(path) if gz else None
     fast = _read_csv_arrow(path, data)
@@ -138,7 +146,7 @@ def _read_csv(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | _Lines]:
     return _read_csv_exact(path, data)
 
 
-def _read_csv_arrow(path: Path, data: bytes | None) -> pd.DataFrame | None:
+def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
     """Fast path: every cell as text; ``None`` when anything is off (the exact reader then says what)."""
     import pyarrow as pa
     import pyarrow.csv as pv
@@ -174,11 +182,11 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> pd.DataFrame | None:
         return None
     if invalid or table.column_names != list(header or []):
         return None
-    frame = pd.DataFrame({name: table.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(names)})
-    return frame
+    # to_pylist, not to_numpy: pyarrow converts text to NumPy through pandas, and the decision path does not load pandas
+    return {name: _objects(table.column(i).to_pylist()) for i, name in enumerate(names)}
 
 
-def _read_csv_exact(path: Path, data: bytes | None) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_csv_exact(path: Path, data: bytes | None) -> tuple[_Raw, np.ndarray]:
     """Cells of a CSV file as text, with the text line of each data row; refuses ragged rows."""
     source = str(path)
     handle: io.TextIOBase
@@ -225,11 +233,19 @@ def _read_csv_exact(path: Path, data: bytes | None) -> tuple[pd.DataFrame, np.nd
     if problems:
         raise ValidationError(problems)
     columns = list(zip(*rows, strict=True)) if rows else [()] * width
-    frame = pd.DataFrame({name: np.array(col, dtype=object) for name, col in zip(names, columns, strict=True)})
-    return frame, np.asarray(lines, dtype=np.int64)
+    raw = {name: _objects(col) for name, col in zip(names, columns, strict=True)}
+    return raw, np.asarray(lines, dtype=np.int64)
 
 
-def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
+def _objects(values: Iterable[Any]) -> np.ndarray:
+    """A 1-D object array of the values (lists and arrays stay single cells)."""
+    items = list(values)
+    array = np.empty(len(items), dtype=object)
+    array[:] = items
+    return array
+
+
+def _read_jsonl(path: Path, gz: bool) -> tuple[_Raw, np.ndarray | None]:
     """JSON objects, one a line (blank lines skipped), with the line of each row."""
     source = str(path)
     stream: IO[bytes] = io.BytesIO(gunzip_bytes(path)) if gz else open(path, "rb")
@@ -261,12 +277,27 @@ def _read_jsonl(path: Path, gz: bool) -> tuple[pd.DataFrame, np.ndarray | None]:
         raise ValidationError(problems)
     if not records:
         raise FileFormatError(f"{source}: the file has no rows; an outcome file needs at least one JSON object")
+    names = list(dict.fromkeys(key for record in records for key in record))
+    cells = {str(name): _objects(record.get(name) for record in records) for name in names}
     numbers = np.asarray(lines, dtype=np.int64)
     same = bool((numbers == np.arange(1, len(numbers) + 1)).all())
-    return pd.DataFrame.from_records(records), None if same else numbers  # a line only when it differs
+    return cells, None if same else numbers  # a line only when it differs
 
 
-def _read_raw(path: Path, fmt: OutcomeFormat) -> tuple[pd.DataFrame, np.ndarray | _Lines | None]:
+def _read_parquet(path: Path) -> _Raw:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    return {str(name): _array(table.column(i).to_numpy(zero_copy_only=False)) for i, name in enumerate(table.column_names)}
+
+
+def _array(values: np.ndarray) -> np.ndarray:
+    """Numbers and booleans stay typed; anything else becomes an object array."""
+    array = np.asarray(values)
+    return array if array.dtype.kind in "biuf" and array.ndim == 1 else _objects(values)
+
+
+def _read_raw(path: Path, fmt: OutcomeFormat) -> tuple[_Raw, np.ndarray | _Lines | None]:
     if not path.exists():
         raise FileFormatError(f"{path}: no such file")
     if path.is_dir():
@@ -279,12 +310,20 @@ def _read_raw(path: Path, fmt: OutcomeFormat) -> tuple[pd.DataFrame, np.ndarray 
             return _read_csv(path, gz)
         if fmt == "jsonl":
             return _read_jsonl(path, gz)
-        return pd.read_parquet(path), None
+        return _read_parquet(path), None
     except UnicodeDecodeError as exc:
         raise FileFormatError(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except (ValueError, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FileFormatError(f"{path}: cannot be read as {fmt}: {first[:300]}") from exc
+
+
+def read_file_columns(path: str | os.PathLike[str], *, format: str | None = None) -> OutcomeColumns:
+    """Read and validate one outcome file into NumPy columns (see :func:`stopwise.read_outcome_columns`)."""
+    file = Path(path)
+    fmt = format_of(file, format)
+    raw, lines = _read_raw(file, fmt)
+    return _validate(raw, str(file), lines)
 
 
 def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) -> pd.DataFrame:
@@ -322,53 +361,100 @@ def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) ->
     0      A   t1      1.0  final
     1      B   t1      0.0  final
     """
-    file = Path(path)
-    fmt = format_of(file, format)
-    raw, lines = _read_raw(file, fmt)
-    return _validate(raw, str(file), lines)
+    return read_file_columns(path, format=format).to_frame()
 
 
-def _stripped(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(stripped text or None, is-text mask) of a column, in vectorised string operations."""
-    values = series.to_numpy(dtype=object)
-    is_text = np.fromiter((type(v) is str for v in values), dtype=bool, count=len(values))
-    stripped = np.full(len(values), None, dtype=object)
-    if is_text.any():
-        import pyarrow as pa
-        import pyarrow.compute as pc
+_NA_TYPES = frozenset({"NAType", "NaTType"})
 
-        stripped[is_text] = pc.utf8_trim_whitespace(pa.array(values[is_text], type=pa.large_string())).to_numpy(
-            zero_copy_only=False
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """None, NaN and pandas' NA markers."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind != "O":
+        return np.zeros(len(values), dtype=bool)
+    try:
+        return np.asarray((values == None) | (values != values), dtype=bool)  # noqa: E711 (elementwise)
+    except TypeError:  # pandas' NA refuses to be compared
+        return np.fromiter(
+            (v is None or (isinstance(v, float) and v != v) or type(v).__name__ in _NA_TYPES for v in values.tolist()),
+            dtype=bool,
+            count=len(values),
         )
-    return stripped, is_text
 
 
-def _is_blank(series: pd.Series) -> np.ndarray:
-    stripped, is_text = _stripped(series)
-    blank = pd.isna(series).to_numpy()
-    return blank | (is_text & (stripped == ""))
+def _all_text(items: list[Any]) -> bool:
+    return set(map(type, items)) <= {str}
 
 
-def _text(series: pd.Series) -> pd.Series:
-    stripped, is_text = _stripped(series)
-    missing = pd.isna(series).to_numpy()
-    other = ~is_text & ~missing
-    if other.any():
-        stripped[other] = [str(v) for v in series.to_numpy(dtype=object)[other]]
-    stripped[missing] = ""
-    return pd.Series(stripped, index=series.index, dtype=object).astype(str)
+def _text(values: np.ndarray) -> np.ndarray:
+    """Each cell as stripped text; missing cells as ``""``."""
+    items = values.tolist()
+    if values.dtype.kind == "O" and _all_text(items):
+        return _objects(map(str.strip, items))
+    missing = _missing(values)
+    return _objects(
+        "" if gone else (v.strip() if type(v) is str else str(v))
+        for v, gone in zip(items, missing.tolist(), strict=True)
+    )
 
 
-def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _is_blank(values: np.ndarray) -> np.ndarray:
+    if values.dtype.kind != "O":
+        return _missing(values)
+    items = values.tolist()
+    if _all_text(items):
+        return _objects(map(str.strip, items)) == ""
+    return _missing(values) | np.fromiter((type(v) is str and not v.strip() for v in items), dtype=bool, count=len(items))
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.isascii() or "_" in text:  # Python's float() takes '1_0' and non-ASCII digits; the contract does not
+            return math.nan
+        try:
+            return float(text)
+        except ValueError:
+            return math.nan
+    if isinstance(value, bool | int | float | np.number):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
+    return math.nan
+
+
+def _numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (values, blank mask, not-a-number mask) for a column of numbers."""
-    blank = _is_blank(series)
-    if series.dtype == bool:
-        numeric = series.astype(float)
+    blank = _is_blank(values)
+    if values.dtype.kind in "biuf":
+        numbers = values.astype(float)
     else:
-        numeric = pd.to_numeric(series.where(~blank, np.nan), errors="coerce")
-    values = numeric.to_numpy(dtype=float)
-    bad = ~blank & ~np.isfinite(values)
-    return values, blank, bad
+        numbers = np.full(len(values), np.nan)
+        filled = values[~blank]
+        items = filled.tolist()
+        joined = "".join(items) if _all_text(items) else None
+        try:
+            if joined is None or not joined.isascii() or "_" in joined:
+                raise ValueError("not plain ASCII text")
+            numbers[~blank] = filled.astype(float)  # float() of each text at C speed
+        except (ValueError, TypeError, OverflowError):
+            numbers[~blank] = np.fromiter(map(_number, items), dtype=float, count=len(items))
+    numbers[blank] = np.nan
+    bad = ~blank & ~np.isfinite(numbers)
+    return numbers + 0.0, blank, bad  # + 0.0: "-0" reads as 0.0
+
+
+def _raw_of_frame(frame: pd.DataFrame) -> _Raw:
+    names = [str(c).strip() for c in frame.columns]
+    raw: _Raw = {}
+    for position, name in enumerate(names):
+        if name in raw:
+            raise ValidationError([Problem("<DataFrame>", None, name, "column appears more than once")])
+        column = frame.iloc[:, position]
+        raw[name] = column.to_numpy() if column.dtype.kind in "biuf" else column.to_numpy(dtype=object)
+    return raw
 
 
 def validate_outcomes(
@@ -410,15 +496,78 @@ def validate_outcomes(
       <DataFrame>, row 1, field 'outcome': must be a number in [0, 1]; got 1.5
     """
     lines = None if line_offset is None else np.arange(len(frame), dtype=np.int64) + line_offset
-    return _validate(frame, source, lines)
+    return _validate_frame(frame, source, lines).to_frame()
 
 
-def _validate(frame: pd.DataFrame, source: str, lines: np.ndarray | _Lines | None) -> pd.DataFrame:
-    if len(frame.columns) == 0 or len(frame) == 0:
+def _validate_frame(frame: pd.DataFrame, source: str, lines: np.ndarray | None) -> OutcomeColumns:
+    names = [str(c).strip() for c in frame.columns]
+    duplicated = sorted({c for c in names if names.count(c) > 1})
+    if duplicated:
+        raise ValidationError([Problem(source, None, ", ".join(duplicated), "column appears more than once")])
+    return _validate(_raw_of_frame(frame), source, lines)
+
+
+def _canonical_frame(frame: pd.DataFrame) -> bool:
+    """Whether a frame looks like validated outcome rows and passes the contract's cheap array checks."""
+    import pandas as pd
+
+    if list(frame.columns) != list(OUTCOME_COLUMNS) or len(frame) == 0:
+        return False
+    if any(frame[c].dtype.kind not in "OT" and not isinstance(frame[c].dtype, pd.StringDtype) for c in TEXT_COLUMNS):
+        return False
+    if frame["outcome"].dtype != np.float64 or frame["attempt"].dtype != np.int64:
+        return False
+    if frame["cost_usd"].dtype != np.float64 or frame["elapsed_s"].dtype != np.float64:
+        return False
+    return not frame[list(TEXT_COLUMNS)].isna().any().any()
+
+
+def columns_of_frame(frame: pd.DataFrame, *, source: str = "<DataFrame>") -> OutcomeColumns:
+    """The rows of a frame as columns: validated frames (the reader's dtypes) pass cheap checks, others are validated.
+
+    Raises
+    ------
+    ValidationError
+        The frame breaks the outcome contract.
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValidationError(
+            [Problem(source, None, None, f"outcome rows must be a pandas DataFrame (see stopwise.read_outcomes); got {type(frame).__name__}")]
+        )
+    if _canonical_frame(frame):
+        columns = OutcomeColumns(
+            **{name: frame[name].to_numpy(dtype=object) if name in TEXT_COLUMNS else frame[name].to_numpy() for name in OUTCOME_COLUMNS}
+        )
+        if _cheap_checks(columns):
+            return columns
+    return _validate_frame(frame, source, None)
+
+
+def _cheap_checks(rows: OutcomeColumns) -> bool:
+    """The contract's array checks on typed columns (strings stripped and flags canonical are taken as given)."""
+    outcome = rows.outcome
+    final = rows.status == "final"
+    with np.errstate(invalid="ignore"):
+        if (final & ~np.isfinite(outcome)).any() or ((outcome < 0) | (outcome > 1)).any():
+            return False
+        if (rows.cost_usd < 0).any() or (rows.elapsed_s < 0).any():
+            return False
+    if (rows.attempt < 0).any():
+        return False
+    statuses = set(rows.codes("status")[1].tolist())
+    if not statuses <= set(STATUSES):
+        return False
+    return "" not in set(rows.codes("system")[1].tolist()) and "" not in set(rows.codes("task")[1].tolist())
+
+
+def _validate(raw: _Raw, source: str, lines: np.ndarray | _Lines | None) -> OutcomeColumns:
+    n = len(next(iter(raw.values()))) if raw else 0
+    if not raw or n == 0:
         raise ValidationError([Problem(source, None, None, "must hold at least one outcome row", None)])
-    frame = frame.reset_index(drop=True)
-    columns = [str(c).strip() for c in frame.columns]
-    frame.columns = pd.Index(columns)
+    raw = {str(name).strip(): values for name, values in raw.items()}
+    columns = list(raw)
     problems: list[Problem] = []
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
@@ -435,14 +584,8 @@ def _validate(frame: pd.DataFrame, source: str, lines: np.ndarray | _Lines | Non
                 "unknown column; allowed columns are " + ", ".join(OUTCOME_COLUMNS),
             )
         )
-    duplicated = sorted({c for c in columns if columns.count(c) > 1})
-    if duplicated:
-        problems.append(Problem(source, None, ", ".join(duplicated), "column appears more than once"))
     if problems:
         raise ValidationError(problems)
-
-    n = len(frame)
-    rows = np.arange(1, n + 1)
 
     def problem_rows(mask: np.ndarray, field: str, rule: str, values: np.ndarray) -> None:
         for i in np.flatnonzero(mask):
@@ -450,74 +593,72 @@ def _validate(frame: pd.DataFrame, source: str, lines: np.ndarray | _Lines | Non
             value = values[i]
             if isinstance(value, np.generic):
                 value = value.item()
-            problems.append(Problem(source, int(rows[i]), field, rule, value, line))
+            problems.append(Problem(source, int(i) + 1, field, rule, value, line))
 
-    out: dict[str, Any] = {}
+    out: dict[str, np.ndarray] = {}
     for name in ("system", "task"):
-        raw = frame[name]
-        blank = _is_blank(raw)
-        problem_rows(blank, name, "must be non-empty text", raw.to_numpy(dtype=object))
-        out[name] = _text(raw)
+        values = raw[name]
+        problem_rows(_is_blank(values), name, "must be non-empty text", values)
+        out[name] = _text(values)
 
-    status_raw = frame["status"] if "status" in frame else pd.Series([""] * n)
-    status = _text(status_raw).str.lower()
-    status = status.where(status != "", "final")
-    problem_rows(
-        ~status.isin(STATUSES).to_numpy(),
-        "status",
-        "must be one of " + ", ".join(STATUSES),
-        status_raw.to_numpy(dtype=object),
-    )
+    status_raw = raw.get("status")
+    if status_raw is None:
+        status = np.full(n, "final", dtype=object)
+    else:
+        status = _objects(s.lower() or "final" for s in _text(status_raw).tolist())
+        known = set(STATUSES)
+        problem_rows(
+            np.fromiter((s not in known for s in status.tolist()), dtype=bool, count=n),
+            "status",
+            "must be one of " + ", ".join(STATUSES),
+            status_raw,
+        )
     out["status"] = status
 
-    outcome_raw = frame["outcome"]
+    outcome_raw = raw["outcome"]
     outcome, blank, bad = _numbers(outcome_raw)
-    final = (status == "final").to_numpy()
-    problem_rows(blank & final, "outcome", "must be a number in [0, 1] (only non-final rows may leave it blank)", outcome_raw.to_numpy(dtype=object))
-    problem_rows(bad, "outcome", "must be a number in [0, 1]", outcome_raw.to_numpy(dtype=object))
+    final = status == "final"
+    problem_rows(blank & final, "outcome", "must be a number in [0, 1] (only non-final rows may leave it blank)", outcome_raw)
+    problem_rows(bad, "outcome", "must be a number in [0, 1]", outcome_raw)
     with np.errstate(invalid="ignore"):
         outside = np.isfinite(outcome) & ((outcome < 0.0) | (outcome > 1.0))
-    problem_rows(outside, "outcome", "must be a number in [0, 1]", outcome_raw.to_numpy(dtype=object))
+    problem_rows(outside, "outcome", "must be a number in [0, 1]", outcome_raw)
     out["outcome"] = outcome
 
-    if "attempt" in frame:
-        attempt_raw = frame["attempt"]
+    if "attempt" in raw:
+        attempt_raw = raw["attempt"]
         attempt, blank, bad = _numbers(attempt_raw)
         attempt = np.where(blank, 0.0, attempt)
         with np.errstate(invalid="ignore"):
             wrong = bad | (np.isfinite(attempt) & ((attempt < 0) | (attempt != np.round(attempt))))
             wrong |= np.isfinite(attempt) & (attempt > _MAX_ATTEMPT)
-        problem_rows(wrong, "attempt", f"must be an integer from 0 to {_MAX_ATTEMPT}", attempt_raw.to_numpy(dtype=object))
+        problem_rows(wrong, "attempt", f"must be an integer from 0 to {_MAX_ATTEMPT}", attempt_raw)
         usable = np.isfinite(attempt) & (attempt >= 0) & (attempt <= _MAX_ATTEMPT)
         out["attempt"] = np.where(usable, attempt, 0).astype(np.int64)
     else:
         out["attempt"] = np.zeros(n, dtype=np.int64)
 
     for name in ("cost_usd", "elapsed_s"):
-        if name in frame:
-            raw = frame[name]
-            values, blank, bad = _numbers(raw)
+        if name in raw:
+            values, blank, bad = _numbers(raw[name])
             with np.errstate(invalid="ignore"):
                 negative = np.isfinite(values) & (values < 0)
-            problem_rows(bad | negative, name, "must be a number >= 0 or blank", raw.to_numpy(dtype=object))
+            problem_rows(bad | negative, name, "must be a number >= 0 or blank", raw[name])
             out[name] = values
         else:
             out[name] = np.full(n, np.nan)
 
     for name in ("group", "source", "unit"):
-        out[name] = _text(frame[name]) if name in frame else pd.Series([""] * n)
-    if "flags" in frame:
-        out["flags"], bad_flags = _flags(frame["flags"])
-        problem_rows(bad_flags, "flags", "must be short tokens without spaces (a list, or text joined by ';')", frame["flags"].to_numpy(dtype=object))
+        out[name] = _text(raw[name]) if name in raw else np.full(n, "", dtype=object)
+    if "flags" in raw:
+        out["flags"], bad_flags = _flags(raw["flags"])
+        problem_rows(bad_flags, "flags", "must be short tokens without spaces (a list, or text joined by ';')", raw["flags"])
     else:
-        out["flags"] = pd.Series([""] * n)
+        out["flags"] = np.full(n, "", dtype=object)
 
-    result = pd.DataFrame({c: out[c] for c in OUTCOME_COLUMNS})
-    for name in _TEXT_COLUMNS:
-        result[name] = result[name].astype(str)
-
+    result = OutcomeColumns(**{c: out[c] for c in OUTCOME_COLUMNS})
     if not problems:
-        problems.extend(_conflicting_duplicates(result, source, rows, lines))
+        problems.extend(_conflicting_duplicates(result, source, lines))
     if problems:
         raise ValidationError(problems)
     return result
@@ -529,73 +670,112 @@ def _canonical_flags(text: str) -> tuple[str, bool]:
     return FLAG_SEPARATOR.join(sorted(tokens)), all(t.isprintable() and not any(c.isspace() for c in t) for t in tokens)
 
 
-def _flags(series: pd.Series) -> tuple[pd.Series, np.ndarray]:
+def _flags(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Canonical flags of a column (text or lists) and the mask of malformed values.
 
     Lists (JSONL, Parquet) are joined first; then each distinct value is canonicalised once.
     """
-    values = series.to_numpy(dtype=object)
     listed = np.fromiter((isinstance(v, list | tuple | np.ndarray) for v in values), dtype=bool, count=len(values))
-    joined = _text(series).to_numpy(dtype=object)
+    plain = values.copy() if values.dtype.kind == "O" else _objects(values.tolist())
+    plain[listed] = None
+    joined = _text(plain)
     bad = np.zeros(len(values), dtype=bool)
     for i in np.flatnonzero(listed):  # only rows given as lists
         items = list(values[i])
         bad[i] = not all(isinstance(t, str) and FLAG_SEPARATOR not in t for t in items)
         joined[i] = FLAG_SEPARATOR.join(str(t) for t in items)
-    codes, uniques = pd.factorize(pd.Series(joined, dtype=object))
-    canonical = [_canonical_flags(str(u)) for u in uniques]
-    text = np.asarray([c[0] for c in canonical] or [""], dtype=object)
-    ok = np.asarray([c[1] for c in canonical] or [True], dtype=bool)
-    codes = np.maximum(codes, 0)
-    return pd.Series(text[codes], index=series.index, dtype=object).astype(str), bad | ~ok[codes]
+    canonical: dict[str, tuple[str, bool]] = {}
+    text = _objects(canonical.setdefault(j, _canonical_flags(j))[0] for j in joined.tolist())
+    ok = np.fromiter((canonical[j][1] for j in joined.tolist()), dtype=bool, count=len(values))
+    return text, bad | ~ok
 
 
-def flag_mask(flags: pd.Series, flag: str) -> np.ndarray:
-    """Rows whose canonical ``flags`` hold ``flag`` (vectorised).
+def flag_mask(flags: Any, flag: str) -> np.ndarray:
+    """Rows whose canonical ``flags`` hold ``flag`` (vectorised over the distinct values).
 
     Examples
     --------
-    >>> import pandas as pd
     >>> from stopwise.records import flag_mask
-    >>> flag_mask(pd.Series(["error;limit:token", "", "errors"]), "error").tolist()
+    >>> flag_mask(["error;limit:token", "", "errors"], "error").tolist()
     [True, False, False]
     """
-    wrapped = FLAG_SEPARATOR + flags.astype(str) + FLAG_SEPARATOR
-    return wrapped.str.contains(FLAG_SEPARATOR + flag + FLAG_SEPARATOR, regex=False).to_numpy(dtype=bool)
+    values = np.asarray(flags, dtype=object)
+    if len(values) == 0:
+        return np.zeros(0, dtype=bool)
+    from stopwise.records._columns import factorize
+
+    codes, labels = factorize(values.astype(str).astype(object))
+    wanted = FLAG_SEPARATOR + flag + FLAG_SEPARATOR
+    holds = np.fromiter((wanted in f"{FLAG_SEPARATOR}{label}{FLAG_SEPARATOR}" for label in labels.tolist()), dtype=bool, count=len(labels))
+    return holds[codes]
 
 
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def _conflicting_duplicates(
-    result: pd.DataFrame, source: str, rows: np.ndarray, lines: np.ndarray | _Lines | None
-) -> list[Problem]:
+def _cell_text(values: np.ndarray) -> list[str]:
+    """Cells as a frame shows them after ``fillna("")``: numbers as ``str``, NaN as ``""``."""
+    if values.dtype.kind == "f":
+        return ["" if v != v else str(v) for v in values.tolist()]
+    return [str(v) for v in values.tolist()]
+
+
+def _conflicting_duplicates(result: OutcomeColumns, source: str, lines: np.ndarray | _Lines | None) -> list[Problem]:
     """Rows with one (system, task, attempt) that differ in any column but ``source`` (the rest are kept)."""
-    dup = result.duplicated(["system", "task", "attempt"], keep=False).to_numpy()
+    system_codes, _ = result.codes("system")
+    task_codes, _ = result.codes("task")
+    keys = np.stack([system_codes, task_codes, result.attempt])
+    _, key_of, key_counts = np.unique(keys, axis=1, return_inverse=True, return_counts=True)
+    key_of = key_of.reshape(-1)
+    dup = key_counts[key_of] > 1
     if not dup.any():
         return []
-    sub = result.loc[dup, [c for c in OUTCOME_COLUMNS if c != "source"]].astype(object).fillna("").map(str)
-    conflicting = ~sub.duplicated(keep="first") & sub.duplicated(["system", "task", "attempt"], keep="first")
+    rows = np.flatnonzero(dup)
+    compared = [c for c in OUTCOME_COLUMNS if c != "source"]
+    cells = {c: _cell_text(getattr(result, c)[rows]) for c in compared}
+    first_of_key: dict[int, int] = {}
+    seen: set[tuple[str, ...]] = set()
     problems: list[Problem] = []
-    firsts = sub.drop_duplicates(["system", "task", "attempt"], keep="first")
-    first_of = {tuple(k): i for i, k in zip(firsts.index, firsts[["system", "task", "attempt"]].to_numpy(), strict=True)}
-    for i in sub.index[conflicting.to_numpy()]:
-        key = (sub.at[i, "system"], sub.at[i, "task"], sub.at[i, "attempt"])
-        j = first_of[key]
-        differ = [c for c in sub.columns if sub.at[i, c] != sub.at[j, c]]
+    for k, i in enumerate(rows.tolist()):
+        whole = tuple(cells[c][k] for c in compared)
+        key = int(key_of[i])
+        first = first_of_key.setdefault(key, k)
+        if whole in seen:
+            continue
+        seen.add(whole)
+        if first == k:
+            continue
+        differ = [c for c in compared if cells[c][k] != cells[c][first]]
+        j = int(rows[first])
+        system, task, attempt = cells["system"][k], cells["task"][k], cells["attempt"][k]
         problems.append(
             Problem(
                 source,
-                int(rows[i]),
+                i + 1,
                 differ[0],
-                f"(system, task, attempt) = ({_short(key[0])}, {_short(key[1])}, {key[2]}) must not repeat with a "
-                f"different {', '.join(differ)} (row {int(rows[j])} has {shown(sub.at[j, differ[0]])})",
-                sub.at[i, differ[0]],
-                lines[int(i)] if lines is not None else None,
+                f"(system, task, attempt) = ({_short(system)}, {_short(task)}, {attempt}) must not repeat with a "
+                f"different {', '.join(differ)} (row {j + 1} has {shown(cells[differ[0]][first])})",
+                cells[differ[0]][k],
+                lines[i] if lines is not None else None,
             )
         )
     return problems
+
+
+def outcome_columns(rows: Iterable[Mapping[str, Any]], *, source: str = "<rows>") -> OutcomeColumns:
+    """Build validated outcome columns from mappings (e.g. produced by an adapter, a monitor or a ledger).
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1, "status": "predicted"}]).status.tolist()
+    ['predicted']
+    """
+    records = list(rows)
+    names = list(dict.fromkeys(key for record in records for key in record))
+    raw = {str(name): _objects(record.get(name) for record in records) for name in names}
+    return _validate(raw, source, None)
 
 
 def outcome_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -607,8 +787,7 @@ def outcome_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     >>> stopwise.outcome_frame([{"system": "A", "task": "t", "outcome": 1, "status": "predicted"}])["status"][0]
     'predicted'
     """
-    frame = pd.DataFrame(list(rows))
-    return validate_outcomes(frame, source="<rows>")
+    return outcome_columns(rows).to_frame()
 
 
 def write_outcomes(

@@ -21,11 +21,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from stopwise.errors import ArgumentError, FileFormatError, Problem, TaskUniverseError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MAX_UNIVERSE_TASKS", "TaskUniverse", "TaskUniverseError", "read_task_universe"]
 
@@ -78,16 +81,17 @@ class TaskUniverse:
         if problems:
             raise TaskUniverseError(problems)
         names = np.array([t.strip() for t in task_array], dtype=str)
-        duplicated = pd.Series(names).duplicated(keep="first").to_numpy()
+        _, first_index, name_of = np.unique(names, return_index=True, return_inverse=True)
+        first_position = first_index[name_of.reshape(-1)]
+        duplicated = first_position != np.arange(len(names))
         if duplicated.any():
-            first = pd.Series(np.arange(len(names)), index=names).groupby(level=0).min()
             for i in np.flatnonzero(duplicated)[:20]:
                 problems.append(
                     Problem(
                         source,
                         int(i) + 1,
                         "task",
-                        f"must be unique; already planned at position {int(first[names[i]]) + 1}",
+                        f"must be unique; already planned at position {int(first_position[i]) + 1}",
                         str(names[i]),
                     )
                 )
@@ -109,7 +113,7 @@ class TaskUniverse:
         self._n = len(names)
         labels, sizes = np.unique(group_names, return_counts=True)
         self._group_sizes = {str(g): int(s) for g, s in zip(labels, sizes, strict=True)}
-        self._index: pd.Index | None = None
+        self._index: tuple[np.ndarray, np.ndarray] | None = None
         self._sha: str | None = None
 
     @classmethod
@@ -201,7 +205,7 @@ class TaskUniverse:
         """Group of each task in planned order (None for a universe from counts)."""
         return None if self._groups is None else self._groups.copy()
 
-    def positions(self, tasks: Sequence[str] | np.ndarray | pd.Index) -> np.ndarray:
+    def positions(self, tasks: Sequence[str] | np.ndarray) -> np.ndarray:
         """0-based planned positions of the given tasks; -1 for tasks outside the universe.
 
         Raises
@@ -212,9 +216,14 @@ class TaskUniverse:
         if self._tasks is None:
             raise ArgumentError("a universe from counts has no task names or order")
         if self._index is None:
-            self._index = pd.Index(pd.array(self._tasks, dtype="str"))
-        wanted = tasks if isinstance(tasks, pd.Index) else pd.array(np.asarray(tasks, dtype=object), dtype="str")
-        return np.asarray(self._index.get_indexer(wanted), dtype=np.int64)
+            order = np.argsort(self._tasks, kind="stable")
+            self._index = (self._tasks[order], order)
+        names, order = self._index
+        wanted = np.asarray(tasks, dtype=object).astype(str)
+        if len(wanted) == 0:
+            return np.zeros(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(names, wanted), len(names) - 1)
+        return np.where(names[at] == wanted, order[at], -1).astype(np.int64)
 
     def canonical_json(self) -> str:
         """The universe as canonical JSON (sorted keys, no whitespace); see the module docstring."""
@@ -246,6 +255,8 @@ class TaskUniverse:
 
 
 def _read_table(file: Path) -> pd.DataFrame:
+    import pandas as pd
+
     if not file.exists():
         raise FileFormatError(f"{file}: no such tasks file")
     if file.is_dir():
@@ -310,6 +321,8 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     >>> u.tasks.tolist(), u.groups.tolist()
     (['t2', 't1'], ['b', 'a'])
     """
+    import pandas as pd
+
     file = Path(path)
     source = str(file)
     frame = _read_table(file)

@@ -1,0 +1,80 @@
+"""OutcomeColumns: the pandas-free reader, validator and pairing input agree with pandas and with the frame path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import stopwise
+from stopwise.compare import input_digest
+from stopwise.errors import ValidationError
+from stopwise.records import OutcomeColumns, factorize, read_outcome_columns
+
+
+def test_factorize_matches_pandas_on_random_text() -> None:
+    rng = np.random.default_rng(3)
+    alphabet = np.array(list("abcXYZ_-/ é中\u00a0"), dtype=object)
+    values = np.array(["".join(rng.choice(alphabet, rng.integers(1, 6))) for _ in range(3000)], dtype=object)
+    codes, labels = factorize(values)
+    expected_codes, expected_labels = pd.factorize(values, sort=True)
+    assert labels.tolist() == list(expected_labels)
+    assert codes.tolist() == expected_codes.tolist()
+    assert (labels[codes] == values).all()
+
+
+def test_numbers_follow_the_contract_not_pythons_float(tmp_path: Path) -> None:
+    """Python's float() reads '1_0' and non-ASCII digits; pandas.to_numeric (the earlier reader) does not, nor do we."""
+    path = tmp_path / "rows.csv"
+    path.write_text("system,task,outcome,cost_usd\nA,t1, 1 ,1_0\nA,t2,-0,\nA,t3,0.5,\u0661\n", encoding="utf-8")
+    with pytest.raises(ValidationError) as info:
+        read_outcome_columns(path)
+    problems = [(p.row, p.field) for p in info.value.problems]
+    assert problems == [(1, "cost_usd"), (3, "cost_usd")]
+    path.write_text("system,task,outcome,cost_usd\nA,t1, 1 ,10\nA,t2,-0,\nA,t3,0.5,1e-3\n", encoding="utf-8")
+    rows = read_outcome_columns(path)
+    assert rows.outcome.tolist() == [1.0, 0.0, 0.5]
+    assert np.signbit(rows.outcome).tolist() == [False, False, False]  # "-0" is 0.0, as pandas read it
+    assert rows.cost_usd[[0, 2]].tolist() == [10.0, 0.001] and np.isnan(rows.cost_usd[1])
+    expected = pd.to_numeric(pd.Series([" 1 ", "-0", "0.5"]), errors="coerce").to_numpy(dtype=float) + 0.0
+    np.testing.assert_array_equal(rows.outcome, expected)
+
+
+def test_frame_and_columns_give_the_same_record_and_digest() -> None:
+    frame = stopwise.synthetic_benchmark(80, 3, attempts=2, rng=5)
+    columns = OutcomeColumns.from_frame(frame)
+    systems = sorted(set(frame["system"]))
+    universe = stopwise.TaskUniverse(sorted(set(frame["task"])))
+    by_frame = stopwise.decide(frame, systems[0], systems[1], universe=universe)
+    by_columns = stopwise.decide(columns, systems[0], systems[1], universe=universe)
+    assert by_frame.digest() == by_columns.digest()
+    assert input_digest(frame, tuple(systems[:2])) == input_digest(columns, tuple(systems[:2]))
+    pd.testing.assert_frame_equal(columns.to_frame(), stopwise.validate_outcomes(frame))
+
+
+def test_a_frame_breaking_the_contract_is_validated_not_trusted() -> None:
+    frame = pd.DataFrame({"system": ["A", "B"], "task": ["t", "t"], "outcome": [1.0, 1.5]})
+    with pytest.raises(ValidationError, match="must be a number in"):
+        OutcomeColumns.from_frame(frame)
+
+
+def test_take_and_concat_keep_rows_in_order() -> None:
+    rows = stopwise.outcome_columns([{"system": s, "task": f"t{i}", "outcome": i % 2} for i in range(4) for s in "AB"])
+    picked = rows.take(rows.system == "B")
+    assert picked.task.tolist() == ["t0", "t1", "t2", "t3"]
+    joined = OutcomeColumns.concat([picked, rows.take(np.array([0]))])
+    assert joined.system.tolist() == ["B"] * 4 + ["A"] and len(joined) == 5
+    assert joined.codes("system")[1].tolist() == ["A", "B"]
+
+
+def test_swebench_lite_digest_matches_the_pandas_implementation(shared_data: Path) -> None:
+    """Reference: the input sha256 the pandas pairing core (commit ed47f9b) stamped on this record and pair."""
+    path = shared_data / "records" / "swebench_lite" / "outcomes.csv"
+    rows = read_outcome_columns(path)
+    systems = sorted(set(rows.system.tolist()))[:2]
+    record = stopwise.decide(rows, systems[0], systems[1], complete=True)
+    assert record.input_sha256 == "c904f25bf81a20988e45cb64e465ff37a4595eaa4695e310f2b09f064895bddf"
+    assert record.action == "promote" and record.n_observed == 300
+    assert record.r_promote == pytest.approx(0.0003009393777239998, rel=1e-12)
