@@ -1,13 +1,15 @@
 """Risk-controlled thresholds and the unfamiliar-run guard on the shared trajectories (issue 13's "done when").
 
-Run: ``.venv/bin/python benchmarks/early_risk_report.py [--out out/early_risk] [--from-saved] [--skip-loao]``.
+Run: ``.venv/bin/python benchmarks/early_risk_report.py [--out out/early_risk] [--from-saved] [--skip-loao]``
+(``--agents-matching postgres`` runs the leave-one-agent-out part on the matching agents only: a quick slice).
 
-1. **Leave-one-agent-out on MCPMark** with ``max_halt_error = 0.05`` (Learn-then-Test, confidence 0.9,
-   wrong halts counted among halted runs): every fold holds out 30 % of its training tasks as calibration runs
-   and chooses each head's threshold on them; the held-out agent's runs are then halted at that fold's
-   thresholds. Reported per head (alone) and for both heads: held-out halted runs, wrong-halt rate with its
-   standard error ``√(r (1 − r) / n)``, steps saved, |ΔPass@1|, next to the fixed-threshold model
-   (failure head at 0.90, trained on all training runs) evaluated in the same run.
+1. **Leave-one-agent-out on MCPMark** with ``max_halt_error`` (Learn-then-Test, confidence 0.9, cross-fitted
+   calibration on 5 task folds of each fold's training runs): ε = 0.05 with wrong halts counted among halted
+   runs and among all runs (``risk_unit="runs"``), and ε = 0.1 among halted runs. The held-out agent's runs are
+   halted at that fold's thresholds. Reported per head (alone) and for both heads: held-out halted runs,
+   wrong-halt rate in the variant's unit with its standard error ``√(r (1 − r) / n)``, steps saved, |ΔPass@1|,
+   next to the fixed-threshold model (failure head at 0.90, trained on all training runs; the risk-controlled
+   variants deploy these same heads, only their thresholds differ).
 2. **Across benchmarks**: a model trained on all of MCPMark monitors every Toolathlon run (and the reverse) with
    thresholds 0.9, 0.8 and 0.7 for each head alone: runs halted with and without the guard, their precision,
    and how many the guard held, with its most frequent reason.
@@ -32,10 +34,18 @@ from early_common import load
 from stopwise.early import EarlyEvaluation, EarlyOutcomeModel, leave_one_out
 from stopwise.early._featurizer import Corpus
 from stopwise.early._halting import first_crossing, halt_points
-from stopwise.early._quality import clopper_pearson
+from stopwise.early._quality import clopper_pearson, validated_floor
 
 EPSILON = 0.05
 CONFIDENCE = 0.9
+RISK_VARIANTS = {  # name: (ε, unit, what a cross-fitting fold holds out)
+    "ltt05": (0.05, "halted", "task"),
+    "ltt05runs": (0.05, "runs", "task"),
+    "ltt10": (0.1, "halted", "task"),
+    "ltt05agent": (0.05, "halted", "agent"),
+    "ltt05runsagent": (0.05, "runs", "agent"),
+    "ltt10agent": (0.1, "halted", "agent"),
+}
 
 
 def _pct(x: float) -> str:
@@ -81,16 +91,18 @@ def _figures(evaluation: EarlyEvaluation, halts: pd.DataFrame) -> dict[str, floa
     }
 
 
-def loao(out: Path, from_saved: bool) -> list[str]:
+def loao(out: Path, from_saved: bool, agents_matching: str | None = None, variant_groups: tuple[str, ...] = ("task", "agent")) -> list[str]:
     folder = out / "mcpmark_loao"
     if from_saved and (folder / "evaluation.json").exists():
         evaluation = EarlyEvaluation.load(folder)
     else:
         runs = load("mcpmark")
-        models = {
-            "ltt": EarlyOutcomeModel(max_halt_error=EPSILON, risk_confidence=CONFIDENCE),
-            "fixed": EarlyOutcomeModel(),
-        }
+        if agents_matching:
+            runs = [r for r in runs if agents_matching in r.agent]
+        models: dict[str, EarlyOutcomeModel] = {"fixed": EarlyOutcomeModel()}
+        for name, (eps, unit, groups) in RISK_VARIANTS.items():
+            if groups in variant_groups:
+                models[name] = EarlyOutcomeModel(max_halt_error=eps, risk_confidence=CONFIDENCE, risk_unit=unit, calibration_groups=groups)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -99,46 +111,89 @@ def loao(out: Path, from_saved: bool) -> list[str]:
         folder.mkdir(parents=True, exist_ok=True)
         evaluation.save(folder, force=True)
     folds = evaluation.folds
-    ltt = folds[folds["variant"] == "ltt"].set_index("fold")
-    chosen = {
-        int(f): (None if pd.isna(row["threshold_success"]) else float(row["threshold_success"]),
-                 None if pd.isna(row["threshold_failure"]) else float(row["threshold_failure"]))
-        for f, row in ltt.iterrows()
-    }
+    present = [name for name in RISK_VARIANTS if name in set(folds["variant"])]
+    chosen_by: dict[str, dict[int, tuple[float | None, float | None]]] = {}
+    for name in present:
+        rows = folds[folds["variant"] == name].set_index("fold")
+        chosen_by[name] = {
+            int(f): (None if pd.isna(row["threshold_success"]) else float(row["threshold_success"]),
+                     None if pd.isna(row["threshold_failure"]) else float(row["threshold_failure"]))
+            for f, row in rows.iterrows()
+        }
+    first = folds[folds["variant"] == present[0]].set_index("fold")
+    groups = sorted({RISK_VARIANTS[n][2] for n in present})
+
+    def label_of(name: str) -> str:
+        eps, unit, group = RISK_VARIANTS[name]
+        return f"ε = {eps:g}, {unit}, {group} folds"
+
     lines = [
         f"*MCPMark, leave-one-agent-out, {evaluation.runs.shape[0]} held-out runs of {evaluation.runs['agent'].nunique()} agents; "
-        f"`max_halt_error` = {EPSILON}, confidence {CONFIDENCE}, wrong halts counted among halted runs; "
-        f"{evaluation.info.get('seconds', '?')} s for both variants.*",
+        f"confidence {CONFIDENCE}, cross-fitted calibration (5 {' / '.join(groups)} folds of each fold's training runs); "
+        f"{evaluation.info.get('seconds', '?')} s for all variants.*",
         "",
-        "Thresholds chosen per fold (held-out agent: success / failure; – = the head never halts):",
+        "Thresholds chosen per fold (success / failure; – = the head never halts) and, for "
+        f"{label_of(present[0])}, the failure head's calibration evidence at its threshold (wrong of halted calibration runs):",
         "",
-        "| Held-out agent | Calibration runs | Success | Failure |",
-        "|---|---|---|---|",
+        "| Held-out agent | Calibration runs | " + " | ".join(
+            [label_of(present[0]), "failure evidence", *[label_of(n) for n in present[1:]]]
+        ) + " |",
+        "|---|---|" + "---|" * (len(present) + 1),
     ]
-    for f, row in ltt.iterrows():
-        s, t = chosen[int(f)]
-        lines.append(f"| {row['held_out']} | {int(row['n_calibration_runs'])} | {'–' if s is None else f'{s:.2f}'} | {'–' if t is None else f'{t:.2f}'} |")
+
+    def pair(v: tuple[float | None, float | None]) -> str:
+        return " / ".join("–" if t is None else f"{t:.2f}" for t in v)
+
+    for f, row in first.iterrows():
+        evidence = "–" if pd.isna(row.get("calibration_halted_failure")) or pd.isna(row["threshold_failure"]) else (
+            f"{int(row['calibration_wrong_failure'])} of {int(row['calibration_halted_failure'])}"
+        )
+        cells = [pair(chosen_by[present[0]][int(f)]), evidence, *[pair(chosen_by[n][int(f)]) for n in present[1:]]]
+        lines.append(f"| {row['held_out']} | {int(row['n_calibration_runs'])} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "| Model | Mode | Halted | Wrong-halt rate ± SE | ≤ 5 % + 2 SE? | Precision [95% CI] | Coverage | Steps saved | Δ\\|Pass@1\\| |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| Model | Mode | Unit | Halted | Wrong-halt rate ± SE | ≤ bound + 2 SE? | Wrong halts / all runs | Precision [95% CI] | Coverage | Steps saved | Δ\\|Pass@1\\| |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    settings = [
-        ("Learn-then-Test ε = 0.05", "failure head", "ltt", {f: (None, t) for f, (s, t) in chosen.items()}),
-        ("Learn-then-Test ε = 0.05", "success head", "ltt", {f: (s, None) for f, (s, t) in chosen.items()}),
-        ("Learn-then-Test ε = 0.05", "both heads", "ltt", chosen),
-        ("fixed 0.90", "failure head", "fixed", {f: (None, 0.9) for f in chosen}),
-        ("fixed 0.95", "both heads", "fixed", {f: (0.95, 0.95) for f in chosen}),
+    settings: list[tuple[str, str, str, float, str, dict[int, tuple[float | None, float | None]]]] = []
+    for name in present:
+        eps, unit, group = RISK_VARIANTS[name]
+        chosen = chosen_by[name]
+        label = f"Learn-then-Test ε = {eps:g} ({group} folds)"
+        settings += [
+            (label, "failure head", name, eps, unit, {f: (None, t) for f, (s, t) in chosen.items()}),
+            (label, "success head", name, eps, unit, {f: (s, None) for f, (s, t) in chosen.items()}),
+            (label, "both heads", name, eps, unit, chosen),
+        ]
+    fold_ids = list(chosen_by[present[0]])
+    settings += [
+        ("fixed 0.90", "failure head", "fixed", EPSILON, "halted", {f: (None, 0.9) for f in fold_ids}),
+        ("fixed 0.95", "both heads", "fixed", EPSILON, "halted", {f: (0.95, 0.95) for f in fold_ids}),
     ]
-    for name, mode, variant, thresholds in settings:
+    n_all = evaluation.runs.shape[0]
+    for label, mode, variant, eps, unit, thresholds in settings:
         fig = _figures(evaluation, _fold_halts(evaluation, variant, thresholds))
-        meets = "–" if fig["halted"] == 0 else ("yes" if fig["rate"] <= EPSILON + 2 * fig["se"] else "**no**")
+        if unit == "runs":
+            rate = fig["wrong_of_runs"]
+            se = float(np.sqrt(rate * (1 - rate) / n_all))
+        else:
+            rate, se = fig["rate"], fig["se"]
+        # both heads, share of all runs: each head is controlled at ε, so the bound is ε_success + ε_failure = 2ε
+        bound = 2 * eps if unit == "runs" and mode == "both heads" else eps
+        meets = "–" if fig["halted"] == 0 else ("yes" if rate <= bound + 2 * se else "**no**")
+        unit_label = "halted runs" if unit == "halted" else "all runs"
         lines.append(
-            f"| {name} | {mode} | {fig['halted']} | {_pct(fig['rate'])} ± {_pct(fig['se'])} | {meets} | "
+            f"| {label} | {mode} | {unit_label} | {fig['halted']} | {_pct(rate)} ± {_pct(se)} | {meets} | "
+            f"{fig['wrong']} / {n_all} | "
             f"{_pct(1 - fig['rate'])} [{_pct(fig['precision_low'])}, {_pct(fig['precision_high'])}] | {_pct(fig['coverage'])} | "
             f"{_pct(fig['saved'])} | {_pct(fig['abs_dpass1'])} |"
         )
     return lines
+
+
+def _floor(model: EarlyOutcomeModel, head: str) -> str:
+    floor, _ = validated_floor(model.reliability_[head], confidence=float(model.risk_confidence))
+    return "none" if floor is None else f"{floor:.2f}"
 
 
 def cross(train_name: str, test_name: str) -> list[str]:
@@ -160,7 +215,9 @@ def cross(train_name: str, test_name: str) -> list[str]:
         f"guard limits (from {model.guard_.n_reference_prefixes} {model.guard_.reference} prefixes): task-text coverage ≥ "
         f"{100 * model.guard_.min_task_coverage:.0f}%, trajectory-text coverage ≥ {100 * model.guard_.min_text_coverage:.0f}%, "
         f"≤ {model.guard_.max_outside} behavioral features outside range, task similarity ≥ {model.guard_.min_task_similarity:.2f}; "
-        "thresholds the validation runs refute are held as well.*",
+        f"validated floors (precision shown ≥ 90 % at confidence {model.risk_confidence:g} on the {model.quality_['reference']}): "
+        + ", ".join(f"{h} {_floor(model, h)}" for h in ("failure", "success"))
+        + "; lower thresholds are held.*",
         "",
         "| Head | Threshold | Halted without guard | Precision without guard | Halted with guard | Precision with guard | Held by the guard | Most frequent reason |",
         "|---|---|---|---|---|---|---|---|",
@@ -178,7 +235,7 @@ def cross(train_name: str, test_name: str) -> list[str]:
                 if b is not None and g is None:
                     held += 1
                     k = b.step
-                    why = unvalidated or model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
+                    why = model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1]))) or unvalidated
                     kinds = ("not validated", "task similarity", "task-text", "trajectory-text", "behavioral")
                     kind = next((k for k in kinds if why and k in why), "?")
                     reasons[kind] += 1
@@ -205,13 +262,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/early_risk"))
     parser.add_argument("--from-saved", action="store_true", help="Reuse out/early_risk/mcpmark_loao if present.")
     parser.add_argument("--skip-loao", action="store_true", help="Only the cross-benchmark part.")
+    parser.add_argument("--skip-cross", action="store_true", help="Only the leave-one-agent-out part.")
+    parser.add_argument("--groups", default="task,agent", help="Cross-fitting folds of the risk-controlled variants: task, agent or both.")
+    parser.add_argument("--agents-matching", default=None, help="Leave-one-agent-out on the agents whose name contains this only.")
     parser.add_argument("--direction", choices=["both", "mcpmark", "toolathlon"], default="both", help="Training set(s) of the cross part.")
     args = parser.parse_args()
     lines: list[str] = []
     if not args.skip_loao:
-        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved), ""]
-    lines += ["### Across benchmarks: the guard", ""]
-    lines += [*cross("mcpmark", "toolathlon"), "", *cross("toolathlon", "mcpmark")]
+        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved, args.agents_matching, tuple(args.groups.split(","))), ""]
+    if not args.skip_cross:
+        lines += ["### Across benchmarks: the guard", ""]
+        if args.direction in ("both", "mcpmark"):
+            lines += [*cross("mcpmark", "toolathlon"), ""]
+        if args.direction in ("both", "toolathlon"):
+            lines += cross("toolathlon", "mcpmark")
     text = "\n".join(lines) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "report.md").write_text(text, encoding="utf-8")

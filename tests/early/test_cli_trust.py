@@ -49,7 +49,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 def test_train_with_max_halt_error_shows_the_guarantee_and_the_validation_figures(app: typer.Typer, data: Path) -> None:
     code, out = _invoke(
         app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(data / "ltt"), "--min-steps", "5",
-        "--max-halt-error", "0.1", "--risk-confidence", "0.9",
+        "--max-halt-error", "0.1", "--risk-confidence", "0.9", "--calibration-folds", "0",
     )
     assert code == 0, out
     assert "calibration tasks 8" in out  # ceil(0.3 * 24)
@@ -60,10 +60,12 @@ def test_train_with_max_halt_error_shows_the_guarantee_and_the_validation_figure
     assert model.quality_["reference"] == "calibration runs" and set(model.risk_control_) == {"success", "failure"}
     code, out = _invoke(
         app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(data / "ltt-json"), "--min-steps", "5",
-        "--max-halt-error", "0.1", "--json",
+        "--max-halt-error", "0.1", "--calibration-folds", "2", "--json",
     )
     summary = json.loads(out)
-    assert code == 0 and summary["thresholds"] == model.thresholds_
+    assert code == 0 and summary["cross_fitted"] and summary["calibration_tasks"] == 24
+    assert summary["quality"]["reference"] == "cross-fitted training runs (2 task folds)" and summary["quality"]["n_runs"] == 96
+    assert set(summary["thresholds"]) == {"success", "failure"}
     assert summary["quality"]["heads"]["failure"]["halted"] >= 0 and "warnings" in summary["quality"]
 
 

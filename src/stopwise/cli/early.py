@@ -79,6 +79,7 @@ def _train_summary(model: EarlyOutcomeModel, path: Any) -> dict[str, Any]:
         "boosting_rounds": dict(heads.best_iterations_),
         "validation_tasks": len(heads.validation_groups_),
         "calibration_tasks": len(model.calibration_tasks_),
+        "cross_fitted": model.max_halt_error is not None and model.calibration_folds is not None,
         "thresholds": dict(model.thresholds_),
         "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
         "guard": None if model.guard_ is None else {
@@ -128,11 +129,18 @@ def train_command(
     no_success: Annotated[bool, typer.Option("--no-success-head", help="Turn the success head off (failure-only).")] = False,
     max_halt_error: Annotated[
         float | None,
-        typer.Option(help="Choose each head's threshold on held-out calibration tasks so its wrong-halt rate is at most this (Learn-then-Test)."),
+        typer.Option(help="Choose each head's threshold on calibration runs so its wrong-halt rate is at most this (Learn-then-Test)."),
     ] = None,
     risk_confidence: Annotated[float, typer.Option(help="Confidence 1 − δ of the --max-halt-error guarantee.")] = 0.9,
     risk_unit: Annotated[str, typer.Option(help="Wrong-halt rate among halted runs (halted) or among all runs (runs).")] = "halted",
-    calibration_fraction: Annotated[float, typer.Option(help="Share of training tasks held out for --max-halt-error.")] = 0.3,
+    calibration_folds: Annotated[
+        int,
+        typer.Option(help="Cross-fitted calibration for --max-halt-error: task folds scoring every training run out of fold; 0: hold out --calibration-fraction of the tasks instead."),
+    ] = 5,
+    calibration_groups: Annotated[
+        str, typer.Option(help="What a cross-fitting fold holds out whole: task (calibration runs are new tasks) or agent (new agents).")
+    ] = "task",
+    calibration_fraction: Annotated[float, typer.Option(help="Share of training tasks held out for --max-halt-error with --calibration-folds 0.")] = 0.3,
     guard_quantile: Annotated[float, typer.Option(help="Unfamiliar-run guard: share of reference prefixes each limit excludes; 0 turns it off.")] = 0.01,
     min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
     exclude: Annotated[list[str] | None, typer.Option(help="Feature family or group to leave out (repeatable).")] = None,
@@ -166,6 +174,8 @@ def train_command(
             max_halt_error=max_halt_error,
             risk_confidence=risk_confidence,
             risk_unit=risk_unit,
+            calibration_folds=calibration_folds if calibration_folds != 0 else None,
+            calibration_groups=calibration_groups,
             calibration_fraction=calibration_fraction,
             guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
@@ -183,6 +193,7 @@ def train_command(
         f"boosting rounds success {heads.best_iterations_['success']}, failure {heads.best_iterations_['failure']}; "
         f"validation tasks {len(heads.validation_groups_)}"
         + (f"; calibration tasks {len(model.calibration_tasks_)}" if len(model.calibration_tasks_) else "")
+        + (f" ({model.calibration_folds} {model.calibration_groups} folds, every training run scored out of fold)" if summary["cross_fitted"] else "")
     )
     _print_quality(summary)
     console.print(f"wrote {escape(str(path))}")

@@ -23,9 +23,17 @@ from stopwise.early._params import (
     check_random_state,
     names_predicate,
 )
-from stopwise.early._quality import quality_figures, refuted, reliability
+from stopwise.early._quality import MIN_PRECISION, quality_figures, reliability, unvalidated
 from stopwise.early._reference import GoldSolution
-from stopwise.early._risk import GRID, RISK_UNITS, RiskControl, halting_scores, learn_then_test, sequence_start
+from stopwise.early._risk import (
+    GRID,
+    RISK_UNITS,
+    RiskControl,
+    count_start,
+    halting_scores,
+    learn_then_test,
+    sequence_start,
+)
 from stopwise.errors import InputError
 from stopwise.records import Trajectory
 
@@ -67,17 +75,29 @@ class EarlyOutcomeModel(BaseEstimator):
     random_state : int, numpy.random.Generator or None, default 42
         One seed for everything random (SVD, split, heads); the paper's 42 by default.
     max_halt_error : float or None, default None
-        Risk-controlled thresholds (:mod:`stopwise.early._risk`, Learn-then-Test): hold out
-        ``calibration_fraction`` of the training *tasks* (every run of a task on one side), fit on the rest,
-        and choose each enabled head's threshold on the held-out runs so that its wrong-halt rate is at most
-        this with probability at least ``risk_confidence``. The thresholds above then only say which heads
-        are enabled (``None`` disables one). ``None``: use the fixed thresholds.
+        Risk-controlled thresholds (:mod:`stopwise.early._risk`, Learn-then-Test): choose each enabled head's
+        threshold on calibration runs so that its wrong-halt rate is at most this with probability at least
+        ``risk_confidence``. The calibration runs are every training run scored out of fold
+        (``calibration_folds``), or the runs of held-out tasks (``calibration_fraction``). The thresholds above
+        then only say which heads are enabled (``None`` disables one). ``None``: use the fixed thresholds.
     risk_confidence : float, default 0.9
         ``1 − δ`` of the guarantee.
     risk_unit : {"halted", "runs"}, default "halted"
         The wrong-halt rate as a share of the runs the head halts (one minus its precision), or of all runs.
+    calibration_folds : int or None, default 5
+        With ``max_halt_error``: cross-fitted calibration — split the training tasks into this many folds
+        (every run of a task in one fold), score each fold's runs with heads fitted on the other folds (on the
+        model's text blocks, which see no outcome), and test the thresholds on those out-of-fold scores of all
+        training runs; the model itself is fitted on all of them. The guarantee is then for a model fitted like the fold models (see
+        :mod:`stopwise.early._risk`, "Cross-fitted calibration"). ``None``: hold out ``calibration_fraction``
+        of the tasks instead (an exact guarantee for this model, on fewer calibration runs).
+    calibration_groups : {"task", "agent"}, default "task"
+        What a cross-fitting fold holds out whole: tasks (every run of a task in one fold: calibration runs are
+        new tasks) or agents (every run of an agent in one fold: calibration runs are new agents on tasks the
+        fold heads may have seen — the shift of leave-one-agent-out; needs at least ``calibration_folds`` agents).
     calibration_fraction : float, default 0.3
-        Share of training tasks held out as calibration runs when ``max_halt_error`` is set.
+        Share of training tasks held out as calibration runs when ``max_halt_error`` is set and
+        ``calibration_folds`` is ``None``.
     guard_quantile : float or None, default 0.01
         The unfamiliar-run guard (:mod:`stopwise.early._guard`): each of its limits excludes this share of
         the reference prefixes (calibration runs, else the validation split). ``None`` turns the guard off.
@@ -101,9 +121,14 @@ class EarlyOutcomeModel(BaseEstimator):
     reliability_ : dict of str to list
         Per head and grid threshold, ``[threshold, halted, precision]`` on the reference runs
         (:func:`~stopwise.early._quality.reliability`): with the guard on, a head does not halt at a threshold
-        where the reference runs show it unreliable (≥ 10 halts, < 90 % precision); the verdict says so.
+        below the lowest one at which the reference runs *show* its precision ≥ 90 % (one-sided Clopper–Pearson
+        bound at ``risk_confidence``, :func:`~stopwise.early._quality.validated_floor`); the verdict says so.
     calibration_tasks_ : numpy.ndarray of str
-        The tasks held out as calibration runs (empty without ``max_halt_error``).
+        The tasks of the calibration runs (empty without ``max_halt_error``; all training tasks when cross-fitted).
+    calibration_scores_ : numpy.ndarray of shape (n_calibration, 2)
+        The calibration runs' halting scores per head (out of fold when cross-fitted), with
+        ``calibration_outcome_`` their outcomes: Learn-then-Test can be rerun at another ε or unit on them
+        (not saved with the model: empty after :meth:`load`).
     guard_ : FamiliarityGuard or None
         The unfamiliar-run guard.
     quality_ : dict
@@ -120,9 +145,16 @@ class EarlyOutcomeModel(BaseEstimator):
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
     >>> runs = [run(i, i % 2 == 0) for i in range(48)]
     >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=30)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads).fit(runs)
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads, guard_quantile=None).fit(runs)
     >>> model.predict([run(1, False)])[0].predicted
     0
+
+    With the guard on (the default), a threshold the validation runs do not show to be right ≥ 90 % of the time
+    is held; 48 toy runs cannot show it:
+
+    >>> guarded = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads).fit(runs)
+    >>> guarded.predict([run(1, False)])[0] is None
+    True
     """
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
@@ -138,6 +170,8 @@ class EarlyOutcomeModel(BaseEstimator):
         "max_halt_error": Interval(float, 0, 1, closed="neither", allow_none=True),
         "risk_confidence": Interval(float, 0, 1, closed="neither"),
         "risk_unit": OneOf(RISK_UNITS),
+        "calibration_folds": Interval(int, 2, None, allow_none=True),
+        "calibration_groups": OneOf(("task", "agent")),
         "calibration_fraction": Interval(float, 0, 1, closed="neither"),
         "guard_quantile": Interval(float, 0, 0.5, closed="neither", allow_none=True),
     }
@@ -158,6 +192,8 @@ class EarlyOutcomeModel(BaseEstimator):
         max_halt_error: float | None = None,
         risk_confidence: float = 0.9,
         risk_unit: str = "halted",
+        calibration_folds: int | None = 5,
+        calibration_groups: str = "task",
         calibration_fraction: float = 0.3,
         guard_quantile: float | None = 0.01,
     ) -> None:
@@ -174,6 +210,8 @@ class EarlyOutcomeModel(BaseEstimator):
         self.max_halt_error = max_halt_error
         self.risk_confidence = risk_confidence
         self.risk_unit = risk_unit
+        self.calibration_folds = calibration_folds
+        self.calibration_groups = calibration_groups
         self.calibration_fraction = calibration_fraction
         self.guard_quantile = guard_quantile
 
@@ -202,9 +240,15 @@ class EarlyOutcomeModel(BaseEstimator):
     def _featurizer_key(self, text_seeds: np.ndarray, split: tuple[Any, ...] = ()) -> tuple[Any, ...]:
         return (self.n_components, self.min_df, self.max_features, self.min_steps, tuple(int(s) for s in text_seeds), split)
 
-    def _calibration_split(self, corpus: Corpus, idx: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        """(fit, calibration) trajectories of ``idx``: a share of tasks held out whole; no split without risk control."""
+    def _calibration_mode(self) -> str:
+        """``"none"`` (fixed thresholds), ``"split"`` (held-out calibration tasks) or ``"cross"`` (cross-fitted)."""
         if self.max_halt_error is None:
+            return "none"
+        return "split" if self.calibration_folds is None else "cross"
+
+    def _calibration_split(self, corpus: Corpus, idx: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """(fit, calibration) trajectories of ``idx``: a share of tasks held out whole (``"split"`` mode only)."""
+        if self._calibration_mode() != "split":
             return idx, idx[:0]
         tasks = np.array([corpus.trajectories[i].task for i in idx], dtype=object)
         outcomes = np.array([corpus.trajectories[i].outcome for i in idx])
@@ -223,6 +267,28 @@ class EarlyOutcomeModel(BaseEstimator):
                 return idx[~cal], idx[cal]
         raise InputError("cannot hold out calibration tasks and keep both outcomes among the training runs")
 
+    def _task_folds(self, corpus: Corpus, idx: np.ndarray, seed: int) -> np.ndarray:
+        """Cross-fitting fold (0..K−1) of each run of ``idx``: tasks dealt round-robin in a seeded random order,
+        every run of a task in one fold; redrawn until every fold's complement holds both outcomes."""
+        k = int(self.calibration_folds)  # type: ignore[arg-type]
+        by = self.calibration_groups
+        tasks = np.array([getattr(corpus.trajectories[i], by) for i in idx], dtype=object)
+        outcomes = np.array([corpus.trajectories[i].outcome for i in idx])
+        unique, inverse = np.unique(tasks, return_inverse=True)
+        if unique.shape[0] < k:
+            raise InputError(
+                f"`calibration_folds` = {k} needs training runs of at least {k} {by}s (every run of a {by} in one fold); "
+                f"got {unique.shape[0]} {by}(s); lower `calibration_folds` or set it to None"
+            )
+        rng = np.random.default_rng(seed)
+        for _ in range(100):
+            fold_of_task = np.empty(unique.shape[0], dtype=np.int64)
+            fold_of_task[rng.permutation(unique.shape[0])] = np.arange(unique.shape[0]) % k
+            folds = fold_of_task[inverse]
+            if all(np.unique(outcomes[folds != j]).shape[0] == 2 for j in range(k)):
+                return folds
+        raise InputError("cannot split the training tasks into calibration folds that each leave both outcomes to train on")
+
     def _new_featurizer(self) -> PrefixFeaturizer:
         return PrefixFeaturizer(n_components=self.n_components, min_df=self.min_df, max_features=self.max_features)
 
@@ -237,21 +303,85 @@ class EarlyOutcomeModel(BaseEstimator):
         gold : mapping of task to GoldSolution (or text), optional
             Reference solutions; when given, the reference feature family is used.
         """
-        text_seeds, head_seed, split_seed = self._check()
+        seeds = self._check()
         runs = check_trajectories(trajectories)
         kept = [r for r in runs if len(r.steps) >= self.min_steps]
         if not kept:
             raise InputError(f"no training run has at least `min_steps` = {self.min_steps} steps; lower `min_steps`")
         corpus = Corpus(kept, gold=gold, min_df=self.min_df)
-        fit_idx, cal_idx = self._calibration_split(corpus, np.arange(len(corpus)), split_seed)
-        featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds)
-        X = featurizer._transform_corpus(corpus, fit_idx)
-        X_cal = featurizer._transform_corpus(corpus, cal_idx)
-        self._fit_features(featurizer, X, corpus, fit_idx, head_seed)
-        return self._fit_thresholds(corpus, fit_idx, X, cal_idx, X_cal)
+        self._fit_corpus(corpus, np.arange(len(corpus)), seeds, {})
+        return self
 
-    def _fit_thresholds(self, corpus: Corpus, fit_idx: np.ndarray, X: list[np.ndarray], cal_idx: np.ndarray, X_cal: list[np.ndarray]) -> EarlyOutcomeModel:
-        """Choose the thresholds (fixed, or Learn-then-Test on the calibration runs), fit the guard, record quality."""
+    def _features(
+        self, corpus: Corpus, fit_idx: np.ndarray, text_seeds: np.ndarray, key: tuple[Any, ...], cache: dict[Any, Any],
+        others: Mapping[str, np.ndarray],
+    ) -> tuple[PrefixFeaturizer, list[np.ndarray], dict[str, list[np.ndarray]]]:
+        """The featurizer fitted on ``fit_idx`` and the rows of ``fit_idx`` and of each of ``others``, via ``cache``."""
+        if key not in cache:
+            featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds)
+            cache[key] = (featurizer, featurizer._transform_corpus(corpus, fit_idx), {})
+        featurizer, X, transformed = cache[key]
+        for name, idx in others.items():
+            if name not in transformed:
+                transformed[name] = featurizer._transform_corpus(corpus, idx)
+        return featurizer, X, {name: transformed[name] for name in others}
+
+    def _heads(
+        self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, fit_idx: np.ndarray, head_seed: int,
+        key: tuple[Any, ...], cache: dict[Any, Any],
+    ) -> EarlyOutcomeModel:
+        """Fit the heads on ``X`` into this model; variants with the same features and heads share them through ``cache``."""
+        classifier = self._new_classifier(head_seed)
+        head_key = ("heads", key, head_seed, tuple(self.exclude), repr(sorted(classifier.get_params().items())))
+        if head_key not in cache:
+            cache[head_key] = clone(self)._fit_features(featurizer, X, corpus, fit_idx, head_seed)
+        self.__dict__.update({k: v for k, v in vars(cache[head_key]).items() if k.endswith("_") and not k.startswith("__")})
+        return self
+
+    def _cross_fit(
+        self, corpus: Corpus, idx: np.ndarray, featurizer: PrefixFeaturizer, X: list[np.ndarray], seeds: tuple[np.ndarray, int, int],
+        key: tuple[Any, ...], cache: dict[Any, Any],
+    ) -> list[np.ndarray]:
+        """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``): per task fold, heads (with their own
+        validation split, early stopping and Platt scaling) fitted on the other folds' rows of the same text blocks."""
+        _, head_seed, split_seed = seeds
+        folds = self._task_folds(corpus, idx, split_seed)
+        proba: list[np.ndarray] = [np.zeros((0, 2))] * idx.shape[0]
+        for j in range(int(self.calibration_folds)):  # type: ignore[arg-type]
+            inner, out = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
+            fold_key = (*key, "cross", self.calibration_groups, self.calibration_folds, split_seed, j)
+            fold_model = clone(self)._heads(featurizer, [X[i] for i in inner], corpus, idx[inner], head_seed, fold_key, cache)
+            for pos, p in zip(out, fold_model._proba_from_features([X[i] for i in out]), strict=True):
+                proba[int(pos)] = p
+        return proba
+
+    def _fit_corpus(
+        self, corpus: Corpus, kept: np.ndarray, seeds: tuple[np.ndarray, int, int], cache: dict[Any, Any], test: np.ndarray | None = None,
+    ) -> list[np.ndarray] | None:
+        """Fit on the runs ``kept`` of a corpus (featurizer, heads, thresholds, guard); return the rows of ``test``."""
+        text_seeds, head_seed, split_seed = seeds
+        mode = self._calibration_mode()
+        fit_idx, cal_idx = self._calibration_split(corpus, kept, split_seed)
+        split = ("calibration", self.calibration_fraction, split_seed) if mode == "split" else ()
+        key = self._featurizer_key(text_seeds, split)
+        others = {"calibration": cal_idx, **({"test": test} if test is not None else {})}
+        featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others)
+        self._heads(featurizer, X, corpus, fit_idx, head_seed, key, cache)
+        out_of_fold = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache) if mode == "cross" else None
+        self._fit_thresholds(corpus, fit_idx, X, cal_idx, other["calibration"], out_of_fold=out_of_fold)
+        return other.get("test")
+
+    def _fit_thresholds(
+        self, corpus: Corpus, fit_idx: np.ndarray, X: list[np.ndarray], cal_idx: np.ndarray, X_cal: list[np.ndarray],
+        *, out_of_fold: list[np.ndarray] | None = None,
+    ) -> EarlyOutcomeModel:
+        """Choose the thresholds (fixed, or Learn-then-Test on the calibration runs), fit the guard, record quality.
+
+        Calibration runs: ``out_of_fold`` (cross-fitted probabilities of every ``fit_idx`` run) when given, else
+        ``cal_idx``. The guard's limits come from runs the featurizer did not see (``cal_idx``, else the
+        heads' validation split); the quality figures and the reliability table from the calibration runs when
+        there are any, else from the validation split.
+        """
         classifier = self.classifier_
         lengths = np.array([x.shape[0] for x in X])
         mask = classifier.validation_mask_
@@ -260,15 +390,28 @@ class EarlyOutcomeModel(BaseEstimator):
         val_proba = self._proba_from_features([X[i] for i in val_runs])
         fixed = {"success": self.success_threshold, "failure": self.failure_threshold}
         self.risk_control_: dict[str, RiskControl] = {}
-        self.calibration_tasks_ = np.unique(np.array([corpus.trajectories[i].task for i in cal_idx], dtype=object))
+        delta = 1.0 - self.risk_confidence
+        if out_of_fold is not None:
+            risk_idx, risk_proba = fit_idx, out_of_fold
+            reference = f"cross-fitted training runs ({self.calibration_folds} {self.calibration_groups} folds)"
+        elif cal_idx.shape[0]:
+            risk_idx, risk_proba, reference = cal_idx, self._proba_from_features(X_cal), "calibration runs"
+        else:
+            risk_idx, risk_proba, reference = fit_idx[val_runs], val_proba, "validation runs"
         if cal_idx.shape[0]:
-            ref_idx, ref_X, reference = cal_idx, X_cal, "calibration runs"
-            ref_proba = self._proba_from_features(X_cal)
-            scores = halting_scores(ref_proba, min_halt_step=self.min_halt_step)
+            guard_idx, guard_X, guard_reference = cal_idx, X_cal, "calibration runs"
+        else:
+            guard_idx, guard_X, guard_reference = fit_idx[val_runs], [X[i] for i in val_runs], "validation runs"
+        outcome = np.array([corpus.trajectories[i].outcome for i in risk_idx], dtype=np.float64)
+        scores = halting_scores(risk_proba, min_halt_step=self.min_halt_step)
+        controlled = self.max_halt_error is not None
+        risk_tasks = np.array([corpus.trajectories[i].task for i in risk_idx], dtype=object)
+        self.calibration_tasks_ = np.unique(risk_tasks) if controlled else np.zeros(0, dtype=object)
+        self.calibration_scores_ = scores if controlled else np.zeros((0, 2))
+        self.calibration_outcome_ = outcome if controlled else np.zeros(0)
+        if controlled:
             val_scores = halting_scores(val_proba, min_halt_step=self.min_halt_step)
             val_outcome = np.array([corpus.trajectories[i].outcome for i in fit_idx[val_runs]])
-            outcome = np.array([corpus.trajectories[i].outcome for i in cal_idx])
-            delta = 1.0 - self.risk_confidence
             eps = float(self.max_halt_error)  # type: ignore[arg-type]
             thresholds: dict[str, float | None] = {}
             for j, head in enumerate(HEADS):
@@ -276,21 +419,22 @@ class EarlyOutcomeModel(BaseEstimator):
                     thresholds[head] = None
                     continue
                 wrong = outcome == (0 if head == "success" else 1)
-                val_wrong = val_outcome == (0 if head == "success" else 1)
-                start = sequence_start(val_scores[:, j], val_wrong, cal_idx.shape[0], epsilon=eps, delta=delta, unit=self.risk_unit)
+                if out_of_fold is not None:
+                    start = count_start(scores[:, j], epsilon=eps, delta=delta, unit=self.risk_unit)
+                else:
+                    val_wrong = val_outcome == (0 if head == "success" else 1)
+                    start = sequence_start(val_scores[:, j], val_wrong, cal_idx.shape[0], epsilon=eps, delta=delta, unit=self.risk_unit)
                 rc = learn_then_test(scores[:, j], wrong, epsilon=eps, delta=delta, unit=self.risk_unit, start=start, head=head)
                 self.risk_control_[head] = rc
                 thresholds[head] = rc.threshold
             self.thresholds_ = thresholds
         else:
-            ref_idx, ref_X, reference = fit_idx[val_runs], [X[i] for i in val_runs], "validation runs"
-            ref_proba = val_proba
             self.thresholds_ = dict(fixed)
         rows = np.vstack(X)
         self.guard_: FamiliarityGuard | None = None
         if self.guard_quantile is not None:
             behavioral = np.array([j for j in self.columns_ if self.featurizer_.features_[j].family == "behavioral"], dtype=np.int64)
-            coverage = np.vstack(self.featurizer_._coverage_corpus(corpus, ref_idx))
+            coverage = np.vstack(self.featurizer_._coverage_corpus(corpus, guard_idx))
             task_columns = np.array(
                 [j for j in self.columns_ if self.featurizer_.features_[j].name.startswith("task_svd_")], dtype=np.int64
             )
@@ -302,33 +446,31 @@ class EarlyOutcomeModel(BaseEstimator):
                 np.array([X[i][0, task_columns] for i in train_runs]).reshape(-1, task_columns.shape[0]) if task_columns.shape[0] else None
             )
             self.guard_ = fit_guard(
-                rows[~mask], np.vstack(ref_X), coverage, behavioral, [self.featurizer_.features_[j].name for j in behavioral],
+                rows[~mask], np.vstack(guard_X), coverage, behavioral, [self.featurizer_.features_[j].name for j in behavioral],
                 task_columns=task_columns, train_tasks=train_tasks,
-                quantile=float(self.guard_quantile), reference=reference,
+                quantile=float(self.guard_quantile), reference=guard_reference,
             )
-        ref_runs = [corpus.trajectories[i] for i in ref_idx]
-        ref_outcome = np.array([r.outcome for r in ref_runs], dtype=np.float64)
-        self.reliability_ = reliability(halting_scores(ref_proba, min_halt_step=self.min_halt_step), ref_outcome, GRID)
+        ref_runs = [corpus.trajectories[i] for i in risk_idx]
+        self.reliability_ = reliability(scores, outcome, GRID)
         self.quality_ = quality_figures(
-            ref_runs, ref_proba, self.thresholds_, min_halt_step=self.min_halt_step, reference=reference,
+            ref_runs, risk_proba, self.thresholds_, min_halt_step=self.min_halt_step, reference=reference,
             risk_control={k: v.as_dict() for k, v in self.risk_control_.items()},
         )
         return self
 
     def _unvalidated(self, head: str, threshold: float | None) -> str | None:
-        """Why halting by ``head`` at ``threshold`` is refuted by the reference runs, or ``None``."""
+        """Why halting by ``head`` at ``threshold`` is not validated by the reference runs, or ``None``."""
         table = getattr(self, "reliability_", None)
         if table is None or threshold is None:
             return None
-        evidence = refuted(table[head], threshold)
-        if evidence is None:
+        why = unvalidated(table[head], threshold, confidence=float(self.risk_confidence))
+        if why is None:
             return None
-        t, n, p = evidence
         quality = getattr(self, "quality_", None)
         reference = quality.get("reference", "reference runs") if isinstance(quality, dict) else "reference runs"
         return (
-            f"threshold {threshold:.2f} was not validated: on the {reference} the {head} head at {t:.2f} is right on "
-            f"{100 * p:.0f}% of the {n} runs it halts (< 90 %)"
+            f"threshold {threshold:.2f} was not validated: the {head} head's precision must be shown ≥ "
+            f"{100 * MIN_PRECISION:.0f}% at confidence {self.risk_confidence:g} on the {reference}, and it is shown {why}"
         )
 
     def _effective_thresholds(self) -> tuple[float | None, float | None]:
@@ -364,24 +506,15 @@ class EarlyOutcomeModel(BaseEstimator):
     def _fold_proba(self, corpus: Corpus, train: np.ndarray, test: np.ndarray, cache: dict[Any, Any]) -> tuple[list[np.ndarray], dict[str, Any]]:
         """Fit a copy on ``train`` rows of a corpus and score every prefix of the ``test`` rows.
 
-        Variants with the same text settings and seeds share the fold's featurizer through ``cache``.
+        Variants with the same text settings and seeds share the fold's featurizer, and with the same heads
+        their fitted heads and out-of-fold scores, through ``cache``.
         """
-        text_seeds, head_seed, split_seed = self._check()
+        seeds = self._check()
         kept = train[corpus.n_steps[train] >= self.min_steps]
         if kept.shape[0] == 0:
             raise InputError(f"a fold has no training run with at least `min_steps` = {self.min_steps} steps")
-        fit_idx, cal_idx = self._calibration_split(corpus, kept, split_seed)
-        split = () if self.max_halt_error is None else ("calibration", self.calibration_fraction, split_seed)
-        key = self._featurizer_key(text_seeds, split)
-        if key not in cache:
-            featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds)
-            cache[key] = (
-                featurizer, featurizer._transform_corpus(corpus, fit_idx), featurizer._transform_corpus(corpus, cal_idx),
-                featurizer._transform_corpus(corpus, test),
-            )
-        featurizer, X_train, X_cal, X_test = cache[key]
-        fitted = clone(self)._fit_features(featurizer, X_train, corpus, fit_idx, head_seed)
-        fitted._fit_thresholds(corpus, fit_idx, X_train, cal_idx, X_cal)
+        fitted = clone(self)
+        X_test = fitted._fit_corpus(corpus, kept, seeds, cache, test=test)
         classifier = fitted.classifier_
         info = {
             "n_train_runs": fitted.n_train_runs_,
@@ -390,10 +523,13 @@ class EarlyOutcomeModel(BaseEstimator):
             "rounds_failure": classifier.best_iterations_["failure"],
         }
         if self.max_halt_error is not None:
-            info["n_calibration_runs"] = int(cal_idx.shape[0])
+            info["n_calibration_runs"] = int(fitted.calibration_scores_.shape[0])
             for head in HEADS:
                 info[f"threshold_{head}"] = fitted.thresholds_[head]
-        return fitted._proba_from_features(X_test), info
+                rc = fitted.risk_control_.get(head)
+                info[f"calibration_halted_{head}"] = None if rc is None else rc.n_halted
+                info[f"calibration_wrong_{head}"] = None if rc is None else rc.n_wrong
+        return fitted._proba_from_features(X_test or []), info
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self) -> None:

@@ -56,7 +56,8 @@ class OnlineMonitor:
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30))
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30),
+    ...                           guard_quantile=None)  # 48 toy runs validate no threshold: the guard would hold every halt
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> monitor = model.monitor("update the page")
     >>> verdict = monitor.observe(Step(action="update_page()", tool="update_page", observation="[isError] failed"))
@@ -124,7 +125,7 @@ class OnlineMonitor:
         held = None
         if self._guard is not None:
             threshold = self.success_threshold if head == "success" else self.failure_threshold
-            held = self.model._unvalidated(head, threshold) or self._guard.check(x, self._stream.coverage)
+            held = self._guard.check(x, self._stream.coverage) or self.model._unvalidated(head, threshold)
         if held is not None:
             return Verdict(step, "continue", None, None, p_success, p_failure, f"held: {held}; the {reason} would have halted it", True)
         return Verdict(step, "halt", predicted, head, p_success, p_failure, reason)  # type: ignore[arg-type]
@@ -230,7 +231,8 @@ def monitor_run(
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30))
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30),
+    ...                           guard_quantile=None)  # 48 toy runs validate no threshold: the guard would hold every halt
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> result = monitor_run(model, run(1, False))
     >>> result.halted, result.halt_step, result.row["status"], result.row["outcome"]

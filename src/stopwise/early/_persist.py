@@ -491,6 +491,7 @@ def _restore_thresholds(model: Any, manifest: dict[str, Any], manifest_path: Pat
     except (TypeError, ValueError) as exc:
         raise _problem(manifest_path, "risk_control", f"must hold Learn-then-Test results ({exc})") from None
     model.calibration_tasks_ = np.array([str(t) for t in manifest.get("calibration_tasks") or []], dtype=object)
+    model.calibration_scores_, model.calibration_outcome_ = np.zeros((0, 2)), np.zeros(0)  # not saved
     guard = manifest.get("guard")
     try:
         model.guard_ = None if guard is None else FamiliarityGuard.from_dict(guard, n_features)

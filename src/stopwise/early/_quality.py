@@ -10,9 +10,20 @@ import pandas as pd
 from scipy.stats import beta
 
 from stopwise.early._metrics import early_metrics
+from stopwise.early._risk import fixed_sequence, min_halts
 from stopwise.records import Trajectory
 
-__all__ = ["MIN_PRECISION", "MIN_RELIABLE_HALTS", "clopper_pearson", "quality_figures", "refuted", "reliability"]
+__all__ = [
+    "MIN_PRECISION",
+    "MIN_RELIABLE_HALTS",
+    "clopper_pearson",
+    "precision_lower_bound",
+    "quality_figures",
+    "refuted",
+    "reliability",
+    "unvalidated",
+    "validated_floor",
+]
 
 MIN_PRECISION = 0.9
 """A head whose precision on the reference runs falls below this is flagged unreliable."""
@@ -34,6 +45,22 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
     return low, high
+
+
+def precision_lower_bound(right: int, n: int, confidence: float) -> float:
+    """One-sided lower Clopper–Pearson bound of a proportion at ``confidence`` (0 for ``n = 0`` or ``right = 0``).
+
+    ``precision_lower_bound(k, n, c) ≥ q`` exactly when the binomial test rejects ``precision < q`` at
+    level ``1 − c``, i.e. ``P(Binomial(n, 1 − q) ≤ n − k) ≤ 1 − c``.
+
+    Examples
+    --------
+    >>> round(precision_lower_bound(22, 22, 0.9), 4)  # 0.1 ** (1 / 22)
+    0.9006
+    """
+    if n == 0 or right == 0:
+        return 0.0
+    return 1.0 if right == n and confidence <= 0 else float(beta.ppf(1 - confidence, right, n - right + 1))
 
 
 def _nan_none(value: float) -> float | None:
@@ -187,3 +214,72 @@ def refuted(table: Sequence[Sequence[float]], threshold: float) -> tuple[float, 
         return None
     t, n, p = max(below, key=lambda row: row[0])
     return (t, int(n), p) if n >= MIN_RELIABLE_HALTS and p < MIN_PRECISION else None
+
+
+def validated_floor(table: Sequence[Sequence[float]], *, confidence: float) -> tuple[float | None, str]:
+    """The lowest threshold down to which the reference runs *show* a head's precision ≥ :data:`MIN_PRECISION`.
+
+    The reliability ``table`` (:func:`reliability`: ``[threshold, halted, precision]``, thresholds high to low)
+    is tested by Learn-then-Test's fixed sequence (:func:`~stopwise.early._risk.fixed_sequence`) with risk
+    ``1 − precision`` and ``ε = 1 − MIN_PRECISION``: starting at the highest threshold that halts
+    :func:`~stopwise.early._risk.min_halts` reference runs (22 at confidence 0.9: fewer cannot show 90 % even
+    when all are right), each threshold is validated while the one-sided lower Clopper–Pearson bound of its
+    precision at ``confidence`` is ≥ 90 %, and the sequence stops at the first that is not. With probability
+    ≥ ``confidence`` every validated threshold's precision on runs like the reference runs is ≥ 90 %.
+    Thresholds above the start halt a subset of its runs and count as validated with it.
+
+    Returns
+    -------
+    (float or None, str)
+        The floor (``None``: no threshold is validated) and one sentence of evidence at the first threshold
+        that failed (or why none was tested).
+
+    Examples
+    --------
+    >>> table = [[0.95, 10.0, 1.0], [0.9, 30.0, 1.0], [0.8, 80.0, 0.975], [0.7, 90.0, 0.8]]
+    >>> validated_floor(table, confidence=0.9)
+    (0.8, 'at 0.70 it is right on 72 of the 90 runs it halts (one-sided 90% lower bound 74% < 90%)')
+    >>> validated_floor(table[:1], confidence=0.9)
+    (None, 'it halts at most 10 of them, and showing 90% precision at confidence 0.9 needs at least 22')
+    """
+    rows = np.asarray(table, dtype=np.float64).reshape(-1, 3)
+    rows = rows[np.argsort(-rows[:, 0], kind="stable")]
+    n = rows[:, 1].astype(np.int64)
+    wrong = np.rint(rows[:, 1] * (1 - rows[:, 2])).astype(np.int64)
+    epsilon = 1 - MIN_PRECISION
+    need = min_halts(epsilon, 1 - confidence)
+    enough = np.flatnonzero(n >= need)
+    if enough.shape[0] == 0:
+        most = int(n.max()) if n.shape[0] else 0
+        return None, f"it halts at most {most} of them, and showing {100 * MIN_PRECISION:.0f}% precision at confidence {confidence:g} needs at least {need}"
+    first = int(enough[0])
+    rejected = fixed_sequence(n, wrong, n, epsilon=epsilon, delta=1 - confidence, first=first)
+    stop = first + int(rejected[first:].sum())
+    evidence = ""
+    if stop < n.shape[0]:
+        right = int(n[stop] - wrong[stop])
+        low = precision_lower_bound(right, int(n[stop]), confidence)
+        evidence = (
+            f"at {rows[stop, 0]:.2f} it is right on {right} of the {int(n[stop])} runs it halts "
+            f"(one-sided {100 * confidence:g}% lower bound {100 * low:.0f}% < {100 * MIN_PRECISION:.0f}%)"
+        )
+    return (float(rows[stop - 1, 0]) if stop > first else None), evidence
+
+
+def unvalidated(table: Sequence[Sequence[float]], threshold: float, *, confidence: float) -> str | None:
+    """Why halting at ``threshold`` is not validated by the reference runs (see :func:`validated_floor`), or ``None``.
+
+    Examples
+    --------
+    >>> table = [[0.95, 10.0, 1.0], [0.9, 30.0, 1.0], [0.8, 80.0, 0.975], [0.7, 90.0, 0.8]]
+    >>> unvalidated(table, 0.85, confidence=0.9) is None
+    True
+    >>> unvalidated(table, 0.75, confidence=0.9)
+    'only down to 0.80; at 0.70 it is right on 72 of the 90 runs it halts (one-sided 90% lower bound 74% < 90%)'
+    """
+    floor, evidence = validated_floor(table, confidence=confidence)
+    if floor is None:
+        return f"at no threshold: {evidence}"
+    if threshold >= floor - 1e-9:
+        return None
+    return f"only down to {floor:.2f}; {evidence}"

@@ -39,6 +39,41 @@ at once. The sequence therefore *starts* at ``start`` (the highest threshold wor
 chooses from data independent of the calibration runs (its validation split): fixing the start from other
 data keeps the ordering fixed in advance, as the guarantee requires.
 
+Cross-fitted calibration
+------------------------
+Holding calibration tasks out costs the heads their training runs and leaves few calibration runs (~140 of
+MCPMark's ~560 per leave-one-agent-out fold, too few to show 5 % at confidence 0.9). With
+``calibration_folds = K`` the model instead splits its training *tasks* into ``K`` folds (every run of a task
+in one fold), fits the heads — with their own validation split, early stopping and Platt scaling — on ``K − 1``
+folds, and scores the runs of the remaining fold with them; every training run then has an *out-of-fold*
+halting score and is a calibration run, and Learn-then-Test runs on those scores. The deployed model is fitted
+on all training runs (as without risk control), and the fold heads use its text blocks. This is cross-fitting as in CV+ and
+cross-conformal prediction (Barber, Candès, Ramdas, Tibshirani 2021, "Predictive inference with the
+jackknife+", §3; Vovk 2015, "Cross-conformal predictors"), and the guarantee is approximate in the same ways,
+each documented rather than hidden:
+
+1. It is for *a model fitted like the fold models* — on ``(K − 1) / K`` of the tasks, scoring new tasks.
+   The deployed model sees ``K / (K − 1)`` times as many tasks; a better-trained model usually errs less at a
+   given calibrated probability, but nothing proves it.
+2. The out-of-fold losses of runs in different folds come from different models, and the fold models share
+   training runs, so the wrong-halt counts are only approximately binomial (the pooled count estimates the
+   fold models' average risk).
+3. With every training run a calibration run there is no independent pilot to fix where the sequence starts;
+   :func:`count_start` fixes it from the halting scores alone (the highest threshold halting
+   :func:`min_halts` runs), never from the losses.
+4. The text blocks (TF-IDF vocabularies and SVD bases, fitted without outcomes) are the deployed model's, so
+   they have seen the out-of-fold runs' text; a new run's text is covered less well. Refitting them per fold
+   would remove this at five times the training cost; the unfamiliar-run guard holds runs whose text coverage
+   falls below what the validation runs showed.
+
+``benchmarks/early_risk_simulation.py --cross-fit`` and ``tests/early/test_risk.py`` measure the combined effect:
+a simulated learner with task effects, cross-fitted on 60 tasks, whose true risk at the chosen threshold is
+computed on fresh tasks. The bound holds in ≥ 95 % of repetitions at δ = 0.05 for the fold models (what the
+out-of-fold scores measure) and for their averaged probability, but *not* for the single model refitted on all
+tasks (87–91 % in 500 repetitions: its own validation split and Platt fit are never measured), and Learn-then-Test on the
+deployed model's own in-sample scores fails far more often. Treat the guarantee for the deployed model as
+approximate; the leave-one-agent-out figures in ``docs/early_results.md`` show how it fares on held-out agents.
+
 The guarantee is for runs exchangeable with the calibration runs — new tasks of the same population. Runs
 unlike the calibration runs are what the familiarity guard (:mod:`stopwise.early._guard`) holds back.
 In dual mode each head is controlled separately; a run halted wrongly in dual mode is halted wrongly by that
@@ -55,7 +90,17 @@ from scipy.stats import binom
 
 from stopwise.errors import InputError
 
-__all__ = ["GRID", "RISK_UNITS", "RiskControl", "binomial_pvalue", "halting_scores", "learn_then_test", "min_halts"]
+__all__ = [
+    "GRID",
+    "RISK_UNITS",
+    "RiskControl",
+    "binomial_pvalue",
+    "count_start",
+    "fixed_sequence",
+    "halting_scores",
+    "learn_then_test",
+    "min_halts",
+]
 
 RiskUnit = Literal["halted", "runs"]
 RISK_UNITS: tuple[str, ...] = ("halted", "runs")
@@ -316,4 +361,45 @@ def sequence_start(
     if ok.shape[0]:
         return float(candidates[ok[0]])
     enough = np.flatnonzero(share * n_calibration >= min_halts(epsilon, delta))
+    return float(candidates[enough[0]]) if enough.shape[0] else float(candidates[-1])
+
+
+def fixed_sequence(n_halted: Any, n_wrong: Any, base: Any, *, epsilon: float, delta: float, first: int = 0) -> np.ndarray:
+    """Which hypotheses of an ordered sequence fixed-sequence testing rejects (LTT §4), from counts.
+
+    Hypothesis ``j`` (``H_j : risk_j > ε``) has the exact binomial p-value ``P(Binomial(base_j, ε) ≤ wrong_j)``;
+    testing starts at index ``first`` and stops at the first p-value above ``δ``. Returns a boolean array
+    (``True``: rejected, i.e. risk shown ≤ ε), with every index before ``first`` untested (``False``).
+
+    Examples
+    --------
+    >>> fixed_sequence([0, 50, 60, 90], [0, 0, 1, 9], [0, 50, 60, 90], epsilon=0.1, delta=0.1, first=1).tolist()
+    [False, True, True, False]
+    """
+    p = binomial_pvalue(np.asarray(n_wrong)[first:], np.asarray(base)[first:], epsilon)
+    out = np.zeros(np.asarray(n_halted).shape[0], dtype=bool)
+    out[first:] = np.cumprod(p <= delta).astype(bool)
+    return out
+
+
+def count_start(scores: Any, *, epsilon: float, delta: float, unit: str = "halted", grid: Any = GRID) -> float:
+    """Where the sequence starts when no independent pilot exists: the highest grid threshold that halts at least
+    :func:`min_halts` of ``scores`` (the grid's lowest value if none does); the top of the grid for unit ``"runs"``.
+
+    Uses the halting scores only, never the losses, so no outcome of the calibration runs steers the order in
+    which their hypotheses are tested. It is what cross-fitted calibration uses (every training run is a
+    calibration run there); :mod:`stopwise.early._risk` explains what the guarantee then covers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> count_start(np.linspace(0, 1, 101), epsilon=0.05, delta=0.1)  # 45 runs needed: 0.56..1.00
+    0.56
+    """
+    candidates = np.sort(np.unique(np.asarray(grid, dtype=np.float64)))[::-1]
+    if unit == "runs":
+        return float(candidates[0])
+    m = np.asarray(scores, dtype=np.float64).ravel()
+    counts = (m[None, :] >= candidates[:, None]).sum(axis=1)
+    enough = np.flatnonzero(counts >= min_halts(epsilon, delta))
     return float(candidates[enough[0]]) if enough.shape[0] else float(candidates[-1])
