@@ -243,3 +243,12 @@ def print_json(value: Any, *, lines: bool = False) -> None:
         typer.echo("".join(json.dumps(item, allow_nan=False, default=str) + "\n" for item in plain), nl=False)
         return
     typer.echo(json.dumps(plain, indent=2, allow_nan=False, default=str))
+
+
+def hint_system_naming(error: Exception, system: str | None) -> None:
+    """After a "read twice" error on Inspect logs with no --system: say how to name each log's system."""
+    if system is None and "read twice" in str(error):
+        err_console.print(
+            "hint: logs of one model read as one system; name each log's system with --system-from "
+            "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
+        )

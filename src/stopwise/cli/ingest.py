@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from stopwise._atomic import Outputs
 from stopwise._limits import json_loads
-from stopwise.cli._common import console, err_console, input_path, print_json, user_errors
+from stopwise.cli._common import console, err_console, hint_system_naming, input_path, print_json, user_errors
 from stopwise.errors import FileFormatError, InputError, ValidationError
 
 INGEST_FORMATS = ("swebench", "inspect", "tau2", "harbor", "hal")
@@ -120,11 +120,7 @@ def ingest_command(
                 trajectories=trajectories is not None,
             )
         except ValidationError as exc:
-            if system is None and "read twice" in str(exc):
-                err_console.print(
-                    "hint: logs of one model read as one system; name each log's system with --system-from "
-                    "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
-                )
+            hint_system_naming(exc, system)
             raise
         write_outcomes(result.rows, out_tmp)
         wrote = [str(out)]

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from stopwise.cli._common import EXIT_ERROR, console, err_console, user_errors
+from stopwise.cli._common import EXIT_ERROR, console, err_console, hint_system_naming, user_errors
 from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
@@ -449,11 +449,7 @@ def _watch_logs(
                     table = _look_table(title, _log_counters(look), look.record, look.reason, "decided" if look.final else "following")
                     live.update(table, refresh=True)
         except ValidationError as exc:
-            if system is None and "read twice" in str(exc):
-                err_console.print(
-                    "hint: logs of one model read as one system; name each log's system with --system-from "
-                    "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
-                )
+            hint_system_naming(exc, system)
             raise
     if last is None:
         _finish(None, "no finished Inspect log")
