@@ -172,14 +172,13 @@ def test_fixed_budget_off_lattice_uses_paired_normal_tails() -> None:
 
 def test_mirrored_pairs_at_zero_equal_their_own_replay() -> None:
     """At 0 pp the pooled replay runs one of (A, B) and (B, A) and mirrors the other; the mirror equals a replay."""
-    from stopwise.replay._live import _replay_pairs, _run_betting
+    from stopwise.replay._live import _BettingPlan, _replay_pairs, _run_betting
 
     source = prepare_source(synthetic_benchmark(150, 4, rng=5), "synthetic")
     orders = pair_orders(source, source.pairs[0], UNIFORM, 30)
-    looks = live_looks(150)
-    args = (0.0, None, None, None, looks, 0.05, "auto", 4096, None)
-    mirrored = _run_betting(source.pairs, orders, *args)
-    action, stop, _ = _replay_pairs(source.pairs, orders, *args)
+    plan = _BettingPlan(orders, 0.0, None, None, None, live_looks(150), 0.05, "auto")
+    mirrored = _run_betting(source.pairs, plan, 4096, None)
+    action, stop, _ = _replay_pairs(source.pairs, plan, 4096, None)
     assert len(source.pairs) == 12 and (action >= 0).any() and (action == 0).any() and (action == 1).any()
     for i, run in enumerate(mirrored):
         np.testing.assert_array_equal(run.action, action[i])

@@ -48,7 +48,7 @@ from stopwise.compare import (
 )
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
-from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
+from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders, checked_grid
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["LIVE_RULES", "LiveReplay", "live_looks", "live_replay", "replay_live"]
@@ -112,26 +112,49 @@ _BLOCKS = (0.1, 0.25, 0.5, 1.0)
 """Prefix lengths (fractions of N) after which runs already stopped are dropped from the batch."""
 
 
-def _betting_stops(
-    differences: np.ndarray,
-    orders: np.ndarray,
-    rows: np.ndarray,
-    threshold: float,
-    n_tasks: int,
-    codes: np.ndarray | None,
-    sizes: np.ndarray | None,
-    gate: np.ndarray | None,
-    looks: np.ndarray,
-    alpha: float,
-    strategy: str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class _BettingPlan:
+    """What every betting replay of one plan (pairs sharing their task orders) and threshold shares.
+
+    Attributes
+    ----------
+    orders : numpy.ndarray
+        (K, N) task orders, positions into each pair's shared tasks.
+    threshold : float
+        delta.
+    codes, sizes : numpy.ndarray or None
+        (K, N) group code of each ordered task and the (G,) group sizes: the stratified process; None
+        for the pooled one.
+    gate : numpy.ndarray or None
+        (K, N) whether the prefix of length k+1 meets the coverage rule; None when it is not enforced.
+    looks : numpy.ndarray
+        Observed task counts at which a look happens.
+    alpha : float
+        The cutoff a: a test crosses when its capital reaches 1/a.
+    strategy : str
+        Betting strategy (see :func:`stopwise.compare.betting_paths`).
+    """
+
+    orders: np.ndarray
+    threshold: float
+    codes: np.ndarray | None
+    sizes: np.ndarray | None
+    gate: np.ndarray | None
+    looks: np.ndarray
+    alpha: float
+    strategy: str
+
+
+def _betting_stops(differences: np.ndarray, rows: np.ndarray, plan: _BettingPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """First betting action and look of each row, and whether both tests crossed first at that look.
 
     Row r replays pair ``rows[r, 0]`` (a row of ``differences``, (P, N)) along order ``rows[r, 1]`` (a
-    row of ``orders``, (K, N); ``codes`` and ``gate`` are (K, N) per order). The boundary at a look depends
-    only on the prefix, so rows are processed on growing prefixes (:data:`_BLOCKS`), gathering only the
-    prefix, and rows that have stopped are dropped before the next, longer prefix.
+    row of ``plan.orders``, (K, N); ``plan.codes`` and ``plan.gate`` are (K, N) per order). The boundary
+    at a look depends only on the prefix, so rows are processed on growing prefixes (:data:`_BLOCKS`),
+    gathering only the prefix, and rows that have stopped are dropped before the next, longer prefix.
     """
+    orders, codes, gate, looks, alpha = plan.orders, plan.codes, plan.gate, plan.looks, plan.alpha
+    n_tasks = orders.shape[1]
     n_rows = rows.shape[0]
     action = np.full(n_rows, _NONE, dtype=np.int64)
     stop = np.full(n_rows, _NONE, dtype=np.int64)
@@ -148,11 +171,11 @@ def _betting_stops(
         prefix = orders[order_rows, :end]
         paths = betting_paths(
             np.take_along_axis(differences[rows[active, 0]], prefix, axis=1),
-            threshold,
+            plan.threshold,
             population_size=n_tasks,
             group_codes=None if codes is None else codes[order_rows, :end],
-            group_sizes=sizes,
-            strategy=strategy,
+            group_sizes=plan.sizes,
+            strategy=plan.strategy,
             alpha=alpha,
         )
         if gate is None:
@@ -438,11 +461,7 @@ def replay_live(
     ('betting-wor', 6, True)
     """
     policy = policy if policy is not None else Policy()
-    thresholds_arr = np.asarray(thresholds, dtype=float)
-    if thresholds_arr.ndim != 1 or len(thresholds_arr) == 0 or ((thresholds_arr < -1) | (thresholds_arr >= 1)).any():
-        raise ArgumentError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
-    if int(n_orders) != n_orders or n_orders < 1:
-        raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+    thresholds_arr = checked_grid(thresholds, n_orders)
     unknown = [r for r in rules if r not in LIVE_RULES]
     if unknown or not rules:
         raise ArgumentError(f"`rules` must be a non-empty subset of {', '.join(LIVE_RULES)}; got {list(rules)}")
@@ -478,7 +497,8 @@ def replay_live(
                 positive = [exceeds_threshold(p.differences, p.lattice, float(threshold)) for p in pairs]
                 for rule in rules:
                     if rule == "betting-wor":
-                        stops: list[_Stops] = _run_betting(pairs, orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy, batch_rows, pool)
+                        plan = _BettingPlan(orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy)
+                        stops: list[_Stops] = _run_betting(pairs, plan, batch_rows, pool)
                         methods = [f"betting-wor ({used}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
                     else:
                         stops = [runs[t_index] for runs, _ in fixed]
@@ -518,19 +538,7 @@ def _strategy_used(strategy: str, stratified: bool) -> str:
     return betting_paths(np.zeros((1, 0)), 0.0, population_size=1, group_codes=codes, strategy=strategy).strategy
 
 
-def _run_betting(
-    pairs: list[ReplayPair],
-    orders: np.ndarray,
-    threshold: float,
-    codes: np.ndarray | None,
-    sizes: np.ndarray | None,
-    gate: np.ndarray | None,
-    looks: np.ndarray,
-    alpha: float,
-    strategy: str,
-    batch_rows: int,
-    pool: ThreadPoolExecutor | None,
-) -> list[_Stops]:
+def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, pool: ThreadPoolExecutor | None) -> list[_Stops]:
     """First betting actions of every (pair, order), in batches of whole pairs.
 
     At delta = 0 under the pooled process without a coverage gate, the pair (B, A) is the mirror image of
@@ -539,7 +547,7 @@ def _run_betting(
     same look (a look where both tests first cross together is a promote for both, as in the replay).
     """
     mirror_of: dict[int, int] = {}
-    if threshold == 0.0 and codes is None and gate is None:
+    if plan.threshold == 0.0 and plan.codes is None and plan.gate is None:
         index = {(p.tested, p.baseline): i for i, p in enumerate(pairs)}
         sources: set[int] = set()
         for i, p in enumerate(pairs):
@@ -550,7 +558,7 @@ def _run_betting(
                     mirror_of[i] = j  # pair i is replayed as the mirror of pair j
                     sources.add(j)
     replayed = [i for i in range(len(pairs)) if i not in mirror_of]
-    action, stop, tie = _replay_pairs([pairs[i] for i in replayed], orders, threshold, codes, sizes, gate, looks, alpha, strategy, batch_rows, pool)
+    action, stop, tie = _replay_pairs([pairs[i] for i in replayed], plan, batch_rows, pool)
     position = {i: k for k, i in enumerate(replayed)}
     stops: list[_Stops] = []
     for i in range(len(pairs)):
@@ -564,25 +572,15 @@ def _run_betting(
 
 
 def _replay_pairs(
-    pairs: list[ReplayPair],
-    orders: np.ndarray,
-    threshold: float,
-    codes: np.ndarray | None,
-    sizes: np.ndarray | None,
-    gate: np.ndarray | None,
-    looks: np.ndarray,
-    alpha: float,
-    strategy: str,
-    batch_rows: int,
-    pool: ThreadPoolExecutor | None,
+    pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, pool: ThreadPoolExecutor | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(P, K) first actions, looks and ties of every (pair, order), in batches of whole pairs."""
-    n_orders, n = orders.shape
+    n_orders = plan.orders.shape[0]
     if not pairs:
         empty = np.zeros((0, n_orders), dtype=np.int64)
         return empty, empty.copy(), empty.astype(bool)
     per_batch = max(1, batch_rows // n_orders)
-    order_rows = max(1, min(n_orders, batch_rows // (1 if sizes is None else len(sizes))))
+    order_rows = max(1, min(n_orders, batch_rows // (1 if plan.sizes is None else len(plan.sizes))))
 
     def run(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         chunk = pairs[start : start + per_batch]
@@ -590,7 +588,7 @@ def _replay_pairs(
         # row r of the batch: pair r // K along order r % K
         rows = np.stack(np.divmod(np.arange(len(chunk) * n_orders), n_orders), axis=1)
         parts = [
-            _betting_stops(differences, orders, rows[lo : lo + order_rows], threshold, n, codes, sizes, gate, looks, alpha, strategy)
+            _betting_stops(differences, rows[lo : lo + order_rows], plan)
             for lo in range(0, rows.shape[0], order_rows)
         ]
         return tuple(np.concatenate([part[k] for part in parts]) for k in range(3))  # type: ignore[return-value]
