@@ -120,6 +120,7 @@ def test_order_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_literal_constants_match_the_library() -> None:
     """Values the command line spells out (so that ``--help`` imports no library code) equal the library's."""
+    from stopwise.cli import _common as common_cli
     from stopwise.cli import early as early_cli
     from stopwise.cli import ingest as ingest_cli
     from stopwise.cli import replay as replay_cli
@@ -129,5 +130,5 @@ def test_literal_constants_match_the_library() -> None:
     from stopwise.replay import DEFAULT_BUDGETS, LIVE_RULES
 
     assert early_cli.THRESHOLDS == THRESHOLDS and replay_cli.LIVE_RULES == LIVE_RULES
-    assert ingest_cli.INGEST_FORMATS == INGEST_FORMATS and ingest_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
+    assert ingest_cli.INGEST_FORMATS == INGEST_FORMATS and common_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
     assert replay_cli._DEFAULT_BUDGETS == ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)

@@ -1,4 +1,5 @@
-"""What every command module shares: the console, error handling, exit codes, standard input and JSON output.
+"""What every command module shares: the console, error handling, exit codes, standard input, JSON output and
+the options several commands take.
 
 This module is imported by ``stopwise --help``: it must stay light (no numpy, pandas or library code at
 import time).
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -30,13 +31,22 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_PIPE",
     "PIPE_WIDTH",
+    "SYSTEM_SOURCES",
+    "BaselineSystem",
+    "GroupSizes",
     "Inputs",
+    "PlannedCount",
+    "PlannedTasks",
+    "PolicyFile",
     "StdoutClosed",
+    "TestedSystem",
     "console",
     "err_console",
     "input_path",
     "is_stdin",
     "print_json",
+    "system_naming",
+    "task_universe",
     "user_errors",
 ]
 
@@ -252,3 +262,103 @@ def hint_system_naming(error: Exception, system: str | None) -> None:
             "hint: logs of one model read as one system; name each log's system with --system-from "
             "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
         )
+
+
+def system_naming(system: str | None, system_from: list[str] | None) -> str | None:
+    """The system name or template of Inspect logs from ``--system`` or ``--system-from`` (not both).
+
+    Examples
+    --------
+    >>> system_naming("{task}/{model}", None)
+    '{task}/{model}'
+    >>> system_naming("A", ["file"])
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: give either --system or --system-from, not both
+    """
+    if not system_from:
+        return system
+    if system is not None:
+        raise InputError("give either --system or --system-from, not both")
+    from stopwise.ingest import system_template
+
+    return system_template(system_from)
+
+
+def _group_sizes(values: list[str]) -> dict[str, int]:
+    """``--group-size NAME=COUNT`` values as {group: count}; a malformed or repeated group is an InputError."""
+    sizes: dict[str, int] = {}
+    for value in values:
+        name, sep, count = value.rpartition("=")
+        if not sep or not name.strip() or not count.strip().isdigit() or int(count) < 1:
+            raise InputError(f"--group-size must be NAME=COUNT with a whole COUNT >= 1; got {value!r}")
+        if name.strip() in sizes:
+            raise InputError(f"--group-size names group {name.strip()!r} twice")
+        sizes[name.strip()] = int(count)
+    return sizes
+
+
+def task_universe(tasks: Path | None, n_tasks: int | None, group_size: list[str] | None, group_column: str) -> Any:
+    """The planned task universe (a :class:`stopwise.records.TaskUniverse`) from ``--tasks``, or from
+    ``--n-tasks`` / ``--group-size`` (N is the sum of the group sizes when ``--n-tasks`` is not given);
+    None when none is given.
+
+    Examples
+    --------
+    >>> universe = task_universe(None, None, ["g=30", "h=10"], "group")
+    >>> universe.n_tasks
+    40
+    >>> task_universe(None, None, None, "group") is None
+    True
+    """
+    from stopwise.records import TaskUniverse, read_task_universe
+
+    sizes = _group_sizes(group_size or [])
+    if tasks is not None:
+        if n_tasks is not None or sizes:
+            raise InputError("give the planned tasks either as --tasks FILE or as --n-tasks / --group-size, not both")
+        return read_task_universe(tasks, group_column=group_column)
+    if n_tasks is None and not sizes:
+        return None
+    return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
+
+
+# Options several commands take. Each ``*_option(panel)`` makes the typer option (under a help panel of the
+# command's when given); the Annotated aliases are the common case.
+
+SYSTEM_SOURCES = ("model", "file", "dir", "task", "task-arg:NAME", "tag", "tag:PREFIX", "solver", "metadata:KEY")
+"""As ``stopwise.ingest._inspect.SYSTEM_SOURCES`` (a test keeps them equal); spelled out so that ``--help``
+imports no reader."""
+
+
+def _option(*names: str, help: str, show_default: bool = True) -> Callable[..., Any]:
+    def make(panel: str | None = None, *, help: str = help) -> Any:
+        return typer.Option(*names, help=help, rich_help_panel=panel, show_default=show_default)
+
+    return make
+
+
+tested_option = _option("--tested", "-t", help="The tested system A.")
+baseline_option = _option("--baseline", "-b", help="The baseline system B.")
+policy_option = _option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).")
+tasks_option = _option("--tasks", help="The planned tasks: `stopwise order` output or a tasks file (task, group, position).")
+n_tasks_option = _option("--n-tasks", help="N, the number of planned tasks (names unknown).")
+group_size_option = _option("--group-size", help="Planned tasks of one group, NAME=COUNT (repeatable).")
+system_option = _option("--system", help="System name, or a template such as '{task}/{model}'.")
+system_from_option = _option(
+    "--system-from",
+    help="Inspect logs: name each log's system from "
+    + " | ".join(SYSTEM_SOURCES)
+    + " (default model; repeat to join with '/'), e.g. when two logs share one model.",
+    show_default=False,
+)
+scorer_option = _option("--scorer", help="Inspect scorer (NAME or NAME:KEY); Harbor reward key; HAL result key.")
+errors_option = _option("--errors", help="Runs the harness failed on: pending (default), fail (outcome 0) or drop.")
+elapsed_option = _option("--elapsed", help="total wall-clock time (default) or the agent's own time.")
+
+TestedSystem = Annotated[str, tested_option()]
+BaselineSystem = Annotated[str, baseline_option()]
+PolicyFile = Annotated[Path | None, policy_option()]
+PlannedTasks = Annotated[Path | None, tasks_option()]
+PlannedCount = Annotated[int | None, n_tasks_option()]
+GroupSizes = Annotated[list[str] | None, group_size_option()]

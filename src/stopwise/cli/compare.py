@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,14 +9,27 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from stopwise.cli._common import console, input_path, print_json, user_errors
-from stopwise.errors import FileFormatError, InputError
+from stopwise.cli._common import (
+    BaselineSystem,
+    GroupSizes,
+    Inputs,
+    PlannedCount,
+    PlannedTasks,
+    PolicyFile,
+    TestedSystem,
+    console,
+    input_path,
+    print_json,
+    task_universe,
+    user_errors,
+)
+from stopwise.errors import FileFormatError
 
 if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --help` stays light
     import numpy as np
     import pandas as pd
 
-    from stopwise.records import DecisionRecord, TaskUniverse
+    from stopwise.records import DecisionRecord
 
 policy_app = typer.Typer(help="Write and check comparison policies.", no_args_is_help=True)
 
@@ -71,49 +83,16 @@ def print_record(record: DecisionRecord) -> None:
     console.print(f"  policy     sha256 {record.policy_sha256[:16]}…  input sha256 {record.input_sha256[:16]}…")
 
 
-def _group_sizes(values: list[str]) -> dict[str, int]:
-    sizes: dict[str, int] = {}
-    for value in values:
-        name, sep, count = value.rpartition("=")
-        if not sep or not name.strip() or not count.strip().isdigit() or int(count) < 1:
-            raise InputError(f"--group-size must be NAME=COUNT with a whole COUNT >= 1; got {value!r}")
-        if name.strip() in sizes:
-            raise InputError(f"--group-size names group {name.strip()!r} twice")
-        sizes[name.strip()] = int(count)
-    return sizes
-
-
-def _universe(tasks: Path | None, n_tasks: int | None, group_size: list[str], group_column: str) -> TaskUniverse | None:
-    """The task universe from --tasks, or --n-tasks / --group-size; None when none is given."""
-    from stopwise.records import TaskUniverse, read_task_universe
-
-    sizes = _group_sizes(group_size)
-    if tasks is not None:
-        if n_tasks is not None or sizes:
-            raise InputError("give the planned tasks either as --tasks FILE or as --n-tasks / --group-size, not both")
-        return read_task_universe(tasks, group_column=group_column)
-    if n_tasks is None and not sizes:
-        return None
-    return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
-
-
 def decide_command(
     outcomes: Annotated[
         list[Path], typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet); several files are joined; '-' reads standard input.")
     ],
-    tested: Annotated[str, typer.Option("--tested", "-t", help="The tested system A.")],
-    baseline: Annotated[str, typer.Option("--baseline", "-b", help="The baseline system B.")],
-    policy: Annotated[
-        Path | None, typer.Option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).")
-    ] = None,
-    tasks: Annotated[
-        Path | None,
-        typer.Option("--tasks", help="The planned tasks: `stopwise order` output or a tasks file (task, group, position)."),
-    ] = None,
-    n_tasks: Annotated[int | None, typer.Option("--n-tasks", help="N, the number of planned tasks (names unknown).")] = None,
-    group_size: Annotated[
-        list[str] | None, typer.Option("--group-size", help="Planned tasks of one group, NAME=COUNT (repeatable).")
-    ] = None,
+    tested: TestedSystem,
+    baseline: BaselineSystem,
+    policy: PolicyFile = None,
+    tasks: PlannedTasks = None,
+    n_tasks: PlannedCount = None,
+    group_size: GroupSizes = None,
     complete: Annotated[
         bool, typer.Option("--complete", help="The files are a finished record: the shared tasks are the whole universe.")
     ] = False,
@@ -131,12 +110,10 @@ def decide_command(
     from stopwise.compare import decide
     from stopwise.records import ACTIONS, Policy, load_policy, read_outcome_columns
 
-    with user_errors(), ExitStack() as stack:
-        if sum(str(p) == "-" for p in outcomes) > 1:
-            raise InputError("standard input ('-') can be read once; give it as one of the outcome files only")
+    with user_errors(), Inputs(outcomes) as inputs:
         chosen = load_policy(policy) if policy is not None else Policy()
-        universe = _universe(tasks, n_tasks, group_size or [], chosen.coverage.group_column)
-        rows = read_outcome_columns([stack.enter_context(input_path(p)) for p in outcomes])
+        universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
+        rows = read_outcome_columns(inputs.files(outcomes))
         record = decide(rows, tested, baseline, chosen, universe=universe, budget_used=budget_used, complete=complete)
     if as_json:
         typer.echo(record.model_dump_json(indent=2))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -12,13 +11,24 @@ from rich.markup import escape
 
 from stopwise._atomic import Outputs
 from stopwise._limits import json_loads
-from stopwise.cli._common import console, err_console, hint_system_naming, input_path, print_json, user_errors
-from stopwise.errors import FileFormatError, InputError, ValidationError
+from stopwise.cli._common import (
+    Inputs,
+    console,
+    elapsed_option,
+    err_console,
+    errors_option,
+    hint_system_naming,
+    print_json,
+    scorer_option,
+    system_from_option,
+    system_naming,
+    system_option,
+    user_errors,
+)
+from stopwise.errors import FileFormatError, ValidationError
 
 INGEST_FORMATS = ("swebench", "inspect", "tau2", "harbor", "hal")
 """As :data:`stopwise.ingest.INGEST_FORMATS` (a test keeps them equal); spelled out so that ``--help`` imports no reader."""
-SYSTEM_SOURCES = ("model", "file", "dir", "task", "task-arg:NAME", "tag", "tag:PREFIX", "solver", "metadata:KEY")
-"""As ``stopwise.ingest._inspect.SYSTEM_SOURCES`` (a test keeps them equal)."""
 
 _SHOWN = 10
 
@@ -53,31 +63,14 @@ def ingest_command(
     trajectories: Annotated[
         Path | None, typer.Option("--trajectories", help="Also write trajectories here (.jsonl or .jsonl.gz).")
     ] = None,
-    system: Annotated[
-        str | None, typer.Option("--system", help="System name, or a template such as '{task}/{model}'.")
-    ] = None,
-    system_from: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--system-from",
-            help="Inspect logs: name each log's system from "
-            + " | ".join(SYSTEM_SOURCES)
-            + " (default model; repeat to join with '/'), e.g. when two logs share one model.",
-            show_default=False,
-        ),
-    ] = None,
-    scorer: Annotated[
-        str | None, typer.Option("--scorer", help="Inspect scorer (NAME or NAME:KEY); Harbor reward key; HAL result key.")
-    ] = None,
-    errors: Annotated[
-        str, typer.Option("--errors", help="Runs the harness failed on: pending (default), fail (outcome 0) or drop.")
-    ] = "pending",
+    system: Annotated[str | None, system_option()] = None,
+    system_from: Annotated[list[str] | None, system_from_option()] = None,
+    scorer: Annotated[str | None, scorer_option()] = None,
+    errors: Annotated[str, errors_option()] = "pending",
     empty_patch: Annotated[
         str, typer.Option("--empty-patch", help="SWE-bench runs without a patch: fail (default), pending or drop.")
     ] = "fail",
-    elapsed: Annotated[
-        str, typer.Option("--elapsed", help="total wall-clock time (default) or the agent's own time.")
-    ] = "total",
+    elapsed: Annotated[str, elapsed_option()] = "total",
     instances: Annotated[
         Path | None,
         typer.Option("--instances", help="Dataset instance ids (one per line or a JSON list), for SWE-bench results.json."),
@@ -93,17 +86,12 @@ def ingest_command(
 
     Example: stopwise ingest logs/ --system-from file -o outcomes.csv
     """
-    from stopwise.ingest import ingest, system_template
+    from stopwise.ingest import ingest
     from stopwise.records import write_outcomes, write_trajectories
 
-    with user_errors(), Outputs(force=force) as outputs, ExitStack() as stack:
-        if sum(str(p) == "-" for p in paths) > 1:
-            raise InputError("standard input ('-') can be read once")
-        paths = [stack.enter_context(input_path(p)) for p in paths]
-        if system_from:
-            if system is not None:
-                raise InputError("give either --system or --system-from, not both")
-            system = system_template(system_from)
+    with user_errors(), Outputs(force=force) as outputs, Inputs(paths) as inputs:
+        paths = inputs.files(paths)
+        system = system_naming(system, system_from)
         out_tmp = outputs.file(out)  # checked before anything is read; moved into place at the end
         traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None

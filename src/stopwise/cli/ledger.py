@@ -18,7 +18,32 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from stopwise.cli._common import EXIT_ERROR, console, err_console, hint_system_naming, user_errors
+from stopwise.cli._common import (
+    EXIT_ERROR,
+    BaselineSystem,
+    GroupSizes,
+    PlannedCount,
+    PlannedTasks,
+    PolicyFile,
+    TestedSystem,
+    baseline_option,
+    console,
+    elapsed_option,
+    err_console,
+    errors_option,
+    group_size_option,
+    hint_system_naming,
+    n_tasks_option,
+    policy_option,
+    scorer_option,
+    system_from_option,
+    system_naming,
+    system_option,
+    task_universe,
+    tasks_option,
+    tested_option,
+    user_errors,
+)
 from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
@@ -42,30 +67,16 @@ def _open(url: str) -> Ledger:
     return open_ledger(url)
 
 
-def _group_sizes(values: list[str]) -> dict[str, int]:
-    sizes: dict[str, int] = {}
-    for value in values:
-        name, sep, count = value.rpartition("=")
-        if not sep or not count.strip().isdigit():
-            raise LedgerError(f"--group-size must be NAME=COUNT (a whole number); got {value!r}")
-        sizes[name.strip()] = int(count)
-    return sizes
-
-
 @ledger_app.command("init")
 def init_command(
     url: Url,
     evaluation: Evaluation,
-    tested: Annotated[str, typer.Option("--tested", "-t", help="The tested system A.")],
-    baseline: Annotated[str, typer.Option("--baseline", "-b", help="The baseline system B.")],
-    tasks: Annotated[
-        Path | None, typer.Option("--tasks", help="Planned tasks: the `stopwise order` output or a tasks file.")
-    ] = None,
-    n_tasks: Annotated[int | None, typer.Option("--n-tasks", help="Planned task count, when task names are not known.")] = None,
-    group_size: Annotated[
-        list[str] | None, typer.Option("--group-size", help="NAME=COUNT planned tasks of a group (with --n-tasks; repeat).")
-    ] = None,
-    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).")] = None,
+    tested: TestedSystem,
+    baseline: BaselineSystem,
+    tasks: PlannedTasks = None,
+    n_tasks: PlannedCount = None,
+    group_size: GroupSizes = None,
+    policy: PolicyFile = None,
 ) -> None:
     """Register an evaluation: its policy and planned task universe are locked from now on.
 
@@ -73,18 +84,13 @@ def init_command(
 
     Example: stopwise ledger init ledger.db my-eval --tasks order.csv --tested A --baseline B --policy policy.toml
     """
-    from stopwise.records import Policy, TaskUniverse, load_policy, read_task_universe
+    from stopwise.records import Policy, load_policy
 
     with user_errors():
         chosen = load_policy(policy) if policy is not None else Policy()
-        if (tasks is None) == (n_tasks is None):
-            raise LedgerError("give the planned task universe: either --tasks FILE or --n-tasks N (with --group-size)")
-        if tasks is not None:
-            if group_size:
-                raise LedgerError("--group-size goes with --n-tasks; a tasks file carries its own groups")
-            universe = read_task_universe(tasks, group_column=chosen.coverage.group_column)
-        else:
-            universe = TaskUniverse.from_counts(int(n_tasks or 0), _group_sizes(group_size or []) or None)
+        universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
+        if universe is None:
+            raise LedgerError("give the planned task universe: --tasks FILE or --n-tasks N (and/or --group-size NAME=COUNT)")
         with _open(url) as ledger:
             ledger.register(evaluation, policy=chosen, universe=universe, tested=tested, baseline=baseline)
             reg = ledger.registration(evaluation)
@@ -290,51 +296,17 @@ _PANEL = "Inspect log directory"
 def watch_command(
     target: Target,
     evaluation: Annotated[str | None, typer.Argument(help="The evaluation's name (a ledger only).", metavar="EVALUATION", show_default=False)] = None,
-    tested: Annotated[
-        str | None, typer.Option("--tested", "-t", help="The tested system A (a log directory).", rich_help_panel=_PANEL)
-    ] = None,
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", "-b", help="The baseline system B (a log directory).", rich_help_panel=_PANEL)
-    ] = None,
-    policy: Annotated[
-        Path | None,
-        typer.Option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).", rich_help_panel=_PANEL),
-    ] = None,
-    tasks: Annotated[
-        Path | None,
-        typer.Option("--tasks", help="The planned tasks: `stopwise order` output or a tasks file.", rich_help_panel=_PANEL),
-    ] = None,
-    n_tasks: Annotated[
-        int | None, typer.Option("--n-tasks", help="N, the number of planned tasks (names unknown).", rich_help_panel=_PANEL)
-    ] = None,
-    group_size: Annotated[
-        list[str] | None,
-        typer.Option("--group-size", help="Planned tasks of one group, NAME=COUNT (repeatable).", rich_help_panel=_PANEL),
-    ] = None,
-    system: Annotated[
-        str | None,
-        typer.Option("--system", help="System name, or a template such as '{task}/{model}'.", rich_help_panel=_PANEL),
-    ] = None,
-    system_from: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--system-from",
-            help="Name each log's system from model | file | dir | task | task-arg:NAME | tag | tag:PREFIX | solver | "
-            "metadata:KEY (repeat to join with '/'), as for `stopwise ingest`.",
-            rich_help_panel=_PANEL,
-            show_default=False,
-        ),
-    ] = None,
-    scorer: Annotated[
-        str | None, typer.Option("--scorer", help="The scorer whose value is the outcome (NAME or NAME:KEY).", rich_help_panel=_PANEL)
-    ] = None,
-    errors: Annotated[
-        str,
-        typer.Option("--errors", help="Samples the harness failed on: pending (default), fail (outcome 0) or drop.", rich_help_panel=_PANEL),
-    ] = "pending",
-    elapsed: Annotated[
-        str, typer.Option("--elapsed", help="total wall-clock time (default) or the agent's own time.", rich_help_panel=_PANEL)
-    ] = "total",
+    tested: Annotated[str | None, tested_option(_PANEL)] = None,
+    baseline: Annotated[str | None, baseline_option(_PANEL)] = None,
+    policy: Annotated[Path | None, policy_option(_PANEL)] = None,
+    tasks: Annotated[Path | None, tasks_option(_PANEL)] = None,
+    n_tasks: Annotated[int | None, n_tasks_option(_PANEL)] = None,
+    group_size: Annotated[list[str] | None, group_size_option(_PANEL)] = None,
+    system: Annotated[str | None, system_option(_PANEL)] = None,
+    system_from: Annotated[list[str] | None, system_from_option(_PANEL)] = None,
+    scorer: Annotated[str | None, scorer_option(_PANEL, help="The scorer whose value is the outcome (NAME or NAME:KEY).")] = None,
+    errors: Annotated[str, errors_option(_PANEL)] = "pending",
+    elapsed: Annotated[str, elapsed_option(_PANEL)] = "total",
     interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.")] = 1.0,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Give up after this many seconds (exit 2).")] = None,
     once: Annotated[bool, typer.Option("--once", help="Take one look and exit with its code.")] = False,
@@ -414,9 +386,7 @@ def _watch_logs(
 ) -> None:
     from rich.live import Live
 
-    from stopwise.cli.compare import _universe
     from stopwise.errors import ValidationError
-    from stopwise.ingest import system_template
     from stopwise.ledger._follow_logs import follow_inspect_logs
     from stopwise.records import Policy, load_policy
 
@@ -431,12 +401,9 @@ def _watch_logs(
             raise InputError("--no-record applies to a ledger; following an Inspect log directory records nothing")
         if not tested or not baseline:
             raise InputError(f"{directory}: is an Inspect log directory; give the systems to compare with --tested and --baseline")
-        if system_from:
-            if system is not None:
-                raise InputError("give either --system or --system-from, not both")
-            system = system_template(system_from)
+        system = system_naming(system, system_from)
         chosen = load_policy(policy) if policy is not None else Policy()
-        universe = _universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
+        universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
         looks = follow_inspect_logs(
             directory, tested, baseline, chosen, universe=universe, system=system, scorer=scorer, errors=errors,
             elapsed=elapsed, interval=interval, timeout=timeout,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -13,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stopwise._atomic import Outputs
-from stopwise.cli._common import console, input_path, print_json, user_errors
+from stopwise.cli._common import Inputs, console, print_json, user_errors
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported inside the command: `stopwise --help` stays light
@@ -25,6 +26,7 @@ _DEFAULT_BUDGETS = "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0
 """:data:`stopwise.replay.DEFAULT_BUDGETS` as text (a test keeps them equal)."""
 LIVE_RULES = ("betting-wor", "fixed-budget")
 """:data:`stopwise.replay.LIVE_RULES` (a test keeps them equal)."""
+_Result = TypeVar("_Result")
 
 
 @contextmanager
@@ -139,39 +141,21 @@ def replay_command(
         if jobs < 1:
             raise InputError(f"--jobs must be a positive integer; got {jobs}")
         records: dict[str, pd.DataFrame] = {}
-        if sum(str(p) == "-" for p in outcomes) > 1:
-            raise InputError("standard input ('-') can be read once; give it as one of the outcome files only")
-        for path in outcomes:
-            name = _source_name(path)
-            if name in records:
-                name = f"{name}-{len(records)}"
-            with input_path(path) as readable:
-                records[name] = read_outcomes(readable)
+        with Inputs(outcomes) as inputs:
+            for path in outcomes:
+                name = _source_name(path)
+                if name in records:
+                    name = f"{name}-{len(records)}"
+                records[name] = read_outcomes(inputs.file(path))
+        shared = _Shared(records, base, names, _numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
         if live_looks is not None:
-            _live(records, base, names, thresholds, orders, live_looks, live_fixed, chosen_rules, strategy, min_coverage, min_shared, jobs, out, folder, outputs, as_json)
+            _live(shared, live_looks, live_fixed, chosen_rules, strategy, jobs, out, folder, outputs, as_json)
             return
-        with _pairs_progress("replay") as advance:
-            try:
-                result = replay(
-                    records,
-                    base,
-                    policies=names,
-                    thresholds=_numbers(thresholds, "thresholds"),
-                    budgets=_numbers(budgets, "budgets"),
-                    n_orders=orders,
-                    measure=measure,
-                    scope=scope,
-                    min_coverage=min_coverage,
-                    min_shared=min_shared,
-                    keep_decisions=decisions,
-                    progress=advance,
-                )
-            except ValueError as exc:
-                raise InputError(str(exc)) from exc
+        result = shared.run(
+            "replay", replay, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
+        )
+    written = _write(result, out, folder, outputs)
     if as_json:
-        with user_errors():
-            written = [out / p.relative_to(folder) for p in result.write(folder)] if out is not None and folder else []
-            outputs.commit()
         print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings, "wrote": [str(p) for p in written]})
         return
     sources = Table(title="Sources (Table I)", header_style="bold")
@@ -188,13 +172,7 @@ def replay_command(
         )
     console.print(sources)
     for name in result.sufficiency["policy"].unique():
-        shown = table_two(result.sufficiency, name)
-        table = Table(title=f"Minimum sufficient budgets — {name} (Table II)", header_style="bold")
-        for column in shown.columns:
-            table.add_column(escape(str(column)))
-        for row in shown.itertuples(index=False):
-            table.add_row(*[escape(str(v)) for v in row])
-        console.print(table)
+        console.print(_frame_table(f"Minimum sufficient budgets — {name} (Table II)", table_two(result.sufficiency, name)))
     for source, notes in result.settings["notes"].items():
         for note in notes:
             console.print(f"note ({escape(source)}): {escape(note)}")
@@ -210,9 +188,6 @@ def replay_command(
     decided = int(result.cases["orders"].sum())
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
     if out is not None:
-        with user_errors():
-            written = [out / p.relative_to(folder) for p in result.write(folder)] if folder else []
-            outputs.commit()
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
@@ -227,18 +202,63 @@ def _look_spec(text: str, what: str) -> int | str:
     return int(value)
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What the budget-grid and the live-look replay both take from the command line."""
+
+    records: dict[str, pd.DataFrame]
+    base: Policy
+    names: list[str] | None
+    thresholds: list[float]
+    orders: int
+    min_coverage: float
+    min_shared: int
+
+    def run(self, label: str, replay: Callable[..., _Result], **options: Any) -> _Result:
+        """``replay(records, base, ...)`` with the shared options and a progress bar; a ValueError is bad input."""
+        with _pairs_progress(label) as advance:
+            try:
+                return replay(
+                    self.records,
+                    self.base,
+                    policies=self.names,
+                    thresholds=self.thresholds,
+                    n_orders=self.orders,
+                    min_coverage=self.min_coverage,
+                    min_shared=self.min_shared,
+                    progress=advance,
+                    **options,
+                )
+            except ValueError as exc:
+                raise InputError(str(exc)) from exc
+
+
+def _write(result: Any, out: Path | None, folder: Path | None, outputs: Outputs) -> list[Path]:
+    """Write a replay's files into the staging folder and move them to ``out``; the paths under ``out``."""
+    if out is None or folder is None:
+        return []
+    with user_errors():
+        written = [out / p.relative_to(folder) for p in result.write(folder)]
+        outputs.commit()
+    return written
+
+
+def _frame_table(title: str, frame: pd.DataFrame) -> Table:
+    """A Rich table of a data frame, every cell as escaped text."""
+    table = Table(title=title, header_style="bold")
+    for column in frame.columns:
+        table.add_column(escape(str(column)))
+    for row in frame.itertuples(index=False):
+        table.add_row(*[escape(str(v)) for v in row])
+    return table
+
+
 def _live(
-    records: dict[str, pd.DataFrame],
-    base: Policy,
-    names: list[str] | None,
-    thresholds: str,
-    orders: int,
+    shared: _Shared,
     looks: int | str,
     fixed_looks: int | str | None,
     rules: list[str],
     strategy: str,
-    min_coverage: float,
-    min_shared: int,
     jobs: int,
     out: Path | None,
     folder: Path | None,
@@ -250,45 +270,16 @@ def _live(
     from stopwise.replay._live import summary_table
 
     with user_errors():
-        with _pairs_progress("live replay") as advance:
-            try:
-                result = live_replay(
-                    records,
-                    base,
-                    policies=names,
-                    thresholds=_numbers(thresholds, "thresholds"),
-                    n_orders=orders,
-                    looks=looks,
-                    fixed_looks=fixed_looks,
-                    rules=rules,
-                    strategy=strategy,
-                    min_coverage=min_coverage,
-                    min_shared=min_shared,
-                    n_jobs=jobs,
-                    progress=advance,
-                )
-            except ValueError as exc:
-                raise InputError(str(exc)) from exc
+        result = shared.run("live replay", live_replay, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy, n_jobs=jobs)
+    written = _write(result, out, folder, outputs)
     if as_json:
-        with user_errors():
-            written = [out / p.relative_to(folder) for p in result.write(folder)] if out is not None and folder is not None else []
-            outputs.commit()
         print_json({"summary": result.summary, "settings": result.settings, "wrote": [str(p) for p in written]})
         return
-    shown = summary_table(result.summary)
-    table = Table(title="Live-look replay: first final action per (pair, order)", header_style="bold")
-    for column in shown.columns:
-        table.add_column(escape(str(column)))
-    for row in shown.itertuples(index=False):
-        table.add_row(*[escape(str(v)) for v in row])
-    console.print(table)
+    console.print(_frame_table("Live-look replay: first final action per (pair, order)", summary_table(result.summary)))
     console.print(
-        f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {orders} orders."
+        f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {shared.orders} orders."
     )
-    if out is not None and folder is not None:
-        with user_errors():
-            written = [out / p.relative_to(folder) for p in result.write(folder)]
-            outputs.commit()
+    if written:
         console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
 
 
