@@ -6,26 +6,22 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from stopwise.errors import ComparisonError, LedgerError
+from stopwise.errors import ComparisonError, LedgerError, StopwiseError
 from stopwise.ledger._ledger import Ledger
 from stopwise.records import ACTIONS, DecisionRecord
 
-__all__ = ["FINAL_ACTIONS", "Look", "follow"]
+__all__ = ["FINAL_ACTIONS", "FollowLook", "Look", "follow"]
 
 FINAL_ACTIONS = frozenset(ACTIONS) - {"continue"}
 """Actions that end a comparison (``continue`` does not)."""
 
 
-@dataclass(frozen=True)
-class Look:
-    """One look at a followed evaluation."""
+@dataclass(frozen=True, kw_only=True)
+class FollowLook:
+    """What every look at a followed source (a ledger, an Inspect log directory) holds."""
 
-    outcome_seq: int
-    """The outcome high-water mark the look saw."""
     record: DecisionRecord | None
     """The decision (None while the comparison cannot be formed yet, e.g. one system has no outcome)."""
-    waiting: str | None
-    """Why there is no decision yet (None when there is one)."""
     elapsed_s: float
     """Seconds since following started."""
 
@@ -33,6 +29,34 @@ class Look:
     def final(self) -> bool:
         """True when the decision ends the comparison (promote, reject or abstain)."""
         return self.record is not None and self.record.action in FINAL_ACTIONS
+
+
+@dataclass(frozen=True, kw_only=True)
+class Look(FollowLook):
+    """One look at a followed evaluation of a ledger."""
+
+    outcome_seq: int
+    """The outcome high-water mark the look saw."""
+    waiting: str | None
+    """Why there is no decision yet (None when there is one)."""
+
+
+def check_polling(interval: float, timeout: float | None, error: type[StopwiseError]) -> None:
+    """Refuse a poll interval that is not > 0 or a timeout that is not >= 0 (None: no timeout) with ``error``."""
+    if not interval > 0:
+        raise error(f"`interval` must be a number of seconds > 0; got {interval!r}")
+    if timeout is not None and not timeout >= 0:
+        raise error(f"`timeout` must be a number of seconds >= 0; got {timeout!r}")
+
+
+def wait_for_next_poll(
+    start: float, interval: float, timeout: float | None, clock: Callable[[], float], sleep: Callable[[float], None]
+) -> bool:
+    """Sleep until the next poll (never past the timeout); False, without sleeping, once the timeout has passed."""
+    if timeout is not None and clock() - start >= timeout:
+        return False
+    sleep(interval if timeout is None else max(0.0, min(interval, timeout - (clock() - start))))
+    return True
 
 
 def follow(
@@ -70,10 +94,7 @@ def follow(
     ------
     Look
     """
-    if not interval > 0:
-        raise LedgerError(f"interval must be a number of seconds > 0; got {interval!r}")
-    if timeout is not None and not timeout >= 0:
-        raise LedgerError(f"timeout must be a number of seconds >= 0; got {timeout!r}")
+    check_polling(interval, timeout, LedgerError)
     ledger.registration(evaluation)
     start = clock()
     seen = -1
@@ -92,6 +113,5 @@ def follow(
             yield look
             if look.final:
                 return
-        if timeout is not None and clock() - start >= timeout:
+        if not wait_for_next_poll(start, interval, timeout, clock, sleep):
             return
-        sleep(interval if timeout is None else max(0.0, min(interval, timeout - (clock() - start))))

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from stopwise.errors import ComparisonError, FileFormatError, InputError
-from stopwise.ledger._follow import FINAL_ACTIONS
+from stopwise.ledger._follow import FollowLook, check_polling, wait_for_next_poll
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,8 +68,8 @@ class _File:
     rows: pd.DataFrame | None = None
 
 
-@dataclass(frozen=True)
-class LogLook:
+@dataclass(frozen=True, kw_only=True)
+class LogLook(FollowLook):
     """One look at a followed Inspect log directory."""
 
     logs_read: int
@@ -80,17 +80,8 @@ class LogLook:
     """The systems those rows name, sorted (to spot a ``--tested``/``--baseline`` typo)."""
     waiting: tuple[str, ...]
     """Log files not finished yet: running, being written, or not (yet) readable, with the reason."""
-    record: DecisionRecord | None
-    """The decision (None while the comparison cannot be formed yet)."""
     reason: str | None
     """Why there is no decision yet (None when there is one)."""
-    elapsed_s: float
-    """Seconds since following started."""
-
-    @property
-    def final(self) -> bool:
-        """True when the decision ends the comparison (promote, reject or abstain)."""
-        return self.record is not None and self.record.action in FINAL_ACTIONS
 
 
 class InspectLogDir:
@@ -353,10 +344,7 @@ def follow_inspect_logs(
     from stopwise.compare import decide
     from stopwise.records import Policy
 
-    if not interval > 0:
-        raise InputError(f"`interval` must be a number of seconds > 0; got {interval!r}")
-    if timeout is not None and not timeout >= 0:
-        raise InputError(f"`timeout` must be a number of seconds >= 0; got {timeout!r}")
+    check_polling(interval, timeout, InputError)
     tested, baseline = str(tested).strip(), str(baseline).strip()
     if not tested or not baseline or tested == baseline:
         raise InputError(f"`tested` and `baseline` must be two different non-empty system names; got {tested!r}, {baseline!r}")
@@ -387,6 +375,5 @@ def follow_inspect_logs(
             yield look
             if look.final:
                 return
-        if timeout is not None and clock() - start >= timeout:
+        if not wait_for_next_poll(start, interval, timeout, clock, sleep):
             return
-        sleep(interval if timeout is None else max(0.0, min(interval, timeout - (clock() - start))))

@@ -73,11 +73,24 @@ evaluations = Table(
     sqlite_autoincrement=True,
 )
 
-outcomes = Table(
+
+def _evaluation_events(name: str, id_column: str, *columns: Column, key: tuple[str, ...]) -> Table:
+    """An append-only table of one evaluation's events: an increasing id, the evaluation, the columns,
+    unique on (evaluation, *key) as constraint ``<name>_key``."""
+    return Table(
+        name,
+        metadata,
+        Column(id_column, _Id, primary_key=True, autoincrement=True),
+        Column("evaluation_id", _Id, ForeignKey("stopwise_evaluations.id"), nullable=False),
+        *columns,
+        UniqueConstraint("evaluation_id", *key, name=f"{name}_key"),
+        sqlite_autoincrement=True,
+    )
+
+
+outcomes = _evaluation_events(
     "stopwise_outcomes",
-    metadata,
-    Column("seq", _Id, primary_key=True, autoincrement=True),
-    Column("evaluation_id", _Id, ForeignKey("stopwise_evaluations.id"), nullable=False),
+    "seq",
     Column("system", Text, nullable=False),
     Column("task", Text, nullable=False),
     Column("attempt", BigInteger, nullable=False),
@@ -91,15 +104,12 @@ outcomes = Table(
     Column("flags", Text, nullable=False, server_default=""),
     Column("digest", String(64), nullable=False),
     Column("received_at", String(40), nullable=False),
-    UniqueConstraint("evaluation_id", "system", "task", "attempt", name="stopwise_outcomes_key"),
-    sqlite_autoincrement=True,
+    key=("system", "task", "attempt"),
 )
 
-conflicts = Table(
+conflicts = _evaluation_events(
     "stopwise_conflicts",
-    metadata,
-    Column("id", _Id, primary_key=True, autoincrement=True),
-    Column("evaluation_id", _Id, ForeignKey("stopwise_evaluations.id"), nullable=False),
+    "id",
     Column("system", Text, nullable=False),
     Column("task", Text, nullable=False),
     Column("attempt", BigInteger, nullable=False),
@@ -107,21 +117,17 @@ conflicts = Table(
     Column("digest", String(64), nullable=False),
     Column("stored_digest", String(64), nullable=False),
     Column("received_at", String(40), nullable=False),
-    UniqueConstraint("evaluation_id", "system", "task", "attempt", "digest", name="stopwise_conflicts_key"),
-    sqlite_autoincrement=True,
+    key=("system", "task", "attempt", "digest"),
 )
 
-decisions = Table(
+decisions = _evaluation_events(
     "stopwise_decisions",
-    metadata,
-    Column("id", _Id, primary_key=True, autoincrement=True),
-    Column("evaluation_id", _Id, ForeignKey("stopwise_evaluations.id"), nullable=False),
+    "id",
     Column("sequence", BigInteger, nullable=False),
     Column("outcome_seq", BigInteger, nullable=False),
     Column("record_json", Text, nullable=False),
     Column("previous_digest", String(64), nullable=False),
     Column("digest", String(64), nullable=False),
     Column("created_at", String(40), nullable=False),
-    UniqueConstraint("evaluation_id", "sequence", name="stopwise_decisions_key"),
-    sqlite_autoincrement=True,
+    key=("sequence",),
 )
