@@ -14,17 +14,16 @@ The public API, assembled from the subpackages:
 
 Every name but the errors is loaded on first use (PEP 562 module ``__getattr__``), so that
 ``import stopwise`` and the ``stopwise`` command start without pandas, scikit-learn, LightGBM or
-matplotlib. **To export a name, add its import inside the ``if TYPE_CHECKING:`` block below** (and to
-``__all__``): that block is the one list of lazy exports, read by :func:`__getattr__`.
+matplotlib (:func:`stopwise._lazy.lazy_exports`). **To export a name, add its import inside the
+``if TYPE_CHECKING:`` block below** (and to ``__all__``): that block is the one list of lazy exports.
 
 The subpackages keep their own names: ``stopwise.replay`` and ``stopwise.ingest`` are modules, not
 the functions of the same name.
 """
 
-import importlib as _importlib
-import importlib.util as _importlib_util
 import typing as _typing
 
+from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise._version import __version__
 from stopwise.errors import (
     ArgumentError,
@@ -44,7 +43,7 @@ from stopwise.errors import (
     ValidationError,
 )
 
-if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by _exports(), imported on first use
+if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
     from stopwise.compare import (
         BettingBoundary,
         PairedOutcomes,
@@ -174,43 +173,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by _exports(), i
     )
 
 
-def _exports() -> dict[str, tuple[str, str]]:
-    """Exported name -> (module, attribute), from the ``from … import …`` lines of the TYPE_CHECKING block."""
-    import ast
-    from pathlib import Path
-
-    found: dict[str, tuple[str, str]] = {}
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for statement in node.body:
-                if isinstance(statement, ast.ImportFrom) and statement.module:
-                    for alias in statement.names:
-                        found[alias.asname or alias.name] = (statement.module, alias.name)
-    return found
-
-
-_LAZY: dict[str, tuple[str, str]] = {}
-"""Filled on first use by :func:`_exports`."""
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if not _LAZY:
-        _LAZY.update(_exports())
-    if name in _LAZY:
-        module, attribute = _LAZY[name]
-        value = getattr(_importlib.import_module(module), attribute)
-        globals()[name] = value
-        return value
-    if not name.startswith("_") and _importlib_util.find_spec(f"{__name__}.{name}") is not None:
-        return _importlib.import_module(f"{__name__}.{name}")  # a subpackage, e.g. stopwise.replay
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    if not _LAZY:
-        _LAZY.update(_exports())
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_exports(__name__, __file__, subpackages=True)
 
 
 __all__ = [

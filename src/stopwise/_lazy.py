@@ -5,12 +5,28 @@ checkers and readers see them there), and hands its ``__getattr__`` and ``__dir_
 :func:`lazy_exports`, which reads that block from the package's source the first time a name is
 asked for. ``import stopwise.records`` then costs nothing, and ``from stopwise.records import
 Policy`` loads the policy module only, not pandas with the outcome reader: the command line starts
-faster for it.
+faster for it. With ``subpackages``, a public name that is no export but a subpackage (``stopwise.replay``)
+is imported too.
+
+The header of such a package (its imports and names stay its own)::
+
+    import typing as _typing
+
+    from stopwise._lazy import lazy_exports as _lazy_exports
+
+    if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy)
+        from stopwise.records._policy import Policy, load_policy
+
+    __getattr__, __dir__ = _lazy_exports(__name__, __file__)
+
+To export a name, import it in that block and add it to ``__all__`` (``tests/test_exports.py`` checks
+that both agree).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +50,7 @@ def _exports(package: str, init_file: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, init_file: str, *, subpackages: bool = False) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of a package whose exports load on first use.
 
     Parameters
@@ -43,6 +59,8 @@ def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Ca
         The package's ``__name__``.
     init_file : str
         Its ``__file__``: the ``if TYPE_CHECKING:`` block there lists the exports.
+    subpackages : bool, optional
+        Also import a subpackage asked for by name (``stopwise.replay`` without ``import stopwise.replay``).
 
     Returns
     -------
@@ -68,6 +86,8 @@ def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Ca
     def __getattr__(name: str) -> Any:
         found = exports().get(name)
         if found is None:
+            if subpackages and not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
+                return __import__(f"{package}.{name}", fromlist=["__name__"])  # a subpackage, e.g. stopwise.replay
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, attribute = found
         # __import__, not importlib.import_module: `python -X importtime` then shows the module's own cost

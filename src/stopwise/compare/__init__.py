@@ -1,15 +1,13 @@
 """The decision layer: pairing, the coverage rule, tail probabilities and the decision routine.
 
-The names load on first use (:func:`stopwise._lazy.lazy_exports`): importing the package costs nothing,
-and a name brings in its own module only. **To export a name, import it in the ``if TYPE_CHECKING:`` block
-below** (and add it to ``__all__``).
+The names load on first use; the ``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
 """
 
 import typing as _typing
 
 from stopwise._lazy import lazy_exports as _lazy_exports
 
-if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by lazy_exports(), imported on first use
+if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
     from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
     from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
     from stopwise.compare._decide import (

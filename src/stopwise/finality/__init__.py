@@ -7,9 +7,9 @@ separate / grouped unit), the link to outcome rows, and the controlled replay ag
 HTTP service that reproduces the paper's counts.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise.finality._argument import (
     CARRYOVER_HANDLINGS,
     OUTCOME_HANDLINGS,
@@ -59,23 +59,10 @@ from stopwise.finality._rows import finality_rows
 from stopwise.finality._runs import load_runs
 from stopwise.finality._schema import SCHEMA_NAMES, finality_schema
 
-if _typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): their module imports FastAPI and uvicorn
     from stopwise.finality._service import LocalService, ServiceStore, create_service_app
 
-_LAZY = {"LocalService", "ServiceStore", "create_service_app"}
-"""Names whose module imports the HTTP stack (FastAPI, uvicorn): loaded on first use."""
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        value = getattr(_importlib.import_module("stopwise.finality._service"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 
 __all__ = [

@@ -1,15 +1,14 @@
 """Data contracts: outcome rows, trajectories, the comparison policy and the decision record.
 
-This package imports nothing else of stopwise's (but its errors). The names load on first use (:func:`stopwise._lazy.lazy_exports`): importing the package costs nothing,
-and a name brings in its own module only. **To export a name, import it in the ``if TYPE_CHECKING:`` block
-below** (and add it to ``__all__``).
+This package imports nothing else of stopwise's (but its errors). The names load on first use; the
+``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
 """
 
 import typing as _typing
 
 from stopwise._lazy import lazy_exports as _lazy_exports
 
-if _typing.TYPE_CHECKING:  # the lazy exports: read at run time by lazy_exports(), imported on first use
+if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
     from stopwise.records._columns import OutcomeColumns, factorize
     from stopwise.records._decision import (
         ACTIONS,
