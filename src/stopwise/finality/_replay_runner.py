@@ -223,6 +223,20 @@ def _traces(spec: Spec) -> tuple[ToolCall, ToolCall]:
     return a, b
 
 
+async def _settled_run(
+    r: Runner, t: Trial, role: str, trace: ToolCall, ns: str, run: str, routes: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Replay one run's call, assess its endpoint, and score it once nothing in ``ns`` is pending.
+
+    Returns the write, the endpoint view and the settled view (the same when nothing was pending).
+    """
+    written = await r.replay_call(t, trace, ns, run, routes=routes)
+    endpoint, at = await r.sweep(t, ns, [run])
+    view, at = await r.settle(t, ns, [run], endpoint, at)
+    t.runs[role] = _scored(t, role, run, _score(view, trace.item, run), at)
+    return written, endpoint, view
+
+
 async def _separated_pair(r: Runner, t: Trial, mode: Literal["reconcile", "cancel", "namespaced"]) -> None:
     """A in its own namespace, then B in a verified-fresh one (snapshot/terminal, cancel, namespaced)."""
     trace_a, trace_b = _traces(t.spec)
@@ -268,10 +282,7 @@ async def _separated_pair(r: Runner, t: Trial, mode: Literal["reconcile", "cance
         t.cancelled = answer["op"]["status"] == "cancelled"
     # run B, in a namespace verified fresh before it starts
     await r.verify_fresh(t, ns_b, [written["op"]["id"]], who=run_b)
-    written_b = await r.replay_call(t, trace_b, ns_b, run_b, routes=[run_a])
-    view_b, at_b = await r.sweep(t, ns_b, [run_b])  # endpoint assessment of B
-    view_b, at_b = await r.settle(t, ns_b, [run_b], view_b, at_b)
-    t.runs["B"] = _scored(t, "B", run_b, _score(view_b, trace_b.item, run_b), at_b)
+    written_b, _, view_b = await _settled_run(r, t, "B", trace_b, ns_b, run_b, routes=[run_a])
     # A's terminal score: once nothing in its namespace is pending
     view_a, at_a = await r.sweep(t, ns_a, [run_a], wait=True, attempt="observe")
     t.runs["A"] = _scored(t, "A", run_a, _score(view_a, trace_a.item, run_a), at_a)
@@ -311,11 +322,8 @@ async def _reset_pair(r: Runner, t: Trial) -> None:
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
     ns = t.tag
-    written = await r.replay_call(t, trace_a, ns, run_a, routes=[run_b])
-    view, at = await r.sweep(t, ns, [run_a])
-    t.a_endpoint = view["ops"][0]["status"]
-    view, at = await r.settle(t, ns, [run_a], view, at)
-    t.runs["A"] = _scored(t, "A", run_a, _score(view, trace_a.item, run_a), at)
+    written, endpoint, _ = await _settled_run(r, t, "A", trace_a, ns, run_a, routes=[run_b])
+    t.a_endpoint = endpoint["ops"][0]["status"]
     op_id = written["op"]["id"]
     cleared, at = await r.call(t, "DELETE", f"/ns/{ns}")
     if cleared["pending"]:
@@ -327,10 +335,7 @@ async def _reset_pair(r: Runner, t: Trial) -> None:
         ),
     )
     await r.verify_fresh(t, ns, [op_id], who=run_b)
-    await r.replay_call(t, trace_b, ns, run_b, routes=[])  # A is already scored: nothing of B reaches it
-    view, at = await r.sweep(t, ns, [run_b])
-    view, at = await r.settle(t, ns, [run_b], view, at)
-    t.runs["B"] = _scored(t, "B", run_b, _score(view, trace_b.item, run_b), at)
+    _, _, view = await _settled_run(r, t, "B", trace_b, ns, run_b, routes=[])  # A is already scored: nothing of B reaches it
     t.exposed = _written_by(view, trace_b.item) == run_a
 
 
@@ -339,16 +344,10 @@ async def _b_first_pair(r: Runner, t: Trial) -> None:
     trace_a, trace_b = _traces(t.spec)
     run_a, run_b = f"{t.spec.trial}.A", f"{t.spec.trial}.B"
     ns = t.tag
-    await r.replay_call(t, trace_b, ns, run_b, routes=[run_a])  # B's value persists into A's start state
-    view, at = await r.sweep(t, ns, [run_b])
-    view, at = await r.settle(t, ns, [run_b], view, at)
-    t.runs["B"] = _scored(t, "B", run_b, _score(view, trace_b.item, run_b), at)
+    _, _, view = await _settled_run(r, t, "B", trace_b, ns, run_b, routes=[run_a])  # B's value persists into A's start state
     t.exposed = _written_by(view, trace_b.item) == run_a
-    await r.replay_call(t, trace_a, ns, run_a, routes=[])  # B is already scored
-    view, at = await r.sweep(t, ns, [run_a])
-    t.a_endpoint = next(op["status"] for op in view["ops"] if op["run"] == run_a)
-    view, at = await r.settle(t, ns, [run_a], view, at)
-    t.runs["A"] = _scored(t, "A", run_a, _score(view, trace_a.item, run_a), at)
+    _, endpoint, _ = await _settled_run(r, t, "A", trace_a, ns, run_a, routes=[])  # B is already scored
+    t.a_endpoint = next(op["status"] for op in endpoint["ops"] if op["run"] == run_a)
 
 
 async def run_trial(r: Runner, sweep: str, spec: Spec, active: asyncio.Semaphore, attempts: int) -> Trial:

@@ -39,6 +39,8 @@ version); they are still covered by the chain digest."""
 
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
+_LINK_COLUMNS = ("sequence", "outcome_seq", "record_json", "previous_digest", "digest", "created_at")
+"""A decision link as stored in ``stopwise_decisions`` (beside its evaluation): fields of :class:`LedgerDecision`."""
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -550,32 +552,14 @@ class Ledger:
                 digest=chain_digest(previous, record_json),
                 created_at=_now(),
             )
-            conn.execute(
-                S.decisions.insert().values(
-                    evaluation_id=reg.id,
-                    sequence=link.sequence,
-                    outcome_seq=link.outcome_seq,
-                    record_json=link.record_json,
-                    previous_digest=link.previous_digest,
-                    digest=link.digest,
-                    created_at=link.created_at,
-                )
-            )
+            conn.execute(S.decisions.insert().values(evaluation_id=reg.id, **{name: getattr(link, name) for name in _LINK_COLUMNS}))
         return link
 
     def decisions(self, evaluation: str) -> list[LedgerDecision]:
         """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`)."""
         reg = self.registration(evaluation)
         return [
-            LedgerDecision(
-                sequence=int(r.sequence),
-                outcome_seq=int(r.outcome_seq),
-                record=_parse_record(r.record_json),
-                record_json=r.record_json,
-                previous_digest=r.previous_digest,
-                digest=r.digest,
-                created_at=r.created_at,
-            )
+            LedgerDecision(record=_parse_record(r.record_json), **{name: getattr(r, name) for name in _LINK_COLUMNS})
             for r in self._decision_rows(reg)
         ]
 
@@ -584,7 +568,7 @@ class Ledger:
         with self._tx(write=False) as conn:
             return list(
                 conn.execute(
-                    select(d.sequence, d.outcome_seq, d.record_json, d.previous_digest, d.digest, d.created_at)
+                    select(*(d[name] for name in _LINK_COLUMNS))
                     .where(d.evaluation_id == reg.id)
                     .order_by(d.sequence)
                 )
