@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -78,3 +82,24 @@ def test_swebench_lite_digest_matches_the_pandas_implementation(shared_data: Pat
     assert record.input_sha256 == "c904f25bf81a20988e45cb64e465ff37a4595eaa4695e310f2b09f064895bddf"
     assert record.action == "promote" and record.n_observed == 300
     assert record.r_promote == pytest.approx(0.0003009393777239998, rel=1e-12)
+
+
+def test_decide_on_a_real_record_imports_neither_pandas_nor_scipy(shared_data: Path) -> None:
+    """``stopwise decide`` in a fresh process, on the SWE-bench Lite record: the pandas-free reader and exact
+    tails take the whole decision (the same record and digest as the pandas path above), loading no pandas
+    or SciPy."""
+    path = shared_data / "records" / "swebench_lite" / "outcomes.csv"
+    systems = sorted({line.split(",", 1)[0] for line in path.read_text(encoding="utf-8").splitlines()[1:]})[:2]
+    code = (
+        "import json, sys\nfrom stopwise.cli.main import main\ncode = main(sys.argv[1:])\n"
+        "print(json.dumps(sorted(m for m in ('pandas', 'scipy') if m in sys.modules)), file=sys.stderr)\nsys.exit(code)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(stopwise.__file__).resolve().parents[1])}
+    args = ["decide", str(path), "-t", systems[0], "-b", systems[1], "--complete", "--json"]
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr  # exit 0: promote
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    record = json.loads(done.stdout)
+    assert record["input_sha256"] == "c904f25bf81a20988e45cb64e465ff37a4595eaa4695e310f2b09f064895bddf"
+    assert record["action"] == "promote" and record["n_observed"] == 300
+    assert record["r_promote"] == pytest.approx(0.0003009393777239998, rel=1e-12)
