@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -83,6 +83,17 @@ def print_record(record: DecisionRecord) -> None:
     console.print(f"  policy     sha256 {record.policy_sha256[:16]}…  input sha256 {record.input_sha256[:16]}…")
 
 
+def exit_with_record(record: DecisionRecord, *, as_json: bool = False) -> NoReturn:
+    """Print a decision record (JSON, or the readable summary) and exit with its action's code (promote 0 … abstain 3)."""
+    from stopwise.records import ACTIONS
+
+    if as_json:
+        typer.echo(record.model_dump_json(indent=2))
+    else:
+        print_record(record)
+    raise typer.Exit(ACTIONS.index(record.action))
+
+
 def decide_command(
     outcomes: Annotated[
         list[Path], typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet); several files are joined; '-' reads standard input.")
@@ -108,18 +119,14 @@ def decide_command(
     Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
     """
     from stopwise.compare import decide
-    from stopwise.records import ACTIONS, Policy, load_policy, read_outcome_columns
+    from stopwise.records import Policy, load_policy, read_outcome_columns
 
     with user_errors(), Inputs(outcomes) as inputs:
         chosen = load_policy(policy) if policy is not None else Policy()
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
         rows = read_outcome_columns(inputs.files(outcomes))
         record = decide(rows, tested, baseline, chosen, universe=universe, budget_used=budget_used, complete=complete)
-    if as_json:
-        typer.echo(record.model_dump_json(indent=2))
-    else:
-        print_record(record)
-    raise typer.Exit(ACTIONS.index(record.action))
+    exit_with_record(record, as_json=as_json)
 
 
 @policy_app.command("init")

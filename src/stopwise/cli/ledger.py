@@ -11,8 +11,9 @@ refused as a conflict; every user error exits 4.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
@@ -48,7 +49,7 @@ from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
     from stopwise.ledger import Ledger
-    from stopwise.ledger._follow import Look
+    from stopwise.ledger._follow import FollowLook, Look
     from stopwise.ledger._follow_logs import LogLook
     from stopwise.records import DecisionRecord
 
@@ -138,16 +139,11 @@ def decide_command(
 
     Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
     """
-    from stopwise.cli.compare import print_record
-    from stopwise.records import ACTIONS
+    from stopwise.cli.compare import exit_with_record
 
     with user_errors(), _open(url) as ledger:
         record = ledger.decide(evaluation, record=not no_record)
-    if as_json:
-        typer.echo(record.model_dump_json(indent=2))
-    else:
-        print_record(record)
-    raise typer.Exit(ACTIONS.index(record.action))
+    exit_with_record(record, as_json=as_json)
 
 
 @ledger_app.command("verify")
@@ -270,16 +266,31 @@ def _log_counters(look: LogLook) -> list[tuple[str, str]]:
     return rows
 
 
-def _finish(record: DecisionRecord | None, waiting: str | None) -> None:
+_AnyLook = TypeVar("_AnyLook", bound="FollowLook")
+
+
+def _follow_live(
+    title: str, looks: Iterable[_AnyLook], counters: Callable[[_AnyLook], list[tuple[str, str]]], waiting: Callable[[_AnyLook], str | None]
+) -> _AnyLook | None:
+    """Show each look in the live table of ``stopwise watch`` as it comes; the last look (None when there was none)."""
+    from rich.live import Live
+
+    last: _AnyLook | None = None
+    with Live(_look_table(title, [], None, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
+        for look in looks:
+            last = look
+            live.update(_look_table(title, counters(look), look.record, waiting(look), "decided" if look.final else "following"), refresh=True)
+    return last
+
+
+def _finish(record: DecisionRecord | None, waiting: str | None) -> NoReturn:
     """Print the last decision and exit with its code (2 while there is none)."""
-    from stopwise.cli.compare import print_record
-    from stopwise.records import ACTIONS
+    from stopwise.cli.compare import exit_with_record
 
     if record is None:
         console.print(f"no decision yet: {escape(waiting or 'no outcomes')}")
         raise typer.Exit(2)
-    print_record(record)
-    raise typer.Exit(ACTIONS.index(record.action))
+    exit_with_record(record)
 
 
 Target = Annotated[
@@ -347,21 +358,13 @@ def watch_command(
 
 
 def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool) -> None:
-    from rich.live import Live
-
     from stopwise.ledger._follow import follow
 
-    last: Look | None = None
     with user_errors(), _open(url) as ledger:
         looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
-        with Live(_look_table(evaluation, [], None, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
-            for look in looks:
-                last = look
-                table = _look_table(evaluation, _ledger_counters(look), look.record, look.waiting, "decided" if look.final else "following")
-                live.update(table, refresh=True)
+        last = _follow_live(evaluation, looks, _ledger_counters, lambda look: look.waiting)
     if last is None:
         _finish(None, "no outcomes")
-    assert last is not None
     _finish(last.record, last.waiting)
 
 
@@ -384,13 +387,10 @@ def _watch_logs(
     timeout: float | None,
     no_record: bool,
 ) -> None:
-    from rich.live import Live
-
     from stopwise.errors import ValidationError
     from stopwise.ledger._follow_logs import follow_inspect_logs
     from stopwise.records import Policy, load_policy
 
-    last: LogLook | None = None
     with user_errors():
         if evaluation is not None:
             raise InputError(
@@ -408,19 +408,13 @@ def _watch_logs(
             directory, tested, baseline, chosen, universe=universe, system=system, scorer=scorer, errors=errors,
             elapsed=elapsed, interval=interval, timeout=timeout,
         )
-        title = f"{directory}: {tested} vs {baseline}"
         try:
-            with Live(_look_table(title, [], None, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
-                for look in looks:
-                    last = look
-                    table = _look_table(title, _log_counters(look), look.record, look.reason, "decided" if look.final else "following")
-                    live.update(table, refresh=True)
+            last = _follow_live(f"{directory}: {tested} vs {baseline}", looks, _log_counters, lambda look: look.reason)
         except ValidationError as exc:
             hint_system_naming(exc, system)
             raise
     if last is None:
         _finish(None, "no finished Inspect log")
-    assert last is not None
     _finish(last.record, last.reason)
 
 
