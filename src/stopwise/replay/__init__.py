@@ -1,5 +1,13 @@
 """Completed-record replay: task orders, the budget grid, metrics and minimum sufficient budgets."""
 
+from stopwise.compare import (  # the task orders of the replay are the decision layer's
+    cost_first_orders,
+    coverage_aware_orders,
+    coverage_deadlines,
+    neyman_orders,
+    task_order,
+    uniform_orders,
+)
 from stopwise.replay._engine import (
     CASE_COLUMNS,
     DEFAULT_BUDGETS,
@@ -10,14 +18,6 @@ from stopwise.replay._engine import (
 )
 from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, live_replay, replay_live
 from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
-from stopwise.replay._orders import (
-    cost_first_orders,
-    coverage_aware_orders,
-    coverage_deadlines,
-    neyman_orders,
-    uniform_orders,
-)
-from stopwise.replay._plan import task_order
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
 from stopwise.replay._report import markdown_report, markdown_table, plot_unresolved, table_two
 from stopwise.replay._run import ReplayResult, replay, source_table

@@ -21,23 +21,21 @@ from stopwise.compare import (
     PROMOTE,
     REJECT,
     budget_task_count,
+    cost_first_orders,
+    coverage_aware_orders,
     exact_tails_from_counts,
     exceeds_threshold,
     lattice_threshold,
+    neyman_from_draws,
     normal_tails_from_moments,
     required_counts,
     routine_actions,
     serfling_tails_from_moments,
-)
-from stopwise.errors import ArgumentError, ComparisonError
-from stopwise.records import ACTIONS, Policy
-from stopwise.replay._orders import (
-    cost_first_orders,
-    coverage_aware_orders,
-    neyman_from_draws,
     stratified_draws,
     uniform_orders,
 )
+from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.records import ACTIONS, Policy
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_policy"]
