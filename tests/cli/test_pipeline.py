@@ -124,6 +124,7 @@ def test_literal_constants_match_the_library() -> None:
     from stopwise.cli import early as early_cli
     from stopwise.cli import ingest as ingest_cli
     from stopwise.cli import replay as replay_cli
+    from stopwise.compare._betting import STRATEGIES
     from stopwise.early import THRESHOLDS
     from stopwise.ingest import INGEST_FORMATS
     from stopwise.ingest._inspect import SYSTEM_SOURCES
@@ -132,3 +133,4 @@ def test_literal_constants_match_the_library() -> None:
     assert early_cli.THRESHOLDS == THRESHOLDS and replay_cli.LIVE_RULES == LIVE_RULES
     assert ingest_cli.INGEST_FORMATS == INGEST_FORMATS and common_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
     assert replay_cli._DEFAULT_BUDGETS == ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
+    assert replay_cli.STRATEGIES == STRATEGIES

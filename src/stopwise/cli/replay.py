@@ -26,6 +26,8 @@ _DEFAULT_BUDGETS = "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0
 """:data:`stopwise.replay.DEFAULT_BUDGETS` as text (a test keeps them equal)."""
 LIVE_RULES = ("betting-wor", "fixed-budget")
 """:data:`stopwise.replay.LIVE_RULES` (a test keeps them equal)."""
+STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
+""":data:`stopwise.compare._betting.STRATEGIES` (a test keeps them equal)."""
 _Result = TypeVar("_Result")
 
 
@@ -95,7 +97,7 @@ def replay_command(
     ] = None,
     rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ",".join(LIVE_RULES),
     strategy: Annotated[
-        str, typer.Option(help="With --looks: betting strategy (auto, mixture, max, horizon, agrapa or plug-in).")
+        str, typer.Option(help="With --looks: betting strategy (" + ", ".join(STRATEGIES) + ").")
     ] = "auto",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --looks: threads for the betting batches.")] = 1,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
@@ -136,8 +138,8 @@ def replay_command(
         chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
         if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
             raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")
-        if strategy not in ("auto", "mixture", "max", "horizon", "agrapa", "plug-in"):
-            raise InputError(f"--strategy must be auto, mixture, max, horizon, agrapa or plug-in; got {strategy!r}")
+        if strategy not in STRATEGIES:
+            raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
         if jobs < 1:
             raise InputError(f"--jobs must be a positive integer; got {jobs}")
         records: dict[str, pd.DataFrame] = {}
