@@ -117,6 +117,35 @@ def test_demo_runs_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert [r.digest() for r in again] == [r.digest() for r in records]  # equal but for decided_at
 
 
+def test_demo_never_writes_into_a_directory_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "decisions.jsonl").write_text("my own notes\n")
+    assert main(["demo", "--tasks", "60", "--systems", "3", "--out", str(mine)]) == 4
+    assert "is a directory stopwise did not write" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["decisions.jsonl"] and (mine / "decisions.jsonl").read_text() == "my own notes\n"
+    ours = tmp_path / "ours"
+    assert main(["demo", "--tasks", "60", "--systems", "3", "--out", str(ours)]) == 0
+    assert main(["demo", "--tasks", "60", "--systems", "3", "--out", str(ours)]) == 4
+    assert "pass --force to replace it" in capsys.readouterr().err
+    assert main(["demo", "--tasks", "60", "--systems", "3", "--seed", "1", "--out", str(ours), "--force"]) == 0
+    assert {p.name for p in ours.iterdir()} == {".stopwise-output", "decisions.jsonl", "synthetic_outcomes.csv"}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".stopwise-tmp")]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seed", "-1"], "Invalid value for '--seed'"),  # a usage error: exit 4 like every input error
+        (["--tasks", "10001"], "the demo takes at most 10,000 tasks and 20 systems; got --tasks 10,001"),
+        (["--systems", "21"], "got --tasks 400, --systems 21"),
+    ],
+)
+def test_demo_refuses_bad_sizes_and_seeds(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", *args]) == 4
+    assert message in capsys.readouterr().err
+
+
 def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tasks = tmp_path / "tasks.csv"
     tasks.write_text("task,group\n" + "".join(f"t{i},{'ab'[i % 2]}\n" for i in range(8)))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +210,18 @@ def test_jsonl_rows_must_be_flat_objects(tmp_path: Path) -> None:
     message = _refused(tmp_path, "o.jsonl", '[1, 2]\n{"system": {"a": 1}, "task": "t", "outcome": 1}\n')
     assert "row 1: must be one JSON object; got 'list'" in message
     assert "row 2, field 'system': must be a single value" in message
+
+
+@pytest.mark.parametrize("data", [b"system,task,outcome\nA,t1,1\nB,t1,0\nA,t2,\xff\xfe1\n", bytes(range(256)) * 8])
+def test_bytes_that_are_not_utf8_are_refused_without_a_traceback(tmp_path: Path, data: bytes) -> None:
+    # pyarrow's fast reader fails while decoding such a row for its invalid-row handler and reports that as an
+    # "Exception ignored" traceback on stderr (pytest would turn it into a warning, so run a fresh interpreter);
+    # the reader must catch it and let the exact reader name the byte
+    path = tmp_path / "o.csv"
+    path.write_bytes(data)
+    code = "from stopwise.cli.main import run; run()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "decide", str(path), "-t", "A", "-b", "B"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 4
+    assert re.fullmatch(r"error: \S*o\.csv: is not UTF-8 text \(invalid start byte at byte \d+\)\n", done.stderr), done.stderr

@@ -140,10 +140,10 @@ def policy_init(
     if path is None:
         typer.echo(DEFAULT_POLICY_TOML, nl=False)
         return
-    with user_errors():
-        if path.exists() and not force:
-            raise FileFormatError(f"{path}: exists; pass --force to overwrite it")
-        path.write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
+    from stopwise._atomic import Outputs
+
+    with user_errors(), Outputs(force=force) as outputs:
+        outputs.file(path).write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
     console.print(f"wrote {path}")
 
 
@@ -166,18 +166,33 @@ def policy_check(
     typer.echo(f"sha256 {policy.sha256()}")
 
 
+MAX_DEMO_TASKS = 10_000
+MAX_DEMO_SYSTEMS = 20
+"""Bounds of ``stopwise demo`` (memory grows with tasks x systems)."""
+
+
 def demo_command(
-    seed: Annotated[int, typer.Option(help="Seed of the synthetic record and the task order.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the synthetic record and the task order.")] = 0,
     tasks: Annotated[int, typer.Option(help="Tasks in the synthetic benchmark.")] = 400,
     systems: Annotated[int, typer.Option(help="Systems in the synthetic benchmark.")] = 8,
-    out: Annotated[Path | None, typer.Option(help="Also write the record and decision records here.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write the record and decision records into this (new or empty) directory.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision records as JSON lines.")] = False,
 ) -> None:
     """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets."""
+    from stopwise._atomic import Outputs
     from stopwise.compare import budget_task_count, decide
     from stopwise.records import Policy, TaskUniverse, synthetic_benchmark, write_outcomes
 
-    with user_errors():
+    with user_errors(), Outputs(force=force) as outputs:
+        folder = outputs.directory(out) if out is not None else None
+        if tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
+            raise InputError(
+                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --tasks {tasks:,}, "
+                f"--systems {systems:,} (stopwise.synthetic_benchmark has no such limit)"
+            )
         rows = synthetic_benchmark(tasks, systems, rng=seed)
         names = sorted(rows["system"].unique())
         tested, baseline = names[-1], names[-2]
@@ -190,6 +205,9 @@ def demo_command(
             view = pair[pair["task"].isin(order[:k])]
             policy = Policy.model_validate({"budget": {"limit": budget}})
             records.append((budget, decide(view, tested, baseline, policy, universe=universe)))
+        if folder is not None:
+            write_outcomes(rows, folder / "synthetic_outcomes.csv")
+            (folder / "decisions.jsonl").write_text("".join(r.model_dump_json() + "\n" for _, r in records), encoding="utf-8")
     if as_json:
         for _, record in records:
             typer.echo(record.model_dump_json())
@@ -218,10 +236,6 @@ def demo_command(
         console.print("Decision record at 100 % budget:")
         print_record(full)
     if out is not None:
-        with user_errors():
-            out.mkdir(parents=True, exist_ok=True)
-            write_outcomes(rows, out / "synthetic_outcomes.csv")
-            (out / "decisions.jsonl").write_text("".join(r.model_dump_json() + "\n" for _, r in records))
         console.print(f"wrote {out / 'synthetic_outcomes.csv'} and {out / 'decisions.jsonl'}")
 
 

@@ -42,6 +42,7 @@ import csv
 import io
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -166,6 +167,11 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
         invalid.append(row)
         return "skip"
 
+    # pyarrow decodes an invalid row's text before calling the handler; on bytes that are not UTF-8 that
+    # fails inside pyarrow, which reports it as an "Exception ignored" traceback on stderr. Catch it here:
+    # such a file goes to the exact reader, which says where the text stops being UTF-8.
+    unraisable: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
     try:
         table = pv.read_csv(
             pa.BufferReader(data) if data is not None else str(path),
@@ -180,7 +186,9 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
         )
     except (pa.ArrowException, OSError):
         return None
-    if invalid or table.column_names != list(header or []):
+    finally:
+        sys.unraisablehook = hook
+    if invalid or unraisable or table.column_names != list(header or []):
         return None
     # to_pylist, not to_numpy: pyarrow converts text to NumPy through pandas, and the decision path does not load pandas
     return {name: _objects(table.column(i).to_pylist()) for i, name in enumerate(names)}
