@@ -23,7 +23,7 @@ from stopwise.cli._common import (
     task_universe,
     user_errors,
 )
-from stopwise.errors import FileFormatError
+from stopwise.errors import FileFormatError, InputError
 
 if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --help` stays light
     import numpy as np
