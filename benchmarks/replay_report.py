@@ -64,7 +64,7 @@ def _row(summary: pd.DataFrame, **where: object) -> pd.Series:
 def _run(label: str, records: dict[str, pd.DataFrame], out: Path, **kwargs: object) -> ReplayResult:
     start = time.perf_counter()
     result = replay(records, **kwargs)  # type: ignore[arg-type]
-    result.write(out / label, figure=False)
+    result.write(out / label, figure=False, force=True)  # the benchmark replaces its own earlier output
     print(f"{label}: {int(result.cases['orders'].sum()):,} decisions in {time.perf_counter() - start:.1f} s")
     return result
 

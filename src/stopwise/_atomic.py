@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
 from stopwise.errors import OutputExistsError
 
-__all__ = ["MARKER", "Outputs", "check_output"]
+__all__ = ["MARKER", "Outputs", "check_output", "write_directory"]
 
 MARKER = ".stopwise-output"
 """File that marks a directory as written by stopwise (and so replaceable with ``--force``)."""
@@ -163,3 +164,32 @@ class Outputs:
                 raise
         else:
             self.discard()
+
+
+def write_directory(path: str | os.PathLike[str], fill: Callable[[Path], Iterable[Path]], *, force: bool = False) -> list[Path]:
+    """Write one stopwise output directory atomically; returns the written paths under ``path``.
+
+    ``fill(staging)`` writes the files into a fresh staging directory beside ``path`` and returns
+    their paths; the staging directory (with :data:`MARKER`) then replaces ``path``. ``path`` may be
+    new or an empty directory; an earlier stopwise output directory is replaced only with ``force``;
+    any other directory is refused before ``fill`` runs. On any failure nothing is left behind.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> def fill(folder):
+    ...     _ = (folder / "a.txt").write_text("hello")
+    ...     return [folder / "a.txt"]
+    >>> [p.name for p in write_directory(d / "out", fill)]
+    ['a.txt']
+    >>> write_directory(d / "out", fill)
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.OutputExistsError: .../out: holds earlier stopwise output; pass --force to replace it
+    """
+    target = Path(path)
+    with Outputs(force=force) as outputs:
+        staging = outputs.directory(target)
+        written = [target / Path(p).relative_to(staging) for p in fill(staging)]
+    return written

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise import Policy, write_outcomes
+from stopwise import OutputExistsError, Policy, write_outcomes
 from stopwise.cli.main import main
 from stopwise.compare import betting_boundary, coverage_state, tail_probabilities
 from stopwise.records import read_outcomes, synthetic_benchmark
@@ -183,3 +183,20 @@ def test_mirrored_pairs_at_zero_equal_their_own_replay() -> None:
     for i, run in enumerate(mirrored):
         np.testing.assert_array_equal(run.action, action[i])
         np.testing.assert_array_equal(run.stop, stop[i])
+
+
+def test_write_never_touches_a_directory_stopwise_did_not_write(tmp_path: Path) -> None:
+    live = live_replay({"synthetic": synthetic_benchmark(60, 3, rng=0)}, thresholds=[0.0], n_orders=5, looks=5)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "live_summary.csv").write_text("my own table\n")
+    with pytest.raises(OutputExistsError, match="is a directory stopwise did not write"):
+        live.write(mine)
+    assert [p.name for p in mine.iterdir()] == ["live_summary.csv"] and (mine / "live_summary.csv").read_text() == "my own table\n"
+    ours = tmp_path / "ours"
+    first = live.write(ours, figure=False)
+    assert [p.parent for p in first] == [ours] * 6 and (ours / ".stopwise-output").is_file()
+    with pytest.raises(OutputExistsError, match="holds earlier stopwise output; pass --force"):
+        live.write(ours)
+    assert live.write(ours, force=True)[0] == ours / "live_pairs.csv"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".stopwise-tmp")]

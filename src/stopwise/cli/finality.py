@@ -163,16 +163,17 @@ def _replay(
     A fresh service is started on 127.0.0.1 (ephemeral port) and stopped at the end. Exit code 0
     when every measured count equals the expected one, 1 otherwise.
     """
-    from stopwise._atomic import Outputs
+    from stopwise._atomic import check_output
     from stopwise.errors import InputError
     from stopwise.finality import ReplaySchedule, run_controlled_replay
 
-    with user_errors(), Outputs(force=force) as outputs:
+    with user_errors():
         if not 1 <= repetitions <= 100:
             raise InputError(f"--repetitions must be an integer from 1 to 100; got {repetitions}")
-        folder = outputs.directory(out) if out is not None else None
+        if out is not None:
+            check_output(out, force=force, directory=True)  # before the replay; written atomically at the end
         result = run_controlled_replay(ReplaySchedule(repetitions=repetitions), conditions=condition or None)
-        files = [out / f.relative_to(folder) for f in result.write(folder)] if out is not None and folder else []
+        files = result.write(out, force=force) if out is not None else []
     if as_json:
         console.print_json(json.dumps(result.summary()))
     else:

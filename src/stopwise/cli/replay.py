@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stopwise._atomic import Outputs
+from stopwise._atomic import check_output
 from stopwise.cli._common import Inputs, console, print_json, user_errors
 from stopwise.errors import InputError
 
@@ -69,7 +69,6 @@ def _source_name(path: Path) -> str:
 
 
 def replay_command(
-    ctx: typer.Context,
     outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each; '-' reads one from standard input.")],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
     policies: Annotated[
@@ -109,10 +108,9 @@ def replay_command(
     from stopwise.records import Policy, load_policy, read_outcomes
     from stopwise.replay import STANDARD_POLICIES, replay, table_two
 
-    outputs = Outputs(force=force)
-    ctx.call_on_close(outputs.discard)  # a failed or interrupted run leaves nothing
     with user_errors():
-        folder = outputs.directory(out) if out is not None else None  # checked before any computation
+        if out is not None:
+            check_output(out, force=force, directory=True)  # before any computation; written atomically at the end
         base = load_policy(policy) if policy is not None else Policy()
         if policies == "all":
             names: list[str] | None = [
@@ -151,12 +149,12 @@ def replay_command(
                 records[name] = read_outcomes(inputs.file(path))
         shared = _Shared(records, base, names, _numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
         if live_looks is not None:
-            _live(shared, live_looks, live_fixed, chosen_rules, strategy, jobs, out, folder, outputs, as_json)
+            _live(shared, live_looks, live_fixed, chosen_rules, strategy, jobs, out, force, as_json)
             return
         result = shared.run(
             "replay", replay, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
         )
-    written = _write(result, out, folder, outputs)
+    written = _write(result, out, force)
     if as_json:
         print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings, "wrote": [str(p) for p in written]})
         return
@@ -235,14 +233,12 @@ class _Shared:
                 raise InputError(str(exc)) from exc
 
 
-def _write(result: Any, out: Path | None, folder: Path | None, outputs: Outputs) -> list[Path]:
-    """Write a replay's files into the staging folder and move them to ``out``; the paths under ``out``."""
-    if out is None or folder is None:
+def _write(result: Any, out: Path | None, force: bool) -> list[Path]:
+    """Write a replay's files to ``out`` (atomically, by the result's own ``write``); the written paths."""
+    if out is None:
         return []
     with user_errors():
-        written = [out / p.relative_to(folder) for p in result.write(folder)]
-        outputs.commit()
-    return written
+        return list(result.write(out, force=force))
 
 
 def _frame_table(title: str, frame: pd.DataFrame) -> Table:
@@ -263,8 +259,7 @@ def _live(
     strategy: str,
     jobs: int,
     out: Path | None,
-    folder: Path | None,
-    outputs: Outputs,
+    force: bool,
     as_json: bool = False,
 ) -> None:
     """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
@@ -273,7 +268,7 @@ def _live(
 
     with user_errors():
         result = shared.run("live replay", live_replay, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy, n_jobs=jobs)
-    written = _write(result, out, folder, outputs)
+    written = _write(result, out, force)
     if as_json:
         print_json({"summary": result.summary, "settings": result.settings, "wrote": [str(p) for p in written]})
         return

@@ -10,7 +10,7 @@ from typing import Any, Literal, NamedTuple
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from stopwise.errors import FileFormatError, InputError
+from stopwise.errors import InputError
 from stopwise.finality._check import RunCheck, ScoredRun
 from stopwise.finality._effects import OpenEffectsRecord
 from stopwise.finality._rows import finality_rows
@@ -275,22 +275,25 @@ class ControlledReplay(_Model):
             "stopwise_version": self.stopwise_version,
         }
 
-    def write(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Write the record and its evidence to ``directory`` (created if needed).
+    def write(self, directory: str | os.PathLike[str], *, force: bool = False) -> list[Path]:
+        """Write the record and its evidence into a new directory, atomically.
 
         Files: ``replay.json`` (:meth:`summary`), and per condition ``<condition>.effects.json``
         (the open-effects record), ``<condition>.checks.jsonl`` (one completion check per run) and
         ``<condition>.outcomes.csv`` (outcome rows for :func:`stopwise.compare.decide`).
+        ``directory`` may be new or empty; an earlier stopwise output directory is replaced only with
+        ``force``, any other one never (:func:`stopwise._atomic.write_directory`).
 
         Returns
         -------
         list of pathlib.Path
             The files written.
         """
-        folder = Path(directory)
-        if folder.exists() and not folder.is_dir():
-            raise FileFormatError(f"{folder}: exists and is not a directory")
-        folder.mkdir(parents=True, exist_ok=True)
+        from stopwise._atomic import write_directory
+
+        return write_directory(directory, self._fill, force=force)
+
+    def _fill(self, folder: Path) -> list[Path]:
         written = [folder / "replay.json"]
         written[0].write_text(json.dumps(self.summary(), indent=2) + "\n", encoding="utf-8")
         for result in self.conditions:

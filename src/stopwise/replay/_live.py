@@ -292,29 +292,28 @@ class LiveReplay:
     summary: pd.DataFrame
     settings: dict[str, Any] = field(default_factory=dict)
 
-    def write(self, directory: str | Path, *, figure: bool = True) -> list[Path]:
+    def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
         """Write ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv``,
-        ``live_settings.json`` and ``live_resolved.png``; returns the written paths."""
+        ``live_settings.json`` and ``live_resolved.png`` into a new directory, atomically; returns the
+        written paths. ``directory`` may be new or empty; an earlier stopwise output directory is replaced
+        only with ``force``, any other one never (:func:`stopwise._atomic.write_directory`)."""
+        from stopwise._atomic import write_directory
+
+        return write_directory(directory, lambda folder: self._fill(folder, figure=figure), force=force)
+
+    def _fill(self, out: Path, *, figure: bool) -> list[Path]:
         from stopwise.replay._report import markdown_table
 
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, table in (("live_pairs", self.pairs), ("live_summary", self.summary), ("live_curve", self.curve)):
-            written.append(_atomic(out / f"{name}.csv", table.to_csv(index=False)))
-        written.append(_atomic(out / "live_summary.json", self.summary.to_json(orient="records", indent=1)))
-        written.append(_atomic(out / "live_summary.md", "# Live-look replay\n\n" + markdown_table(summary_table(self.summary)) + "\n"))
-        written.append(_atomic(out / "live_settings.json", json.dumps(self.settings, indent=1, sort_keys=True)))
+        texts = {f"{name}.csv": table.to_csv(index=False) for name, table in (("live_pairs", self.pairs), ("live_summary", self.summary), ("live_curve", self.curve))}
+        texts["live_summary.json"] = self.summary.to_json(orient="records", indent=1)
+        texts["live_summary.md"] = "# Live-look replay\n\n" + markdown_table(summary_table(self.summary)) + "\n"
+        texts["live_settings.json"] = json.dumps(self.settings, indent=1, sort_keys=True)
+        for name, text in texts.items():
+            (out / name).write_text(text, encoding="utf-8")
+        written = [out / name for name in texts]
         if figure:
             written.append(plot_live(self.curve, out / "live_resolved.png"))
         return written
-
-
-def _atomic(path: Path, text: str) -> Path:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text)
-    partial.replace(path)
-    return path
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:

@@ -82,17 +82,22 @@ class ReplayResult:
     decisions: pd.DataFrame | None
     settings: dict[str, Any] = field(default_factory=dict)
 
-    def write(self, directory: str | Path, *, figure: bool = True) -> list[Path]:
-        """Write the records, tables and figure; returns the written paths.
+    def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
+        """Write the records, tables and figure into a new directory, atomically; returns the written paths.
 
         Files: ``cases.parquet`` (per-pair decision records), ``decisions.parquet`` (when kept),
         ``summary.{csv,json,md}``, ``sufficiency.{csv,json,md}``, ``sources.csv``,
-        ``settings.json`` and ``unresolved.png``.
+        ``settings.json`` and ``unresolved.png``. ``directory`` may be new or empty; an earlier
+        stopwise output directory is replaced only with ``force``, any other one never
+        (:func:`stopwise._atomic.write_directory`).
         """
+        from stopwise._atomic import write_directory
+
+        return write_directory(directory, lambda folder: self._fill(folder, figure=figure), force=force)
+
+    def _fill(self, out: Path, *, figure: bool) -> list[Path]:
         from stopwise.replay._report import markdown_report, plot_unresolved
 
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
         written = []
         self.cases.to_parquet(out / "cases.parquet", index=False)
         written.append(out / "cases.parquet")
