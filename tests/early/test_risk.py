@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -159,16 +160,30 @@ def test_cross_fitted_calibration_scores_every_training_run_out_of_fold(small_pa
     folds = model._task_folds(corpus, np.arange(len(runs)), split_seed)
     tasks = np.array([r.task for r in runs])
     assert all(np.unique(folds[tasks == t]).shape[0] == 1 for t in np.unique(tasks))
-    inner_idx, out_idx = np.flatnonzero(folds != 0), np.flatnonzero(folds == 0)
-    inner = EarlyOutcomeModel(**small_params)._fit_features(
-        model.featurizer_, model.featurizer_._transform_corpus(corpus, inner_idx), corpus, inner_idx, head_seed
-    )
-    assert set(inner.classifier_.validation_groups_).isdisjoint(tasks[out_idx])
-    out_scores = halting_scores(inner._proba_from_features(model.featurizer_._transform_corpus(corpus, out_idx)))
-    np.testing.assert_allclose(out_scores, model.calibration_scores_[out_idx], atol=1e-9)
-    # the deployed heads are the ones a fixed-threshold model fits on all runs
+    fold_proba = []
+    for j in range(3):
+        inner_idx, out_idx = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
+        inner = EarlyOutcomeModel(**small_params)._fit_features(
+            model.featurizer_, model.featurizer_._transform_corpus(corpus, inner_idx), corpus, inner_idx, head_seed
+        )
+        assert set(inner.classifier_.validation_groups_).isdisjoint(tasks[out_idx])
+        out_scores = halting_scores(inner._proba_from_features(model.featurizer_._transform_corpus(corpus, out_idx)))
+        np.testing.assert_allclose(out_scores, model.calibration_scores_[out_idx], atol=1e-9)
+        fold_proba.append(np.vstack(inner.predict_proba(runs[:3])))
+    # the deployed model is the mean of those fold heads' probabilities (no heads refitted on all runs) ...
+    assert model.deployed_heads_ == "fold-average" and model.classifier_.n_folds == 3
+    assert model.quality_["deployed_heads"] == "fold-average: the mean of the 3 task-fold heads"
+    np.testing.assert_allclose(np.vstack(model.predict_proba(runs[:3])), np.mean(fold_proba, axis=0), atol=1e-12)
+    # ... and with deployed_heads="refit" the heads a fixed-threshold model fits on all runs; the thresholds, the
+    # calibration scores and the guard do not depend on which heads are deployed
     fixed = EarlyOutcomeModel(**small_params).fit(runs)
-    np.testing.assert_allclose(np.vstack(fixed.predict_proba(runs[:3])), np.vstack(model.predict_proba(runs[:3])), atol=1e-12)
+    refit = EarlyOutcomeModel(**small_params, max_halt_error=0.1, calibration_folds=3, deployed_heads="refit").fit(runs)
+    assert refit.deployed_heads_ == "refit" and refit.quality_["deployed_heads"] == "refit: heads fitted on all training runs"
+    np.testing.assert_allclose(np.vstack(fixed.predict_proba(runs[:3])), np.vstack(refit.predict_proba(runs[:3])), atol=1e-12)
+    assert refit.thresholds_ == model.thresholds_
+    np.testing.assert_array_equal(refit.calibration_scores_, model.calibration_scores_)
+    assert refit.guard_ is not None and model.guard_ is not None
+    assert json.dumps(refit.guard_.as_dict()) == json.dumps(model.guard_.as_dict()) == json.dumps(fixed.guard_.as_dict())
     with pytest.raises(InputError, match="calibration_folds"):
         EarlyOutcomeModel(**small_params, max_halt_error=0.1, calibration_folds=16).fit(runs)
 
