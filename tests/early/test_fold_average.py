@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sklearn.base import clone
+from tests.early.conftest import SMALL, make_runs
 
 from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, FoldAverageClassifier, load_model
 from stopwise.errors import InputError, ValidationError
 from stopwise.records import Trajectory
-from tests.early.conftest import SMALL, make_runs
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_fold_heads_must_match_the_folds_of_the_parameters(averaged: EarlyOutcom
 def test_deployed_heads_is_a_validated_parameter_kept_by_clone(averaged: EarlyOutcomeModel, cross_runs: list[Trajectory]) -> None:
     assert averaged.get_params()["deployed_heads"] == "fold-average"
     copy = clone(averaged)
-    assert copy.get_params() .keys() == averaged.get_params().keys() and copy.deployed_heads == "fold-average"
+    assert copy.get_params().keys() == averaged.get_params().keys() and copy.deployed_heads == "fold-average"
     assert not hasattr(copy, "classifier_")
     assert clone(averaged.set_params(deployed_heads="refit")).deployed_heads == "refit"
     averaged.set_params(deployed_heads="fold-average")

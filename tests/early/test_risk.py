@@ -227,18 +227,22 @@ def _score(model: tuple[np.ndarray, np.ndarray], X: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(model[1][0] * (X @ model[0]) + model[1][1])))
 
 
-def test_cross_fitted_guarantee_holds_for_the_fold_models_in_at_least_95_percent_of_repetitions() -> None:
+def test_cross_fitted_guarantee_holds_for_the_deployed_fold_average_in_at_least_95_percent_of_repetitions() -> None:
     """Learn-then-Test on out-of-fold scores (5 task folds of 60 tasks, ε = 0.1, δ = 0.05, halted unit).
 
     The true risk at the chosen threshold (exact failure probabilities of 20 000 runs of fresh tasks) is ≤ ε in
-    ≥ 95 % of 100 repetitions for the fold models (their mean risk: what the out-of-fold scores measure); on
-    the deployed model's own in-sample scores the same procedure fails most of the time. The pipeline fitted on
-    all tasks is not covered: the benchmark (500 repetitions) measures it below 95 % (docs/early_results.md).
+    ≥ 95 % of 100 repetitions for what ``EarlyOutcomeModel`` deploys when cross-fitted — the mean of the fold
+    models' calibrated probabilities (``deployed_heads="fold-average"``) — and for the fold models themselves
+    (their mean risk: what the out-of-fold scores measure). The bar is the issue's 95 % itself, no tolerance: these
+    100 seeded repetitions measure 100 % for the average and 96 % for the fold models (the benchmark's 500: 99.2 %
+    and 95.2 %). The pipeline refitted on all tasks (``deployed_heads="refit"``) meets the bound less often (90 %
+    here, 90.6 % in the benchmark), and Learn-then-Test on the deployed model's own in-sample scores fails most of
+    the time (21 % here).
     """
     fresh_X, _, _, fresh_p = _draw_tasks(np.random.default_rng(2022), 20000, 1)
     rng = np.random.default_rng(2021)
     eps, delta, reps = 0.1, 0.05, 100
-    met_folds = met_in_sample = found = 0
+    met_average = met_folds = met_refit = met_in_sample = found = 0
     for _ in range(reps):
         X, y, task, _ = _draw_tasks(rng, 60, 8)
         final = _pipeline(X, y, task, rng)
@@ -248,14 +252,20 @@ def test_cross_fitted_guarantee_holds_for_the_fold_models_in_at_least_95_percent
             models.append(_pipeline(X[fold != j], y[fold != j], task[fold != j], rng))
             oof[fold == j] = _score(models[-1], X[fold == j])
         t = learn_then_test(oof, ~y, epsilon=eps, delta=delta, start=count_start(oof, epsilon=eps, delta=delta)).threshold
-        if t is not None:
+        if t is None:
+            met_average, met_folds, met_refit = met_average + 1, met_folds + 1, met_refit + 1
+        else:
             found += 1
-            risks = [(1 - fresh_p[_score(m, fresh_X) >= t]).mean() for m in models]
-        met_folds += t is None or float(np.mean(risks)) <= eps
+            fold_scores = np.array([_score(m, fresh_X) for m in models])
+            met_average += float((1 - fresh_p[fold_scores.mean(axis=0) >= t]).mean()) <= eps
+            met_folds += float(np.mean([(1 - fresh_p[s >= t]).mean() for s in fold_scores])) <= eps
+            met_refit += float((1 - fresh_p[_score(final, fresh_X) >= t]).mean()) <= eps
         own = _score(final, X)
         t = learn_then_test(own, ~y, epsilon=eps, delta=delta, start=count_start(own, epsilon=eps, delta=delta)).threshold
         met_in_sample += t is None or float((1 - fresh_p[_score(final, fresh_X) >= t]).mean()) <= eps
-    assert met_folds / reps >= 0.95 and found >= 0.6 * reps
+    assert found >= 0.6 * reps
+    assert met_average / reps >= 0.95 and met_folds / reps >= 0.95
+    assert met_average > met_refit
     assert met_in_sample / reps < 0.5
 
 
