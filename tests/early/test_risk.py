@@ -137,6 +137,7 @@ def test_model_with_max_halt_error_chooses_thresholds_on_held_out_tasks(small_pa
             assert rc.p_value <= 0.1 and rc.n_wrong <= rc.n_halted
     assert model.n_train_runs_ == len(runs) - 6 * 9
     assert model.quality_["reference"] == "calibration runs"
+    assert model.quality_["deployed_heads"] == "refit: heads fitted on the training runs outside the calibration tasks"
     off = EarlyOutcomeModel(**small_params, success_threshold=None, max_halt_error=0.1, calibration_folds=None).fit(runs)
     assert off.thresholds_["success"] is None and "success" not in off.risk_control_
 

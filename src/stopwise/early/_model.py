@@ -493,10 +493,11 @@ class EarlyOutcomeModel(BaseEstimator):
             ref_runs, risk_proba, self.thresholds_, min_halt_step=self.min_halt_step, reference=reference,
             risk_control={k: v.as_dict() for k, v in self.risk_control_.items()},
         )
-        self.quality_["deployed_heads"] = (
-            f"fold-average: the mean of the {self.calibration_folds} {self.calibration_groups}-fold heads"
-            if self.deployed_heads_ == "fold-average" else "refit: heads fitted on all training runs"
-        )
+        if self.deployed_heads_ == "fold-average":
+            deployed = f"fold-average: the mean of the {self.calibration_folds} {self.calibration_groups}-fold heads"
+        else:
+            deployed = "refit: heads fitted on " + ("the training runs outside the calibration tasks" if cal_idx.shape[0] else "all training runs")
+        self.quality_["deployed_heads"] = deployed
         return self
 
     def _unvalidated(self, head: str, threshold: float | None) -> str | None:
