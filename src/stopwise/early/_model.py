@@ -168,6 +168,13 @@ class EarlyOutcomeModel(BaseEstimator):
     >>> guarded = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads).fit(runs)
     >>> guarded.predict([run(1, False)])[0] is None
     True
+
+    Risk-controlled thresholds, cross-fitted on 3 task folds: the model deploys the mean of the 3 fold heads
+
+    >>> mixed = [run(i, i % 3 == 0) for i in range(96)]  # both outcomes in every task
+    >>> risk = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads, max_halt_error=0.1, calibration_folds=3).fit(mixed)
+    >>> type(risk.classifier_).__name__, risk.classifier_.n_folds, risk.deployed_heads_
+    ('FoldAverageClassifier', 3, 'fold-average')
     """
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
