@@ -10,6 +10,10 @@ Every evaluation's held-out predictions go to ``--out`` (default ``out/early_rep
 
 Run: ``.venv/bin/python benchmarks/early_report.py`` (about 30 minutes on a 2-core machine), then
 ``.venv/bin/python benchmarks/early_report.py --from-saved`` to only re-render.
+
+Sections of the existing file between ``<!-- kept: ... -->`` and ``<!-- end kept -->`` (the risk-control and guard
+section, written from ``early_risk_simulation.py`` and ``early_risk_report.py``) are not this script's: they are
+carried over unchanged, before "Regenerate" (:func:`keep_sections`).
 """
 
 from __future__ import annotations
@@ -376,6 +380,11 @@ def render(evaluations: dict[str, EarlyEvaluation], speed: dict[str, Any]) -> st
     add(".venv/bin/python benchmarks/early_report.py --from-saved   # re-render from out/early_report without refitting")
     add(".venv/bin/python benchmarks/early_train_speed.py --out out/early_model   # training time on all shared runs")
     add(".venv/bin/python benchmarks/early_monitor_speed.py --model out/early_model  # per-step monitor cost")
+    add(".venv/bin/python benchmarks/early_risk_simulation.py --reps 1000   # the Learn-then-Test guarantee on simulated runs")
+    add(".venv/bin/python benchmarks/early_risk_simulation.py --cross-fit --reps 500 --epsilon 0.1   # cross-fitted calibration of a simulated learner")
+    add(".venv/bin/python benchmarks/early_risk_report.py --skip-cross --groups task --out out/early_risk          # LOAO, --max-halt-error, task folds")
+    add(".venv/bin/python benchmarks/early_risk_report.py --skip-cross --groups agent --out out/early_risk_agent   # LOAO, --max-halt-error, agent folds")
+    add(".venv/bin/python benchmarks/early_risk_report.py --skip-loao --out out/early_risk_cross                   # the guard across benchmarks")
     add("stopwise early evaluate ../shared/data/trajectories/mcpmark/trajectories.jsonl.gz --within service --out out/mcp")
     add("```")
     add("")
@@ -499,6 +508,41 @@ def measure_speed() -> dict[str, Any]:
     return {"training": training, "monitor": monitor}
 
 
+KEPT_BEGIN = "<!-- kept:"
+KEPT_END = "<!-- end kept -->"
+
+
+def keep_sections(old: str, new: str, before: str = "## Regenerate") -> str:
+    """``new`` with every kept section of ``old`` (``<!-- kept: … -->`` … ``<!-- end kept -->``) inserted before ``before``.
+
+    Examples
+    --------
+    >>> old = "# R\\nold table\\n<!-- kept: by hand -->\\n## Risk\\nfigures\\n<!-- end kept -->\\n## Regenerate\\n"
+    >>> print(keep_sections(old, "# R\\nnew table\\n## Regenerate\\ncommands\\n"), end="")
+    # R
+    new table
+    <!-- kept: by hand -->
+    ## Risk
+    figures
+    <!-- end kept -->
+    <BLANKLINE>
+    ## Regenerate
+    commands
+    """
+    kept, rest = [], old
+    while KEPT_BEGIN in rest:
+        start = rest.index(KEPT_BEGIN)
+        end = rest.find(KEPT_END, start)
+        if end < 0:
+            raise SystemExit(f"{DOC}: a kept section opened by {KEPT_BEGIN!r} has no {KEPT_END!r}; fix the file before regenerating")
+        kept.append(rest[start : end + len(KEPT_END)])
+        rest = rest[end + len(KEPT_END) :]
+    if not kept:
+        return new
+    at = new.index(before) if before in new else len(new)
+    return new[:at] + "\n\n".join(kept) + "\n\n" + new[at:]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "out" / "early_report", help="where held-out predictions are kept")
@@ -522,7 +566,8 @@ def main() -> None:
         speed_file.parent.mkdir(parents=True, exist_ok=True)
         speed_file.write_text(json.dumps(speed, indent=2), encoding="utf-8")
     args.doc.parent.mkdir(parents=True, exist_ok=True)
-    args.doc.write_text(render(evaluations, speed), encoding="utf-8")
+    previous = args.doc.read_text(encoding="utf-8") if args.doc.exists() else ""
+    args.doc.write_text(keep_sections(previous, render(evaluations, speed)), encoding="utf-8")
     print(f"wrote {args.doc}")
 
 

@@ -8,8 +8,9 @@ Run: ``.venv/bin/python benchmarks/early_risk_report.py [--out out/early_risk] [
    runs and among all runs (``risk_unit="runs"``), and ε = 0.1 among halted runs. The held-out agent's runs are
    halted at that fold's thresholds. Reported per head (alone) and for both heads: held-out halted runs,
    wrong-halt rate in the variant's unit with its standard error ``√(r (1 − r) / n)``, steps saved, |ΔPass@1|,
-   next to the fixed-threshold model (failure head at 0.90, trained on all training runs; the risk-controlled
-   variants deploy these same heads, only their thresholds differ).
+   next to the fixed-threshold model (failure head at 0.90, heads trained on all training runs). The
+   risk-controlled variants deploy the mean of their 5 fold heads (``deployed_heads="fold-average"``, the
+   default; ``--deployed-heads refit`` deploys the fixed-threshold model's heads at the chosen thresholds).
 2. **Across benchmarks**: a model trained on all of MCPMark monitors every Toolathlon run (and the reverse) with
    thresholds 0.9, 0.8 and 0.7 for each head alone: runs halted with and without the guard, their precision,
    and how many the guard held, with its most frequent reason.
@@ -91,7 +92,10 @@ def _figures(evaluation: EarlyEvaluation, halts: pd.DataFrame) -> dict[str, floa
     }
 
 
-def loao(out: Path, from_saved: bool, agents_matching: str | None = None, variant_groups: tuple[str, ...] = ("task", "agent")) -> list[str]:
+def loao(
+    out: Path, from_saved: bool, agents_matching: str | None = None, variant_groups: tuple[str, ...] = ("task", "agent"),
+    deployed_heads: str = "fold-average",
+) -> list[str]:
     folder = out / "mcpmark_loao"
     if from_saved and (folder / "evaluation.json").exists():
         evaluation = EarlyEvaluation.load(folder)
@@ -102,12 +106,15 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None, varian
         models: dict[str, EarlyOutcomeModel] = {"fixed": EarlyOutcomeModel()}
         for name, (eps, unit, groups) in RISK_VARIANTS.items():
             if groups in variant_groups:
-                models[name] = EarlyOutcomeModel(max_halt_error=eps, risk_confidence=CONFIDENCE, risk_unit=unit, calibration_groups=groups)
+                models[name] = EarlyOutcomeModel(
+                    max_halt_error=eps, risk_confidence=CONFIDENCE, risk_unit=unit, calibration_groups=groups, deployed_heads=deployed_heads,
+                )
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             evaluation = leave_one_out(runs, models, by="agent", source="mcpmark")
         evaluation.info["seconds"] = round(time.perf_counter() - started, 1)
+        evaluation.info["deployed_heads"] = deployed_heads
         folder.mkdir(parents=True, exist_ok=True)
         evaluation.save(folder, force=True)
     folds = evaluation.folds
@@ -129,7 +136,8 @@ def loao(out: Path, from_saved: bool, agents_matching: str | None = None, varian
 
     lines = [
         f"*MCPMark, leave-one-agent-out, {evaluation.runs.shape[0]} held-out runs of {evaluation.runs['agent'].nunique()} agents; "
-        f"confidence {CONFIDENCE}, cross-fitted calibration (5 {' / '.join(groups)} folds of each fold's training runs); "
+        f"confidence {CONFIDENCE}, cross-fitted calibration (5 {' / '.join(groups)} folds of each fold's training runs), "
+        f"deployed heads: {evaluation.info.get('deployed_heads', deployed_heads)}; "
         f"{evaluation.info.get('seconds', '?')} s for all variants.*",
         "",
         "Thresholds chosen per fold (success / failure; – = the head never halts) and, for "
@@ -265,11 +273,12 @@ def main() -> None:
     parser.add_argument("--skip-cross", action="store_true", help="Only the leave-one-agent-out part.")
     parser.add_argument("--groups", default="task,agent", help="Cross-fitting folds of the risk-controlled variants: task, agent or both.")
     parser.add_argument("--agents-matching", default=None, help="Leave-one-agent-out on the agents whose name contains this only.")
+    parser.add_argument("--deployed-heads", choices=["fold-average", "refit"], default="fold-average", help="What the risk-controlled variants deploy (with --from-saved: what the saved run deployed, if it did not record it).")
     parser.add_argument("--direction", choices=["both", "mcpmark", "toolathlon"], default="both", help="Training set(s) of the cross part.")
     args = parser.parse_args()
     lines: list[str] = []
     if not args.skip_loao:
-        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved, args.agents_matching, tuple(args.groups.split(","))), ""]
+        lines += ["### Leave-one-agent-out on MCPMark with risk-controlled thresholds", "", *loao(args.out, args.from_saved, args.agents_matching, tuple(args.groups.split(",")), args.deployed_heads), ""]
     if not args.skip_cross:
         lines += ["### Across benchmarks: the guard", ""]
         if args.direction in ("both", "mcpmark"):

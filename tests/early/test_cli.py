@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -66,6 +67,27 @@ def test_monitor_summary_mode(app: typer.Typer, data: Path) -> None:
     assert "replayed 5 of 48" in out
 
 
+@pytest.mark.parametrize("deployed", ["fold-average", "refit"])
+def test_train_deployed_heads_option(app: typer.Typer, data: Path, deployed: str) -> None:
+    folder = data / f"risk-{deployed}"
+    args = ["early", "train", str(data / "runs.jsonl.gz"), "--out", str(folder), "--min-steps", "5", "--max-halt-error", "0.1",
+            "--calibration-folds", "3", "--json"]
+    code, out = _invoke(app, *args, *(["--deployed-heads", deployed] if deployed == "refit" else []))  # fold-average: the default
+    assert code == 0, out
+    summary = json.loads(out)
+    assert summary["deployed_heads"] == deployed and summary["cross_fitted"] is True
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["deployed_heads"] == deployed and manifest["params"]["deployed_heads"] == deployed
+    if deployed == "fold-average":
+        assert len(summary["fold_boosting_rounds"]["failure"]) == 3 and len(manifest["fold_heads"]) == 3
+        assert summary["boosting_rounds"]["failure"] == sum(summary["fold_boosting_rounds"]["failure"])
+        assert summary["quality"]["deployed_heads"] == "fold-average: the mean of the 3 task-fold heads"
+    else:
+        assert summary["fold_boosting_rounds"] is None and "fold_heads" not in manifest
+    code, out = _invoke(app, "early", "monitor", str(folder), str(data / "runs.jsonl.gz"), "--summary", "--limit", "2")
+    assert code == 0, out
+
+
 def test_evaluate_writes_predictions_and_rows(app: typer.Typer, data: Path) -> None:
     out_dir = data / "eval"
     code, out = _invoke(
@@ -89,6 +111,7 @@ def test_evaluate_writes_predictions_and_rows(app: typer.Typer, data: Path) -> N
         (["early", "train", "{bad}", "--out", "m"], "row 2, field 'outcome': must be 0 or 1"),
         (["early", "train", "{runs}", "--out", "m", "--success-threshold", "1.5"], "--success-threshold must be a number in (0, 1]"),
         (["early", "train", "{runs}", "--out", "m", "--exclude", "colour"], "`exclude` must be a tuple"),
+        (["early", "train", "{runs}", "--out", "m", "--deployed-heads", "mean"], "--deployed-heads must be one of fold-average, refit; got 'mean'"),
         (["early", "evaluate", "{runs}", "--variant", "mlp"], "--variant must be one of"),
         (["early", "evaluate", "{runs}", "--thresholds", "0.5,x"], "--thresholds must be comma-separated numbers"),
         (["early", "evaluate", "{runs}", "--by", "team"], "field 'meta.team': must be present"),

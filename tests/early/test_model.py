@@ -139,7 +139,7 @@ def test_load_names_what_is_wrong(fitted: EarlyOutcomeModel, tmp_path: Path) -> 
     manifest = json.loads(manifest_file.read_text())
     manifest["format_version"] = 99
     manifest_file.write_text(json.dumps(manifest))
-    with pytest.raises(ValidationError, match=r"manifest.json, field 'format_version': must be 2 .*; got 99"):
+    with pytest.raises(ValidationError, match=r"manifest.json, field 'format_version': must be 3 \(this library's model format; 2 still loads\).*; got 99"):
         load_model(path)
     path = fitted.save(tmp_path / "m2")
     with open(Path(path) / "success.txt", "a") as handle:

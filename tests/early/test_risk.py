@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -136,6 +137,7 @@ def test_model_with_max_halt_error_chooses_thresholds_on_held_out_tasks(small_pa
             assert rc.p_value <= 0.1 and rc.n_wrong <= rc.n_halted
     assert model.n_train_runs_ == len(runs) - 6 * 9
     assert model.quality_["reference"] == "calibration runs"
+    assert model.quality_["deployed_heads"] == "refit: heads fitted on the training runs outside the calibration tasks"
     off = EarlyOutcomeModel(**small_params, success_threshold=None, max_halt_error=0.1, calibration_folds=None).fit(runs)
     assert off.thresholds_["success"] is None and "success" not in off.risk_control_
 
@@ -159,16 +161,30 @@ def test_cross_fitted_calibration_scores_every_training_run_out_of_fold(small_pa
     folds = model._task_folds(corpus, np.arange(len(runs)), split_seed)
     tasks = np.array([r.task for r in runs])
     assert all(np.unique(folds[tasks == t]).shape[0] == 1 for t in np.unique(tasks))
-    inner_idx, out_idx = np.flatnonzero(folds != 0), np.flatnonzero(folds == 0)
-    inner = EarlyOutcomeModel(**small_params)._fit_features(
-        model.featurizer_, model.featurizer_._transform_corpus(corpus, inner_idx), corpus, inner_idx, head_seed
-    )
-    assert set(inner.classifier_.validation_groups_).isdisjoint(tasks[out_idx])
-    out_scores = halting_scores(inner._proba_from_features(model.featurizer_._transform_corpus(corpus, out_idx)))
-    np.testing.assert_allclose(out_scores, model.calibration_scores_[out_idx], atol=1e-9)
-    # the deployed heads are the ones a fixed-threshold model fits on all runs
+    fold_proba = []
+    for j in range(3):
+        inner_idx, out_idx = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
+        inner = EarlyOutcomeModel(**small_params)._fit_features(
+            model.featurizer_, model.featurizer_._transform_corpus(corpus, inner_idx), corpus, inner_idx, head_seed
+        )
+        assert set(inner.classifier_.validation_groups_).isdisjoint(tasks[out_idx])
+        out_scores = halting_scores(inner._proba_from_features(model.featurizer_._transform_corpus(corpus, out_idx)))
+        np.testing.assert_allclose(out_scores, model.calibration_scores_[out_idx], atol=1e-9)
+        fold_proba.append(np.vstack(inner.predict_proba(runs[:3])))
+    # the deployed model is the mean of those fold heads' probabilities (no heads refitted on all runs) ...
+    assert model.deployed_heads_ == "fold-average" and model.classifier_.n_folds == 3
+    assert model.quality_["deployed_heads"] == "fold-average: the mean of the 3 task-fold heads"
+    np.testing.assert_allclose(np.vstack(model.predict_proba(runs[:3])), np.mean(fold_proba, axis=0), atol=1e-12)
+    # ... and with deployed_heads="refit" the heads a fixed-threshold model fits on all runs; the thresholds, the
+    # calibration scores and the guard do not depend on which heads are deployed
     fixed = EarlyOutcomeModel(**small_params).fit(runs)
-    np.testing.assert_allclose(np.vstack(fixed.predict_proba(runs[:3])), np.vstack(model.predict_proba(runs[:3])), atol=1e-12)
+    refit = EarlyOutcomeModel(**small_params, max_halt_error=0.1, calibration_folds=3, deployed_heads="refit").fit(runs)
+    assert refit.deployed_heads_ == "refit" and refit.quality_["deployed_heads"] == "refit: heads fitted on all training runs"
+    np.testing.assert_allclose(np.vstack(fixed.predict_proba(runs[:3])), np.vstack(refit.predict_proba(runs[:3])), atol=1e-12)
+    assert refit.thresholds_ == model.thresholds_
+    np.testing.assert_array_equal(refit.calibration_scores_, model.calibration_scores_)
+    assert refit.guard_ is not None and model.guard_ is not None
+    assert json.dumps(refit.guard_.as_dict()) == json.dumps(model.guard_.as_dict()) == json.dumps(fixed.guard_.as_dict())
     with pytest.raises(InputError, match="calibration_folds"):
         EarlyOutcomeModel(**small_params, max_halt_error=0.1, calibration_folds=16).fit(runs)
 
@@ -212,18 +228,22 @@ def _score(model: tuple[np.ndarray, np.ndarray], X: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(model[1][0] * (X @ model[0]) + model[1][1])))
 
 
-def test_cross_fitted_guarantee_holds_for_the_fold_models_in_at_least_95_percent_of_repetitions() -> None:
+def test_cross_fitted_guarantee_holds_for_the_deployed_fold_average_in_at_least_95_percent_of_repetitions() -> None:
     """Learn-then-Test on out-of-fold scores (5 task folds of 60 tasks, ε = 0.1, δ = 0.05, halted unit).
 
     The true risk at the chosen threshold (exact failure probabilities of 20 000 runs of fresh tasks) is ≤ ε in
-    ≥ 95 % of 100 repetitions for the fold models (their mean risk: what the out-of-fold scores measure); on
-    the deployed model's own in-sample scores the same procedure fails most of the time. The pipeline fitted on
-    all tasks is not covered: the benchmark (500 repetitions) measures it below 95 % (docs/early_results.md).
+    ≥ 95 % of 100 repetitions for what ``EarlyOutcomeModel`` deploys when cross-fitted — the mean of the fold
+    models' calibrated probabilities (``deployed_heads="fold-average"``) — and for the fold models themselves
+    (their mean risk: what the out-of-fold scores measure). The bar is the issue's 95 % itself, no tolerance: these
+    100 seeded repetitions measure 100 % for the average and 96 % for the fold models (the benchmark's 500: 99.2 %
+    and 95.2 %). The pipeline refitted on all tasks (``deployed_heads="refit"``) meets the bound less often (90 %
+    here, 90.6 % in the benchmark), and Learn-then-Test on the deployed model's own in-sample scores fails most of
+    the time (21 % here).
     """
     fresh_X, _, _, fresh_p = _draw_tasks(np.random.default_rng(2022), 20000, 1)
     rng = np.random.default_rng(2021)
     eps, delta, reps = 0.1, 0.05, 100
-    met_folds = met_in_sample = found = 0
+    met_average = met_folds = met_refit = met_in_sample = found = 0
     for _ in range(reps):
         X, y, task, _ = _draw_tasks(rng, 60, 8)
         final = _pipeline(X, y, task, rng)
@@ -233,14 +253,20 @@ def test_cross_fitted_guarantee_holds_for_the_fold_models_in_at_least_95_percent
             models.append(_pipeline(X[fold != j], y[fold != j], task[fold != j], rng))
             oof[fold == j] = _score(models[-1], X[fold == j])
         t = learn_then_test(oof, ~y, epsilon=eps, delta=delta, start=count_start(oof, epsilon=eps, delta=delta)).threshold
-        if t is not None:
+        if t is None:
+            met_average, met_folds, met_refit = met_average + 1, met_folds + 1, met_refit + 1
+        else:
             found += 1
-            risks = [(1 - fresh_p[_score(m, fresh_X) >= t]).mean() for m in models]
-        met_folds += t is None or float(np.mean(risks)) <= eps
+            fold_scores = np.array([_score(m, fresh_X) for m in models])
+            met_average += float((1 - fresh_p[fold_scores.mean(axis=0) >= t]).mean()) <= eps
+            met_folds += float(np.mean([(1 - fresh_p[s >= t]).mean() for s in fold_scores])) <= eps
+            met_refit += float((1 - fresh_p[_score(final, fresh_X) >= t]).mean()) <= eps
         own = _score(final, X)
         t = learn_then_test(own, ~y, epsilon=eps, delta=delta, start=count_start(own, epsilon=eps, delta=delta)).threshold
         met_in_sample += t is None or float((1 - fresh_p[_score(final, fresh_X) >= t]).mean()) <= eps
-    assert met_folds / reps >= 0.95 and found >= 0.6 * reps
+    assert found >= 0.6 * reps
+    assert met_average / reps >= 0.95 and met_folds / reps >= 0.95
+    assert met_average > met_refit
     assert met_in_sample / reps < 0.5
 
 

@@ -80,6 +80,8 @@ def _train_summary(model: EarlyOutcomeModel, path: Any) -> dict[str, Any]:
         "validation_tasks": len(heads.validation_groups_),
         "calibration_tasks": len(model.calibration_tasks_),
         "cross_fitted": model.max_halt_error is not None and model.calibration_folds is not None,
+        "deployed_heads": model.deployed_heads_,
+        "fold_boosting_rounds": getattr(heads, "fold_iterations_", None),
         "thresholds": dict(model.thresholds_),
         "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
         "guard": None if model.guard_ is None else {
@@ -141,6 +143,10 @@ def train_command(
         str, typer.Option(help="What a cross-fitting fold holds out whole: task (calibration runs are new tasks) or agent (new agents).")
     ] = "task",
     calibration_fraction: Annotated[float, typer.Option(help="Share of training tasks held out for --max-halt-error with --calibration-folds 0.")] = 0.3,
+    deployed_heads: Annotated[
+        str,
+        typer.Option(help="Cross-fitted --max-halt-error: deploy the mean of the fold heads (fold-average, the heads the thresholds were tested on) or heads refitted on all runs (refit)."),
+    ] = "fold-average",
     guard_quantile: Annotated[float, typer.Option(help="Unfamiliar-run guard: share of reference prefixes each limit excludes; 0 turns it off.")] = 0.01,
     min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
     exclude: Annotated[list[str] | None, typer.Option(help="Feature family or group to leave out (repeatable).")] = None,
@@ -158,10 +164,12 @@ def train_command(
 
     Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
     """
-    from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, read_gold, read_runs
+    from stopwise.early import DEPLOYED_HEADS, DualHeadClassifier, EarlyOutcomeModel, read_gold, read_runs
     from stopwise.early._persist import check_output_dir
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
+        if deployed_heads not in DEPLOYED_HEADS:
+            raise InputError(f"--deployed-heads must be one of {', '.join(DEPLOYED_HEADS)}; got {deployed_heads!r}")
         runs = read_runs(inputs.files(trajectories))
         golds = read_gold(inputs.file(gold)) if gold is not None else None
         model = EarlyOutcomeModel(
@@ -177,6 +185,7 @@ def train_command(
             calibration_folds=calibration_folds if calibration_folds != 0 else None,
             calibration_groups=calibration_groups,
             calibration_fraction=calibration_fraction,
+            deployed_heads=deployed_heads,
             guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
         check_output_dir(out, force=force)
@@ -188,13 +197,19 @@ def train_command(
         print(json.dumps(summary, indent=2))
         return
     heads = model.classifier_
+    rounds = summary["fold_boosting_rounds"] or {name: [n] for name, n in summary["boosting_rounds"].items()}
     console.print(
         f"trained on {model.n_train_runs_} runs ({model.n_train_prefixes_} prefixes, {len(model.features_)} features); "
-        f"boosting rounds success {heads.best_iterations_['success']}, failure {heads.best_iterations_['failure']}; "
+        f"boosting rounds success {'+'.join(map(str, rounds['success']))}, failure {'+'.join(map(str, rounds['failure']))}; "
         f"validation tasks {len(heads.validation_groups_)}"
         + (f"; calibration tasks {len(model.calibration_tasks_)}" if len(model.calibration_tasks_) else "")
         + (f" ({model.calibration_folds} {model.calibration_groups} folds, every training run scored out of fold)" if summary["cross_fitted"] else "")
     )
+    if model.deployed_heads_ == "fold-average":
+        console.print(
+            f"deployed: the mean of the {model.calibration_folds} fold heads' probabilities (the heads the thresholds were tested on); "
+            "--deployed-heads refit deploys heads refitted on all runs instead"
+        )
     _print_quality(summary)
     console.print(f"wrote {escape(str(path))}")
 

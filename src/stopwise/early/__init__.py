@@ -4,7 +4,8 @@
   of every prefix of a run, in batch or one step at a time (:class:`PrefixStream`);
 - :class:`DualHeadClassifier` — success and failure heads (LightGBM by default), Platt-calibrated
   (:class:`PlattCalibrator`) on a task-partitioned validation split;
-- :class:`EarlyOutcomeModel` — the two together with the dual-threshold halting rule, save / load;
+- :class:`EarlyOutcomeModel` — the two together with the dual-threshold halting rule, save / load; when
+  cross-fitted for risk control it deploys the mean of its fold heads (:class:`FoldAverageClassifier`);
 - :class:`OnlineMonitor` — ``observe(step)`` → :class:`Verdict` (continue, or halt with the predicted outcome,
   and why); :func:`monitor_run` replays a finished run to its outcome row (:class:`RunMonitoring`);
 - :func:`learn_then_test` — risk-controlled thresholds (``EarlyOutcomeModel(max_halt_error=...)``,
@@ -23,11 +24,12 @@ from stopwise.early._checks import check_trajectories, read_runs
 from stopwise.early._evaluate import THRESHOLDS, EarlyEvaluation, leave_one_out
 from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, FeatureSpec, PrefixFeaturizer, PrefixStream
 from stopwise.early._feedback import ERROR_KINDS, FeedbackSignals, read_feedback
+from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._halting import MODES, Verdict, first_crossing, halt_decision
 from stopwise.early._heads import DualHeadClassifier
 from stopwise.early._metrics import EarlyMetrics, early_metrics
-from stopwise.early._model import EXCLUDABLE, EarlyOutcomeModel
+from stopwise.early._model import DEPLOYED_HEADS, EXCLUDABLE, EarlyOutcomeModel
 from stopwise.early._monitor import OnlineMonitor, RunMonitoring, monitor_run
 from stopwise.early._persist import FORMAT_VERSION, load_model
 from stopwise.early._reference import GoldSolution, read_gold
@@ -38,6 +40,7 @@ __all__ = [
     "BEHAVIOR_FEATURES",
     "BEHAVIOR_GROUPS",
     "CATEGORIES",
+    "DEPLOYED_HEADS",
     "ERROR_KINDS",
     "EXCLUDABLE",
     "FAMILIES",
@@ -54,6 +57,7 @@ __all__ = [
     "FamiliarityGuard",
     "FeatureSpec",
     "FeedbackSignals",
+    "FoldAverageClassifier",
     "GoldSolution",
     "OnlineMonitor",
     "PlattCalibrator",

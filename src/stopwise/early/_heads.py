@@ -241,6 +241,24 @@ class DualHeadClassifier(BaseEstimator):
             raise InputError(f"{owner}: `sample_weight` must hold one non-negative number per row of X")
         return X, y.astype(np.int64), groups, w
 
+    def validation_mask(self, y: Any, *, groups: Any) -> np.ndarray:
+        """The task-partitioned validation split :meth:`fit` draws for these rows, without fitting anything.
+
+        Same ``random_state``, same rows: the same mask as ``fit(X, y, groups=groups).validation_mask_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> y = np.tile([0, 1], 20); groups = np.arange(40) // 4
+        >>> heads = DualHeadClassifier(random_state=3)
+        >>> mask = heads.validation_mask(y, groups=groups)
+        >>> bool(mask.any()) and all(len(set(mask[groups == g])) == 1 for g in range(10))
+        True
+        """
+        check_params(type(self).__name__, self.get_params(), self._parameter_constraints)
+        rng = check_random_state(type(self).__name__, self.random_state)
+        return validation_split(np.asarray(groups).ravel(), np.asarray(y).ravel(), self.validation_fraction, rng)
+
     def fit(self, X: Any, y: Any, *, groups: Any = None, sample_weight: Any = None) -> DualHeadClassifier:
         """Fit both heads and their calibrators.
 

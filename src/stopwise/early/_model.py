@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, clone
 
 from stopwise.early._checks import check_trajectories
 from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer
+from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard, fit_guard
 from stopwise.early._halting import Verdict, first_crossing
 from stopwise.early._heads import HEADS, DualHeadClassifier
@@ -37,10 +38,12 @@ from stopwise.early._risk import (
 from stopwise.errors import InputError
 from stopwise.records import Trajectory
 
-__all__ = ["EXCLUDABLE", "EarlyOutcomeModel"]
+__all__ = ["DEPLOYED_HEADS", "EXCLUDABLE", "EarlyOutcomeModel"]
 
 EXCLUDABLE: tuple[str, ...] = (*FAMILIES, *(g for groups in FEATURE_GROUPS.values() for g in groups))
 """Names accepted by ``exclude``: a whole family or one group."""
+DEPLOYED_HEADS: tuple[str, ...] = ("fold-average", "refit")
+"""What a cross-fitted model deploys: the mean of its fold heads, or heads refitted on all training runs."""
 
 _THRESHOLD = Interval(float, 0, 1, closed="right", allow_none=True)
 
@@ -88,9 +91,9 @@ class EarlyOutcomeModel(BaseEstimator):
         With ``max_halt_error``: cross-fitted calibration — split the training tasks into this many folds
         (every run of a task in one fold), score each fold's runs with heads fitted on the other folds (on the
         model's text blocks, which see no outcome), and test the thresholds on those out-of-fold scores of all
-        training runs; the model itself is fitted on all of them. The guarantee is then for a model fitted like the fold models (see
-        :mod:`stopwise.early._risk`, "Cross-fitted calibration"). ``None``: hold out ``calibration_fraction``
-        of the tasks instead (an exact guarantee for this model, on fewer calibration runs).
+        training runs; the model deploys those fold heads (``deployed_heads``). The guarantee is for models fitted
+        like the fold models (see :mod:`stopwise.early._risk`, "Cross-fitted calibration"). ``None``: hold out
+        ``calibration_fraction`` of the tasks instead (an exact guarantee for this model, on fewer calibration runs).
     calibration_groups : {"task", "agent"}, default "task"
         What a cross-fitting fold holds out whole: tasks (every run of a task in one fold: calibration runs are
         new tasks) or agents (every run of an agent in one fold: calibration runs are new agents on tasks the
@@ -98,6 +101,13 @@ class EarlyOutcomeModel(BaseEstimator):
     calibration_fraction : float, default 0.3
         Share of training tasks held out as calibration runs when ``max_halt_error`` is set and
         ``calibration_folds`` is ``None``.
+    deployed_heads : {"fold-average", "refit"}, default "fold-average"
+        What a cross-fitted model (``max_halt_error`` with ``calibration_folds``) deploys. ``"fold-average"``: the
+        mean of the ``calibration_folds`` fold heads' calibrated probabilities — the heads whose out-of-fold scores
+        chose the thresholds, so the calibration runs speak for the deployed model (its bound held in ≥ 95 % of
+        simulated repetitions); no heads are refitted on all runs, and a prediction costs the fold heads' rounds
+        together. ``"refit"``: heads refitted on all training runs (the fixed-threshold model's heads; the bound
+        held in 87–91 % of repetitions). Ignored otherwise (the heads are fitted on all training runs).
     guard_quantile : float or None, default 0.01
         The unfamiliar-run guard (:mod:`stopwise.early._guard`): each of its limits excludes this share of
         the reference prefixes (calibration runs, else the validation split). ``None`` turns the guard off.
@@ -106,8 +116,10 @@ class EarlyOutcomeModel(BaseEstimator):
     ----------
     featurizer_ : PrefixFeaturizer
         Text blocks fitted on the training runs.
-    classifier_ : DualHeadClassifier
-        The two calibrated heads.
+    classifier_ : DualHeadClassifier or FoldAverageClassifier
+        The deployed heads: fitted on all training runs, or the fold heads' average (``deployed_heads``).
+    deployed_heads_ : str
+        ``"fold-average"`` or ``"refit"``: what :attr:`classifier_` is (also in :attr:`quality_`).
     columns_ : numpy.ndarray of int
         Columns of the featurizer's output that the heads use (after ``exclude``).
     features_ : list of FeatureSpec
@@ -133,7 +145,8 @@ class EarlyOutcomeModel(BaseEstimator):
         The unfamiliar-run guard.
     quality_ : dict
         Validation figures at ``thresholds_`` on the reference runs (calibration, else validation split):
-        per head halted runs and precision, steps saved, |ΔPass@1|, and warnings (see :func:`quality_figures`).
+        per head halted runs and precision, steps saved, |ΔPass@1|, and warnings (see :func:`quality_figures`);
+        ``deployed_heads`` says which heads predict.
 
     Examples
     --------
@@ -155,6 +168,13 @@ class EarlyOutcomeModel(BaseEstimator):
     >>> guarded = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads).fit(runs)
     >>> guarded.predict([run(1, False)])[0] is None
     True
+
+    Risk-controlled thresholds, cross-fitted on 3 task folds: the model deploys the mean of the 3 fold heads
+
+    >>> mixed = [run(i, i % 3 == 0) for i in range(96)]  # both outcomes in every task
+    >>> risk = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads, max_halt_error=0.1, calibration_folds=3).fit(mixed)
+    >>> type(risk.classifier_).__name__, risk.classifier_.n_folds, risk.deployed_heads_
+    ('FoldAverageClassifier', 3, 'fold-average')
     """
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
@@ -173,6 +193,7 @@ class EarlyOutcomeModel(BaseEstimator):
         "calibration_folds": Interval(int, 2, None, allow_none=True),
         "calibration_groups": OneOf(("task", "agent")),
         "calibration_fraction": Interval(float, 0, 1, closed="neither"),
+        "deployed_heads": OneOf(DEPLOYED_HEADS),
         "guard_quantile": Interval(float, 0, 0.5, closed="neither", allow_none=True),
     }
 
@@ -195,6 +216,7 @@ class EarlyOutcomeModel(BaseEstimator):
         calibration_folds: int | None = 5,
         calibration_groups: str = "task",
         calibration_fraction: float = 0.3,
+        deployed_heads: str = "fold-average",
         guard_quantile: float | None = 0.01,
     ) -> None:
         self.success_threshold = success_threshold
@@ -213,6 +235,7 @@ class EarlyOutcomeModel(BaseEstimator):
         self.calibration_folds = calibration_folds
         self.calibration_groups = calibration_groups
         self.calibration_fraction = calibration_fraction
+        self.deployed_heads = deployed_heads
         self.guard_quantile = guard_quantile
 
     # ------------------------------------------------------------------ parameters
@@ -341,19 +364,22 @@ class EarlyOutcomeModel(BaseEstimator):
     def _cross_fit(
         self, corpus: Corpus, idx: np.ndarray, featurizer: PrefixFeaturizer, X: list[np.ndarray], seeds: tuple[np.ndarray, int, int],
         key: tuple[Any, ...], cache: dict[Any, Any],
-    ) -> list[np.ndarray]:
-        """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``): per task fold, heads (with their own
-        validation split, early stopping and Platt scaling) fitted on the other folds' rows of the same text blocks."""
+    ) -> tuple[list[np.ndarray], list[DualHeadClassifier]]:
+        """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``) and the fold heads: per fold, heads
+        (with their own validation split, early stopping and Platt scaling) fitted on the other folds' rows of the
+        same text blocks."""
         _, head_seed, split_seed = seeds
         folds = self._task_folds(corpus, idx, split_seed)
         proba: list[np.ndarray] = [np.zeros((0, 2))] * idx.shape[0]
+        fold_heads: list[DualHeadClassifier] = []
         for j in range(int(self.calibration_folds)):  # type: ignore[arg-type]
             inner, out = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
             fold_key = (*key, "cross", self.calibration_groups, self.calibration_folds, split_seed, j)
             fold_model = clone(self)._heads(featurizer, [X[i] for i in inner], corpus, idx[inner], head_seed, fold_key, cache)
+            fold_heads.append(fold_model.classifier_)
             for pos, p in zip(out, fold_model._proba_from_features([X[i] for i in out]), strict=True):
                 proba[int(pos)] = p
-        return proba
+        return proba, fold_heads
 
     def _fit_corpus(
         self, corpus: Corpus, kept: np.ndarray, seeds: tuple[np.ndarray, int, int], cache: dict[Any, Any], test: np.ndarray | None = None,
@@ -366,28 +392,46 @@ class EarlyOutcomeModel(BaseEstimator):
         key = self._featurizer_key(text_seeds, split)
         others = {"calibration": cal_idx, **({"test": test} if test is not None else {})}
         featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others)
-        self._heads(featurizer, X, corpus, fit_idx, head_seed, key, cache)
-        out_of_fold = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache) if mode == "cross" else None
-        self._fit_thresholds(corpus, fit_idx, X, cal_idx, other["calibration"], out_of_fold=out_of_fold)
+        fold_average = mode == "cross" and self.deployed_heads == "fold-average"
+        if fold_average:  # no heads on all runs: the fold heads are deployed
+            self._use_features(featurizer, X, corpus, fit_idx)
+        else:
+            self._heads(featurizer, X, corpus, fit_idx, head_seed, key, cache)
+        out_of_fold = None
+        if mode == "cross":
+            out_of_fold, fold_heads = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache)
+            if fold_average:
+                self.classifier_: DualHeadClassifier | FoldAverageClassifier = FoldAverageClassifier(fold_heads)
+        self.deployed_heads_ = "fold-average" if fold_average else "refit"
+        deployed = self.classifier_
+        if isinstance(deployed, DualHeadClassifier):
+            mask = deployed.validation_mask_
+        else:  # the guard's split: the one the refitted heads would have drawn
+            lengths = np.array([x.shape[0] for x in X])
+            mask = self._new_classifier(head_seed).validation_mask(
+                np.repeat([corpus.trajectories[i].outcome for i in fit_idx], lengths),
+                groups=np.repeat([corpus.trajectories[i].task for i in fit_idx], lengths),
+            )
+        self._fit_thresholds(corpus, fit_idx, X, cal_idx, other["calibration"], mask, out_of_fold=out_of_fold)
         return other.get("test")
 
     def _fit_thresholds(
         self, corpus: Corpus, fit_idx: np.ndarray, X: list[np.ndarray], cal_idx: np.ndarray, X_cal: list[np.ndarray],
-        *, out_of_fold: list[np.ndarray] | None = None,
+        mask: np.ndarray, *, out_of_fold: list[np.ndarray] | None = None,
     ) -> EarlyOutcomeModel:
         """Choose the thresholds (fixed, or Learn-then-Test on the calibration runs), fit the guard, record quality.
 
         Calibration runs: ``out_of_fold`` (cross-fitted probabilities of every ``fit_idx`` run) when given, else
-        ``cal_idx``. The guard's limits come from runs the featurizer did not see (``cal_idx``, else the
-        heads' validation split); the quality figures and the reliability table from the calibration runs when
+        ``cal_idx``. ``mask`` marks the rows of the heads' validation split (for fold-average heads, the split the
+        refitted heads would draw). The guard's limits come from runs the featurizer did not see (``cal_idx``), else
+        from that split's tasks; the quality figures and the reliability table from the calibration runs when
         there are any, else from the validation split.
         """
-        classifier = self.classifier_
         lengths = np.array([x.shape[0] for x in X])
-        mask = classifier.validation_mask_
         run_of_row = np.repeat(np.arange(len(X)), lengths)
         val_runs = np.unique(run_of_row[mask])
-        val_proba = self._proba_from_features([X[i] for i in val_runs])
+        validation_tasks = np.unique([corpus.trajectories[i].task for i in fit_idx[val_runs]])
+        val_proba = self._proba_from_features([X[i] for i in val_runs]) if out_of_fold is None else []
         fixed = {"success": self.success_threshold, "failure": self.failure_threshold}
         self.risk_control_: dict[str, RiskControl] = {}
         delta = 1.0 - self.risk_confidence
@@ -439,7 +483,7 @@ class EarlyOutcomeModel(BaseEstimator):
                 [j for j in self.columns_ if self.featurizer_.features_[j].name.startswith("task_svd_")], dtype=np.int64
             )
             tasks = np.array([corpus.trajectories[i].task for i in fit_idx], dtype=object)
-            seen = ~np.isin(tasks, classifier.validation_groups_) if not cal_idx.shape[0] else np.ones(tasks.shape[0], dtype=bool)
+            seen = ~np.isin(tasks, validation_tasks) if not cal_idx.shape[0] else np.ones(tasks.shape[0], dtype=bool)
             _, first = np.unique(tasks[seen], return_index=True)
             train_runs = np.flatnonzero(seen)[first]
             train_tasks = (
@@ -456,6 +500,11 @@ class EarlyOutcomeModel(BaseEstimator):
             ref_runs, risk_proba, self.thresholds_, min_halt_step=self.min_halt_step, reference=reference,
             risk_control={k: v.as_dict() for k, v in self.risk_control_.items()},
         )
+        if self.deployed_heads_ == "fold-average":
+            deployed = f"fold-average: the mean of the {self.calibration_folds} {self.calibration_groups}-fold heads"
+        else:
+            deployed = "refit: heads fitted on " + ("the training runs outside the calibration tasks" if cal_idx.shape[0] else "all training runs")
+        self.quality_["deployed_heads"] = deployed
         return self
 
     def _unvalidated(self, head: str, threshold: float | None) -> str | None:
@@ -477,13 +526,11 @@ class EarlyOutcomeModel(BaseEstimator):
         thresholds = getattr(self, "thresholds_", None) or {"success": self.success_threshold, "failure": self.failure_threshold}
         return thresholds["success"], thresholds["failure"]
 
-    def _fit_features(self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, idx: np.ndarray, head_seed: int) -> EarlyOutcomeModel:
-        lengths = np.array([x.shape[0] for x in X])
+    def _use_features(self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, idx: np.ndarray) -> EarlyOutcomeModel:
+        """Adopt the featurizer and the used columns (after ``exclude``) for training runs ``idx`` (rows ``X``)."""
         outcomes = np.array([corpus.trajectories[i].outcome for i in idx], dtype=np.int64)
         if np.unique(outcomes).shape[0] < 2:
             raise InputError("training runs must include both successes and failures")
-        tasks = np.array([corpus.trajectories[i].task for i in idx], dtype=object)
-        rows = np.vstack(X)
         excluded = set(self.exclude)
         self.columns_ = np.array(
             [j for j, spec in enumerate(featurizer.features_) if spec.family not in excluded and spec.group not in excluded],
@@ -491,16 +538,24 @@ class EarlyOutcomeModel(BaseEstimator):
         )
         if self.columns_.shape[0] == 0:
             raise InputError(f"`exclude` = {self.exclude!r} leaves no features")
+        self.featurizer_ = featurizer
+        self.features_: list[FeatureSpec] = [featurizer.features_[j] for j in self.columns_]
+        self.n_train_runs_ = int(idx.shape[0])
+        self.n_train_prefixes_ = int(sum(x.shape[0] for x in X))
+        return self
+
+    def _fit_features(self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, idx: np.ndarray, head_seed: int) -> EarlyOutcomeModel:
+        """Adopt the features (:meth:`_use_features`) and fit the heads on all rows ``X`` of runs ``idx``."""
+        self._use_features(featurizer, X, corpus, idx)
+        lengths = np.array([x.shape[0] for x in X])
+        outcomes = np.array([corpus.trajectories[i].outcome for i in idx], dtype=np.int64)
+        tasks = np.array([corpus.trajectories[i].task for i in idx], dtype=object)
         self.classifier_ = self._new_classifier(head_seed).fit(
-            rows[:, self.columns_],
+            np.vstack(X)[:, self.columns_],
             np.repeat(outcomes, lengths),
             groups=np.repeat(tasks, lengths),
             sample_weight=np.repeat(1.0 / lengths, lengths),
         )
-        self.featurizer_ = featurizer
-        self.features_: list[FeatureSpec] = [featurizer.features_[j] for j in self.columns_]
-        self.n_train_runs_ = int(idx.shape[0])
-        self.n_train_prefixes_ = int(rows.shape[0])
         return self
 
     def _fold_proba(self, corpus: Corpus, train: np.ndarray, test: np.ndarray, cache: dict[Any, Any]) -> tuple[list[np.ndarray], dict[str, Any]]:

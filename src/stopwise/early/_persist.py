@@ -10,8 +10,14 @@ Layout::
       vocabulary_<block>.txt  per block: the terms, one per line, sorted
       success.txt      the success head (LightGBM model text) ─ or heads.npz for the logistic backbone
       failure.txt      the failure head
+      fold<j>_success.txt, fold<j>_failure.txt (or fold<j>_heads.npz)
+                       instead of the three above when the model deploys the average of its K cross-fitting
+                       fold heads (``deployed_heads="fold-average"``): one set per fold, j = 0..K−1
 
       .stopwise-model  marker: the format tag; only a directory holding it is ever replaced
+
+Format 3 added ``deployed_heads`` and the fold-head sets; a format-2 directory (always heads refitted on all
+training runs) still loads, as ``deployed_heads="refit"``.
 
 No pickle is used. A model directory may come from someone else, so loading treats it as untrusted: file
 names from the manifest must be plain names inside the directory (no ``..``, no absolute path, no symbolic
@@ -39,6 +45,7 @@ import numpy as np
 from stopwise._version import __version__
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._featurizer import PrefixFeaturizer, feature_specs
+from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._heads import HEADS, DualHeadClassifier, LightGBMHead, LogisticHead
 from stopwise.early._params import check_params
@@ -49,8 +56,10 @@ from stopwise.errors import FileFormatError, InputError, Problem, ValidationErro
 __all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model", "write_dir"]
 
 FORMAT = "stopwise.early.model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Version of the saved-model layout; bumped whenever a feature definition or the layout changes."""
+READABLE_VERSIONS = (2, 3)
+"""Versions :func:`load_model` reads (2: before fold-average heads; loaded as ``deployed_heads="refit"``)."""
 
 
 def _digest(path: Path) -> str:
@@ -174,20 +183,11 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
             arrays[f"{name}.projection"] = block.projection
         np.savez_compressed(tmp / "text.npz", **arrays)  # type: ignore[arg-type]
         classifier = model.classifier_
-        heads: dict[str, Any] = {}
-        if classifier.backbone == "lightgbm":
-            for name in HEADS:
-                (tmp / f"{name}.txt").write_text(classifier.heads_[name].to_text(), encoding="utf-8")
+        fold_average = isinstance(classifier, FoldAverageClassifier)
+        if fold_average:
+            fold_heads = [_save_head_set(tmp, c, f"fold{j}_") for j, c in enumerate(classifier.classifiers_)]
         else:
-            head_arrays = {f"{name}.{key}": value for name in HEADS for key, value in classifier.heads_[name].to_arrays().items()}
-            np.savez_compressed(tmp / "heads.npz", **head_arrays)
-        for name in HEADS:
-            cal = classifier.calibrators_[name]
-            heads[name] = {
-                "backbone": classifier.backbone,
-                "iterations": classifier.best_iterations_[name],
-                "calibration": {"a": cal.coef_, "b": cal.intercept_, "n_rows": cal.n_samples_},
-            }
+            heads = _save_head_set(tmp, classifier, "")
         used = set(int(j) for j in model.columns_)
         manifest = {
             "format": FORMAT,
@@ -204,7 +204,8 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
                 name: {"kind": block.kind, "n_terms": int(block.vocabulary.shape[0]), "n_components": block.n_components}
                 for name, block in featurizer.blocks_.items()
             },
-            "heads": heads,
+            "deployed_heads": "fold-average" if fold_average else "refit",
+            **({"fold_heads": fold_heads} if fold_average else {"heads": heads}),
             "thresholds": dict(model.thresholds_),
             "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
             "calibration_tasks": [str(t) for t in model.calibration_tasks_],
@@ -215,7 +216,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
                 "n_runs": model.n_train_runs_,
                 "n_prefixes": model.n_train_prefixes_,
                 "validation_tasks": [str(g) for g in classifier.validation_groups_],
-                "n_validation_rows": int(classifier.validation_mask_.sum()),
+                "n_validation_rows": None if fold_average else int(classifier.validation_mask_.sum()),
             },
             "files": {},
         }
@@ -229,6 +230,31 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
         raise
     return target
 
+
+def _head_files(backbone: str, prefix: str) -> list[str]:
+    """The files of one set of heads (``prefix`` "" for the deployed heads, ``"fold<j>_"`` for a fold's)."""
+    return [f"{prefix}{name}.txt" for name in HEADS] if backbone == "lightgbm" else [f"{prefix}heads.npz"]
+
+
+def _save_head_set(folder: Path, classifier: DualHeadClassifier, prefix: str) -> dict[str, Any]:
+    """Write one fitted :class:`DualHeadClassifier`'s heads; return their manifest entry (calibration, rounds)."""
+    if classifier.backbone == "lightgbm":
+        for name in HEADS:
+            (folder / f"{prefix}{name}.txt").write_text(classifier.heads_[name].to_text(), encoding="utf-8")
+    else:
+        head_arrays = {f"{name}.{key}": value for name in HEADS for key, value in classifier.heads_[name].to_arrays().items()}
+        np.savez_compressed(folder / f"{prefix}heads.npz", **head_arrays)
+    entry: dict[str, Any] = {}
+    for name in HEADS:
+        cal = classifier.calibrators_[name]
+        entry[name] = {
+            "backbone": classifier.backbone,
+            "iterations": classifier.best_iterations_[name],
+            "calibration": {"a": cal.coef_, "b": cal.intercept_, "n_rows": cal.n_samples_},
+        }
+    if prefix:
+        entry["validation_tasks"] = [str(g) for g in classifier.validation_groups_]
+    return entry
 
 
 MAX_MANIFEST_BYTES = 64 * 2**20
@@ -299,21 +325,30 @@ _CHECK_HEADS = (
 )
 
 
-def _check_lightgbm_text(path: Path, text: str, n_features: int) -> None:
-    """Check a head's LightGBM model text in Python, then let LightGBM parse it in a child process first."""
-    lines = text[:4096].splitlines()
-    header = dict(line.split("=", 1) for line in lines if "=" in line)
-    if not lines or lines[0] != "tree" or header.get("num_class") != "1" or header.get("objective", "").split(" ")[0] != "binary":
-        raise _problem(path, "header", "must be a LightGBM binary-classification model (tree / num_class=1 / objective=binary)")
-    if header.get("max_feature_idx") != str(n_features - 1):
-        raise _problem(path, "max_feature_idx", f"must be {n_features - 1} (the model's feature count − 1)", header.get("max_feature_idx"))
+def _check_lightgbm_texts(paths: list[Path], n_features: int) -> None:
+    """Check each head's LightGBM model text in Python, then let LightGBM parse them in one child process first."""
+    for path in paths:
+        lines = path.read_text(encoding="utf-8")[:4096].splitlines()
+        header = dict(line.split("=", 1) for line in lines if "=" in line)
+        if not lines or lines[0] != "tree" or header.get("num_class") != "1" or header.get("objective", "").split(" ")[0] != "binary":
+            raise _problem(path, "header", "must be a LightGBM binary-classification model (tree / num_class=1 / objective=binary)")
+        if header.get("max_feature_idx") != str(n_features - 1):
+            raise _problem(path, "max_feature_idx", f"must be {n_features - 1} (the model's feature count − 1)", header.get("max_feature_idx"))
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", _CHECK_HEADS, str(path)], capture_output=True, timeout=600, check=False)
-    if done.returncode != 0:
-        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        raise _problem(path, "lightgbm", f"must be a model LightGBM can parse ({tail[0][:200]})")
+    def parse(files: list[Path]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-c", _CHECK_HEADS, *(str(f) for f in files)], capture_output=True, timeout=600, check=False)
+
+    done = parse(paths)
+    if done.returncode == 0:
+        return
+    for path in paths:  # the batch failed: one child per file names the culprit
+        single = parse([path]) if len(paths) > 1 else done
+        if single.returncode != 0:
+            tail = single.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {single.returncode}"]
+            raise _problem(path, "lightgbm", f"must be a model LightGBM can parse ({tail[0][:200]})")
+    raise _problem(paths[0], "lightgbm", f"must be models LightGBM can parse (exit status {done.returncode})")
 
 
 def _vocabulary(path: Path, n_terms: int) -> np.ndarray:
@@ -369,11 +404,12 @@ def load_model(path: str | os.PathLike[str]) -> Any:
         raise FileFormatError(f"{manifest_path}: cannot be read as JSON: {str(exc)[:200]}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise _problem(manifest_path, "format", f"must be {FORMAT!r}", manifest.get("format") if isinstance(manifest, dict) else None)
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in READABLE_VERSIONS:
         raise _problem(
             manifest_path,
             "format_version",
-            f"must be {FORMAT_VERSION} (this library's model format); retrain the model with this version",
+            f"must be {FORMAT_VERSION} (this library's model format; {', '.join(map(str, READABLE_VERSIONS[:-1]))} still loads); "
+            "retrain the model with this version",
             manifest.get("format_version"),
         )
     try:
@@ -392,7 +428,9 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     if heads_params is not None and not isinstance(heads_params, dict):
         raise _problem(manifest_path, "classifier", "must be DualHeadClassifier parameters or null", type(heads_params).__name__)
     backbone = (heads_params or {}).get("backbone", "lightgbm")
-    heads_files = [f"{name}.txt" for name in HEADS] if backbone == "lightgbm" else ["heads.npz"]
+    deployed = _deployed_heads(manifest, manifest_path)
+    head_sets = [f"fold{j}_" for j in range(len(manifest["fold_heads"]))] if deployed == "fold-average" else [""]
+    heads_files = [name for prefix in head_sets for name in _head_files(backbone, prefix)]
     expected_files = {"text.npz", *(f"vocabulary_{name}.txt" for name in TEXT_BLOCKS), *heads_files}
     if set(files) != expected_files:
         raise _problem(manifest_path, "files", f"must list exactly {sorted(expected_files)}", sorted(str(k) for k in files))
@@ -400,7 +438,8 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
         file = _safe_file(folder, name, MAX_FILE_BYTES)
         if _digest(file) != digest:
             raise _problem(file, "sha256", "must match the digest recorded in manifest.json (the file was changed)", _digest(file)[:16])
-    params = manifest["params"]
+    params = dict(manifest["params"])
+    params.setdefault("deployed_heads", "refit")  # format 2: heads refitted on all training runs, always
     try:
         kwargs: dict[str, Any] = {k: (tuple(v) if k == "exclude" else v) for k, v in params.items()}
         classifier = None if heads_params is None else DualHeadClassifier(**heads_params)
@@ -410,6 +449,14 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
     if model.classifier is not None:
         check_params("DualHeadClassifier", model.classifier.get_params(), DualHeadClassifier._parameter_constraints)
+    if deployed == "fold-average" and (
+        model.deployed_heads != "fold-average" or model.max_halt_error is None or model.calibration_folds != len(head_sets)
+    ):
+        raise _problem(
+            manifest_path, "fold_heads",
+            "must hold one head set per cross-fitting fold of a model with max_halt_error, calibration_folds and "
+            "deployed_heads='fold-average'", len(head_sets),
+        )
     expected = feature_specs(int(params["n_components"]), reference=bool(manifest["reference"]))
     saved = manifest["features"]
     if [(s.name, s.family, s.group) for s in expected] != [(f["name"], f["family"], f["group"]) for f in saved]:
@@ -425,11 +472,11 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
         text_shapes[f"{name}.projection"] = (n_terms, width)
     _expect_shapes(folder / "text.npz", _npz_shapes(folder / "text.npz"), text_shapes)
     if backbone == "lightgbm":
-        for name in HEADS:
-            _check_lightgbm_text(folder / f"{name}.txt", (folder / f"{name}.txt").read_text(encoding="utf-8"), n_used)
+        _check_lightgbm_texts([folder / name for name in heads_files], n_used)
     else:
         head_shapes: dict[str, tuple[int, ...]] = {f"{h}.{k}": shape for h in HEADS for k, shape in (("mean", (n_used,)), ("scale", (n_used,)), ("coef", (n_used,)), ("intercept", (1,)))}
-        _expect_shapes(folder / "heads.npz", _npz_shapes(folder / "heads.npz"), head_shapes)
+        for name in heads_files:
+            _expect_shapes(folder / name, _npz_shapes(folder / name), head_shapes)
     with np.load(folder / "text.npz", allow_pickle=False) as arrays:
         blocks = {
             name: TextBlock(
@@ -447,35 +494,63 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     featurizer.features_ = expected
     featurizer.feature_names_out_ = np.array([s.name for s in expected], dtype=object)
     featurizer.n_features_ = len(expected)
-    classifier = model._new_classifier(0)
-    heads: dict[str, Any] = {}
-    if model.backbone == "lightgbm":
-        for name in HEADS:
-            heads[name] = LightGBMHead.from_text((folder / f"{name}.txt").read_text(encoding="utf-8"))
-    else:
-        with np.load(folder / "heads.npz", allow_pickle=False) as arrays:
-            for name in HEADS:
-                heads[name] = LogisticHead.from_arrays({k.split(".", 1)[1]: arrays[k] for k in arrays.files if k.startswith(name + ".")})
-    classifier.heads_ = heads
-    classifier.calibrators_ = {}
-    for name in HEADS:
-        cal = PlattCalibrator()
-        info = manifest["heads"][name]["calibration"]
-        cal.coef_, cal.intercept_, cal.n_samples_ = float(info["a"]), float(info["b"]), int(info["n_rows"])
-        classifier.calibrators_[name] = cal
-    classifier.best_iterations_ = {name: int(manifest["heads"][name]["iterations"]) for name in HEADS}
-    classifier.validation_groups_ = np.array(manifest["training"]["validation_tasks"], dtype=object)
-    classifier.validation_mask_ = np.zeros(0, dtype=bool)
     columns = np.array([j for j, f in enumerate(saved) if f["used"]], dtype=np.int64)
-    classifier.n_features_in_ = int(columns.shape[0])
+    if deployed == "fold-average":
+        folds = [
+            _load_head_set(folder, model, prefix, entry, entry["validation_tasks"], columns.shape[0])
+            for prefix, entry in zip(head_sets, manifest["fold_heads"], strict=True)
+        ]
+        model.classifier_ = FoldAverageClassifier(folds)
+    else:
+        model.classifier_ = _load_head_set(folder, model, "", manifest["heads"], manifest["training"]["validation_tasks"], columns.shape[0])
+    model.deployed_heads_ = deployed
     model.featurizer_ = featurizer
-    model.classifier_ = classifier
     model.columns_ = columns
     model.features_ = [expected[j] for j in columns]
     model.n_train_runs_ = int(manifest["training"]["n_runs"])
     model.n_train_prefixes_ = int(manifest["training"]["n_prefixes"])
     _restore_thresholds(model, manifest, manifest_path, featurizer.n_features_)
     return model
+
+
+def _deployed_heads(manifest: dict[str, Any], manifest_path: Path) -> str:
+    """``"refit"`` or ``"fold-average"`` (format 2: always ``"refit"``), with the matching head entries present."""
+    if manifest["format_version"] == 2:
+        return "refit"
+    deployed = manifest.get("deployed_heads")
+    if deployed == "refit" and isinstance(manifest.get("heads"), dict):
+        return "refit"
+    if deployed == "fold-average" and isinstance(manifest.get("fold_heads"), list) and 1 <= len(manifest["fold_heads"]) <= 100:
+        return "fold-average"
+    raise _problem(
+        manifest_path, "deployed_heads",
+        "must be 'refit' (with a 'heads' entry) or 'fold-average' (with 1 to 100 'fold_heads' entries)", deployed,
+    )
+
+
+def _load_head_set(folder: Path, model: Any, prefix: str, entry: dict[str, Any], validation_tasks: list[Any], n_used: int) -> DualHeadClassifier:
+    """One :class:`DualHeadClassifier` from its files (``prefix``) and manifest entry (calibration, rounds)."""
+    classifier = model._new_classifier(0)
+    heads: dict[str, Any] = {}
+    if model.backbone == "lightgbm":
+        for name in HEADS:
+            heads[name] = LightGBMHead.from_text((folder / f"{prefix}{name}.txt").read_text(encoding="utf-8"))
+    else:
+        with np.load(folder / f"{prefix}heads.npz", allow_pickle=False) as arrays:
+            for name in HEADS:
+                heads[name] = LogisticHead.from_arrays({k.split(".", 1)[1]: arrays[k] for k in arrays.files if k.startswith(name + ".")})
+    classifier.heads_ = heads
+    classifier.calibrators_ = {}
+    for name in HEADS:
+        cal = PlattCalibrator()
+        info = entry[name]["calibration"]
+        cal.coef_, cal.intercept_, cal.n_samples_ = float(info["a"]), float(info["b"]), int(info["n_rows"])
+        classifier.calibrators_[name] = cal
+    classifier.best_iterations_ = {name: int(entry[name]["iterations"]) for name in HEADS}
+    classifier.validation_groups_ = np.array([str(t) for t in validation_tasks], dtype=object)
+    classifier.validation_mask_ = np.zeros(0, dtype=bool)
+    classifier.n_features_in_ = int(n_used)
+    return classifier
 
 
 def _restore_thresholds(model: Any, manifest: dict[str, Any], manifest_path: Path, n_features: int) -> None:
