@@ -66,7 +66,7 @@ def _numbers(text: str, what: str) -> list[float]:
 
 
 def _pct(value: float) -> str:
-    return "–" if value != value else f"{100 * value:.1f}%"
+    return "–" if value != value else f"{round(100 * value, 1) + 0.0:.1f}%"  # rounded, + 0.0: never "-0.0%"
 
 
 def _train_summary(model: EarlyOutcomeModel, path: Any) -> dict[str, Any]:
