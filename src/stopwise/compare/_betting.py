@@ -122,6 +122,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise.compare._strata import SETTLED_TOL, by_look, group_prefix, null_maxima
 from stopwise.errors import ArgumentError, ComparisonError
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
@@ -140,7 +141,7 @@ and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned p
 and the predictable ``plug-in`` baseline."""
 MIXTURE = ("max", "horizon")
 """The components of the ``mixture`` strategy, averaged with equal weights."""
-_TOL = 1e-9
+_TOL = SETTLED_TOL
 COARSE_STEP = 0.1
 """First-stage grid step of the confidence bounds (refined to ``resolution`` inside the bracket)."""
 _STRATEGY_LABELS = {
@@ -321,18 +322,8 @@ def _psi(u: np.ndarray) -> np.ndarray:
     return -np.log1p(-u) - u
 
 
-def _knapsack_max(coef: np.ndarray, lo: np.ndarray, hi: np.ndarray, m0: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """max sum_g coef_g m_g subject to sum_g w_g m_g <= m0 and lo <= m <= hi (coef >= 0); -inf if infeasible."""
-    budget = m0 - lo @ weights
-    capacity = weights * (hi - lo)
-    ratio = coef / weights
-    order = np.argsort(-ratio, axis=-1)
-    cap_sorted = np.take_along_axis(capacity, order, axis=-1)
-    ratio_sorted = np.take_along_axis(ratio, order, axis=-1)
-    before = np.cumsum(cap_sorted, axis=-1) - cap_sorted
-    used = np.clip(budget[..., None] - before, 0.0, cap_sorted)
-    value = (coef * lo).sum(axis=-1) + (ratio_sorted * used).sum(axis=-1)
-    return np.where(budget < -_TOL, -np.inf, value)
+STRATIFIED_ROWS = 512
+"""Rows of one stratified computation; larger batches are split (memory about ``rows x T x 300`` bytes)."""
 
 
 def _stratified(
@@ -344,40 +335,39 @@ def _stratified(
     alpha: float,
     truncation: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Log-capital paths of the stratified process: per-look bets on pooled quantities, per-group terms from
+    :mod:`stopwise.compare._strata` (vectorised over the looks for a few rows, a loop over the looks otherwise)."""
+    n_rows = x.shape[0]
+    if n_rows > STRATIFIED_ROWS:
+        chunks = [
+            _stratified(x[lo : lo + STRATIFIED_ROWS], m0[lo : lo + STRATIFIED_ROWS], codes[lo : lo + STRATIFIED_ROWS], sizes, strategy, alpha, truncation)
+            for lo in range(0, n_rows, STRATIFIED_ROWS)
+        ]
+        return np.concatenate([p for p, _ in chunks]), np.concatenate([r for _, r in chunks])
     n_pop = int(sizes.sum())
-    n_groups = len(sizes)
-    weights = sizes / n_pop
+    components = _components(strategy, truncation)
+    loop = by_look(2 * len(components), n_rows)
     _, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
-    onehot = codes[..., None] == np.arange(n_groups)
-    group_total = np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
-    group_count = np.cumsum(onehot, axis=1)
-    own_total = np.take_along_axis(group_total, codes[..., None], axis=-1)[..., 0] - x
-    j = np.take_along_axis(group_count, codes[..., None], axis=-1)[..., 0].astype(float)
+    own_total, j = group_prefix(x, codes, len(sizes), loop=loop)
     n_g = sizes[codes].astype(float)
     left = n_g - j + 1.0
     centre = (own_total + mu) / j
     spread = (x - centre) ** 2 / 4.0
     slope = n_g / left
-    unseen = sizes - group_count
-    lo = (group_total - unseen) / sizes
-    hi = (group_total + unseen) / sizes
-    m0_b = np.broadcast_to(m0, x.shape)
-    logs = []
+    shifted = x + own_total / left
     parts = _bet_parts(mu - m_wor, variance, alpha)
-    for name, c in _components(strategy, truncation):
+    linear = []
+    increments = np.empty((2 * len(components), *x.shape))
+    for k, (name, c) in enumerate(components):
         up, down = _component_bets(parts, t, name, n_pop)
-        lam_p, lam_r = np.minimum(up, c / 2.0), np.minimum(down, c / 2.0)
-        step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
-        step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
-        coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
-        coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
-        # each component's infimum over the null; the average of the infima is at most the infimum of the average
-        logs.append(
-            (
-                np.cumsum(step_a_p, axis=1) - _knapsack_max(coef_p, lo, hi, m0_b, weights),
-                np.cumsum(step_a_r, axis=1) - _knapsack_max(coef_r, -hi, -lo, -m0_b, weights),
-            )
-        )
+        for side, sign, bet in ((2 * k, 1.0, np.minimum(up, c / 2.0)), (2 * k + 1, -1.0, np.minimum(down, c / 2.0))):
+            # log K_t(m) = A_t - sum_g C_{g,t} m_g: A's steps, and what each look adds to its group's C
+            linear.append(np.cumsum(sign * bet * shifted - _psi(2.0 * bet) * spread, axis=1))
+            np.multiply(bet, slope, out=increments[side])
+    signs = np.tile([1.0, -1.0], len(components))
+    maxima = null_maxima(increments, signs, x, codes, sizes, m0, loop=loop)
+    # each component's infimum over the null; the average of the infima is at most the infimum of the average
+    logs = [(linear[k] - maxima[k], linear[k + 1] - maxima[k + 1]) for k in range(0, len(linear), 2)]
     return _average(logs)
 
 
