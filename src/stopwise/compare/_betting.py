@@ -116,7 +116,7 @@ outward, then intersected with the logical bounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -322,8 +322,20 @@ def _psi(u: np.ndarray) -> np.ndarray:
     return -np.log1p(-u) - u
 
 
+POOLED_ROWS = 128
+"""Rows of one pooled computation: :func:`betting_paths` splits larger batches (the arrays stay in cache)."""
 STRATIFIED_ROWS = 512
-"""Rows of one stratified computation; larger batches are split (memory about ``rows x T x 300`` bytes)."""
+"""Rows of one stratified computation: :func:`betting_paths` splits larger batches (memory about
+``rows x T x 300`` bytes; from :data:`stopwise.compare._strata.LOOP_ROWS` capital paths on, the per-look
+loop's overhead is shared by all rows)."""
+
+
+def _row_chunks(compute: Callable[[slice], tuple[np.ndarray, np.ndarray]], n_rows: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """``compute`` on consecutive row slices of at most ``chunk`` rows, concatenated (rows are independent)."""
+    parts = [compute(slice(lo, lo + chunk)) for lo in range(0, n_rows, chunk)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([p for p, _ in parts]), np.concatenate([r for _, r in parts])
 
 
 def _stratified(
@@ -338,12 +350,6 @@ def _stratified(
     """Log-capital paths of the stratified process: per-look bets on pooled quantities, per-group terms from
     :mod:`stopwise.compare._strata` (vectorised over the looks for a few rows, a loop over the looks otherwise)."""
     n_rows = x.shape[0]
-    if n_rows > STRATIFIED_ROWS:
-        chunks = [
-            _stratified(x[lo : lo + STRATIFIED_ROWS], m0[lo : lo + STRATIFIED_ROWS], codes[lo : lo + STRATIFIED_ROWS], sizes, strategy, alpha, truncation)
-            for lo in range(0, n_rows, STRATIFIED_ROWS)
-        ]
-        return np.concatenate([p for p, _ in chunks]), np.concatenate([r for _, r in chunks])
     n_pop = int(sizes.sum())
     components = _components(strategy, truncation)
     loop = by_look(2 * len(components), n_rows)
@@ -456,7 +462,7 @@ def betting_paths(
         return BettingPaths(empty, empty.copy(), group_codes is not None, resolve_strategy(strategy, group_codes is not None))
     if group_codes is None:
         used = resolve_strategy(strategy, False)
-        log_p, log_r = _pooled(x, m0, n_pop, used, alpha, truncation)
+        log_p, log_r = _row_chunks(lambda rows: _pooled(x[rows], m0[rows], n_pop, used, alpha, truncation), x.shape[0], POOLED_ROWS)
         return BettingPaths(log_p, log_r, False, used)
     if group_sizes is None:
         raise ArgumentError("`group_sizes` is required with `group_codes`")
@@ -471,7 +477,9 @@ def betting_paths(
         g = int(np.argwhere(seen > sizes)[0, 1])
         raise ComparisonError(f"group {g} has {int(seen[:, g].max())} observed tasks but only {int(sizes[g])} planned")
     used = resolve_strategy(strategy, True)
-    log_p, log_r = _stratified(x, m0, codes, sizes, used, alpha, truncation)
+    log_p, log_r = _row_chunks(
+        lambda rows: _stratified(x[rows], m0[rows], codes[rows], sizes, used, alpha, truncation), x.shape[0], STRATIFIED_ROWS
+    )
     return BettingPaths(log_p, log_r, True, used)
 
 
