@@ -333,9 +333,9 @@ def _psi(u: np.ndarray) -> np.ndarray:
 POOLED_ROWS = 128
 """Rows of one pooled computation: :func:`betting_paths` splits larger batches (the arrays stay in cache)."""
 STRATIFIED_ROWS = 512
-"""Rows of one stratified computation: :func:`betting_paths` splits larger batches (memory about
-``rows x T x 300`` bytes; from :data:`stopwise.compare._strata.LOOP_ROWS` capital paths on, the per-look
-loop's overhead is shared by all rows)."""
+"""Rows of one stratified computation: :func:`betting_paths` splits larger batches (peak memory about
+``rows x T x 280`` bytes, 390 with ``mixture``; from :data:`stopwise.compare._strata.LOOP_ROWS` capital
+paths on, the rows share the per-look loop's overhead)."""
 
 
 def _row_chunks(compute: Callable[[slice], tuple[np.ndarray, np.ndarray]], n_rows: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
