@@ -340,7 +340,7 @@ paths on, the rows share the per-look loop's overhead)."""
 
 def _row_chunks(compute: Callable[[slice], tuple[np.ndarray, np.ndarray]], n_rows: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """``compute`` on consecutive row slices of at most ``chunk`` rows, concatenated (rows are independent)."""
-    parts = [compute(slice(lo, lo + chunk)) for lo in range(0, n_rows, chunk)]
+    parts = [compute(slice(lo, lo + chunk)) for lo in range(0, max(n_rows, 1), chunk)]
     if len(parts) == 1:
         return parts[0]
     return np.concatenate([p for p, _ in parts]), np.concatenate([r for _, r in parts])
