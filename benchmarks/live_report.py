@@ -5,7 +5,7 @@ Every shared record in ../shared/data/records is replayed with a look after ever
 directed pairs, 500 orders by default, thresholds 0 / 5 / 10 pp) and the paper's fixed-budget rule re-declared
 at every look (looks every 5 % of the tasks; exact bootstrap tails). The coverage-aware primary order
 with the stratified process and the coverage rule is replayed on a random subsample of pairs (it is
-~30x more expensive per look). On swebench_verified the other bets (max, horizon, aGRAPA, plug-in) are
+~7x more expensive per look). On swebench_verified the other bets (max, horizon, aGRAPA, plug-in) are
 also replayed, to show what the default mixture bet buys, and the one-look sign-test ceiling of
 "resolved by b" is computed on every win/tie/loss record (benchmarks/live_replay.py).
 

@@ -70,6 +70,19 @@ def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
             assert row["resolved_20"] == pytest.approx(np.mean([a >= 0 and k <= math.ceil(0.2 * pair.n_shared) for a, k in expected]))
 
 
+@pytest.mark.parametrize("policy", [UNIFORM, Policy()], ids=["uniform-pooled", "coverage-aware-stratified"])
+def test_betting_batch_size_does_not_change_stops(policy: Policy) -> None:
+    """Rows of several pairs in one call (the stratified loop over the looks) give the stops of small calls
+    (a few rows: vectorised over the looks), to the last look and tie."""
+    source = prepare_source(synthetic_benchmark(90, 4, rng=5), "synthetic")
+    options = {"thresholds": [0.0, 0.05], "n_orders": 12, "rules": ["betting-wor"]}
+    small = replay_live(source, policy, batch_rows=2, **options)
+    large = replay_live(source, policy, batch_rows=4096, **options)
+    pd.testing.assert_frame_equal(small.pairs, large.pairs)
+    pd.testing.assert_frame_equal(small.curve, large.curve)
+    assert small.pairs["promote"].sum() + small.pairs["reject"].sum() > 0
+
+
 def test_fixed_budget_stops_match_per_look_exact_tails() -> None:
     source = prepare_source(synthetic_benchmark(100, 3, rng=2), "synthetic")
     live = replay_live(source, UNIFORM, thresholds=[0.0, 0.05], n_orders=5, rules=["fixed-budget"], fixed_looks=10)

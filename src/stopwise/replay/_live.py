@@ -435,8 +435,8 @@ def replay_live(
         the stratified process).
     batch_rows : int, optional
         Rows (pair x order) per vectorised batch of the betting rule; bounds memory at about
-        ``batch_rows * N * 100`` bytes per thread (the stratified process splits a batch into G times
-        smaller vectorised calls, G the number of groups).
+        ``batch_rows * N * 100`` bytes per thread (:func:`stopwise.compare.betting_paths` computes at
+        most a few hundred rows at a time).
     n_jobs : int, optional
         Threads for the betting batches.
     policy_name : str, optional
@@ -579,17 +579,14 @@ def _replay_pairs(
         empty = np.zeros((0, n_orders), dtype=np.int64)
         return empty, empty.copy(), empty.astype(bool)
     per_batch = max(1, batch_rows // n_orders)
-    order_rows = max(1, min(n_orders, batch_rows // (1 if plan.sizes is None else len(plan.sizes))))
 
     def run(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         chunk = pairs[start : start + per_batch]
         differences = np.stack([p.differences for p in chunk])
         # row r of the batch: pair r // K along order r % K
         rows = np.stack(np.divmod(np.arange(len(chunk) * n_orders), n_orders), axis=1)
-        parts = [
-            _betting_stops(differences, rows[lo : lo + order_rows], plan)
-            for lo in range(0, rows.shape[0], order_rows)
-        ]
+        # the rows of several pairs share one call (per-call overhead, not memory, limits small calls)
+        parts = [_betting_stops(differences, rows[lo : lo + batch_rows], plan) for lo in range(0, rows.shape[0], batch_rows)]
         return tuple(np.concatenate([part[k] for part in parts]) for k in range(3))  # type: ignore[return-value]
 
     starts = range(0, len(pairs), per_batch)
