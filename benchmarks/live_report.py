@@ -61,7 +61,7 @@ def _wrong_quantiles(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def _worst(pairs: pd.DataFrame, rule: str, k: int = 5) -> pd.DataFrame:
     part = pairs[(pairs["rule"] == rule) & (pairs["threshold"] == 0.0)]
-    top = part.sort_values("wrong_rate", ascending=False).groupby("source", sort=False).head(k)
+    top = part.sort_values("wrong_rate", ascending=False, kind="stable").groupby("source", sort=False).head(k)
     return pd.DataFrame(
         {
             "source": top["source"],
