@@ -195,8 +195,8 @@ def _maxima_vectorised(
         used = (budget[side] * (n_pop / 2.0))[..., None] - (np.cumsum(slots, axis=-1) - slots)
         np.maximum(used, 0.0, out=used)
         np.minimum(used, slots, out=used)
-        fill = np.vecdot(np.take_along_axis(ratio, order, axis=-1), used)
-        maxima[side] = np.vecdot(coef, floor) + (2.0 / n_pop) * fill
+        fill = np.einsum("...g,...g->...", np.take_along_axis(ratio, order, axis=-1), used)  # np.vecdot needs NumPy 2
+        maxima[side] = np.einsum("...g,...g->...", coef, floor) + (2.0 / n_pop) * fill
     return maxima
 
 
