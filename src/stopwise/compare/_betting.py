@@ -168,6 +168,8 @@ def resolve_strategy(strategy: str, stratified: bool) -> str:
     >>> resolve_strategy("auto", False), resolve_strategy("auto", True), resolve_strategy("agrapa", True)
     ('mixture', 'max', 'agrapa')
     """
+    if strategy not in STRATEGIES:
+        raise ArgumentError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
     if strategy != "auto":
         return strategy
     return "max" if stratified else "mixture"
@@ -455,8 +457,7 @@ def betting_paths(
     if n_pop != population_size or n_pop < 1:
         raise ArgumentError(f"`population_size` must be a positive integer; got {population_size!r}")
     _check_values(x, n_pop)
-    if strategy not in STRATEGIES:
-        raise ArgumentError(f"`strategy` must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    used = resolve_strategy(strategy, group_codes is not None)
     if truncation is not None and not 0.0 < truncation < 1.0:
         raise ArgumentError(f"`truncation` must be in (0, 1); got {truncation!r}")
     if not 0.0 < alpha < 1.0:
@@ -467,9 +468,8 @@ def betting_paths(
     m0 = np.broadcast_to(m0_flat, (x.shape[0], 1))
     if x.shape[1] == 0:
         empty = np.zeros((x.shape[0], 0))
-        return BettingPaths(empty, empty.copy(), group_codes is not None, resolve_strategy(strategy, group_codes is not None))
+        return BettingPaths(empty, empty.copy(), group_codes is not None, used)
     if group_codes is None:
-        used = resolve_strategy(strategy, False)
         log_p, log_r = _row_chunks(lambda rows: _pooled(x[rows], m0[rows], n_pop, used, alpha, truncation), x.shape[0], POOLED_ROWS)
         return BettingPaths(log_p, log_r, False, used)
     if group_sizes is None:
@@ -484,7 +484,6 @@ def betting_paths(
     if (seen > sizes).any():
         g = int(np.argwhere(seen > sizes)[0, 1])
         raise ComparisonError(f"group {g} has {int(seen[:, g].max())} observed tasks but only {int(sizes[g])} planned")
-    used = resolve_strategy(strategy, True)
     log_p, log_r = _row_chunks(
         lambda rows: _stratified(x[rows], m0[rows], codes[rows], sizes, used, alpha, truncation), x.shape[0], STRATIFIED_ROWS
     )

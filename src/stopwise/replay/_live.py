@@ -46,6 +46,7 @@ from stopwise.compare import (
     required_counts,
     routine_actions,
 )
+from stopwise.compare._betting import resolve_strategy
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
 from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders, checked_grid
@@ -471,7 +472,7 @@ def replay_live(
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
     stratified = policy.order.kind != "uniform"
-    used = _strategy_used(strategy, stratified)
+    used = resolve_strategy(strategy, stratified)  # an unknown name is an ArgumentError here, before any work
     orders_of = Orders(source, policy, n_orders)
     plans: dict[int, tuple[np.ndarray, list[ReplayPair]]] = {}
     for pair in source.pairs:
@@ -531,12 +532,6 @@ def replay_live(
     return LiveReplay(pairs=table, curve=curve, summary=summarize_live(table, curve), settings=settings)
 
 
-def _strategy_used(strategy: str, stratified: bool) -> str:
-    """The betting strategy the replay uses (``auto`` resolved); an unknown name is an ArgumentError."""
-    codes = np.zeros((1, 0), dtype=np.int64) if stratified else None
-    return betting_paths(np.zeros((1, 0)), 0.0, population_size=1, group_codes=codes, strategy=strategy).strategy
-
-
 def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, pool: ThreadPoolExecutor | None) -> list[_Stops]:
     """First betting actions of every (pair, order), in batches of whole pairs.
 
@@ -558,16 +553,16 @@ def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, p
                     sources.add(j)
     replayed = [i for i in range(len(pairs)) if i not in mirror_of]
     action, stop, tie = _replay_pairs([pairs[i] for i in replayed], plan, batch_rows, pool)
-    position = {i: k for k, i in enumerate(replayed)}
-    stops: list[_Stops] = []
-    for i in range(len(pairs)):
-        if i in mirror_of:
-            k = position[mirror_of[i]]
-            flipped = np.where(action[k] == PROMOTE, REJECT, np.where(action[k] == REJECT, PROMOTE, _NONE))
-            stops.append(_Stops(np.where(tie[k], PROMOTE, flipped), stop[k].copy()))
-        else:
-            stops.append(_Stops(action[position[i]], stop[position[i]]))
-    return stops
+    position = np.empty(len(pairs), dtype=np.int64)
+    position[replayed] = np.arange(len(replayed))
+    mirrored = np.zeros(len(pairs), dtype=bool)
+    if mirror_of:
+        mirrored[list(mirror_of)] = True
+        position[list(mirror_of)] = position[list(mirror_of.values())]
+    action, stop, tie = action[position], stop[position], tie[position]
+    flipped = np.where(action == PROMOTE, REJECT, np.where(action == REJECT, PROMOTE, _NONE))
+    action = np.where(mirrored[:, None], np.where(tie, PROMOTE, flipped), action)
+    return [_Stops(a, s) for a, s in zip(action, stop, strict=True)]
 
 
 def _replay_pairs(
