@@ -17,6 +17,7 @@ import pandas as pd
 
 from stopwise.ledger._digest import event_payload
 from stopwise.records import FLAG_SEPARATOR, OUTCOME_COLUMNS, STATUSES, validate_outcomes
+from stopwise.records._outcomes import _canonical_flags
 
 __all__ = ["QUICK_MAX_ROWS", "payloads", "quick_payloads"]
 
@@ -52,16 +53,12 @@ def _flags(value: Any) -> str | object:
     """Canonical flags (distinct tokens, sorted, joined by ";") of text or a list; _Missing when malformed."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if isinstance(value, str):
-        tokens = {t.strip() for t in value.split(FLAG_SEPARATOR)}
-    elif isinstance(value, list | tuple) and all(isinstance(t, str) and FLAG_SEPARATOR not in t for t in value):
-        tokens = {t.strip() for t in value}
-    else:
+    if isinstance(value, list | tuple) and all(isinstance(t, str) and FLAG_SEPARATOR not in t for t in value):
+        value = FLAG_SEPARATOR.join(value)  # as the validator joins listed flags
+    if not isinstance(value, str):
         return _Missing
-    tokens.discard("")
-    if not all(t.isprintable() and not any(c.isspace() for c in t) for t in tokens):
-        return _Missing
-    return FLAG_SEPARATOR.join(sorted(tokens))
+    canonical, ok = _canonical_flags(value)  # the validator's rule, in one place
+    return canonical if ok else _Missing
 
 
 def quick_payloads(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
