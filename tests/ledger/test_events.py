@@ -80,7 +80,7 @@ def test_flags_enter_the_payload_canonical_and_only_when_present() -> None:
 
 
 def test_event_columns_give_the_validators_frame_across_chunks_and_merges() -> None:
-    """Events added in 50 uneven batches (chunks merged past 32) give exactly validate_outcomes' frame."""
+    """Events added in 50 uneven batches give exactly validate_outcomes' frame after every batch."""
     from stopwise.ledger._columns import EventColumns
 
     rng = np.random.default_rng(5)
@@ -111,10 +111,12 @@ def test_event_columns_give_the_validators_frame_across_chunks_and_merges() -> N
     cuts = np.sort(rng.choice(np.arange(1, n), 49, replace=False))
     for chunk in np.split(np.arange(n), cuts):
         columns.extend([fetched[i] for i in chunk])
-        frame, seqs = columns.frame()
+        held, seqs = columns.columns()
+        frame = held.to_frame()
         assert len(frame) == chunk[-1] + 1 and seqs[-1] == columns.high_water == chunk[-1] + 1
     pd.testing.assert_frame_equal(frame, expected)
     assert seqs.tolist() == list(range(1, n + 1))
-    empty, no_seqs = EventColumns().frame()
+    no_rows, no_seqs = EventColumns().columns()
+    empty = no_rows.to_frame()
     pd.testing.assert_frame_equal(empty, expected.iloc[:0].reset_index(drop=True), check_index_type=False)
     assert len(no_seqs) == 0

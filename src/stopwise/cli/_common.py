@@ -260,7 +260,7 @@ def hint_system_naming(error: Exception, system: str | None) -> None:
     if system is None and "read twice" in str(error):
         err_console.print(
             "hint: logs of one model read as one system; name each log's system with --system-from "
-            "(file, dir, task, task-arg:NAME, tag, solver, metadata:KEY) or --system"
+            f"({', '.join(SYSTEM_SOURCES)}) or --system"
         )
 
 

@@ -1,8 +1,8 @@
-"""The events of one evaluation held column by column, so that a look costs the new events, not all of them.
+"""The events of one evaluation held column by column, so that a look fetches only the new events.
 
 A live look reads the events stored since the previous look (usually one) and decides on all of
 them. :class:`EventColumns` keeps one NumPy array per column of the outcome contract (object arrays
-for text), appends each look's new events as a chunk, and hands :func:`stopwise.decide` a
+for text), appends each look's new events to them, and hands :func:`stopwise.decide` a
 :class:`stopwise.OutcomeColumns` built from the joined arrays: no DataFrame is built or
 concatenated on the decision path, and the rows are not validated again (every stored event was
 validated when it was appended). The sequence numbers are kept beside the columns.
@@ -11,14 +11,11 @@ validated when it was appended). The sequence numbers are kept beside the column
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from stopwise.records import OUTCOME_COLUMNS, OutcomeColumns
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["EVENT_COLUMNS", "EventColumns"]
 
@@ -50,11 +47,8 @@ class EventColumns:
     def __init__(self) -> None:
         self.high_water = 0
         """The sequence number of the last event held (0 when none)."""
-        self._chunks: dict[str, list[np.ndarray]] = {name: [] for name in ("_seq", *OUTCOME_COLUMNS)}
+        self._arrays: dict[str, np.ndarray] = {name: _empty(name) for name in ("_seq", *OUTCOME_COLUMNS)}
         self._joined: tuple[OutcomeColumns, np.ndarray] | None = None
-
-    def __len__(self) -> int:
-        return int(sum(len(chunk) for chunk in self._chunks["_seq"]))
 
     def extend(self, rows: Sequence[Sequence[Any]]) -> None:
         """Add fetched events ``(seq, *EVENT_COLUMNS)``, in increasing ``seq``."""
@@ -62,36 +56,29 @@ class EventColumns:
             return
         fetched = dict(zip(("_seq", *EVENT_COLUMNS), zip(*rows, strict=True), strict=True))
         n = len(rows)
-        chunks = self._chunks
-        chunks["_seq"].append(np.fromiter(fetched["_seq"], dtype=np.int64, count=n))
-        chunks["attempt"].append(np.fromiter(fetched["attempt"], dtype=np.int64, count=n))
+        new = {
+            "_seq": np.fromiter(fetched["_seq"], dtype=np.int64, count=n),
+            "attempt": np.fromiter(fetched["attempt"], dtype=np.int64, count=n),
+        }
         for name in _FLOAT:
-            chunks[name].append(np.array(fetched[name], dtype=float))  # None -> NaN
+            new[name] = np.array(fetched[name], dtype=float)  # None -> NaN
         for name in _TEXT:
-            text = np.empty(n, dtype=object)
-            text[:] = ["" if v is None else v for v in fetched[_STORED.get(name, name)]]
-            chunks[name].append(text)
-        self.high_water = int(chunks["_seq"][-1][-1])
+            new[name] = np.empty(n, dtype=object)
+            new[name][:] = ["" if v is None else v for v in fetched[_STORED.get(name, name)]]
+        # new arrays: rows handed out by earlier looks stay as they were
+        self._arrays = {name: np.concatenate([held, new[name]]) for name, held in self._arrays.items()}
+        self.high_water = int(new["_seq"][-1])
         self._joined = None
 
     def columns(self) -> tuple[OutcomeColumns, np.ndarray]:
         """(the events as validated outcome columns, their sequence numbers); kept until :meth:`extend`."""
         if self._joined is None:
-            joined = {name: _join(chunks, name) for name, chunks in self._chunks.items()}
-            seqs = joined.pop("_seq")
-            self._joined = (OutcomeColumns(**joined), seqs)
+            arrays = dict(self._arrays)
+            seqs = arrays.pop("_seq")
+            self._joined = (OutcomeColumns(**arrays), seqs)
         return self._joined
 
-    def frame(self) -> tuple[pd.DataFrame, np.ndarray]:
-        """(the events as outcome rows with the dtypes of :func:`stopwise.read_outcomes`, their sequence numbers)."""
-        rows, seqs = self.columns()
-        return rows.to_frame(), seqs
 
-
-def _join(chunks: list[np.ndarray], name: str) -> np.ndarray:
-    """One array of a column's chunks (which are replaced by it)."""
-    if not chunks:
-        return np.empty(0, dtype=np.int64 if name in ("_seq", "attempt") else float if name in _FLOAT else object)
-    if len(chunks) > 1:
-        chunks[:] = [np.concatenate(chunks)]  # a new array: rows handed out by earlier looks stay as they were
-    return chunks[0]
+def _empty(name: str) -> np.ndarray:
+    """A column with no events, of the column's dtype."""
+    return np.empty(0, dtype=np.int64 if name in ("_seq", "attempt") else float if name in _FLOAT else object)

@@ -217,7 +217,7 @@ class InspectLogDir:
         """
         import pandas as pd
 
-        from stopwise.ingest._inspect import select_eval_set_logs
+        from stopwise.ingest._inspect import SYSTEM_SOURCES, select_eval_set_logs
         from stopwise.records import OUTCOME_COLUMNS
 
         if self._rows is None:
@@ -238,7 +238,7 @@ class InspectLogDir:
                     f"{self.path}: logs {', '.join(named[:4])}{' ...' if len(named) > 4 else ''} name the same "
                     f"(system, task, attempt) -- e.g. ({first['system']!r}, {first['task']!r}, {first['attempt']}) -- "
                     "so their rows would be read twice: logs of one model read as one system. Name each log's system "
-                    "with --system-from (file, dir, task, task-arg:NAME, tag, tag:PREFIX, solver, metadata:KEY) or --system"
+                    f"with --system-from ({', '.join(SYSTEM_SOURCES)}) or --system"
                 )
             self._rows = rows
         return self._rows
