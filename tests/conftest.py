@@ -1,9 +1,12 @@
-"""Shared fixtures: where ../shared/data lives, and how a test that needs it behaves without it."""
+"""Shared fixtures: where ../shared/data lives, how a test that needs it behaves without it, and the Inspect
+example script (docs/examples/inspect_live.py) the Inspect tests of several folders run."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -26,3 +29,13 @@ def shared_path(*parts: str) -> Path:
 def shared_data() -> Path:
     """The ../shared/data folder (see :func:`shared_path`)."""
     return shared_path()
+
+
+@pytest.fixture(scope="session")
+def example() -> ModuleType:
+    """docs/examples/inspect_live.py, imported once (its questions and mock systems)."""
+    spec = importlib.util.spec_from_file_location("inspect_live_example", REPO / "docs" / "examples" / "inspect_live.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -11,7 +11,6 @@ use, and ``stopwise.decide`` runs on those hand-built rows.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import shutil
 import zipfile
@@ -30,27 +29,17 @@ from stopwise.ledger import InspectLogDir, follow_inspect_logs
 if os.environ.get("CI", "").lower() != "true":
     pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[test]'")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "inspect_live.py"
 N = 40
 ACCURACY = {"tested": 0.90, "baseline": 0.55}
 
 
-def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("inspect_live_example_watch", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def logs(example: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Finished .eval logs of both systems (one model, mockllm/model) and the planned tasks file."""
     from inspect_ai import Task, eval
     from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
-    example = _example()
     root = tmp_path_factory.mktemp("inspect-watch")
     dataset = example.questions(N)
     out: dict[str, Path] = {}
@@ -64,9 +53,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def expected_rows() -> pd.DataFrame:
+@pytest.fixture(scope="module")
+def expected_rows(example: ModuleType) -> pd.DataFrame:
     """The outcomes, re-derived from the mock systems' rule (sha256 of 'name|prompt' below the accuracy)."""
-    example = _example()
     rows = []
     for sample in example.questions(N):
         for name, accuracy in ACCURACY.items():
@@ -104,7 +93,7 @@ def scenario(steps: list[Callable[[], None]]) -> Callable[[float], None]:
     return sleep
 
 
-def test_looks_follow_the_logs_as_they_finish(logs: dict[str, Path], tmp_path: Path) -> None:
+def test_looks_follow_the_logs_as_they_finish(logs: dict[str, Path], expected_rows: pd.DataFrame, tmp_path: Path) -> None:
     watched = tmp_path / "logs"
     watched.mkdir()
     tested, baseline = watched / "tested.eval", watched / "baseline.eval"
@@ -130,15 +119,15 @@ def test_looks_follow_the_logs_as_they_finish(logs: dict[str, Path], tmp_path: P
     last = looks[-1]
     assert len(looks) == 6 and last.final and last.waiting == () and last.logs_read == 2 and last.n_rows == 2 * N
 
-    reference = stopwise.decide(expected_rows(), "tested", "baseline", universe=universe)
-    truth = expected_rows().pivot(index="task", columns="system", values="outcome")
+    reference = stopwise.decide(expected_rows, "tested", "baseline", universe=universe)
+    truth = expected_rows.pivot(index="task", columns="system", values="outcome")
     delta = float((truth["tested"] - truth["baseline"]).mean())
     assert last.record is not None and last.record.action == reference.action == "promote"
     assert last.record.n_observed == N and last.record.delta_hat == pytest.approx(delta, abs=1e-12)
     assert last.record.r_promote == pytest.approx(reference.r_promote, abs=1e-12)
 
 
-def test_a_log_rewritten_later_is_read_again(logs: dict[str, Path], tmp_path: Path) -> None:
+def test_a_log_rewritten_later_is_read_again(logs: dict[str, Path], expected_rows: pd.DataFrame, tmp_path: Path) -> None:
     """Rows are kept per (path, mtime, size): an unchanged file is not read again, a replaced one is."""
     place(logs["tested"], tmp_path / "tested.eval")
     place(logs["tested"], tmp_path / "baseline.eval")  # the wrong log first
@@ -146,12 +135,17 @@ def test_a_log_rewritten_later_is_read_again(logs: dict[str, Path], tmp_path: Pa
     assert watched.poll() is True
     first = watched.rows()
     assert watched.poll() is False and watched.rows() is first  # nothing changed: nothing read
+    copying = tmp_path / "copying.eval"
+    half_written(logs["baseline"], copying)  # a file still being copied: a new state, the same rows
+    assert watched.poll() is True and watched.rows() is first and watched.waiting()[0].startswith("copying.eval: not a complete")
+    copying.unlink()  # a waiting file that goes: the rows stay too (nothing decided on them changed)
+    assert watched.poll() is True and watched.rows() is first and watched.waiting() == []
     by_system = first.pivot(index="task", columns="system", values="outcome")
     assert (by_system["baseline"] == by_system["tested"]).all()
     place(logs["baseline"], tmp_path / "baseline.eval")
     assert watched.poll() is True
     again = watched.rows().pivot(index="task", columns="system", values="outcome")
-    truth = expected_rows().pivot(index="task", columns="system", values="outcome")
+    truth = expected_rows.pivot(index="task", columns="system", values="outcome")
     pd.testing.assert_series_equal(again["baseline"], truth["baseline"], check_names=False)
     (tmp_path / "baseline.eval").unlink()
     assert watched.poll() is True and set(watched.rows()["system"]) == {"tested"}

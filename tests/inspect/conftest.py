@@ -1,4 +1,4 @@
-"""Fixtures for the Inspect integration tests: the example's mock systems and an in-memory ledger.
+"""Fixtures for the Inspect integration tests: an in-memory ledger (the example script is ``tests/conftest.py``'s).
 
 The tests run real Inspect evaluations with ``mockllm/model`` (no network). ``FakeLedger`` stands
 in for :mod:`stopwise.ledger` only in the tests of the manager's mechanics (what is skipped, what
@@ -7,10 +7,9 @@ is appended, what is logged); the end-to-end tests use the real ledger and the r
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -18,21 +17,8 @@ import pytest
 
 import stopwise
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "docs" / "examples" / "inspect_live.py"
-
 if os.environ.get("CI", "").lower() != "true":
     pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[test]'")
-
-
-@pytest.fixture(scope="session")
-def example() -> ModuleType:
-    """docs/examples/inspect_live.py, imported (its questions and mock systems)."""
-    spec = importlib.util.spec_from_file_location("inspect_live_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(autouse=True)

@@ -144,7 +144,7 @@ class InspectLogDir:
         ValidationError, InputError
             A finished log breaks the outcome contract or lacks a field its system name needs.
         """
-        changed = False
+        changed = reread = False  # reread: a finished log came, went or was read again (the rows change)
         present: set[Path] = set()
         for file in self._candidates():
             try:
@@ -158,11 +158,12 @@ class InspectLogDir:
                 continue
             now = self._files[file] = self._look_at(file, key)
             changed = changed or known is None or (now.state, now.reason) != (known.state, known.reason) or now.state == "read"
+            reread = reread or now.state == "read" or (known is not None and known.state == "read")
         for gone in set(self._files) - present:
-            del self._files[gone]
+            reread = reread or self._files.pop(gone).state == "read"
             changed = True
-        if changed:
-            self._rows = None
+        if reread:
+            self._rows = None  # rows() reads them anew; a waiting file's new reason keeps them (and the decision)
         return changed
 
     def _candidates(self) -> list[Path]:
