@@ -329,14 +329,15 @@ def monitor_command(
         f = _threshold(failure_threshold, "failure-threshold")
         if limit < 1:
             raise InputError(f"--limit must be a positive integer; got {limit}")
-        runs = read_runs([inputs.file(trajectories)], require_outcome=False)
+        source = inputs.file(trajectories)  # standard input is named <stdin> in messages (user_errors)
+        runs = read_runs([source], require_outcome=False)
         golds = read_gold(inputs.file(gold)) if gold is not None else {}
         chosen = [
             r for r in runs
             if (agent is None or r.agent == agent) and (task is None or r.task == task) and (attempt is None or r.attempt == attempt)
         ]
         if not chosen:
-            raise InputError(f"{'<stdin>' if str(trajectories) == '-' else trajectories}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
+            raise InputError(f"{source}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
         results = [
             monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)
             for run in chosen[:limit]

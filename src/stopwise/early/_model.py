@@ -244,6 +244,11 @@ class EarlyOutcomeModel(BaseEstimator):
         """The heads' backbone (``"lightgbm"`` or ``"logistic"``), from :attr:`classifier`."""
         return str((self.classifier or DualHeadClassifier()).backbone)
 
+    @property
+    def deployed_heads_(self) -> str:
+        """``"fold-average"`` or ``"refit"``: what the fitted :attr:`classifier_` is."""
+        return "fold-average" if isinstance(self.classifier_, FoldAverageClassifier) else "refit"
+
     def _new_classifier(self, seed: int) -> DualHeadClassifier:
         """An unfitted copy of the heads, seeded from the model's ``random_state``."""
         return clone(self.classifier if self.classifier is not None else DualHeadClassifier()).set_params(random_state=seed)
@@ -402,7 +407,6 @@ class EarlyOutcomeModel(BaseEstimator):
             out_of_fold, fold_heads = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache)
             if fold_average:
                 self.classifier_: DualHeadClassifier | FoldAverageClassifier = FoldAverageClassifier(fold_heads)
-        self.deployed_heads_ = "fold-average" if fold_average else "refit"
         deployed = self.classifier_
         if isinstance(deployed, DualHeadClassifier):
             mask = deployed.validation_mask_
@@ -454,8 +458,9 @@ class EarlyOutcomeModel(BaseEstimator):
         self.calibration_scores_ = scores if controlled else np.zeros((0, 2))
         self.calibration_outcome_ = outcome if controlled else np.zeros(0)
         if controlled:
-            val_scores = halting_scores(val_proba, min_halt_step=self.min_halt_step)
-            val_outcome = np.array([corpus.trajectories[i].outcome for i in fit_idx[val_runs]])
+            if out_of_fold is None:  # the sequence starts where the validation runs say (cross-fitting: count_start)
+                val_scores = halting_scores(val_proba, min_halt_step=self.min_halt_step)
+                val_outcome = np.array([corpus.trajectories[i].outcome for i in fit_idx[val_runs]])
             eps = float(self.max_halt_error)  # type: ignore[arg-type]
             thresholds: dict[str, float | None] = {}
             for j, head in enumerate(HEADS):

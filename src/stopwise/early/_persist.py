@@ -328,7 +328,8 @@ _CHECK_HEADS = (
 def _check_lightgbm_texts(paths: list[Path], n_features: int) -> None:
     """Check each head's LightGBM model text in Python, then let LightGBM parse them in one child process first."""
     for path in paths:
-        lines = path.read_text(encoding="utf-8")[:4096].splitlines()
+        with path.open(encoding="utf-8") as handle:
+            lines = handle.read(4096).splitlines()  # the header only: the trees are parsed later
         header = dict(line.split("=", 1) for line in lines if "=" in line)
         if not lines or lines[0] != "tree" or header.get("num_class") != "1" or header.get("objective", "").split(" ")[0] != "binary":
             raise _problem(path, "header", "must be a LightGBM binary-classification model (tree / num_class=1 / objective=binary)")
@@ -503,7 +504,6 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
         model.classifier_ = FoldAverageClassifier(folds)
     else:
         model.classifier_ = _load_head_set(folder, model, "", manifest["heads"], manifest["training"]["validation_tasks"], columns.shape[0])
-    model.deployed_heads_ = deployed
     model.featurizer_ = featurizer
     model.columns_ = columns
     model.features_ = [expected[j] for j in columns]
