@@ -148,7 +148,8 @@ def _invoked(typer_app: typer.Typer, args: Sequence[str], flags: frozenset[str] 
     """``typer_app`` reduced to what ``args`` asks for: the command they name, or this level's help listing.
 
     Typer turns every registered command into a Click command (evaluating the annotations of all its
-    options) before it runs one; building the invoked command alone saves ~0.1 s of each start-up.
+    options) before it runs one; building the invoked command alone saves 0.01-0.03 s of each start-up (10 %; measured
+    idle, `stopwise --help` 0.25 -> 0.22 s, `decide --help` 0.29 -> 0.28 s).
     With no command named, or ``--help`` before one, this level's commands are listed, which needs
     their help lines only (:func:`_listing`). The app is kept whole, so that Click reports and
     suggests as always, after an option this level does not know to be a flag (it might take a
@@ -187,7 +188,7 @@ def _listing(typer_app: typer.Typer) -> typer.Typer:
     """``typer_app`` for its own ``--help``: every command and group keeps its name and help, no command builds options.
 
     A listing shows one help line per command, never a command's options; building those for all
-    commands is what makes ``stopwise --help`` wait (~0.1 s). A test checks that the listing reads
+    commands costs ``stopwise --help`` about 0.03 s (measured idle). A test checks that the listing reads
     the same as the whole app's.
     """
     listed = copy.copy(typer_app)
