@@ -338,8 +338,18 @@ def watch_command(
         "--errors": None if errors == "pending" else errors, "--elapsed": None if elapsed == "total" else elapsed,
     }
     given = [name for name, value in log_options.items() if value]
-    with user_errors():
-        if not log_dir:
+    with user_errors():  # every argument rule of both kinds of target, before anything is opened
+        if log_dir:
+            if evaluation is not None:
+                raise InputError(
+                    f"{target}: is an Inspect log directory, which has no evaluations; give the systems instead: "
+                    f"stopwise watch {target} --tested A --baseline B (got the extra argument {evaluation!r})"
+                )
+            if no_record:
+                raise InputError("--no-record applies to a ledger; following an Inspect log directory records nothing")
+            if not tested or not baseline:
+                raise InputError(f"{target}: is an Inspect log directory; give the systems to compare with --tested and --baseline")
+        else:
             if given:
                 raise InputError(
                     f"{target}: is not a directory, so it is read as a ledger, whose evaluation has its systems, "
@@ -348,16 +358,17 @@ def watch_command(
             if evaluation is None:
                 raise InputError("give the evaluation to follow: stopwise watch LEDGER EVALUATION (or an Inspect log directory)")
     if log_dir:
+        assert tested and baseline
         _watch_logs(
-            target, evaluation, tested=tested, baseline=baseline, policy=policy, tasks=tasks, n_tasks=n_tasks,
+            target, tested=tested, baseline=baseline, policy=policy, tasks=tasks, n_tasks=n_tasks,
             group_size=group_size or [], system=system, system_from=system_from or [], scorer=scorer, errors=errors,
-            elapsed=elapsed, interval=interval, timeout=0.0 if once else timeout, no_record=no_record,
+            elapsed=elapsed, interval=interval, timeout=0.0 if once else timeout,
         )
     assert evaluation is not None
     _watch_ledger(target, evaluation, interval=interval, timeout=0.0 if once else timeout, no_record=no_record)
 
 
-def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool) -> None:
+def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool) -> NoReturn:
     from stopwise.ledger._follow import follow
 
     with user_errors(), _open(url) as ledger:
@@ -370,10 +381,9 @@ def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float 
 
 def _watch_logs(
     directory: str,
-    evaluation: str | None,
     *,
-    tested: str | None,
-    baseline: str | None,
+    tested: str,
+    baseline: str,
     policy: Path | None,
     tasks: Path | None,
     n_tasks: int | None,
@@ -385,22 +395,12 @@ def _watch_logs(
     elapsed: str,
     interval: float,
     timeout: float | None,
-    no_record: bool,
-) -> None:
+) -> NoReturn:
     from stopwise.errors import ValidationError
     from stopwise.ledger._follow_logs import follow_inspect_logs
     from stopwise.records import Policy, load_policy
 
     with user_errors():
-        if evaluation is not None:
-            raise InputError(
-                f"{directory}: is an Inspect log directory, which has no evaluations; give the systems instead: "
-                f"stopwise watch {directory} --tested A --baseline B (got the extra argument {evaluation!r})"
-            )
-        if no_record:
-            raise InputError("--no-record applies to a ledger; following an Inspect log directory records nothing")
-        if not tested or not baseline:
-            raise InputError(f"{directory}: is an Inspect log directory; give the systems to compare with --tested and --baseline")
         system = system_naming(system, system_from)
         chosen = load_policy(policy) if policy is not None else Policy()
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
