@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import io
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from tests.early.conftest import make_runs
 
 from stopwise.cli._common import EXIT_ERROR, Inputs
 from stopwise.cli.finality import _argument_syntax
 from stopwise.cli.main import main
 from stopwise.errors import InputError
-from stopwise.records import Trajectory, write_trajectories
+from stopwise.records import write_trajectories
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -112,19 +112,10 @@ def test_inputs_allow_one_stdin_among_all_files() -> None:
 # early train / evaluate / monitor ------------------------------------------------------------------
 
 
-def _make_runs(**kwargs: int) -> list[Trajectory]:
-    """The synthetic runs of the early tests (tests/early/conftest.py), loaded from there."""
-    spec = importlib.util.spec_from_file_location("_early_fixtures", TESTS / "early" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.make_runs(**kwargs)  # type: ignore[no-any-return]
-
-
 @pytest.fixture(scope="module")
 def trajectories(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """48 runs (4 agents x 12 tasks), gzip-compressed JSONL."""
-    return write_trajectories(_make_runs(), tmp_path_factory.mktemp("stdin-early") / "runs.jsonl.gz")
+    return write_trajectories(make_runs(), tmp_path_factory.mktemp("stdin-early") / "runs.jsonl.gz")
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +152,7 @@ def test_early_monitor_from_stdin_equals_the_file(
 def test_early_evaluate_from_stdin_equals_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write_trajectories(_make_runs(n_agents=3, n_tasks=8), tmp_path / "runs.jsonl")
+    path = write_trajectories(make_runs(n_agents=3, n_tasks=8), tmp_path / "runs.jsonl")
     options = ["--min-steps", "5", "--variant", "dense-lr", "--by", "service", "--thresholds", "0.6,0.9", "--threshold", "0.6", "--json"]
     code, out, err = _run_file(["early", "evaluate", str(path), *options], capsys)
     assert code == 0, err
@@ -183,3 +174,11 @@ def test_early_stdin_errors_name_stdin(
     for args in (["early", "evaluate", "-", str(trajectories), "-"], ["early", "monitor", str(tmp_path), "-", "--gold", "-"]):
         code, _, err = _run(args, trajectories.read_bytes(), monkeypatch, capsys)
         assert code == EXIT_ERROR and "standard input ('-') can be read once" in err
+
+
+def test_early_monitor_on_stdin_names_stdin_when_no_run_matches(
+    trained: tuple[Path, dict[str, object]], trajectories: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(["early", "monitor", str(trained[0]), "-", "--agent", "nobody"], trajectories.read_bytes(), monkeypatch, capsys)
+    assert code == EXIT_ERROR and out == ""
+    assert "<stdin>: no run matches --agent 'nobody'" in err and "stopwise-stdin-" not in err
