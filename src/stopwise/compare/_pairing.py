@@ -341,7 +341,9 @@ def outcome_cells(
     group_column : str, optional
         Text column holding each task's coverage group.
     status_reason : callable, optional
-        The exclusion reason for a left-out status (default ``"status X (policy uses ...)"``).
+        The exclusion reason for a left-out status (default the ``status`` text of
+        :data:`stopwise.records.EXCLUSION_REASONS`, ``"status X (policy uses ...)"``); a reason
+        starting ``status `` keeps the code ``status``.
     source : str, optional
         Where the rows came from, for messages.
     exclude_flags, count_flags : sequence of str, optional

@@ -212,7 +212,8 @@ class DecisionRecord(_Record):
     budget: BudgetState
     coverage: CoverageState
     excluded: list[Exclusion] = Field(default_factory=list)
-    """Rows of the two systems not used, by reason; nothing is dropped silently."""
+    """Rows of the two systems not used, by reason; nothing is dropped silently (match them by
+    :attr:`Exclusion.code`, not by text)."""
     flagged: list[FlagCount] = Field(default_factory=list)
     """Rows used that carry a flag the policy counts (``[flags] count``); flags with no row are left out."""
     policy_sha256: str
@@ -229,7 +230,8 @@ class DecisionRecord(_Record):
     """Paired tasks observed beyond the longest observed prefix of the planned order (betting
     boundary only): they wait until the tasks before them are observed."""
     warnings: list[str] = Field(default_factory=list)
-    """Guards: few observations for the tail method, one-signed differences early, and the like."""
+    """Guards: few observations for the tail method, one-signed differences early, and the like; the
+    messages of the look's :class:`DecisionWarning` s (codes :data:`stopwise.records.WARNING_CODES`), in that order."""
     decided_at: datetime | None = None
     """UTC time of the decision. Not part of any digest; two records of the same look differ only here."""
 
