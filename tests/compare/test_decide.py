@@ -289,6 +289,8 @@ STRONG_ROWS = rows_from(STRONG_A, STRONG_B)
         ({"tested": 1}, "`tested` must be a system name (str); got int"),
         ({"baseline": None}, "`baseline` must be a system name (str); got NoneType"),
         ({"baseline": "A"}, "tested and baseline must be different systems; both are 'A'"),
+        ({"tested": "Z"}, "tested system 'Z' is absent from the outcome rows; systems present: A, B"),
+        ({"baseline": "Q"}, "baseline system 'Q' is absent from the outcome rows; systems present: A, B"),
         ({"budget_used": "0.5"}, "budget used must be a number; got '0.5'"),
         ({"budget_used": True}, "budget used must be a number; got True"),
         ({"budget_used": float("nan")}, "budget used must be a finite number >= 0; got nan"),

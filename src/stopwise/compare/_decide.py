@@ -40,7 +40,7 @@ from numpy.typing import ArrayLike
 from stopwise._version import __version__
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
-from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_columns, pair_outcomes
+from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.errors import ComparisonError
 from stopwise.records import (
@@ -402,10 +402,9 @@ def _decide_iv(
     for role, system in (("tested", tested), ("baseline", baseline)):
         if not isinstance(system, str):
             raise ComparisonError(f"`{role}` must be a system name (str); got {type(system).__name__}")
-    if tested == baseline:
-        raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
+    _check_systems(checked, tested, baseline)
     system_codes, system_labels = checked.codes("system")
-    if tested in system_labels and baseline in system_labels and len(system_labels) > 2:  # else pair_outcomes names what is absent
+    if len(system_labels) > 2:  # only the two systems' rows are paired and digested
         wanted = np.flatnonzero((system_labels == tested) | (system_labels == baseline))
         checked = checked.take((system_codes == wanted[0]) | (system_codes == wanted[1]))
     return _DecideInputs(

@@ -477,6 +477,19 @@ def _units_of(rows: OutcomeColumns, systems: tuple[str, str], tasks: np.ndarray)
     return np.asarray(tasks[first[component]], dtype=str)
 
 
+def _check_systems(rows: OutcomeColumns, tested: str, baseline: str) -> None:
+    """Tested and baseline differ and both have rows."""
+    if tested == baseline:
+        raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
+    present = set(rows.codes("system")[1].tolist())
+    for role, system in (("tested", tested), ("baseline", baseline)):
+        if system not in present:
+            listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
+            raise ComparisonError(
+                f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
+            )
+
+
 @dataclass(frozen=True)
 class _TaskSet:
     """The task set T of a pair as :func:`pair_outcomes` forms it, over the cells' tasks."""
@@ -670,16 +683,8 @@ def pair_outcomes(
     >>> p.n_shared, p.positions.tolist(), [(e.reason, e.rows) for e in p.excluded]
     (4, [1, 2], [('partner system has no usable outcome on the task yet', 1)])
     """
-    if tested == baseline:
-        raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
     rows = as_columns(rows)
-    present = set(rows.codes("system")[1].tolist())
-    for role, system in (("tested", tested), ("baseline", baseline)):
-        if system not in present:
-            listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
-            raise ComparisonError(
-                f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
-            )
+    _check_systems(rows, tested, baseline)
     cells = outcome_cells(
         rows,
         systems=(tested, baseline),
