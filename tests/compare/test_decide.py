@@ -21,6 +21,17 @@ from stopwise import (
     read_outcomes,
     tail_probabilities,
 )
+from stopwise.compare._decide import (
+    _betting_wor_look,
+    _budget_state,
+    _decide_iv,
+    _decision_warnings,
+    _fixed_budget_look,
+    _observed,
+    _paired,
+)
+from stopwise.records import EXCLUSION_CODES, EXCLUSION_REASONS, WARNING_CODES, DecisionWarning, Exclusion
+from stopwise.records._vocabulary import exclusion_code
 
 
 def rows_from(tested: list[float], baseline: list[float], groups: list[str] | None = None, **extra: list) -> pd.DataFrame:
@@ -244,3 +255,158 @@ def test_real_comparison_on_swebench_verified(shared_data: Path) -> None:
     assert record.delta_hat == pytest.approx(expected, abs=1e-12)
     assert record.n_shared == 500 and record.action == "promote"
     assert len(record.coverage.groups) == 12 and record.coverage.satisfied
+
+
+# ---- _decide_iv: every argument validated and normalised before any work ----------------------------------------
+
+BETTING = {"decision": {"boundary": "betting-wor"}}
+STRONG_ROWS = rows_from(STRONG_A, STRONG_B)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"policy": "policy.toml"}, "`policy` must be a stopwise.Policy (see stopwise.load_policy) or None; got str"),
+        (
+            {"universe": ["t000"]},
+            "`universe` must be a stopwise.TaskUniverse (see stopwise.read_task_universe) or None; got list",
+        ),
+        (
+            {"policy": BETTING},
+            "the betting-wor boundary needs the planned task order, but no task universe was given: pass the `stopwise order` "
+            "output or a tasks file (universe=read_task_universe(...), --tasks FILE)",
+        ),
+        (
+            {"policy": BETTING, "universe": TaskUniverse.from_counts(40)},
+            "the betting-wor boundary needs the planned task order, but a task universe from counts only was given: pass the "
+            "`stopwise order` output or a tasks file (universe=read_task_universe(...), --tasks FILE)",
+        ),
+        (
+            {"rows": [{"system": "A", "task": "t", "outcome": 1}]},
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
+            "(see stopwise.read_outcomes); got list",
+        ),
+        ({"tested": 1}, "`tested` must be a system name (str); got int"),
+        ({"baseline": None}, "`baseline` must be a system name (str); got NoneType"),
+        ({"baseline": "A"}, "tested and baseline must be different systems; both are 'A'"),
+        ({"tested": "Z"}, "tested system 'Z' is absent from the outcome rows; systems present: A, B"),
+        ({"baseline": "Q"}, "baseline system 'Q' is absent from the outcome rows; systems present: A, B"),
+        ({"budget_used": "0.5"}, "budget used must be a number; got '0.5'"),
+        ({"budget_used": True}, "budget used must be a number; got True"),
+        ({"budget_used": float("nan")}, "budget used must be a finite number >= 0; got nan"),
+        ({"budget_used": -0.1}, "budget used must be a finite number >= 0; got -0.1"),
+        (
+            {"budget_used": 1.5},
+            "budget used 1.5 exceeds the policy's budget limit 1 (task_fraction); the limit ends the evaluation, so a larger "
+            "value is a mistake (check the measure and the unit)",
+        ),
+        ({"rng": "seed"}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got 'seed'"),
+        ({"rng": -1}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got -1"),
+        ({"rng": False}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got False"),
+        ({"rng": 0.5}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got 0.5"),
+    ],
+)
+def test_decide_iv_refuses_each_bad_argument_with_its_rule(arguments: dict, message: str) -> None:
+    given = {"rows": STRONG_ROWS, "tested": "A", "baseline": "B", "policy": None, "universe": None, "budget_used": None,
+             "complete": False, "rng": None} | arguments
+    if isinstance(given["policy"], dict):
+        given["policy"] = policy(**given["policy"])
+    with pytest.raises(ComparisonError) as direct:
+        _decide_iv(**given)
+    assert str(direct.value) == message
+    with pytest.raises(ComparisonError) as public:  # decide refuses the same way, before pairing anything
+        decide(given.pop("rows"), given.pop("tested"), given.pop("baseline"), given.pop("policy"), **given)
+    assert str(public.value) == message
+
+
+def test_decide_iv_normalises_the_arguments() -> None:
+    rows = pd.concat([STRONG_ROWS, outcome_frame([{"system": "C", "task": "t000", "outcome": 1}])], ignore_index=True)
+    iv = _decide_iv(rows, "A", "B", None, None, np.int64(1), True, 7)
+    assert iv.policy == Policy() and iv.boundary == "fixed-budget" and not iv.betting and not iv.forced
+    assert set(iv.rows.codes("system")[1].tolist()) == {"A", "B"}  # the other systems' rows are dropped
+    assert isinstance(iv.budget_used, float) and iv.budget_used == 1.0
+    assert iv.complete and iv.known
+    assert iv.rng.random() == np.random.default_rng(7).random()
+    default = _decide_iv(rows, "A", "B", None, universe_of(STRONG_ROWS), None, True, None)
+    assert not default.complete  # a given universe makes `complete` moot
+    assert default.budget_used is None
+    assert default.rng.random() == np.random.default_rng(Policy().seed).random()
+    generator = np.random.default_rng(3)
+    assert _decide_iv(rows, "A", "B", None, None, None, False, generator).rng is generator
+
+
+# ---- exclusion codes: made from a code, matched by it, stored as the same text -----------------------------------
+
+
+def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> None:
+    made = [
+        {"system": "A", "task": "t1", "outcome": 1, "group": "g"},
+        {"system": "B", "task": "t1", "outcome": 0, "group": "g"},
+        {"system": "A", "task": "t1", "outcome": 1, "group": "g"},  # duplicate
+        {"system": "A", "task": "t2", "outcome": 1, "group": "g"},  # not shared / outside the universe
+        {"system": "A", "task": "t3", "outcome": 1, "group": "g"},
+        {"system": "B", "task": "t3", "outcome": None, "status": "pending", "group": "g"},  # status; no partner
+        {"system": "A", "task": "t4", "outcome": 1, "group": "g", "flags": "error"},  # flag; no partner
+        {"system": "B", "task": "t4", "outcome": 1, "group": "g"},
+    ]
+    rows = outcome_frame(made)
+    excluding = policy(flags={"exclude": ["error"]})
+    inferred = decide(rows, "A", "B", excluding)
+    planned = decide(rows, "A", "B", excluding, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
+    fields = {"status": {"status": "pending", "statuses": "final"}, "flag": {"flag": "error"}}
+    seen = set()
+    for record in (inferred, planned):
+        for e in record.excluded:
+            assert e.code is not None
+            assert e == Exclusion.from_code(e.code, rows=e.rows, tasks=e.tasks, **fields.get(e.code, {}))
+            assert e.reason == EXCLUSION_REASONS[e.code].format(**fields.get(e.code, {}))
+            assert "code" not in e.model_dump()
+            seen.add(e.code)
+    assert seen == set(EXCLUSION_CODES)
+    assert {e.code for e in inferred.excluded} == {"duplicate", "status", "flag", "not-shared", "no-partner"}
+    assert [(e.code, e.rows) for e in planned.excluded if e.code == "outside-universe"] == [("outside-universe", 1)]
+    assert planned.universe is not None and planned.universe.outside_rows == 1
+    assert json.loads(planned.model_dump_json())["excluded"][-2] == {
+        "reason": "task outside the planned task universe", "rows": 1, "tasks": 1
+    }
+
+
+def test_exclusion_code_of_other_wordings() -> None:
+    assert Exclusion(reason="status pending", rows=1, tasks=1).code == "status"  # the replay's shorter wording
+    assert Exclusion(reason="left out by hand", rows=1, tasks=1).code is None
+    assert [exclusion_code(EXCLUSION_REASONS[c]) for c in EXCLUSION_CODES] == list(EXCLUSION_CODES)
+
+
+# ---- warning codes: each guard of a real look, in the record's order --------------------------------------------
+
+
+def warning_codes(rows: pd.DataFrame, the_policy: Policy | None = None, **arguments: object) -> list[str]:
+    """The codes of the warnings decide writes for these rows; their messages are the record's warnings."""
+    iv = _decide_iv(rows, "A", "B", the_policy, arguments.get("universe"), arguments.get("budget_used"),
+                    bool(arguments.get("complete", False)), None)
+    paired = _paired(iv)
+    budget = _budget_state(iv, paired)
+    seen = _observed(iv, paired)
+    look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
+    warnings = _decision_warnings(iv, paired, budget, seen, look)
+    assert all(isinstance(w, DecisionWarning) and w.code in WARNING_CODES for w in warnings)
+    assert [w.message for w in warnings] == decide(rows, "A", "B", the_policy, **arguments).warnings
+    return [w.code for w in warnings]
+
+
+def test_warning_codes_of_real_looks() -> None:
+    strong, planned = STRONG_ROWS, universe_of(STRONG_ROWS)
+    assert warning_codes(strong, universe=planned) == []
+    assert warning_codes(strong) == ["no-universe"]
+    assert warning_codes(strong, universe=TaskUniverse(planned.tasks.tolist())) == ["no-groups"]
+    assert warning_codes(strong, universe=planned, budget_used=0.5) == ["budget-below-limit"]
+    assert warning_codes(strong, universe=TaskUniverse(planned.tasks[:30].tolist(), ["g"] * 30)) == ["outside-universe"]
+    few = rows_from(STRONG_A[:10], STRONG_B[:10])
+    assert warning_codes(few, universe=universe_of(few)) == ["few-observed"]
+    early = _pending_after(rows_from([1.0] * 40, [0.0] * 40), 20)
+    assert warning_codes(early, universe=universe_of(early)) == ["one-sided"]
+    gap = strong[~((strong["system"] == "B") & (strong["task"] == "t000"))]
+    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting"]
+    assert warning_codes(gap, policy(**BETTING), universe=TaskUniverse(planned.tasks[:30].tolist(), ["g"] * 30)) == [
+        "outside-universe", "waiting"
+    ]

@@ -15,14 +15,23 @@ before the budget limit is established (see :func:`decide`).
 Guards (warnings in the record): tails from fewer paired tasks than :data:`MIN_OBSERVED` names for
 the method; every observed difference on one side of the threshold before the limit (one tail is
 then exactly 0, which is meaningful only at the limit); rows outside the universe; universes without
-groups.
+groups. Each is a :class:`stopwise.records.DecisionWarning` with a code; the record keeps its message.
+
+:func:`decide` is a pipeline of small steps: :func:`_decide_iv` (every argument validated and
+normalised), :func:`_paired`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
+one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`),
+:func:`_decision_warnings` and :func:`_decision_record`. Inside it an action is the
+:data:`stopwise.records.Action` word; the integer codes (:data:`PROMOTE` ...) serve the vectorised
+:func:`routine_actions` and the replay, and are derived from :data:`stopwise.records.ACTIONS`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from datetime import UTC, datetime
+from numbers import Integral
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,19 +40,25 @@ from numpy.typing import ArrayLike
 from stopwise._version import __version__
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
-from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_columns, pair_outcomes
+from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.errors import ComparisonError
 from stopwise.records import (
+    ACTION_CODE,
     ACTIONS,
     OUTCOME_COLUMNS,
+    Action,
+    Boundary,
     BudgetState,
+    CoverageState,
     DecisionRecord,
+    DecisionWarning,
     OutcomeColumns,
     Policy,
     TailProvenance,
     TaskUniverse,
     UniverseState,
+    WarningCode,
 )
 from stopwise.records._columns import TEXT_COLUMNS
 
@@ -70,8 +85,8 @@ The bootstrap (exact or Monte Carlo) has at most 2^n distinct resample means and
 exactly 0 on any one-signed sample, whatever n; the normal and Serfling tails rest on a central
 limit approximation that the usual rule of thumb wants n >= 30 for."""
 
-PROMOTE, REJECT, CONTINUE, ABSTAIN = 0, 1, 2, 3
-"""Action codes, equal to the ``stopwise decide`` exit codes."""
+PROMOTE, REJECT, CONTINUE, ABSTAIN = (ACTION_CODE[a] for a in ("promote", "reject", "continue", "abstain"))
+"""Action codes (:data:`stopwise.records.ACTION_CODE`), equal to the ``stopwise decide`` exit codes."""
 
 
 def exceeds_threshold(differences: np.ndarray, lattice: int, threshold: float) -> bool:
@@ -243,7 +258,7 @@ def _checked_rows(rows: pd.DataFrame | OutcomeColumns) -> OutcomeColumns:
 
 
 def _reason(
-    action: int,
+    action: Action,
     *,
     covered: bool,
     enforce: bool,
@@ -254,9 +269,9 @@ def _reason(
     boundary: str,
     limit_unknown: bool,
 ) -> str:
-    end = "; budget exhausted" if action == ABSTAIN else "; budget remains"
+    end = "; budget exhausted" if action == "abstain" else "; budget remains"
     if n == 0:
-        return "no paired outcomes observed yet" + ("; budget exhausted" if action == ABSTAIN else "")
+        return "no paired outcomes observed yet" + ("; budget exhausted" if action == "abstain" else "")
     if enforce and not covered:
         why = (
             "coverage requirement impossible at this count (sum of required counts exceeds observed tasks)"
@@ -264,33 +279,33 @@ def _reason(
             else "coverage missing for group(s) " + ", ".join(repr(g) for g in missing[:10])
         )
         return why + end
-    if action == CONTINUE and limit_unknown:
+    if action == "continue" and limit_unknown:
         return (
             "no task universe given: N and the planned groups are unknown, so the tasks with rows cannot be taken as the "
             "whole benchmark and the budget limit cannot be established; pass the planned tasks (universe=, --tasks or "
             "--n-tasks) or declare a finished record complete (complete=True, --complete)"
         )
     if boundary == "betting-wor":
-        if action == PROMOTE:
+        if action == "promote":
             return "betting-wor boundary crossed: anytime-valid p_promote <= a (mean difference exceeds the threshold)"
-        if action == REJECT:
+        if action == "reject":
             return "betting-wor boundary crossed: anytime-valid p_reject <= a (mean difference below the threshold)"
-        if action == ABSTAIN:
+        if action == "abstain":
             return "at the budget limit: the betting-wor boundary was not crossed (both p-values exceed a)"
         return "coverage holds; betting-wor boundary not crossed; budget remains"
-    if action == CONTINUE:
+    if action == "continue":
         return "coverage holds; budget remains (the fixed-budget rule acts only at the limit)"
     if forced:
-        return "forced: observed mean " + ("exceeds" if action == PROMOTE else "does not exceed") + " the threshold"
-    if action == PROMOTE:
+        return "forced: observed mean " + ("exceeds" if action == "promote" else "does not exceed") + " the threshold"
+    if action == "promote":
         return "fixed-budget rule at the budget limit: observed mean exceeds the threshold and R_promote <= a"
-    if action == REJECT:
+    if action == "reject":
         return "fixed-budget rule at the budget limit: observed mean does not exceed the threshold and R_reject <= a"
     return "fixed-budget rule at the budget limit: the tail on the observed side exceeds a"
 
 
 def _universe_state(paired: PairedOutcomes, universe: TaskUniverse | None, complete: bool) -> UniverseState | None:
-    outside = sum(e.rows for e in paired.excluded if e.reason == "task outside the planned task universe")
+    outside = sum(e.rows for e in paired.excluded if e.code == "outside-universe")
     if universe is not None:
         return UniverseState(
             source="tasks" if universe.ordered else "counts",
@@ -313,6 +328,375 @@ def _prefix(paired: PairedOutcomes) -> np.ndarray:
     ranked = paired.positions[order]
     gaps = np.flatnonzero(ranked != np.arange(len(ranked)))
     return order[: int(gaps[0]) if len(gaps) else len(ranked)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _DecideInputs:
+    """The arguments of :func:`decide`, validated and normalised by :func:`_decide_iv`."""
+
+    rows: OutcomeColumns
+    """Validated outcome rows; only the two systems' when the rows hold others."""
+    tested: str
+    """System A."""
+    baseline: str
+    """System B."""
+    policy: Policy
+    """The policy (the default one when none was given)."""
+    universe: TaskUniverse | None
+    """The planned tasks (an ordered one for the betting boundary)."""
+    budget_used: float | None
+    """The budget used given by the caller, finite, >= 0 and at most the limit; None: measure it."""
+    complete: bool
+    """The caller declared the record complete and gave no universe."""
+    rng: np.random.Generator
+    """Generator of the Monte-Carlo bootstrap (from ``policy.seed`` when none was given)."""
+
+    @property
+    def boundary(self) -> Boundary:
+        """The policy's boundary."""
+        return self.policy.decision.boundary
+
+    @property
+    def betting(self) -> bool:
+        """The boundary is ``betting-wor``."""
+        return self.boundary == "betting-wor"
+
+    @property
+    def known(self) -> bool:
+        """N is known: a universe is given or the record is declared complete."""
+        return self.universe is not None or self.complete
+
+    @property
+    def forced(self) -> bool:
+        """The fixed-budget rule decides by the observed mean alone (tail method ``none``)."""
+        return self.policy.tail_method == "none" and not self.betting
+
+
+def _decide_iv(
+    rows: pd.DataFrame | OutcomeColumns,
+    tested: str,
+    baseline: str,
+    policy: Policy | None,
+    universe: TaskUniverse | None,
+    budget_used: float | None,
+    complete: bool,
+    rng: np.random.Generator | int | None,
+) -> _DecideInputs:
+    """Validate and normalise every argument of :func:`decide`, in the order of its signature
+    (but ``universe`` with the policy, whose boundary it must fit, before the rows)."""
+    if policy is None:
+        policy = Policy()
+    if not isinstance(policy, Policy):
+        raise ComparisonError(f"`policy` must be a stopwise.Policy (see stopwise.load_policy) or None; got {type(policy).__name__}")
+    if universe is not None and not isinstance(universe, TaskUniverse):
+        raise ComparisonError(
+            f"`universe` must be a stopwise.TaskUniverse (see stopwise.read_task_universe) or None; got {type(universe).__name__}"
+        )
+    if policy.decision.boundary == "betting-wor" and (universe is None or not universe.ordered):
+        given = "no task universe" if universe is None else "a task universe from counts only"
+        raise ComparisonError(
+            f"the betting-wor boundary needs the planned task order, but {given} was given: pass the `stopwise order` "
+            "output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
+        )
+    checked = _checked_rows(rows)
+    for role, system in (("tested", tested), ("baseline", baseline)):
+        if not isinstance(system, str):
+            raise ComparisonError(f"`{role}` must be a system name (str); got {type(system).__name__}")
+    _check_systems(checked, tested, baseline)
+    system_codes, system_labels = checked.codes("system")
+    if len(system_labels) > 2:  # only the two systems' rows are paired and digested
+        wanted = np.flatnonzero((system_labels == tested) | (system_labels == baseline))
+        checked = checked.take((system_codes == wanted[0]) | (system_codes == wanted[1]))
+    return _DecideInputs(
+        rows=checked,
+        tested=tested,
+        baseline=baseline,
+        policy=policy,
+        universe=universe,
+        budget_used=_budget_used_iv(budget_used, policy),
+        complete=bool(complete) and universe is None,
+        rng=_rng_iv(rng, policy),
+    )
+
+
+def _budget_used_iv(budget_used: object, policy: Policy) -> float | None:
+    """``budget_used`` as a float: a finite number >= 0, at most the policy's limit; None stays None."""
+    if budget_used is None:
+        return None
+    if isinstance(budget_used, bool) or not isinstance(budget_used, int | float | np.integer | np.floating):
+        raise ComparisonError(f"budget used must be a number; got {budget_used!r}")
+    if not math.isfinite(budget_used) or budget_used < 0:
+        raise ComparisonError(f"budget used must be a finite number >= 0; got {budget_used!r}")
+    limit = policy.budget.limit
+    if budget_used > limit * (1 + 1e-12):
+        raise ComparisonError(
+            f"budget used {budget_used:g} exceeds the policy's budget limit {limit:g} ({policy.budget.measure}); "
+            "the limit ends the evaluation, so a larger value is a mistake (check the measure and the unit)"
+        )
+    return float(budget_used)
+
+
+def _rng_iv(rng: object, policy: Policy) -> np.random.Generator:
+    """``rng`` as a generator: a generator as given, a seed (an integer >= 0) or None (``policy.seed``) turned into one."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        return np.random.default_rng(policy.seed)
+    if isinstance(rng, bool) or not isinstance(rng, Integral) or int(rng) < 0:
+        raise ComparisonError(f"`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got {rng!r}")
+    return np.random.default_rng(int(rng))
+
+
+def _paired(iv: _DecideInputs) -> PairedOutcomes:
+    """The two systems' paired outcomes within the universe; refused when they share no task."""
+    policy = iv.policy
+    paired = pair_outcomes(
+        iv.rows,
+        iv.tested,
+        iv.baseline,
+        statuses=policy.statuses,
+        group_column=policy.coverage.group_column,
+        universe=iv.universe,
+        exclude_flags=policy.flags.exclude,
+        count_flags=policy.flags.count,
+    )
+    if paired.n_shared == 0:
+        raise ComparisonError(f"systems {iv.tested!r} and {iv.baseline!r} share no tasks; nothing to compare")
+    return paired
+
+
+@dataclasses.dataclass(frozen=True)
+class _Budget:
+    """Where the look stands against the budget."""
+
+    used: float
+    """Budget used, in the policy's measure (given or measured)."""
+    at_limit: bool
+    """The budget is exhausted, or every one of the N known tasks is observed."""
+    limit_unknown: bool
+    """A task fraction without a universe: N, and so the limit, cannot be established."""
+
+
+def _budget_state(iv: _DecideInputs, paired: PairedOutcomes) -> _Budget:
+    """Budget used (the caller's, else measured from the rows) and whether the limit is reached."""
+    limit = iv.policy.budget.limit
+    if iv.budget_used is not None:  # an explicit value is never overridden
+        return _Budget(used=iv.budget_used, at_limit=iv.budget_used >= limit * (1 - 1e-12), limit_unknown=False)
+    limit_unknown = iv.policy.budget.measure == "task_fraction" and not iv.known
+    used = measure_budget(paired, iv.policy)
+    all_seen = iv.known and paired.n_observed == paired.n_shared
+    return _Budget(used=used, at_limit=not limit_unknown and (used >= limit * (1 - 1e-12) or all_seen), limit_unknown=limit_unknown)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Observed:
+    """The observed tasks a boundary judges: all of them, or the betting boundary's observed prefix."""
+
+    differences: np.ndarray
+    """D_i of the judged tasks."""
+    groups: np.ndarray
+    """Their coverage groups."""
+    waiting: int
+    """Observed tasks beyond the longest observed prefix of the planned order (betting only)."""
+    coverage: CoverageState
+    """Coverage of the judged tasks."""
+    covered: bool
+    """At least one task is judged and coverage holds (or is not enforced)."""
+    exceeds: bool
+    """The mean difference exceeds the threshold (False when nothing is judged)."""
+
+    @property
+    def n(self) -> int:
+        """How many tasks are judged."""
+        return len(self.differences)
+
+
+def _observed(iv: _DecideInputs, paired: PairedOutcomes) -> _Observed:
+    """The judged tasks, their coverage and side of the threshold."""
+    policy = iv.policy
+    used_index = _prefix(paired) if iv.betting else np.arange(paired.n_observed)
+    differences, groups = paired.differences[used_index], paired.groups[used_index]
+    n = len(differences)
+    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, groups, rule=policy.coverage.rule)
+    return _Observed(
+        differences=differences,
+        groups=groups,
+        waiting=paired.n_observed - n,
+        coverage=coverage,
+        covered=n > 0 and (coverage.satisfied or policy.coverage.rule != "proportional"),
+        exceeds=exceeds_threshold(differences, paired.lattice, policy.threshold) if n > 0 else False,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Look:
+    """What a boundary made of the judged tasks."""
+
+    action: Action
+    """The action taken."""
+    method: str
+    """The tail method in words (``DecisionRecord.tail_method``)."""
+    r_promote: float | None = None
+    """Evidence against promotion (None when not computed)."""
+    r_reject: float | None = None
+    """Evidence against rejection (None when not computed)."""
+    tail: TailProvenance | None = None
+    """How the tails were computed (None when they were not)."""
+
+
+def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
+    """The betting-wor boundary: a final action at any look once a p-value is at most a and coverage holds."""
+    policy, universe = iv.policy, iv.universe
+    assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
+    r_promote = r_reject = None
+    method, tail = "betting-wor", None
+    if seen.covered:
+        # A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled
+        # process is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the
+        # per-group (stratified) process is the valid one.
+        stratified = universe.has_groups and policy.order.kind != "uniform"
+        result = betting_boundary(
+            seen.differences,
+            policy.threshold,
+            population_size=paired.n_shared,
+            alpha=policy.tail_cutoff,
+            groups=seen.groups if stratified else None,
+            group_sizes=universe.group_sizes if stratified else None,
+            confidence_bounds=False,  # the record keeps the p-values; the bounds cost ~90 ms stratified
+        )
+        r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
+        tail = TailProvenance(method="betting-wor", lattice=paired.lattice)
+    a = policy.tail_cutoff
+    promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
+    reject = seen.covered and not promote and r_reject is not None and r_reject <= a
+    action: Action = "promote" if promote else "reject" if reject else "abstain" if budget.at_limit else "continue"
+    return _Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail)
+
+
+def _fixed_budget_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
+    """The fixed-budget rule (Fig. 2): tails of the observed tasks; a final action only at the budget limit."""
+    policy = iv.policy
+    look = _Look(action="continue", method="none (forced: observed mean only)" if iv.forced else policy.tail_method)
+    if seen.covered and policy.tail_method != "none":
+        tails = tail_probabilities(
+            seen.differences,
+            policy.threshold,
+            method=policy.tail_method,
+            n_resamples=policy.bootstrap_resamples,
+            rng=iv.rng,
+            units=None if np.array_equal(paired.units, paired.tasks) else paired.units,
+            population_size=paired.n_shared,
+        )
+        tail = TailProvenance(
+            method=tails.used, resamples=tails.resamples, lattice=tails.lattice, fallback=tails.fallback is not None, why=tails.fallback
+        )
+        look = _Look(action="continue", method=tails.method, r_promote=tails.r_promote, r_reject=tails.r_reject, tail=tail)
+    code = routine_actions(
+        seen.covered,
+        budget.at_limit,
+        seen.exceeds,
+        look.r_promote if look.r_promote is not None else 1.0,
+        look.r_reject if look.r_reject is not None else 1.0,
+        tail_cutoff=policy.tail_cutoff,
+        forced=iv.forced,
+    )
+    return dataclasses.replace(look, action=ACTIONS[int(code)])
+
+
+def _decision_warnings(
+    iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed, look: _Look
+) -> list[DecisionWarning]:
+    """The guards of the look, in the order the record lists them (:data:`stopwise.records.WARNING_CODES`)."""
+    warnings = [DecisionWarning("no-groups", note) for note in paired.notes]
+
+    def warn(code: WarningCode, message: str) -> None:
+        warnings.append(DecisionWarning(code, message))
+
+    n, policy = seen.n, iv.policy
+    if iv.budget_used is not None and iv.known and not budget.at_limit and paired.n_observed == paired.n_shared:
+        warn(
+            "budget-below-limit",
+            f"every one of the N = {paired.n_shared} tasks is observed, but the budget used given ({budget.used:g}) is below the limit",
+        )
+    if not iv.known:
+        warn(
+            "no-universe",
+            f"no task universe: N = {paired.n_shared} and the groups are inferred from the rows (tasks with rows of both "
+            "systems); pass the planned tasks or --n-tasks",
+        )
+    for e in paired.excluded:
+        if e.code == "outside-universe":
+            warn("outside-universe", f"{e.rows} row(s) on {e.tasks} task(s) outside the planned task universe were excluded")
+    if seen.waiting:
+        warn(
+            "waiting",
+            f"{seen.waiting} observed task(s) lie beyond the longest observed prefix of the planned order "
+            f"({n} tasks) and wait for the tasks before them",
+        )
+    minimum = MIN_OBSERVED.get(policy.tail_method, 0)
+    if not iv.betting and look.tail is not None and n < minimum:
+        warn(
+            "few-observed",
+            f"only {n} paired tasks observed: {policy.tail_method} tails are unreliable below {minimum} "
+            "(stopwise.compare.MIN_OBSERVED)",
+        )
+    d = seen.differences
+    if n > 0 and not budget.at_limit and (bool((d > policy.threshold).all()) or bool((d <= policy.threshold).all())):
+        warn(
+            "one-sided",
+            f"all {n} observed differences are {'above' if seen.exceeds else 'at or below'} the threshold this early: one "
+            "tail is exactly 0, which the fixed-budget rule may use only at the budget limit",
+        )
+    return warnings
+
+
+def _decision_record(
+    iv: _DecideInputs,
+    paired: PairedOutcomes,
+    budget: _Budget,
+    seen: _Observed,
+    look: _Look,
+    warnings: list[DecisionWarning],
+) -> DecisionRecord:
+    """The decision record of the look, stamped with the current UTC time."""
+    policy = iv.policy
+    return DecisionRecord(
+        tested=iv.tested,
+        baseline=iv.baseline,
+        action=look.action,
+        reason=_reason(
+            look.action,
+            covered=seen.covered,
+            enforce=policy.coverage.rule == "proportional",
+            n=seen.n,
+            forced=iv.forced,
+            missing=seen.coverage.missing_groups,
+            possible=seen.coverage.possible,
+            boundary=iv.boundary,
+            limit_unknown=budget.limit_unknown,
+        ),
+        threshold=policy.threshold,
+        tail_cutoff=policy.tail_cutoff,
+        n_shared=paired.n_shared,
+        n_observed=paired.n_observed,
+        delta_hat=float(seen.differences.mean()) if seen.n else None,
+        r_promote=look.r_promote,
+        r_reject=look.r_reject,
+        tail_method=look.method,
+        tail=look.tail,
+        budget=BudgetState(measure=policy.budget.measure, used=budget.used, limit=policy.budget.limit, at_limit=budget.at_limit),
+        coverage=seen.coverage,
+        excluded=list(paired.excluded),
+        flagged=list(paired.flagged),
+        policy_sha256=policy.sha256(),
+        input_sha256=input_digest(iv.rows, (iv.tested, iv.baseline)),
+        stopwise_version=__version__,
+        boundary=iv.boundary,
+        universe=_universe_state(paired, iv.universe, iv.complete),
+        waiting=seen.waiting,
+        warnings=[w.message for w in warnings],
+        decided_at=datetime.now(UTC),
+    )
 
 
 def decide(
@@ -391,191 +775,10 @@ def decide(
     >>> stopwise.decide(rows, "A", "B", universe=stopwise.TaskUniverse.from_counts(400)).action
     'continue'
     """
-    policy = policy if policy is not None else Policy()
-    boundary = policy.decision.boundary
-    betting = boundary == "betting-wor"
-    if betting and (universe is None or not universe.ordered):
-        given = "no task universe" if universe is None else "a task universe from counts only"
-        raise ComparisonError(
-            f"the betting-wor boundary needs the planned task order, but {given} was given: pass the `stopwise order` "
-            "output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
-        )
-    rows = _checked_rows(rows)
-    system_codes, system_labels = rows.codes("system")
-    if tested in system_labels and baseline in system_labels and len(system_labels) > 2:  # else pair_outcomes names what is absent
-        wanted = np.flatnonzero((system_labels == tested) | (system_labels == baseline))
-        rows = rows.take((system_codes == wanted[0]) | (system_codes == wanted[1]))
-    paired = pair_outcomes(
-        rows,
-        tested,
-        baseline,
-        statuses=policy.statuses,
-        group_column=policy.coverage.group_column,
-        universe=universe,
-        exclude_flags=policy.flags.exclude,
-        count_flags=policy.flags.count,
-    )
-    if paired.n_shared == 0:
-        raise ComparisonError(f"systems {tested!r} and {baseline!r} share no tasks; nothing to compare")
-    complete = bool(complete) and universe is None
-    known = universe is not None or complete
-    limit = policy.budget.limit
-    warnings = list(paired.notes)
-    if budget_used is not None:
-        if isinstance(budget_used, bool) or not isinstance(budget_used, int | float | np.integer | np.floating):
-            raise ComparisonError(f"budget used must be a number; got {budget_used!r}")
-        if not math.isfinite(budget_used) or budget_used < 0:
-            raise ComparisonError(f"budget used must be a finite number >= 0; got {budget_used!r}")
-        if budget_used > limit * (1 + 1e-12):
-            raise ComparisonError(
-                f"budget used {budget_used:g} exceeds the policy's budget limit {limit:g} ({policy.budget.measure}); "
-                "the limit ends the evaluation, so a larger value is a mistake (check the measure and the unit)"
-            )
-        used = float(budget_used)
-        at_limit = used >= limit * (1 - 1e-12)
-        if known and not at_limit and paired.n_observed == paired.n_shared:
-            warnings.append(
-                f"every one of the N = {paired.n_shared} tasks is observed, but the budget used given ({used:g}) is below the limit"
-            )
-    fraction_unknown = budget_used is None and policy.budget.measure == "task_fraction" and not known
-    if budget_used is None:
-        used = measure_budget(paired, policy)
-        at_limit = not fraction_unknown and (
-            used >= limit * (1 - 1e-12) or (known and paired.n_observed == paired.n_shared)
-        )
-    if not known:
-        warnings.append(
-            f"no task universe: N = {paired.n_shared} and the groups are inferred from the rows (tasks with rows of both "
-            "systems); pass the planned tasks or --n-tasks"
-        )
-    outside = [e for e in paired.excluded if e.reason == "task outside the planned task universe"]
-    for e in outside:
-        warnings.append(f"{e.rows} row(s) on {e.tasks} task(s) outside the planned task universe were excluded")
-
-    n_all = paired.n_observed
-    waiting = 0
-    used_index = np.arange(n_all)
-    if betting:
-        used_index = _prefix(paired)
-        waiting = n_all - len(used_index)
-        if waiting:
-            warnings.append(
-                f"{waiting} observed task(s) lie beyond the longest observed prefix of the planned order "
-                f"({len(used_index)} tasks) and wait for the tasks before them"
-            )
-    differences = paired.differences[used_index]
-    groups = paired.groups[used_index]
-    n = len(differences)
-    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, groups, rule=policy.coverage.rule)
-    enforce = policy.coverage.rule == "proportional"
-    covered = n > 0 and (coverage.satisfied or not enforce)
-    forced = policy.tail_method == "none" and not betting
-
-    r_promote = r_reject = None
-    provenance: TailProvenance | None = None
-    method: str = "none (forced: observed mean only)" if forced else policy.tail_method
-    lattice = paired.lattice
-    exceeds = exceeds_threshold(differences, lattice, policy.threshold) if n > 0 else False
-    if betting:
-        method = "betting-wor"
-        # A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled
-        # process is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the
-        # per-group (stratified) process is the valid one.
-        stratified = universe is not None and universe.has_groups and policy.order.kind != "uniform"
-        if covered:
-            result = betting_boundary(
-                differences,
-                policy.threshold,
-                population_size=paired.n_shared,
-                alpha=policy.tail_cutoff,
-                groups=groups if stratified else None,
-                group_sizes=universe.group_sizes if stratified and universe is not None else None,
-                confidence_bounds=False,  # the record keeps the p-values; the bounds cost ~90 ms stratified
-            )
-            r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
-            provenance = TailProvenance(method="betting-wor", lattice=lattice)
-        a = policy.tail_cutoff
-        promote = covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
-        reject = covered and not promote and r_reject is not None and r_reject <= a
-        action = PROMOTE if promote else REJECT if reject else ABSTAIN if at_limit else CONTINUE
-    else:
-        tail_method = policy.tail_method
-        if covered and tail_method != "none":
-            tails = tail_probabilities(
-                differences,
-                policy.threshold,
-                method=tail_method,
-                n_resamples=policy.bootstrap_resamples,
-                rng=rng if rng is not None else policy.seed,
-                units=None if np.array_equal(paired.units, paired.tasks) else paired.units,
-                population_size=paired.n_shared,
-            )
-            r_promote, r_reject, method = tails.r_promote, tails.r_reject, tails.method
-            provenance = TailProvenance(
-                method=tails.used,
-                resamples=tails.resamples,
-                lattice=tails.lattice,
-                fallback=tails.fallback is not None,
-                why=tails.fallback,
-            )
-            minimum = MIN_OBSERVED.get(policy.tail_method, 0)
-            if n < minimum:
-                warnings.append(
-                    f"only {n} paired tasks observed: {policy.tail_method} tails are unreliable below {minimum} "
-                    "(stopwise.compare.MIN_OBSERVED)"
-                )
-        action = int(
-            routine_actions(
-                covered,
-                at_limit,
-                exceeds,
-                r_promote if r_promote is not None else 1.0,
-                r_reject if r_reject is not None else 1.0,
-                tail_cutoff=policy.tail_cutoff,
-                forced=forced,
-            )
-        )
-    if n > 0 and not at_limit:
-        if bool((differences > policy.threshold).all()) or bool((differences <= policy.threshold).all()):
-            side = "above" if exceeds else "at or below"
-            warnings.append(
-                f"all {n} observed differences are {side} the threshold this early: one tail is exactly 0, which the "
-                "fixed-budget rule may use only at the budget limit"
-            )
-    return DecisionRecord(
-        tested=tested,
-        baseline=baseline,
-        action=ACTIONS[action],
-        reason=_reason(
-            action,
-            covered=covered,
-            enforce=enforce,
-            n=n,
-            forced=forced,
-            missing=coverage.missing_groups,
-            possible=coverage.possible,
-            boundary=boundary,
-            limit_unknown=fraction_unknown,
-        ),
-        threshold=policy.threshold,
-        tail_cutoff=policy.tail_cutoff,
-        n_shared=paired.n_shared,
-        n_observed=n_all,
-        delta_hat=float(differences.mean()) if n else None,
-        r_promote=r_promote,
-        r_reject=r_reject,
-        tail_method=method,
-        tail=provenance,
-        budget=BudgetState(measure=policy.budget.measure, used=used, limit=limit, at_limit=at_limit),
-        coverage=coverage,
-        excluded=list(paired.excluded),
-        flagged=list(paired.flagged),
-        policy_sha256=policy.sha256(),
-        input_sha256=input_digest(rows, (tested, baseline)),
-        stopwise_version=__version__,
-        boundary=boundary,
-        universe=_universe_state(paired, universe, complete),
-        waiting=waiting,
-        warnings=warnings,
-        decided_at=datetime.now(UTC),
-    )
+    iv = _decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng)
+    paired = _paired(iv)
+    budget = _budget_state(iv, paired)
+    seen = _observed(iv, paired)
+    look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
+    warnings = _decision_warnings(iv, paired, budget, seen, look)
+    return _decision_record(iv, paired, budget, seen, look, warnings)

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 from stopwise.errors import ComparisonError
 from stopwise.records import STATUSES, Exclusion, FlagCount, OutcomeColumns, TaskUniverse, factorize, flag_mask
 from stopwise.records._columns import TEXT_COLUMNS
+from stopwise.records._vocabulary import ExclusionCode, exclusion_reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -305,6 +306,7 @@ class OutcomeCells:
 
 
 def _exclusion(mask: np.ndarray, task_codes: np.ndarray, reason: str) -> Exclusion | None:
+    """The exclusion of the masked rows (None when there is none); ``reason`` from :func:`exclusion_reason`."""
     if not mask.any():
         return None
     return Exclusion(reason=reason, rows=int(mask.sum()), tasks=int(np.count_nonzero(np.bincount(task_codes[mask]))))
@@ -339,7 +341,9 @@ def outcome_cells(
     group_column : str, optional
         Text column holding each task's coverage group.
     status_reason : callable, optional
-        The exclusion reason for a left-out status (default ``"status X (policy uses ...)"``).
+        The exclusion reason for a left-out status (default the ``status`` text of
+        :data:`stopwise.records.EXCLUSION_REASONS`, ``"status X (policy uses ...)"``); a reason
+        starting ``status `` keeps the code ``status``.
     source : str, optional
         Where the rows came from, for messages.
     exclude_flags, count_flags : sequence of str, optional
@@ -395,10 +399,10 @@ def outcome_cells(
         _, first = np.unique(np.stack([cell, attempt]), axis=1, return_index=True)
     keep = np.zeros(len(cell), dtype=bool)
     keep[first] = True
-    found = _exclusion(~keep, task_codes, "identical duplicate of another row")
+    found = _exclusion(~keep, task_codes, exclusion_reason("duplicate"))
     if found:
         excluded.append(found)
-    describe = status_reason or (lambda s: f"status {s} (policy uses {', '.join(statuses)})")
+    describe = status_reason or (lambda s: exclusion_reason("status", status=s, statuses=", ".join(statuses)))
     status_codes, status_labels = sub.codes("status")
     for name in STATUSES:
         if name not in statuses and name in status_labels:
@@ -409,7 +413,7 @@ def outcome_cells(
             keep &= ~mask
     for flag in sorted(set(exclude_flags)):
         mask = keep & _flag_rows(sub, flag)
-        found = _exclusion(mask, task_codes, f"flag {flag} (policy excludes it)")
+        found = _exclusion(mask, task_codes, exclusion_reason("flag", flag=flag))
         if found:
             excluded.append(found)
         keep &= ~mask
@@ -471,6 +475,150 @@ def _units_of(rows: OutcomeColumns, systems: tuple[str, str], tasks: np.ndarray)
     first = np.full(int(component.max()) + 1, n_tasks, dtype=np.int64)
     np.minimum.at(first, component, np.arange(n_tasks))
     return np.asarray(tasks[first[component]], dtype=str)
+
+
+def _check_systems(rows: OutcomeColumns, tested: str, baseline: str) -> None:
+    """Tested and baseline differ and both have rows."""
+    if tested == baseline:
+        raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
+    present = set(rows.codes("system")[1].tolist())
+    for role, system in (("tested", tested), ("baseline", baseline)):
+        if system not in present:
+            listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
+            raise ComparisonError(
+                f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
+            )
+
+
+@dataclass(frozen=True)
+class _TaskSet:
+    """The task set T of a pair as :func:`pair_outcomes` forms it, over the cells' tasks."""
+
+    inside: np.ndarray
+    """Cells' tasks that belong to T."""
+    row_groups: np.ndarray
+    """Group of each cells' task (the planned one inside a universe with groups)."""
+    positions: np.ndarray
+    """Place of each cells' task in the planned order (-1 outside it or when the order is unknown)."""
+    tasks: np.ndarray
+    """The tasks of T (those with rows for a universe from counts)."""
+    groups: np.ndarray
+    """The group of each task of T (of each of the N slots for a universe from counts)."""
+    labels: np.ndarray
+    """The groups of T, sorted, planned groups without rows included."""
+    sizes: np.ndarray
+    """n_g of each group."""
+    size: int
+    """N."""
+    outside: ExclusionCode | None = None
+    """The exclusion code of the cells' tasks outside T (None: none are left out)."""
+    notes: tuple[str, ...] = ()
+    """Warnings about the universe (one group judged where the rows give several)."""
+
+
+def _inferred_task_set(cells: OutcomeCells, a: int, b: int) -> _TaskSet:
+    """No universe: T is every task with rows of both systems (any status)."""
+    inside = cells.planned[a] & cells.planned[b]
+    labels, sizes = np.unique(cells.groups[inside], return_counts=True)
+    return _TaskSet(
+        inside=inside,
+        row_groups=cells.groups,
+        positions=np.full(len(cells.tasks), -1, dtype=np.int64),
+        tasks=cells.tasks[inside],
+        groups=cells.groups[inside],
+        labels=labels,
+        sizes=sizes,
+        size=int(inside.sum()),
+        outside="not-shared",
+    )
+
+
+def _planned_task_set(cells: OutcomeCells, universe: TaskUniverse) -> _TaskSet:
+    """A universe with task names: T is its planned tasks; a row's group must agree with the planned one."""
+    positions = universe.positions(cells.tasks)
+    inside = positions >= 0
+    planned_groups = universe.groups
+    assert planned_groups is not None and universe.tasks is not None
+    row_groups = cells.groups
+    notes: tuple[str, ...] = ()
+    if universe.has_groups:
+        here = planned_groups[np.where(inside, positions, 0)]
+        clash = inside & (row_groups != "") & (row_groups != here)
+        if clash.any():
+            i = int(np.flatnonzero(clash)[0])
+            raise ComparisonError(
+                f"task {str(cells.tasks[i])!r} has group {str(row_groups[i])!r} in the rows but {str(here[i])!r} in the planned "
+                f"task universe ({int(clash.sum())} task(s) disagree); fix the rows or the tasks file"
+            )
+        row_groups = np.where(inside, here, row_groups)
+    else:
+        if (row_groups[inside] != "").any():
+            notes = ("the task universe gives no groups; coverage is judged over one group (give a group column in the tasks file)",)
+        row_groups = np.where(inside, "", row_groups)
+    return _TaskSet(
+        inside=inside,
+        row_groups=row_groups,
+        positions=positions,
+        tasks=universe.tasks,
+        groups=planned_groups if universe.has_groups else np.full(universe.n_tasks, "", dtype=str),
+        labels=np.array(list(universe.group_sizes), dtype=str),
+        sizes=np.array(list(universe.group_sizes.values()), dtype=np.int64),
+        size=universe.n_tasks,
+        outside="outside-universe",
+        notes=notes,
+    )
+
+
+def _counted_task_set(cells: OutcomeCells, a: int, b: int, universe: TaskUniverse) -> _TaskSet:
+    """A universe from counts: task names unknown, so every task with rows is planned; the rows must fit the counts."""
+    inside = cells.planned[a] | cells.planned[b]
+    planned_sizes = universe.group_sizes
+    row_groups = cells.groups
+    notes: tuple[str, ...] = ()
+    if inside.sum() > universe.n_tasks:
+        raise ComparisonError(
+            f"the rows name {int(inside.sum())} tasks but the task universe plans {universe.n_tasks}; "
+            "give the right --n-tasks or the planned tasks file"
+        )
+    if universe.has_groups:
+        _check_counted_groups(cells.tasks[inside], row_groups[inside], planned_sizes)
+    else:
+        if (row_groups[inside] != "").any():
+            notes = ("the task universe gives no group sizes; coverage is judged over one group (pass --group-size)",)
+        row_groups = np.where(inside, "", row_groups)
+    labels = np.array(list(planned_sizes), dtype=str)
+    sizes = np.array(list(planned_sizes.values()), dtype=np.int64)
+    return _TaskSet(
+        inside=inside,
+        row_groups=row_groups,
+        positions=np.full(len(cells.tasks), -1, dtype=np.int64),
+        tasks=cells.tasks[inside],
+        groups=np.repeat(labels, sizes),
+        labels=labels,
+        sizes=sizes,
+        size=universe.n_tasks,
+        notes=notes,
+    )
+
+
+def _check_counted_groups(tasks: np.ndarray, groups: np.ndarray, planned_sizes: Mapping[str, int]) -> None:
+    """Every task with rows names a planned group, and no group has more tasks than planned."""
+    blank = groups == ""
+    if blank.any():
+        raise ComparisonError(
+            f"task {str(tasks[np.flatnonzero(blank)[0]])!r} has no group in the rows, but the task universe plans "
+            f"groups ({', '.join(map(repr, list(planned_sizes)[:10]))}); give the group column"
+        )
+    seen_labels, seen_counts = np.unique(groups, return_counts=True)
+    for label, count in zip(seen_labels, seen_counts, strict=True):
+        if str(label) not in planned_sizes:
+            raise ComparisonError(
+                f"group {str(label)!r} of the rows is not a planned group ({', '.join(map(repr, list(planned_sizes)[:10]))})"
+            )
+        if count > planned_sizes[str(label)]:
+            raise ComparisonError(
+                f"the rows name {int(count)} tasks of group {str(label)!r} but the task universe plans {planned_sizes[str(label)]}"
+            )
 
 
 def pair_outcomes(
@@ -535,16 +683,8 @@ def pair_outcomes(
     >>> p.n_shared, p.positions.tolist(), [(e.reason, e.rows) for e in p.excluded]
     (4, [1, 2], [('partner system has no usable outcome on the task yet', 1)])
     """
-    if tested == baseline:
-        raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
     rows = as_columns(rows)
-    present = set(rows.codes("system")[1].tolist())
-    for role, system in (("tested", tested), ("baseline", baseline)):
-        if system not in present:
-            listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
-            raise ComparisonError(
-                f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
-            )
+    _check_systems(rows, tested, baseline)
     cells = outcome_cells(
         rows,
         systems=(tested, baseline),
@@ -554,91 +694,26 @@ def pair_outcomes(
         count_flags=count_flags,
     )
     a, b = int(np.searchsorted(cells.systems, tested)), int(np.searchsorted(cells.systems, baseline))
-    excluded = list(cells.excluded)
     attempts_a, attempts_b = cells.attempts[a], cells.attempts[b]
     any_rows = attempts_a + attempts_b
+    excluded = list(cells.excluded)
 
-    def exclude(mask: np.ndarray, reason: str) -> None:
+    def exclude(mask: np.ndarray, code: ExclusionCode) -> None:
         counted = mask & (any_rows > 0)
         if counted.any():
-            excluded.append(Exclusion(reason=reason, rows=int(any_rows[counted].sum()), tasks=int(counted.sum())))
+            excluded.append(Exclusion.from_code(code, rows=int(any_rows[counted].sum()), tasks=int(counted.sum())))
 
-    notes: list[str] = []
-    row_groups = cells.groups
-    positions = np.full(len(cells.tasks), -1, dtype=np.int64)
     if universe is None:
-        inside = cells.planned[a] & cells.planned[b]
-        exclude(~inside, "task not shared by both systems")
-        universe_tasks = cells.tasks[inside]
-        universe_groups = row_groups[inside]
-        labels, sizes = np.unique(universe_groups, return_counts=True)
-        size = len(universe_tasks)
+        task_set = _inferred_task_set(cells, a, b)
     elif universe.ordered:
-        positions = universe.positions(cells.tasks)
-        inside = positions >= 0
-        exclude(~inside, "task outside the planned task universe")
-        planned_groups = universe.groups
-        assert planned_groups is not None and universe.tasks is not None
-        if universe.has_groups:
-            here = planned_groups[np.where(inside, positions, 0)]
-            clash = inside & (row_groups != "") & (row_groups != here)
-            if clash.any():
-                i = int(np.flatnonzero(clash)[0])
-                raise ComparisonError(
-                    f"task {str(cells.tasks[i])!r} has group {str(row_groups[i])!r} in the rows but {str(here[i])!r} in the planned "
-                    f"task universe ({int(clash.sum())} task(s) disagree); fix the rows or the tasks file"
-                )
-            row_groups = np.where(inside, here, row_groups)
-        else:
-            if (row_groups[inside] != "").any():
-                notes.append(
-                    "the task universe gives no groups; coverage is judged over one group (give a group column in the tasks file)"
-                )
-            row_groups = np.where(inside, "", row_groups)
-        universe_tasks = universe.tasks
-        universe_groups = planned_groups if universe.has_groups else np.full(universe.n_tasks, "", dtype=str)
-        labels = np.array(list(universe.group_sizes), dtype=str)
-        sizes = np.array(list(universe.group_sizes.values()), dtype=np.int64)
-        size = universe.n_tasks
+        task_set = _planned_task_set(cells, universe)
     else:
-        inside = cells.planned[a] | cells.planned[b]  # task names unknown: every task with rows is planned
-        planned_sizes = universe.group_sizes
-        if inside.sum() > universe.n_tasks:
-            raise ComparisonError(
-                f"the rows name {int(inside.sum())} tasks but the task universe plans {universe.n_tasks}; "
-                "give the right --n-tasks or the planned tasks file"
-            )
-        if universe.has_groups:
-            blank = inside & (row_groups == "")
-            if blank.any():
-                raise ComparisonError(
-                    f"task {str(cells.tasks[np.flatnonzero(blank)[0]])!r} has no group in the rows, but the task universe plans "
-                    f"groups ({', '.join(map(repr, list(planned_sizes)[:10]))}); give the group column"
-                )
-            seen_labels, seen_counts = np.unique(row_groups[inside], return_counts=True)
-            for label, count in zip(seen_labels, seen_counts, strict=True):
-                if str(label) not in planned_sizes:
-                    raise ComparisonError(
-                        f"group {str(label)!r} of the rows is not a planned group ({', '.join(map(repr, list(planned_sizes)[:10]))})"
-                    )
-                if count > planned_sizes[str(label)]:
-                    raise ComparisonError(
-                        f"the rows name {int(count)} tasks of group {str(label)!r} but the task universe plans {planned_sizes[str(label)]}"
-                    )
-        else:
-            if (row_groups[inside] != "").any():
-                notes.append(
-                    "the task universe gives no group sizes; coverage is judged over one group (pass --group-size)"
-                )
-            row_groups = np.where(inside, "", row_groups)
-        universe_tasks = cells.tasks[inside]
-        labels = np.array(list(planned_sizes), dtype=str)
-        sizes = np.array(list(planned_sizes.values()), dtype=np.int64)
-        universe_groups = np.repeat(labels, sizes)
-        size = universe.n_tasks
-
+        task_set = _counted_task_set(cells, a, b, universe)
+    inside, row_groups, positions = task_set.inside, task_set.row_groups, task_set.positions
+    if task_set.outside is not None:
+        exclude(~inside, task_set.outside)
     observed_mask = inside & (attempts_a > 0) & (attempts_b > 0)
-    exclude(inside & ~observed_mask, "partner system has no usable outcome on the task yet")
+    exclude(inside & ~observed_mask, "no-partner")
     observed = cells.tasks[observed_mask]
     y_tested = cells.outcome[a, observed_mask]
     y_baseline = cells.outcome[b, observed_mask]
@@ -658,16 +733,16 @@ def pair_outcomes(
         baseline_cost=cells.cost[b, observed_mask],
         tested_elapsed=cells.elapsed[a, observed_mask],
         baseline_elapsed=cells.elapsed[b, observed_mask],
-        universe_tasks=np.asarray(universe_tasks, dtype=str),
-        universe_groups=np.asarray(universe_groups, dtype=str),
+        universe_tasks=np.asarray(task_set.tasks, dtype=str),
+        universe_groups=np.asarray(task_set.groups, dtype=str),
         lattice=lattice_of(differences) if len(differences) else 1,
         excluded=tuple(excluded),
-        universe_size=int(size),
-        universe_labels=labels,
-        universe_sizes=np.asarray(sizes, dtype=np.int64),
+        universe_size=int(task_set.size),
+        universe_labels=task_set.labels,
+        universe_sizes=np.asarray(task_set.sizes, dtype=np.int64),
         positions=positions[observed_mask],
         universe=universe,
-        notes=tuple(notes),
+        notes=task_set.notes,
         flagged=tuple(
             FlagCount(flag=flag, rows=int(on[[a, b]][:, observed_mask].sum()), tasks=int(on[[a, b]][:, observed_mask].any(axis=0).sum()))
             for flag, on in cells.flagged.items()

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stopwise.records._vocabulary import ACTIONS, Action, Boundary, CoverageRule
+from stopwise.records._vocabulary import (
+    ACTIONS,
+    Action,
+    Boundary,
+    CoverageRule,
+    ExclusionCode,
+    WarningCode,
+    exclusion_code,
+    exclusion_reason,
+)
 
 __all__ = [
     "ACTIONS",
@@ -16,6 +26,7 @@ __all__ = [
     "BudgetState",
     "CoverageState",
     "DecisionRecord",
+    "DecisionWarning",
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
@@ -70,14 +81,53 @@ class BudgetState(_Record):
 
 
 class Exclusion(_Record):
-    """Rows of the two systems left out of the decision, with the reason."""
+    """Rows of the two systems left out of the decision, with the reason.
+
+    Made from a code (:meth:`from_code`) and matched by it (:attr:`code`); the record stores the
+    reason text only, so its JSON is what it was before the codes.
+
+    Examples
+    --------
+    >>> from stopwise.records import Exclusion
+    >>> e = Exclusion.from_code("outside-universe", rows=3, tasks=2)
+    >>> e.reason, e.code
+    ('task outside the planned task universe', 'outside-universe')
+    """
 
     reason: str
-    """Why the rows were left out."""
+    """Why the rows were left out (the text of :data:`stopwise.records.EXCLUSION_REASONS`)."""
     rows: int
     """How many outcome rows."""
     tasks: int
     """How many distinct tasks they concern."""
+
+    @classmethod
+    def from_code(cls, code: ExclusionCode, *, rows: int, tasks: int, **fields: str) -> Exclusion:
+        """The exclusion of ``code``, its reason text filled in with ``fields`` (``status``, ``flag``, ...)."""
+        return cls(reason=exclusion_reason(code, **fields), rows=rows, tasks=tasks)
+
+    @property
+    def code(self) -> ExclusionCode | None:
+        """The reason's code (:data:`stopwise.records.EXCLUSION_CODES`), read back from its text; None
+        for a reason no code makes (an exclusion built by hand). Not stored in the record's JSON."""
+        return exclusion_code(self.reason)
+
+
+@dataclass(frozen=True)
+class DecisionWarning:
+    """One guard a decision warns about; the record stores its :attr:`message`.
+
+    Examples
+    --------
+    >>> from stopwise.records import DecisionWarning
+    >>> DecisionWarning("waiting", "2 observed task(s) wait").code
+    'waiting'
+    """
+
+    code: WarningCode
+    """Which guard (:data:`stopwise.records.WARNING_CODES`)."""
+    message: str
+    """The warning in words, as :attr:`DecisionRecord.warnings` lists it."""
 
 
 class FlagCount(_Record):
@@ -162,7 +212,8 @@ class DecisionRecord(_Record):
     budget: BudgetState
     coverage: CoverageState
     excluded: list[Exclusion] = Field(default_factory=list)
-    """Rows of the two systems not used, by reason; nothing is dropped silently."""
+    """Rows of the two systems not used, by reason; nothing is dropped silently (match them by
+    :attr:`Exclusion.code`, not by text)."""
     flagged: list[FlagCount] = Field(default_factory=list)
     """Rows used that carry a flag the policy counts (``[flags] count``); flags with no row are left out."""
     policy_sha256: str
@@ -179,7 +230,8 @@ class DecisionRecord(_Record):
     """Paired tasks observed beyond the longest observed prefix of the planned order (betting
     boundary only): they wait until the tasks before them are observed."""
     warnings: list[str] = Field(default_factory=list)
-    """Guards: few observations for the tail method, one-signed differences early, and the like."""
+    """Guards: few observations for the tail method, one-signed differences early, and the like; the
+    messages of the look's :class:`DecisionWarning` s (codes :data:`stopwise.records.WARNING_CODES`), in that order."""
     decided_at: datetime | None = None
     """UTC time of the decision. Not part of any digest; two records of the same look differ only here."""
 

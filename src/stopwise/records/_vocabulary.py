@@ -51,3 +51,87 @@ BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
 Action = Literal["promote", "reject", "continue", "abstain"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
 """The four actions, in exit-code order (promote 0, reject 1, continue 2, abstain 3)."""
+
+__all__ += [  # the action codes, exclusion and warning codes (decide's vocabulary)
+    "ACTION_CODE",
+    "EXCLUSION_CODES",
+    "EXCLUSION_REASONS",
+    "WARNING_CODES",
+    "ExclusionCode",
+    "WarningCode",
+    "exclusion_code",
+    "exclusion_reason",
+]
+
+ACTION_CODE: dict[Action, int] = {action: code for code, action in enumerate(ACTIONS)}
+"""Each action's integer code, its place in :data:`ACTIONS` (the ``stopwise decide`` exit code)."""
+
+ExclusionCode = Literal["duplicate", "status", "flag", "not-shared", "outside-universe", "no-partner"]
+EXCLUSION_CODES: tuple[ExclusionCode, ...] = get_args(ExclusionCode)
+"""Why outcome rows were left out of a decision (:attr:`stopwise.records.Exclusion.code`)."""
+
+EXCLUSION_REASONS: dict[ExclusionCode, str] = {
+    "duplicate": "identical duplicate of another row",
+    "status": "status {status} (policy uses {statuses})",
+    "flag": "flag {flag} (policy excludes it)",
+    "not-shared": "task not shared by both systems",
+    "outside-universe": "task outside the planned task universe",
+    "no-partner": "partner system has no usable outcome on the task yet",
+}
+"""The reason text of each exclusion code, as records store it (``str.format`` fields in braces).
+
+The record keeps the text (its JSON is unchanged); the code is read back from it by
+:func:`exclusion_code`."""
+
+_REASON_HEADS: tuple[tuple[str, ExclusionCode], ...] = tuple(
+    (text.partition("{")[0], code) for code, text in EXCLUSION_REASONS.items() if "{" in text
+)
+
+
+def exclusion_reason(code: ExclusionCode, **fields: str) -> str:
+    """The reason text of an exclusion code, its fields filled in.
+
+    Examples
+    --------
+    >>> from stopwise.records._vocabulary import exclusion_reason
+    >>> exclusion_reason("flag", flag="error")
+    'flag error (policy excludes it)'
+    """
+    return EXCLUSION_REASONS[code].format(**fields)
+
+
+def exclusion_code(reason: str) -> ExclusionCode | None:
+    """The code of an exclusion reason: the entry of :data:`EXCLUSION_REASONS` it was made from.
+
+    A reason without fields matches its text exactly; one with fields matches by the text before
+    the first field (``status ``, ``flag ``), so a caller's own wording of a left-out status
+    (the replay's ``status pending``) keeps its code. None for a reason no entry makes (an
+    exclusion built by hand).
+
+    Examples
+    --------
+    >>> from stopwise.records._vocabulary import exclusion_code
+    >>> exclusion_code("task outside the planned task universe"), exclusion_code("status pending (policy uses final)")
+    ('outside-universe', 'status')
+    """
+    for code, text in EXCLUSION_REASONS.items():
+        if reason == text:
+            return code
+    for head, code in _REASON_HEADS:
+        if reason.startswith(head):
+            return code
+    return None
+
+
+WarningCode = Literal[
+    "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided"
+]
+WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
+"""The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
+
+``no-groups`` the task universe gives no groups (coverage over one group); ``budget-below-limit`` every
+planned task is observed but the budget used given is below the limit; ``no-universe`` N and the
+groups are inferred from the rows; ``outside-universe`` rows on tasks outside the universe were
+excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of the planned order;
+``few-observed`` fewer paired tasks than the tail method wants; ``one-sided`` every observed
+difference on one side of the threshold before the budget limit."""
