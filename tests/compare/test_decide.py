@@ -16,11 +16,11 @@ from stopwise import (
     TaskUniverse,
     __version__,
     decide,
-    outcome_frame,
     pair_outcomes,
     read_outcomes,
     tail_probabilities,
 )
+from stopwise.records import outcome_frame
 
 
 def rows_from(tested: list[float], baseline: list[float], groups: list[str] | None = None, **extra: list) -> pd.DataFrame:

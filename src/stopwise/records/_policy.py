@@ -283,7 +283,7 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
 
     Examples
     --------
-    >>> from stopwise import parse_policy
+    >>> from stopwise.records import parse_policy
     >>> parse_policy("threshold = 0.05\\n[budget]\\nlimit = 0.5").budget.limit
     0.5
     """
