@@ -76,7 +76,7 @@ def _rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def read_scored_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
-    """Read the runs to check: one per row (CSV) or line (JSONL), in execution order.
+    r"""Read the runs to check: one per row (CSV) or line (JSONL), in execution order.
 
     Fields: ``run``, ``system``, ``task``, ``outcome`` (required); ``attempt``, ``scored_at``
     (ISO 8601 with a time zone), ``environment``, ``group`` (optional). See :class:`ScoredRun`.
@@ -93,7 +93,7 @@ def read_scored_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
     >>> import pathlib, tempfile
     >>> from stopwise.finality import read_scored_runs
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
-    >>> _ = path.write_text("run,system,task,outcome,environment\\na1,A,t1,1,pair-1\\nb1,B,t1,0,pair-1\\n")
+    >>> _ = path.write_text("run,system,task,outcome,environment\na1,A,t1,1,pair-1\nb1,B,t1,0,pair-1\n")
     >>> [(r.run, r.outcome, r.environment) for r in read_scored_runs(path)]
     [('a1', 1.0, 'pair-1'), ('b1', 0.0, 'pair-1')]
     """

@@ -260,8 +260,10 @@ _GEMM_COLUMNS = 512
 
 
 def _prefix_counts(prefix_sums: Callable[[np.ndarray], np.ndarray], pairs: list[ReplayPair]) -> list[np.ndarray | None]:
-    """Lattice counts (K, B, 2L + 1) of every lattice pair; pairs are batched so that the plan's
-    prefix sums run once per batch of columns."""
+    """Lattice counts (K, B, 2L + 1) of every lattice pair.
+
+    Pairs are batched so that the plan's prefix sums run once per batch of columns.
+    """
     result: list[np.ndarray | None] = [None] * len(pairs)
     batch: list[tuple[int, np.ndarray]] = []
 

@@ -294,10 +294,12 @@ class LiveReplay:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
-        """Write ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv``,
-        ``live_settings.json`` and ``live_resolved.png`` into a new directory, atomically; returns the
-        written paths. ``directory`` may be new or empty; an earlier stopwise output directory is replaced
-        only with ``force``, any other one never (:func:`stopwise._atomic.write_directory`)."""
+        """Write the live-look tables and figure into a new directory, atomically; return the written paths.
+
+        ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv``, ``live_settings.json``
+        and ``live_resolved.png``. ``directory`` may be new or empty; an earlier stopwise output directory
+        is replaced only with ``force``, any other one never (:func:`stopwise._atomic.write_directory`).
+        """
         from stopwise._atomic import write_directory
 
         return write_directory(directory, lambda folder: self._fill(folder, figure=figure), force=force)
