@@ -27,8 +27,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from stopwise import Policy, TaskUniverse, decide, validate_outcomes
-from stopwise.records import OUTCOME_COLUMNS
+from stopwise import Policy, TaskUniverse, decide
+from stopwise.records import OUTCOME_COLUMNS, validate_outcomes
 
 
 def record(n_tasks: int, attempts: int, seed: int) -> pd.DataFrame:

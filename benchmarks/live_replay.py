@@ -32,7 +32,7 @@ from _data import records_path
 from stopwise import Policy
 from stopwise.compare import betting_boundary
 from stopwise.records import read_outcomes
-from stopwise.replay import pair_orders, prepare_source, replay_live
+from stopwise.replay import pair_orders, prepare_source, replay_source_looks
 
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
 PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
@@ -116,7 +116,7 @@ def main() -> None:
     loop = _loop_seconds_per_look(source, UNIFORM, 200)
     for strategy in ["auto", *(["max", "horizon", "agrapa", "plug-in"] if args.strategies else [])]:
         start, cpu = time.perf_counter(), time.process_time()
-        live = replay_live(source, UNIFORM, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs)
+        live = replay_source_looks(source, UNIFORM, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs)
         used = live.pairs["method"].iloc[0]
         _report(f"{used}, uniform orders, bet = {strategy}", live, time.perf_counter() - start, time.process_time() - cpu, looks, loop)
     ceiling_10, ceiling_20 = (one_look_ceiling(source, args.orders, b) for b in (0.1, 0.2))
@@ -128,7 +128,7 @@ def main() -> None:
         sub_looks = len(sub.pairs) * args.orders * n
         loop_s = _loop_seconds_per_look(sub, PRIMARY, 50)
         start, cpu = time.perf_counter(), time.process_time()
-        live = replay_live(sub, PRIMARY, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], n_jobs=args.jobs)
+        live = replay_source_looks(sub, PRIMARY, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], n_jobs=args.jobs)
         seconds = time.perf_counter() - start
         _report("betting-wor, coverage-aware orders + coverage rule, stratified process (60 random pairs)", live, seconds, time.process_time() - cpu, sub_looks, loop_s)
 

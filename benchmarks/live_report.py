@@ -1,7 +1,7 @@
 """Write docs/live_looks.md: the betting boundary against the fixed-budget rule under repeated looks.
 
 Every shared record in ../shared/data/records is replayed with a look after every task
-(:func:`stopwise.replay.replay_live`): the betting-wor boundary (uniform orders, pooled process, all
+(:func:`stopwise.replay.replay_source_looks`): the betting-wor boundary (uniform orders, pooled process, all
 directed pairs, 500 orders by default, thresholds 0 / 5 / 10 pp) and the paper's fixed-budget rule re-declared
 at every look (looks every 5 % of the tasks; exact bootstrap tails). The coverage-aware primary order
 with the stratified process and the coverage rule is replayed on a random subsample of pairs (it is
@@ -28,7 +28,7 @@ from _data import records_path
 from live_replay import one_look_ceiling
 from stopwise import Policy
 from stopwise.records import read_outcomes
-from stopwise.replay import prepare_source, replay_live
+from stopwise.replay import prepare_source, replay_source_looks
 from stopwise.replay._live import plot_live, summary_table
 from stopwise.replay._report import markdown_table
 
@@ -88,17 +88,17 @@ def main() -> None:
     for name in RECORDS:
         source = prepare_source(read_outcomes(records_path(name)), name)
         t0 = time.perf_counter()
-        uniform.append(replay_live(source, UNIFORM, n_orders=args.orders, n_jobs=args.jobs, policy_name="uniform"))
+        uniform.append(replay_source_looks(source, UNIFORM, n_orders=args.orders, n_jobs=args.jobs, policy_name="uniform"))
         rng = np.random.default_rng(0)
         chosen = sorted(rng.choice(len(source.pairs), min(args.stratified_pairs, len(source.pairs)), replace=False))
         sub = dataclasses.replace(source, pairs=[source.pairs[i] for i in chosen])
         stratified.append(
-            replay_live(sub, PRIMARY, thresholds=[0.0], n_orders=args.stratified_orders, n_jobs=args.jobs, policy_name="coverage-aware")
+            replay_source_looks(sub, PRIMARY, thresholds=[0.0], n_orders=args.stratified_orders, n_jobs=args.jobs, policy_name="coverage-aware")
         )
         if name == "swebench_verified":
             for strategy in ("max", "horizon", "agrapa", "plug-in"):
                 strategies.append(
-                    replay_live(
+                    replay_source_looks(
                         source, UNIFORM, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs,
                         policy_name=f"uniform, {strategy} bet",
                     )

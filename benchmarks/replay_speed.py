@@ -5,7 +5,7 @@ decisions) in under 30 s wall time and under 4 GiB peak memory on a 2-core machi
 
 Side by side in one run:
 
-* stopwise replay     - ``replay_policy`` with exact bootstrap tails (the B -> infinity limit)
+* stopwise replay     - ``replay_source_grid`` with exact bootstrap tails (the B -> infinity limit)
 * Monte-Carlo replay  - the paper-faithful approach: for each decision, a fresh bootstrap of
   B = 200 resamples (``tail_probabilities(method="bootstrap")``), on a random subset of the same
   grid's decisions; its rate is extrapolated to the full grid.
@@ -22,9 +22,9 @@ import time
 import numpy as np
 
 from _data import records_path
-from stopwise import Policy, budget_task_count, read_outcomes, tail_probabilities
-from stopwise.compare import exceeds_threshold, routine_actions
-from stopwise.replay import DEFAULT_BUDGETS, pair_orders, prepare_source, replay_policy
+from stopwise import Policy, read_outcomes, tail_probabilities
+from stopwise.compare import budget_task_count, exceeds_threshold, routine_actions
+from stopwise.replay import DEFAULT_BUDGETS, pair_orders, prepare_source, replay_source_grid
 
 THRESHOLDS = (0.0, 0.05, 0.10)
 
@@ -46,7 +46,7 @@ def main() -> None:
     policy = Policy()
     rss_before = _peak_rss_gib()
     start = time.perf_counter()
-    run = replay_policy(source, policy, policy_name="primary", thresholds=THRESHOLDS, n_orders=args.orders)
+    run = replay_source_grid(source, policy, policy_name="primary", thresholds=THRESHOLDS, n_orders=args.orders)
     wall = time.perf_counter() - start
     rss_peak = _peak_rss_gib()
     decisions = int(run.cases["orders"].sum())

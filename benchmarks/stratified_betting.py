@@ -14,7 +14,7 @@ Side by side in one run, with the largest absolute difference of the log-capital
   of both sides for ``max`` (the stratified default) and ``mixture``; the reference is timed in one call
   and in calls of 50 rows (its best batch on this machine);
 * ``stopwise replay swebench_lite --looks every -k 20 --rules betting-wor`` (the primary policy's
-  coverage-aware orders, thresholds 0, 0.05, 0.10), as ``live_replay``, the function the CLI calls: the
+  coverage-aware orders, thresholds 0, 0.05, 0.10), as ``replay_looks``, the function the CLI calls: the
   reference with the old call sizes (one pair's 20 orders per ``betting_paths`` call) against the
   current code; the first actions and stopping looks must be identical.
 
@@ -174,12 +174,12 @@ def _reference_in_calls(x: np.ndarray, m0: np.ndarray, codes: np.ndarray, sizes:
 def bench_replay(n_orders: int) -> None:
     from _data import records_path
     from stopwise.records import read_outcomes
-    from stopwise.replay import live_replay
+    from stopwise.replay import replay_looks
 
     records = {"swebench_lite": read_outcomes(records_path("swebench_lite"))}
 
     def run(**options: Any) -> Any:
-        return live_replay(records, n_orders=n_orders, looks="every", rules=["betting-wor"], **options)
+        return replay_looks(records, n_orders=n_orders, looks="every", rules=["betting-wor"], **options)
 
     print(f"replay swebench_lite --looks every -k {n_orders} --rules betting-wor (primary policy, thresholds 0, 0.05, 0.10)")
     new_s, new = _seconds(run)

@@ -1,10 +1,10 @@
 """stopwise: when may an LLM-agent evaluation stop, and what may it claim?
 
-The public API, assembled from the subpackages:
+The headline verbs and types; everything else lives in its subpackage:
 
-* records  - outcome rows, trajectories, the comparison policy and the decision record
+* records  - outcome rows, trajectories, the comparison policy, the task universe and the decision record
 * compare  - pairing, the coverage rule, tail probabilities and :func:`decide`
-* replay   - completed-record replay and minimum sufficient budgets (``stopwise.replay.replay``)
+* replay   - completed-record replay: the budget grid (:func:`replay_grid`) and live looks (:func:`replay_looks`)
 * early    - early outcome prediction within a task (loaded on first use: it imports LightGBM)
 * finality - completion arguments, open-effects records and the controlled delayed-write replay
 * ingest   - SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench and HAL logs to outcome rows
@@ -16,9 +16,14 @@ Every name but the errors is loaded on first use (PEP 562 module ``__getattr__``
 ``import stopwise`` and the ``stopwise`` command start without pandas, scikit-learn, LightGBM or
 matplotlib (:func:`stopwise._lazy.lazy_exports`). **To export a name, add its import inside the
 ``if TYPE_CHECKING:`` block below** (and to ``__all__``): that block is the one list of lazy exports.
+``tests/test_exports.py`` pins the set; keep it to the headline names (at most 40).
+
+The names that were top-level before 0.1 and now live in a subpackage (``stopwise.outcome_frame`` ->
+``stopwise.records.outcome_frame``) still resolve for one release, with a :class:`DeprecationWarning`
+naming their home (``_MOVED`` below).
 
 The subpackages keep their own names: ``stopwise.replay`` and ``stopwise.ingest`` are modules, not
-the functions of the same name.
+functions.
 """
 
 import typing as _typing
@@ -26,284 +31,122 @@ import typing as _typing
 from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise._version import __version__
 from stopwise.errors import (
-    ArgumentError,
     ComparisonError,
-    CompletionArgumentError,
-    EffectsRecordError,
     FileFormatError,
     InputError,
     LedgerError,
-    LimitError,
     OutputExistsError,
     PolicyError,
-    Problem,
-    ServiceError,
     StopwiseError,
     TaskUniverseError,
     ValidationError,
 )
 
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
-    from stopwise.compare import (
-        BettingBoundary,
-        PairedOutcomes,
-        TailProbabilities,
-        betting_boundary,
-        budget_task_count,
-        coverage_state,
-        decide,
-        exact_tails_from_counts,
-        pair_outcomes,
-        required_counts,
-        tail_probabilities,
-    )
-    from stopwise.early import (
-        DualHeadClassifier,
-        EarlyEvaluation,
-        EarlyMetrics,
-        EarlyOutcomeModel,
-        FamiliarityGuard,
-        FoldAverageClassifier,
-        GoldSolution,
-        OnlineMonitor,
-        PlattCalibrator,
-        PrefixFeaturizer,
-        RiskControl,
-        RunMonitoring,
-        TfidfLogisticModel,
-        Verdict,
-        early_metrics,
-        halt_decision,
-        learn_then_test,
-        leave_one_out,
-        make_variant,
-        monitor_run,
-    )
-    from stopwise.early import (
-        load_model as load_early_model,
-    )
-    from stopwise.finality import (
-        ArgumentCheck,
-        CompletionArgument,
-        ControlledReplay,
-        EffectEntry,
-        EffectRoute,
-        OpenEffectsRecord,
-        Probe,
-        ReplaySchedule,
-        RunCheck,
-        ScoredRun,
-        Sweep,
-        check_argument,
-        check_runs,
-        finality_rows,
-        finality_schema,
-        load_argument,
-        load_effects_record,
-        load_runs,
-        parse_argument,
-        parse_effects_record,
-        run_controlled_replay,
-    )
-    from stopwise.ingest import (
-        INGEST_FORMATS,
-        IngestResult,
-        SkippedRecord,
-        detect_format,
-        read_hal,
-        read_harbor,
-        read_inspect,
-        read_swebench,
-        read_tau2,
-        source_flags,
-    )
-    from stopwise.ledger import (
-        Ledger,
-        open_ledger,
-    )
+    from stopwise.compare import decide, pair_outcomes, tail_probabilities
+    from stopwise.early import EarlyOutcomeModel
+    from stopwise.early import load_model as load_early_model
+    from stopwise.finality import check_argument, check_runs, load_argument
+    from stopwise.ledger import open_ledger
     from stopwise.records import (
         ACTIONS,
-        DEFAULT_POLICY_TOML,
         OUTCOME_COLUMNS,
-        STATUSES,
-        BudgetPolicy,
-        BudgetState,
-        CoveragePolicy,
-        CoverageState,
-        DecisionPolicy,
         DecisionRecord,
-        Exclusion,
-        FlagCount,
-        FlagPolicy,
-        GroupCoverage,
-        OrderPolicy,
         OutcomeColumns,
         Policy,
-        Step,
-        Targets,
         TaskUniverse,
         Trajectory,
-        UniverseState,
-        iter_trajectories,
         load_policy,
         outcome_columns,
-        outcome_frame,
-        parse_policy,
-        read_outcome_columns,
-        read_outcome_files,
         read_outcomes,
         read_task_universe,
         read_trajectories,
-        synthetic_benchmark,
-        validate_outcomes,
         write_outcomes,
-        write_trajectories,
     )
-    from stopwise.replay import (
-        DEFAULT_BUDGETS,
-        STANDARD_POLICIES,
-        ReplayResult,
-        comparison_policies,
-        cost_first_orders,
-        coverage_aware_orders,
-        neyman_orders,
-        prepare_source,
-        sufficiency,
-        summarize,
-        uniform_orders,
-    )
+    from stopwise.replay import replay_grid, replay_looks
 
 
-__getattr__, __dir__ = _lazy_exports(__name__, __file__, subpackages=True)
+def _moved(home: str, names: str) -> dict[str, str]:
+    """Old top-level name -> ``"home:name"`` for names kept under the same name in ``home``."""
+    return {name: f"{home}:{name}" for name in names.split()}
+
+
+_MOVED: dict[str, str] = {  # the pre-0.1 top-level names: deprecated here for one release
+    **_moved(
+        "stopwise.compare",
+        "BettingBoundary PairedOutcomes TailProbabilities betting_boundary budget_task_count coverage_state "
+        "exact_tails_from_counts required_counts",
+    ),
+    **_moved(
+        "stopwise.early",
+        "DualHeadClassifier EarlyEvaluation EarlyMetrics FamiliarityGuard FoldAverageClassifier GoldSolution "
+        "OnlineMonitor PlattCalibrator PrefixFeaturizer RiskControl RunMonitoring TfidfLogisticModel Verdict "
+        "early_metrics halt_decision learn_then_test leave_one_out make_variant monitor_run",
+    ),
+    **_moved("stopwise.errors", "ArgumentError CompletionArgumentError EffectsRecordError LimitError Problem ServiceError"),
+    **_moved(
+        "stopwise.finality",
+        "ArgumentCheck CompletionArgument EffectEntry EffectRoute OpenEffectsRecord Probe ReplaySchedule RunCheck "
+        "ScoredRun Sweep finality_rows finality_schema load_effects_record parse_argument parse_effects_record "
+        "run_controlled_replay",
+    ),
+    "ControlledReplay": "stopwise.finality:DelayedWriteReplay",
+    "load_runs": "stopwise.finality:read_scored_runs",
+    **_moved(
+        "stopwise.ingest",
+        "INGEST_FORMATS IngestResult SkippedRecord detect_format read_hal read_harbor read_inspect read_swebench "
+        "read_tau2 source_flags",
+    ),
+    **_moved("stopwise.ledger", "Ledger"),
+    **_moved(
+        "stopwise.records",
+        "DEFAULT_POLICY_TOML STATUSES BudgetPolicy BudgetState CoveragePolicy CoverageState DecisionPolicy Exclusion "
+        "FlagCount FlagPolicy GroupCoverage OrderPolicy Step Targets UniverseState iter_trajectories outcome_frame "
+        "parse_policy read_outcome_columns read_outcome_files synthetic_benchmark validate_outcomes write_trajectories",
+    ),
+    **_moved(
+        "stopwise.replay",
+        "DEFAULT_BUDGETS STANDARD_POLICIES ReplayResult comparison_policies cost_first_orders coverage_aware_orders "
+        "neyman_orders prepare_source sufficiency summarize uniform_orders",
+    ),
+}
+
+__getattr__, __dir__ = _lazy_exports(__name__, __file__, subpackages=True, deprecated=_MOVED)
 
 
 __all__ = [
     "ACTIONS",
-    "DEFAULT_BUDGETS",
-    "DEFAULT_POLICY_TOML",
-    "INGEST_FORMATS",
     "OUTCOME_COLUMNS",
-    "STANDARD_POLICIES",
-    "STATUSES",
-    "ArgumentCheck",
-    "ArgumentError",
-    "BettingBoundary",
-    "BudgetPolicy",
-    "BudgetState",
     "ComparisonError",
-    "CompletionArgument",
-    "CompletionArgumentError",
-    "ControlledReplay",
-    "CoveragePolicy",
-    "CoverageState",
-    "DecisionPolicy",
     "DecisionRecord",
-    "DualHeadClassifier",
-    "EarlyEvaluation",
-    "EarlyMetrics",
     "EarlyOutcomeModel",
-    "EffectEntry",
-    "EffectRoute",
-    "EffectsRecordError",
-    "Exclusion",
-    "FamiliarityGuard",
     "FileFormatError",
-    "FlagCount",
-    "FlagPolicy",
-    "FoldAverageClassifier",
-    "GoldSolution",
-    "GroupCoverage",
-    "IngestResult",
     "InputError",
-    "Ledger",
     "LedgerError",
-    "LimitError",
-    "OnlineMonitor",
-    "OpenEffectsRecord",
-    "OrderPolicy",
     "OutcomeColumns",
     "OutputExistsError",
-    "PairedOutcomes",
-    "PlattCalibrator",
     "Policy",
     "PolicyError",
-    "PrefixFeaturizer",
-    "Probe",
-    "Problem",
-    "ReplayResult",
-    "ReplaySchedule",
-    "RiskControl",
-    "RunCheck",
-    "RunMonitoring",
-    "ScoredRun",
-    "ServiceError",
-    "SkippedRecord",
-    "Step",
     "StopwiseError",
-    "Sweep",
-    "TailProbabilities",
-    "Targets",
     "TaskUniverse",
     "TaskUniverseError",
-    "TfidfLogisticModel",
     "Trajectory",
-    "UniverseState",
     "ValidationError",
-    "Verdict",
     "__version__",
-    "betting_boundary",
-    "budget_task_count",
     "check_argument",
     "check_runs",
-    "comparison_policies",
-    "cost_first_orders",
-    "coverage_aware_orders",
-    "coverage_state",
     "decide",
-    "detect_format",
-    "early_metrics",
-    "exact_tails_from_counts",
-    "finality_rows",
-    "finality_schema",
-    "halt_decision",
-    "iter_trajectories",
-    "learn_then_test",
-    "leave_one_out",
     "load_argument",
     "load_early_model",
-    "load_effects_record",
     "load_policy",
-    "load_runs",
-    "make_variant",
-    "monitor_run",
-    "neyman_orders",
     "open_ledger",
     "outcome_columns",
-    "outcome_frame",
     "pair_outcomes",
-    "parse_argument",
-    "parse_effects_record",
-    "parse_policy",
-    "prepare_source",
-    "read_hal",
-    "read_harbor",
-    "read_inspect",
-    "read_outcome_columns",
-    "read_outcome_files",
     "read_outcomes",
-    "read_swebench",
     "read_task_universe",
-    "read_tau2",
     "read_trajectories",
-    "required_counts",
-    "run_controlled_replay",
-    "source_flags",
-    "sufficiency",
-    "summarize",
-    "synthetic_benchmark",
+    "replay_grid",
+    "replay_looks",
     "tail_probabilities",
-    "uniform_orders",
-    "validate_outcomes",
     "write_outcomes",
-    "write_trajectories",
 ]

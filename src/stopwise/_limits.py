@@ -115,13 +115,13 @@ def gunzip_bytes(path: Path) -> bytes:
 
 
 def read_lines(handle: IO[bytes], what: str) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_number, line)`` of a binary stream, refusing a line past ``STOPWISE_MAX_LINE_BYTES``.
+    r"""Yield ``(line_number, line)`` of a binary stream, refusing a line past ``STOPWISE_MAX_LINE_BYTES``.
 
     Examples
     --------
     >>> import io
-    >>> list(read_lines(io.BytesIO(b"a\\nbb\\n"), "<lines>"))
-    [(1, b'a\\n'), (2, b'bb\\n')]
+    >>> list(read_lines(io.BytesIO(b"a\nbb\n"), "<lines>"))
+    [(1, b'a\n'), (2, b'bb\n')]
     """
     cap = limit("STOPWISE_MAX_LINE_BYTES")
     number = 0
@@ -139,8 +139,10 @@ def read_lines(handle: IO[bytes], what: str) -> Iterator[tuple[int, bytes]]:
 
 
 def check_structure(value: Any, what: str) -> Any:
-    """Refuse a parsed document nested deeper than ``STOPWISE_MAX_DEPTH`` or with more than
-    ``STOPWISE_MAX_NODES`` values (every use of a shared value counted); returns ``value``.
+    """Refuse a parsed document that is too deep or too large; return ``value``.
+
+    Too deep: nested deeper than ``STOPWISE_MAX_DEPTH``; too large: more than ``STOPWISE_MAX_NODES``
+    values (every use of a shared value counted).
 
     The walk is iterative and stops at the first limit, so it is cheap on any input.
 

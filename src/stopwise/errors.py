@@ -86,8 +86,10 @@ MAX_LINE_CHARS = 1000
 
 
 def terminal_text(message: str) -> str:
-    """A message as the command line prints it: control characters escaped, every line cut to
-    :data:`MAX_LINE_CHARS` characters (saying how long it was).
+    """A message as the command line prints it.
+
+    Control characters escaped, every line cut to :data:`MAX_LINE_CHARS` characters (saying how long
+    it was).
 
     Examples
     --------
@@ -212,6 +214,7 @@ class Problem:
     line: int | None = None
 
     def __str__(self) -> str:
+        """The problem as one line: ``file, row R (line L), field 'F': rule; got value``, with the parts that are known."""
         where = [self.file]
         if self.row is not None:
             where.append(f"row {self.row}" + (f" (line {self.line})" if self.line is not None else ""))

@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stopwise import DEFAULT_POLICY_TOML, DecisionRecord, write_outcomes
+from stopwise import DecisionRecord, write_outcomes
 from stopwise.cli.main import main
+from stopwise.records import DEFAULT_POLICY_TOML
 
 
 def _outcomes(tmp_path: Path, wins_a: int, wins_b: int, ties: int = 20, pending: int = 0) -> Path:

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stopwise import budget_task_count, coverage_state, required_counts
+from stopwise.compare import budget_task_count, coverage_state, required_counts
 
 
 def test_papers_example() -> None:

@@ -16,7 +16,6 @@ from stopwise import (
     TaskUniverse,
     __version__,
     decide,
-    outcome_frame,
     pair_outcomes,
     read_outcomes,
     tail_probabilities,
@@ -30,7 +29,14 @@ from stopwise.compare._decide import (
     _observed,
     _paired,
 )
-from stopwise.records import EXCLUSION_CODES, EXCLUSION_REASONS, WARNING_CODES, DecisionWarning, Exclusion
+from stopwise.records import (
+    EXCLUSION_CODES,
+    EXCLUSION_REASONS,
+    WARNING_CODES,
+    DecisionWarning,
+    Exclusion,
+    outcome_frame,
+)
 from stopwise.records._vocabulary import exclusion_code
 
 

@@ -40,7 +40,7 @@ def test_bootstrap_and_grid_provenance() -> None:
 
 
 def test_record_carries_tail_provenance_as_fields() -> None:
-    rows = stopwise.outcome_frame(
+    rows = stopwise.records.outcome_frame(
         [{"system": s, "task": f"t{i}", "outcome": int(s == "A" or i % 2)} for s in "AB" for i in range(6)]
     )
     record = stopwise.decide(rows, "A", "B", complete=True)

@@ -9,17 +9,9 @@ import pandas as pd
 import pytest
 
 import stopwise.compare._decide as decide_module
-from stopwise import (
-    ComparisonError,
-    Policy,
-    TaskUniverse,
-    ValidationError,
-    decide,
-    outcome_frame,
-    read_outcomes,
-    tail_probabilities,
-)
+from stopwise import ComparisonError, Policy, TaskUniverse, ValidationError, decide, read_outcomes, tail_probabilities
 from stopwise.compare import MIN_OBSERVED
+from stopwise.records import outcome_frame
 
 
 def rows_from(tested: list[float], baseline: list[float], groups: list[str] | None = None, prefix: str = "t") -> pd.DataFrame:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from stopwise.finality import ControlledReplay, run_controlled_replay
+from stopwise.finality import DelayedWriteReplay, run_controlled_replay
 
 _SPIN = "import os, time\nos.nice(5)\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
 
@@ -50,7 +50,7 @@ def load() -> Iterator[Load]:
 
 
 @pytest.fixture(scope="session")
-def replay(load: Load) -> ControlledReplay:
+def replay(load: Load) -> DelayedWriteReplay:
     """The paper's full replay (200 trials x 8 conditions) against a real local service, run once,
     while every core is also busy with a CPU-burning process (the counts must not depend on load)."""
     before = [_cpu_seconds(p.pid) for p in load.processes]

@@ -247,11 +247,11 @@ def test_bounded_entries() -> None:
 
 
 def test_fixture_record_and_runs() -> None:
-    from stopwise.finality import load_runs
+    from stopwise.finality import read_scored_runs
 
     checks = check_runs(
         example_argument("async-no-reconciliation"),
-        load_runs(FIXTURES / "runs.csv"),
+        read_scored_runs(FIXTURES / "runs.csv"),
         record=load_effects_record(FIXTURES / "record-good.json"),
     )
     assert [(c.run, c.label, c.unit) for c in checks] == [

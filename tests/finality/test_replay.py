@@ -14,7 +14,7 @@ import stopwise.finality._replay_runner as runner_module
 from stopwise.compare import decide
 from stopwise.errors import InputError, ServiceError
 from stopwise.finality import (
-    ControlledReplay,
+    DelayedWriteReplay,
     LocalService,
     ReplaySchedule,
     finality_schema,
@@ -40,14 +40,14 @@ PAPER = {
 }
 
 
-def test_the_replay_reproduces_every_count_of_the_paper(replay: ControlledReplay) -> None:
+def test_the_replay_reproduces_every_count_of_the_paper(replay: DelayedWriteReplay) -> None:
     measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
     assert measured == PAPER
     assert replay.matches
     assert all(c.paper == f"{n}/{of}" for c, (n, of) in zip(replay.counts, PAPER.values(), strict=True))
 
 
-def test_the_counts_hold_with_every_core_busy(replay: ControlledReplay, load) -> None:  # type: ignore[no-untyped-def]
+def test_the_counts_hold_with_every_core_busy(replay: DelayedWriteReplay, load) -> None:  # type: ignore[no-untyped-def]
     # The session's replay ran next to one CPU-burning process per core; the burners really ran
     # and the counts are still the paper's.
     assert all(p.poll() is None for p in load.processes)
@@ -56,27 +56,27 @@ def test_the_counts_hold_with_every_core_busy(replay: ControlledReplay, load) ->
     assert measured == PAPER and replay.rerun_trials == 0 and replay.late_trials == 0
 
 
-def test_plain_text_table(replay: ControlledReplay) -> None:
+def test_plain_text_table(replay: DelayedWriteReplay) -> None:
     lines = replay.to_text().splitlines()
     assert lines[0].split() == ["condition", "measure", "measured", "expected", "paper"]
     assert lines[2].startswith("snapshot scoring") and lines[2].split()[-3:] == ["50/200", "50/200", "50/200"]
     assert len(lines) == 2 + len(PAPER)
 
 
-def test_every_trial_honoured_the_schedule(replay: ControlledReplay) -> None:
+def test_every_trial_honoured_the_schedule(replay: DelayedWriteReplay) -> None:
     assert replay.late_trials == 0
     for result in replay.conditions:
         assert len(result.trials) == 200
         assert all(o.lag_ms is None or o.delay_ms == 0 or o.lag_ms < o.delay_ms for o in result.trials)
 
 
-def test_the_whole_replay_finishes_under_load(replay: ControlledReplay) -> None:
+def test_the_whole_replay_finishes_under_load(replay: DelayedWriteReplay) -> None:
     # about 20 s idle (benchmarks/finality_replay_load.py); here every core is also busy spinning
     assert replay.elapsed_s < 1200
     assert replay.requests > 7 * 200 * 5  # every count came from real requests
 
 
-def test_disagreements_are_exactly_the_delayed_writes(replay: ControlledReplay) -> None:
+def test_disagreements_are_exactly_the_delayed_writes(replay: DelayedWriteReplay) -> None:
     snapshot, terminal = replay.condition("snapshot").trials, replay.condition("terminal").trials
     differ = {s.trial for s, t in zip(snapshot, terminal, strict=True) if s.scores["A"] != t.scores["A"]}
     assert differ == {s.trial for s in snapshot if s.delay_ms > 0}
@@ -86,7 +86,7 @@ def test_disagreements_are_exactly_the_delayed_writes(replay: ControlledReplay) 
     assert {(o.delay_ms > 0, o.cancelled, o.scores["A"]) for o in cancelled} == {(False, False, 1.0), (True, True, 0.0)}
 
 
-def test_exposure_follows_the_boundary_policy(replay: ControlledReplay) -> None:
+def test_exposure_follows_the_boundary_policy(replay: DelayedWriteReplay) -> None:
     for name in ("shared", "grouped"):
         trials = replay.condition(name).trials
         assert {o.trial for o in trials if o.exposed} == {o.trial for o in trials if o.delay_ms > 0}
@@ -96,7 +96,7 @@ def test_exposure_follows_the_boundary_policy(replay: ControlledReplay) -> None:
         assert all(o.scores == {"A": 1.0, "B": 1.0} for o in replay.condition(name).trials)
 
 
-def test_the_checker_reads_the_replayed_evidence(replay: ControlledReplay) -> None:
+def test_the_checker_reads_the_replayed_evidence(replay: DelayedWriteReplay) -> None:
     labels = {r.summary.condition: r.summary.labels for r in replay.conditions}
     assert labels["snapshot"] == {"final": 250, "unresolved": 150, "bounded": 0}
     for name in ("terminal", "cancel", "shared", "namespaced", "reset", "b-before-a", "grouped"):
@@ -117,7 +117,7 @@ def test_the_checker_reads_the_replayed_evidence(replay: ControlledReplay) -> No
     assert unresolved == {("A", o.trial) for o in snapshot.trials if o.delay_ms > 0}
 
 
-def test_records_are_built_from_system_answers(replay: ControlledReplay) -> None:
+def test_records_are_built_from_system_answers(replay: DelayedWriteReplay) -> None:
     for result in replay.conditions:
         record = result.record
         assert len(record.entries) == 400
@@ -134,7 +134,7 @@ def test_records_are_built_from_system_answers(replay: ControlledReplay) -> None
     assert {e.status for e in reset.entries if e.run.endswith(".A")} == {"removed"}
 
 
-def test_pending_rows_are_excluded_and_counted_by_decide(replay: ControlledReplay) -> None:
+def test_pending_rows_are_excluded_and_counted_by_decide(replay: DelayedWriteReplay) -> None:
     rows = replay.condition("snapshot").outcome_rows()
     assert len(rows) == 400 and (rows["status"] == "pending").sum() == 150
     assert rows.loc[rows["status"] == "pending", "outcome"].isna().all()
@@ -144,7 +144,7 @@ def test_pending_rows_are_excluded_and_counted_by_decide(replay: ControlledRepla
     assert record.n_shared == 200 and record.n_observed == 50
 
 
-def test_grouped_runs_share_one_unit_per_pair(replay: ControlledReplay) -> None:
+def test_grouped_runs_share_one_unit_per_pair(replay: DelayedWriteReplay) -> None:
     rows = replay.condition("grouped").outcome_rows()
     assert len(rows) == 400 and rows["unit"].nunique() == 200
     assert (rows.groupby("unit")["task"].nunique() == 1).all()
@@ -155,7 +155,7 @@ def test_grouped_runs_share_one_unit_per_pair(replay: ControlledReplay) -> None:
     assert (separate["unit"] == "").all()
 
 
-def test_write_and_read_back(replay: ControlledReplay, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_write_and_read_back(replay: DelayedWriteReplay, tmp_path) -> None:  # type: ignore[no-untyped-def]
     files = replay.write(tmp_path / "out")
     assert len(files) == 1 + 3 * len(replay.conditions)
     summary = json.loads((tmp_path / "out" / "replay.json").read_text())

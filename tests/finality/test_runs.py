@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from stopwise.errors import FileFormatError, ValidationError
-from stopwise.finality import load_runs
+from stopwise.finality import read_scored_runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_csv_runs() -> None:
-    runs = load_runs(FIXTURES / "runs.csv")
+    runs = read_scored_runs(FIXTURES / "runs.csv")
     assert [(r.run, r.system, r.outcome, r.environment, r.group) for r in runs] == [
         ("A", "A", 0.0, "shared", "delay-100ms"),
         ("B", "B", 1.0, "shared", "delay-100ms"),
@@ -26,19 +26,19 @@ def test_jsonl_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path.write_text(
         '{"run": "a", "system": "A", "task": "t", "outcome": 1}\n\n{"run": "b", "system": "B", "task": "t", "outcome": 0}\n'
     )
-    assert [r.run for r in load_runs(path)] == ["a", "b"]
+    assert [r.run for r in read_scored_runs(path)] == ["a", "b"]
     path.write_text('{"run": "a", "system": "A", "task": "t", "outcome": 1, "score": 1}\n')
     with pytest.raises(ValidationError, match=r"row 1 \(line 1\), field 'score': is not a known field"):
-        load_runs(path)
+        read_scored_runs(path)
     path.write_text("[1]\n")
     with pytest.raises(FileFormatError, match="line 1: must be a JSON object"):
-        load_runs(path)
+        read_scored_runs(path)
 
 
 def test_bad_csv_lists_every_problem() -> None:
     path = FIXTURES / "runs-bad.csv"
     with pytest.raises(ValidationError) as info:
-        load_runs(path)
+        read_scored_runs(path)
     text = str(info.value)
     for line in [
         f"{path}, row 1 (line 2), field 'outcome': must be <= 1; got '1.5'",
@@ -51,13 +51,13 @@ def test_bad_csv_lists_every_problem() -> None:
 
 def test_files_that_cannot_be_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(FileFormatError, match="no such runs file"):
-        load_runs(tmp_path / "none.csv")
+        read_scored_runs(tmp_path / "none.csv")
     (tmp_path / "runs.txt").write_text("x")
     with pytest.raises(FileFormatError, match=r"must be a .csv or .jsonl file"):
-        load_runs(tmp_path / "runs.txt")
+        read_scored_runs(tmp_path / "runs.txt")
     (tmp_path / "empty.csv").write_text("run,system,task,outcome\n")
     with pytest.raises(FileFormatError, match="holds no runs"):
-        load_runs(tmp_path / "empty.csv")
+        read_scored_runs(tmp_path / "empty.csv")
     (tmp_path / "extra.csv").write_text("run,system,task,outcome,score\n")
     with pytest.raises(ValidationError, match="field 'score': unknown column"):
-        load_runs(tmp_path / "extra.csv")
+        read_scored_runs(tmp_path / "extra.csv")

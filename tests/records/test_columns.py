@@ -47,7 +47,7 @@ def test_numbers_follow_the_contract_not_pythons_float(tmp_path: Path) -> None:
 
 
 def test_frame_and_columns_give_the_same_record_and_digest() -> None:
-    frame = stopwise.synthetic_benchmark(80, 3, attempts=2, rng=5)
+    frame = stopwise.records.synthetic_benchmark(80, 3, attempts=2, rng=5)
     columns = OutcomeColumns.from_frame(frame)
     systems = sorted(set(frame["system"]))
     universe = stopwise.TaskUniverse(sorted(set(frame["task"])))
@@ -55,7 +55,7 @@ def test_frame_and_columns_give_the_same_record_and_digest() -> None:
     by_columns = stopwise.decide(columns, systems[0], systems[1], universe=universe)
     assert by_frame.digest() == by_columns.digest()
     assert input_digest(frame, tuple(systems[:2])) == input_digest(columns, tuple(systems[:2]))
-    pd.testing.assert_frame_equal(columns.to_frame(), stopwise.validate_outcomes(frame))
+    pd.testing.assert_frame_equal(columns.to_frame(), stopwise.records.validate_outcomes(frame))
 
 
 def test_a_frame_breaking_the_contract_is_validated_not_trusted() -> None:

@@ -11,14 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise import (
-    OUTCOME_COLUMNS,
-    FileFormatError,
-    ValidationError,
-    read_outcomes,
-    validate_outcomes,
-    write_outcomes,
-)
+from stopwise import OUTCOME_COLUMNS, FileFormatError, ValidationError, read_outcomes, write_outcomes
+from stopwise.records import validate_outcomes
 
 GOOD = "system,task,outcome,group,attempt,cost_usd,elapsed_s\nA,t1,1,g1,0,0.5,10\nA,t1,0,g1,1,,\nB,t1,0.5,g1,0,,\n"
 

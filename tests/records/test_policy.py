@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stopwise import DEFAULT_POLICY_TOML, FileFormatError, Policy, PolicyError, load_policy, parse_policy
+from stopwise import FileFormatError, Policy, PolicyError, load_policy
+from stopwise.records import DEFAULT_POLICY_TOML, parse_policy
 
 
 def test_default_document_is_the_papers_primary_policy() -> None:

@@ -14,7 +14,7 @@ from stopwise import OutputExistsError, Policy, write_outcomes
 from stopwise.cli.main import main
 from stopwise.compare import betting_boundary, coverage_state, tail_probabilities
 from stopwise.records import read_outcomes, synthetic_benchmark
-from stopwise.replay import live_looks, live_replay, pair_orders, prepare_source, replay_live
+from stopwise.replay import live_looks, pair_orders, prepare_source, replay_looks, replay_source_looks
 
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}})
 
@@ -42,7 +42,7 @@ def _first_betting_stop(differences: np.ndarray, threshold: float, alpha: float,
 @pytest.mark.parametrize("policy", [UNIFORM, Policy()], ids=["uniform-pooled", "coverage-aware-stratified"])
 def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
     source = prepare_source(synthetic_benchmark(120, 3, rng=1), "synthetic")
-    live = replay_live(source, policy, thresholds=[0.0, 0.05], n_orders=6, rules=["betting-wor"], batch_rows=7)
+    live = replay_source_looks(source, policy, thresholds=[0.0, 0.05], n_orders=6, rules=["betting-wor"], batch_rows=7)
     stratified = policy.order.kind != "uniform"
     for pair in source.pairs[:3]:
         orders = pair_orders(source, pair, policy, 6)
@@ -76,8 +76,8 @@ def test_betting_batch_size_does_not_change_stops(policy: Policy) -> None:
     (a few rows: vectorised over the looks), to the last look and tie."""
     source = prepare_source(synthetic_benchmark(90, 4, rng=5), "synthetic")
     options = {"thresholds": [0.0, 0.05], "n_orders": 12, "rules": ["betting-wor"]}
-    small = replay_live(source, policy, batch_rows=2, **options)
-    large = replay_live(source, policy, batch_rows=4096, **options)
+    small = replay_source_looks(source, policy, batch_rows=2, **options)
+    large = replay_source_looks(source, policy, batch_rows=4096, **options)
     pd.testing.assert_frame_equal(small.pairs, large.pairs)
     pd.testing.assert_frame_equal(small.curve, large.curve)
     assert small.pairs["promote"].sum() + small.pairs["reject"].sum() > 0
@@ -85,7 +85,7 @@ def test_betting_batch_size_does_not_change_stops(policy: Policy) -> None:
 
 def test_fixed_budget_stops_match_per_look_exact_tails() -> None:
     source = prepare_source(synthetic_benchmark(100, 3, rng=2), "synthetic")
-    live = replay_live(source, UNIFORM, thresholds=[0.0, 0.05], n_orders=5, rules=["fixed-budget"], fixed_looks=10)
+    live = replay_source_looks(source, UNIFORM, thresholds=[0.0, 0.05], n_orders=5, rules=["fixed-budget"], fixed_looks=10)
     for pair in source.pairs[:2]:
         tested, baseline = source.pair_label(pair)
         for threshold in (0.0, 0.05):
@@ -108,7 +108,7 @@ def test_fixed_budget_stops_match_per_look_exact_tails() -> None:
 
 
 def test_live_replay_writes_tables_and_figure(tmp_path: Path) -> None:
-    live = live_replay({"synthetic": synthetic_benchmark(150, 3, rng=0)}, thresholds=[0.0], n_orders=20, looks=3)
+    live = replay_looks({"synthetic": synthetic_benchmark(150, 3, rng=0)}, thresholds=[0.0], n_orders=20, looks=3)
     written = live.write(tmp_path)
     assert {p.name for p in written} >= {"live_pairs.csv", "live_summary.md", "live_resolved.png", "live_settings.json"}
     summary = json.loads((tmp_path / "live_summary.json").read_text())
@@ -153,7 +153,7 @@ def test_terminal_bench_2_betting_wrong_rates_within_bound(shared_data: Path) ->
     re-declared at every 5 % of the tasks exceeds it on some pairs."""
     rows = read_outcomes(shared_data / "records" / "terminal_bench_2" / "outcomes.csv")
     source = prepare_source(rows, "terminal_bench_2")
-    live = replay_live(source, Policy(), thresholds=[0.0], n_orders=100)
+    live = replay_source_looks(source, Policy(), thresholds=[0.0], n_orders=100)
     betting = live.pairs[live.pairs["rule"] == "betting-wor"]
     fixed = live.pairs[live.pairs["rule"] == "fixed-budget"]
     assert len(betting) == 42
@@ -165,7 +165,7 @@ def test_fixed_budget_off_lattice_uses_paired_normal_tails() -> None:
     rows = synthetic_benchmark(80, 2, rng=3)
     rows["outcome"] = np.random.default_rng(4).uniform(0, 1, size=len(rows)).round(6)
     source = prepare_source(rows, "continuous")
-    live = replay_live(source, UNIFORM, thresholds=[0.0, 0.1], n_orders=4, fixed_looks=20, batch_rows=3)
+    live = replay_source_looks(source, UNIFORM, thresholds=[0.0, 0.1], n_orders=4, fixed_looks=20, batch_rows=3)
     fixed = live.pairs[live.pairs["rule"] == "fixed-budget"]
     assert fixed["method"].str.contains("paired normal").all()
     pair = source.pairs[0]
@@ -199,7 +199,7 @@ def test_mirrored_pairs_at_zero_equal_their_own_replay() -> None:
 
 
 def test_write_never_touches_a_directory_stopwise_did_not_write(tmp_path: Path) -> None:
-    live = live_replay({"synthetic": synthetic_benchmark(60, 3, rng=0)}, thresholds=[0.0], n_orders=5, looks=5)
+    live = replay_looks({"synthetic": synthetic_benchmark(60, 3, rng=0)}, thresholds=[0.0], n_orders=5, looks=5)
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "live_summary.csv").write_text("my own table\n")

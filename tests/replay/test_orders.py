@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stopwise import budget_task_count, read_outcomes, required_counts
+from stopwise import read_outcomes
+from stopwise.compare import budget_task_count, required_counts
 from stopwise.replay import DEFAULT_BUDGETS, cost_first_orders, coverage_aware_orders, neyman_orders, uniform_orders
 
 

@@ -8,14 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise import Policy, TaskUniverse, budget_task_count, decide, read_outcomes
+from stopwise import Policy, TaskUniverse, decide, read_outcomes
+from stopwise.compare import budget_task_count
 from stopwise.records import synthetic_benchmark
 from stopwise.replay import (
     comparison_policies,
     pair_orders,
     prepare_source,
-    replay,
-    replay_policy,
+    replay_grid,
+    replay_source_grid,
     source_table,
     sufficiency,
     summarize,
@@ -39,7 +40,7 @@ def _check_against_decide(rows: pd.DataFrame, name: str, policy_name: str, n_che
     base = Policy()
     policy = comparison_policies(base, [policy_name])[policy_name]
     source = prepare_source(rows, name)
-    run = replay_policy(source, policy, policy_name=policy_name, n_orders=6, keep_decisions=True)
+    run = replay_source_grid(source, policy, policy_name=policy_name, n_orders=6, keep_decisions=True)
     decisions = run.decisions
     assert decisions is not None
     checked = 0
@@ -88,7 +89,7 @@ def test_replay_decision_equals_decide_with_attempts() -> None:
 
 def test_metrics_recomputed_from_records_equal_the_summary() -> None:
     rows = synthetic_benchmark(150, 5, rng=2)
-    result = replay({"synthetic": rows}, policies=["primary", "forced-uniform"], n_orders=40)
+    result = replay_grid({"synthetic": rows}, policies=["primary", "forced-uniform"], n_orders=40)
     cases = result.cases
     for _, expected in result.summary.iterrows():
         part = cases[
@@ -120,11 +121,11 @@ def test_metrics_recomputed_from_records_equal_the_summary() -> None:
 
 def test_replay_is_deterministic_and_orders_are_shared_across_thresholds() -> None:
     rows = synthetic_benchmark(80, 3, rng=4)
-    first = replay({"s": rows}, n_orders=15, thresholds=[0.0, 0.05])
-    again = replay({"s": rows}, n_orders=15, thresholds=[0.0, 0.05])
+    first = replay_grid({"s": rows}, n_orders=15, thresholds=[0.0, 0.05])
+    again = replay_grid({"s": rows}, n_orders=15, thresholds=[0.0, 0.05])
     pd.testing.assert_frame_equal(first.cases, again.cases)
     pd.testing.assert_frame_equal(first.summary, again.summary)
-    alone = replay({"s": rows}, n_orders=15, thresholds=[0.05])
+    alone = replay_grid({"s": rows}, n_orders=15, thresholds=[0.05])
     pd.testing.assert_frame_equal(
         first.cases[first.cases["threshold"] == 0.05].reset_index(drop=True), alone.cases.reset_index(drop=True)
     )
@@ -134,7 +135,7 @@ def test_replay_is_deterministic_and_orders_are_shared_across_thresholds() -> No
 def test_forced_uniform_coverage_failure_on_swebench_lite(shared_data: Path) -> None:
     rows = read_outcomes(shared_data / "records" / "swebench_lite" / "outcomes.csv")
     chosen = sorted(rows["system"].unique())[::6]
-    result = replay({"lite": _subset(rows, chosen)}, policies=["forced-uniform", "primary"], n_orders=200, thresholds=[0.0], budgets=[0.25])
+    result = replay_grid({"lite": _subset(rows, chosen)}, policies=["forced-uniform", "primary"], n_orders=200, thresholds=[0.0], budgets=[0.25])
     summary = result.summary.set_index("policy")
     # paper: 99.96 % coverage failure for uniform forced evaluation at 25 % on SWE-bench Lite
     assert summary.loc["forced-uniform", "coverage_failure"] >= 0.99
@@ -165,7 +166,7 @@ def test_elapsed_budgets_on_terminal_bench(shared_data: Path) -> None:
     source = prepare_source(rows, "tb")
     pair = source.pairs[0]
     policy = Policy(budget={"measure": "elapsed_s"})
-    run = replay_policy(source, policy, n_orders=5, thresholds=[0.0], budgets=[0.3, 0.95], keep_decisions=True)
+    run = replay_source_grid(source, policy, n_orders=5, thresholds=[0.0], budgets=[0.3, 0.95], keep_decisions=True)
     decisions = run.decisions
     assert decisions is not None
     tested = source.pair_label(pair)[0]
@@ -186,9 +187,9 @@ def test_lattice_too_fine_falls_back_to_monte_carlo() -> None:
     rows = synthetic_benchmark(120, 2, attempts=1, rng=1)
     rows["outcome"] = np.round(rng.random(len(rows)), 3)  # fine lattice 1/1000: support 2 N L + 1 > 8192
     source = prepare_source(rows, "fine")
-    run = replay_policy(source, Policy(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
+    run = replay_source_grid(source, Policy(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
     assert run.cases["tail_method"].str.startswith("bootstrap (B=200; exact unavailable").all()
-    again = replay_policy(source, Policy(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
+    again = replay_source_grid(source, Policy(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
     pd.testing.assert_frame_equal(run.cases, again.cases)
 
 
@@ -196,13 +197,13 @@ def test_left_out_rows_and_systems_are_reported() -> None:
     rows = synthetic_benchmark(60, 3, rng=0)
     rows.loc[rows.index[:10], "status"] = "pending"  # ten tasks of system-01
     rows.loc[rows.index[:10], "outcome"] = np.nan
-    kept = replay({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5], min_coverage=0.5)
+    kept = replay_grid({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5], min_coverage=0.5)
     assert kept.settings["excluded_rows"]["s"] == [{"reason": "status pending", "rows": 10, "tasks": 10}]
     assert kept.settings["excluded_systems"]["s"] == {}
     # pairs with system-01 have 10 of their 60 shared tasks pending: not a complete record, so they are
     # left out and listed (decide() counts N = 60 for them; the replay no longer shrinks N to 50)
     assert set(kept.cases["n_shared"]) == {60} and len(kept.settings["excluded_pairs"]["s"]) == 4
-    strict = replay({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5])
+    strict = replay_grid({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5])
     assert strict.settings["excluded_systems"]["s"] == {"system-01": "usable outcomes on 83.3% of 60 tasks (< 95%)"}
     assert len(strict.cases) == 2
     pd.testing.assert_frame_equal(summarize(kept.cases), kept.summary)
@@ -211,7 +212,7 @@ def test_left_out_rows_and_systems_are_reported() -> None:
 def test_units_are_noted_not_silently_ignored() -> None:
     rows = synthetic_benchmark(40, 2, rng=0)
     rows["unit"] = np.where(rows["task"].str.endswith(("0", "1")), "shared-unit", "")
-    result = replay({"s": rows}, n_orders=3, thresholds=[0.0], budgets=[1.0])
+    result = replay_grid({"s": rows}, n_orders=3, thresholds=[0.0], budgets=[1.0])
     assert result.settings["notes"]["s"] == [
         "8 tasks share analysis units with other tasks; the replay resamples tasks one by one, while decide() resamples whole units"
     ]

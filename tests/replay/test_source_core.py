@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import stopwise
-from stopwise import ComparisonError, decide, pair_outcomes, validate_outcomes
+from stopwise import ComparisonError, decide, pair_outcomes
 from stopwise.compare import outcome_cells, task_groups, task_order
-from stopwise.records import synthetic_benchmark
+from stopwise.records import synthetic_benchmark, validate_outcomes
 from stopwise.replay import prepare_source
 
 

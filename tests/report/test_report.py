@@ -14,7 +14,7 @@ from stopwise.cli.main import main
 from stopwise.compare import decide
 from stopwise.errors import FileFormatError, InputError
 from stopwise.records import synthetic_benchmark
-from stopwise.replay import replay
+from stopwise.replay import replay_grid
 from stopwise.report import (
     REPLAY_FILES,
     Facts,
@@ -92,7 +92,7 @@ def test_detect_kind(tmp_path: Path, record_json: str) -> None:
 
 
 def test_replay_report_has_three_charts_per_threshold() -> None:
-    result = replay({"synthetic": synthetic_benchmark(120, 3, rng=0)}, n_orders=10, thresholds=[0.0, 0.05, 0.1], budgets=[0.2, 0.5, 0.8])
+    result = replay_grid({"synthetic": synthetic_benchmark(120, 3, rng=0)}, n_orders=10, thresholds=[0.0, 0.05, 0.1], budgets=[0.2, 0.5, 0.8])
     page = replay_report(result)
     assert page.n_charts == 9
     assert [s.title for s in page.sections][2:] == ["Threshold 0 pp", "Threshold 5 pp", "Threshold 10 pp"]
@@ -141,7 +141,7 @@ def test_cli_writes_replaces_its_own_and_refuses_others(tmp_path: Path, record_j
 
 def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
     """A replay folder with a live-look replay's live_curve.csv and live_summary.csv gets one live chart per threshold."""
-    result = replay({"synthetic": synthetic_benchmark(80, 3, rng=0)}, n_orders=5, thresholds=[0.0], budgets=[0.5])
+    result = replay_grid({"synthetic": synthetic_benchmark(80, 3, rng=0)}, n_orders=5, thresholds=[0.0], budgets=[0.5])
     result.write(tmp_path, figure=False)
     budgets = np.linspace(0.01, 1.0, 100)
     curve = pd.concat(

@@ -1,5 +1,6 @@
-"""What every command module shares: the console, error handling, exit codes, standard input, JSON output and
-the options several commands take.
+"""What every command module shares.
+
+The console, error handling, exit codes, standard input, JSON output and the options several commands take.
 
 This module is imported by ``stopwise --help``: it must stay light (no numpy, pandas or library code at
 import time).
@@ -299,9 +300,10 @@ def _group_sizes(values: list[str]) -> dict[str, int]:
 
 
 def task_universe(tasks: Path | None, n_tasks: int | None, group_size: list[str] | None, group_column: str) -> Any:
-    """The planned task universe (a :class:`stopwise.records.TaskUniverse`) from ``--tasks``, or from
-    ``--n-tasks`` / ``--group-size`` (N is the sum of the group sizes when ``--n-tasks`` is not given);
-    None when none is given.
+    """The planned task universe (a :class:`stopwise.records.TaskUniverse`), or None when none is given.
+
+    From ``--tasks``, or from ``--n-tasks`` / ``--group-size`` (N is the sum of the group sizes when
+    ``--n-tasks`` is not given).
 
     Examples
     --------

@@ -100,7 +100,7 @@ def _check(
         finality_rows,
         load_argument,
         load_effects_record,
-        load_runs,
+        read_scored_runs,
     )
     from stopwise.records import write_outcomes
 
@@ -119,7 +119,7 @@ def _check(
             _reasons(f"unit: {verdict.unit}", verdict.unit_reasons)
             return
         evidence = load_effects_record(inputs.file(record, suffix=".json")) if record is not None else None
-        checks = check_runs(parsed, load_runs(inputs.file(runs)), record=evidence)
+        checks = check_runs(parsed, read_scored_runs(inputs.file(runs)), record=evidence)
         if rows_tmp is not None:
             write_outcomes(finality_rows(checks), rows_tmp)
     if as_json:

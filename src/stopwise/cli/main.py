@@ -214,8 +214,11 @@ _ROOT_FLAGS = frozenset({"--version"})
 
 
 def _click_exceptions() -> Any:
-    """The exceptions module of Click as this Typer runs it: ``typer._click`` (Typer >= 0.20 vendors Click; the
-    click package is then never imported, saving its import) or the click package."""
+    """The exceptions module of Click as this Typer runs it.
+
+    ``typer._click`` (Typer >= 0.20 vendors Click; the click package is then never imported, saving its
+    import) or the click package.
+    """
     try:
         return __import__("typer._click.exceptions", fromlist=["ClickException"])
     except ImportError:  # Typer < 0.20

@@ -106,7 +106,7 @@ def replay_command(
     import numpy as np
 
     from stopwise.records import Policy, load_policy, read_outcomes
-    from stopwise.replay import STANDARD_POLICIES, replay, table_two
+    from stopwise.replay import STANDARD_POLICIES, replay_grid, table_two
 
     with user_errors():
         if out is not None:
@@ -152,7 +152,7 @@ def replay_command(
             _live(shared, live_looks, live_fixed, chosen_rules, strategy, jobs, out, force, as_json)
             return
         result = shared.run(
-            "replay", replay, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
+            "replay", replay_grid, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
         )
     written = _write(result, out, force)
     if as_json:
@@ -263,11 +263,11 @@ def _live(
     as_json: bool = False,
 ) -> None:
     """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
-    from stopwise.replay import live_replay
+    from stopwise.replay import replay_looks
     from stopwise.replay._live import summary_table
 
     with user_errors():
-        result = shared.run("live replay", live_replay, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy, n_jobs=jobs)
+        result = shared.run("live replay", replay_looks, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy, n_jobs=jobs)
     written = _write(result, out, force)
     if as_json:
         print_json({"summary": result.summary, "settings": result.settings, "wrote": [str(p) for p in written]})

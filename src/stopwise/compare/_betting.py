@@ -238,8 +238,11 @@ def _plug_in_time(t: np.ndarray, strategy: str, population_size: int) -> np.ndar
 
 
 def _bet_parts(gap: np.ndarray, variance: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What every strategy's bets are made of: the aGRAPA bet's promote and reject parts (>= 0) and
-    ``sqrt(2 log(1/alpha) / sigma2_hat)``, the plug-in bet before its time scale."""
+    """What every strategy's bets are made of.
+
+    The aGRAPA bet's promote and reject parts (>= 0) and ``sqrt(2 log(1/alpha) / sigma2_hat)``, the
+    plug-in bet before its time scale.
+    """
     raw = _agrapa(gap, variance)
     root = np.sqrt((2.0 * np.log(1.0 / alpha)) / variance)
     return np.maximum(raw, 0.0), np.maximum(-raw, 0.0), root
@@ -273,7 +276,7 @@ def _components(strategy: str, truncation: float | None) -> list[tuple[str, floa
 
 
 def _average(logs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """log of the equal-weight average of the components' capitals (promote, reject); reuses the first arrays.
+    """Log of the equal-weight average of the components' capitals (promote, reject); reuses the first arrays.
 
     ``log(e^a + e^b) = max(a, b) + log(1 + e^-|a - b|)`` with numpy's vectorised exp and log (faster than
     ``np.logaddexp``); +inf (a settled test) and nan (overwritten by the logical bounds) propagate.
@@ -357,8 +360,11 @@ def _stratified(
     alpha: float,
     truncation: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Log-capital paths of the stratified process: per-look bets on pooled quantities, per-group terms from
-    :mod:`stopwise.compare._strata` (vectorised over the looks for a few rows, a loop over the looks otherwise)."""
+    """Log-capital paths of the stratified process.
+
+    Per-look bets on pooled quantities, per-group terms from :mod:`stopwise.compare._strata` (vectorised
+    over the looks for a few rows, a loop over the looks otherwise).
+    """
     n_rows = x.shape[0]
     n_pop = int(sizes.sum())
     components = _components(strategy, truncation)

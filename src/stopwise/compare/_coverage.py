@@ -18,7 +18,7 @@ def budget_task_count(n_shared: int, budget: float) -> int:
 
     Examples
     --------
-    >>> from stopwise import budget_task_count
+    >>> from stopwise.compare import budget_task_count
     >>> budget_task_count(100, 0.2), budget_task_count(300, 0.05), budget_task_count(74, 0.25)
     (20, 15, 19)
     """
@@ -44,7 +44,7 @@ def required_counts(group_sizes: ArrayLike, k: ArrayLike) -> np.ndarray:
 
     Examples
     --------
-    >>> from stopwise import required_counts
+    >>> from stopwise.compare import required_counts
     >>> required_counts([50, 30, 20], 20).tolist()
     [10, 6, 4]
     >>> required_counts([50, 30, 20], [1, 100]).tolist()
@@ -72,7 +72,7 @@ def coverage_state(
     Examples
     --------
     >>> import numpy as np
-    >>> from stopwise import coverage_state
+    >>> from stopwise.compare import coverage_state
     >>> universe = np.array(["a"] * 50 + ["b"] * 30 + ["c"] * 20)
     >>> state = coverage_state(universe, np.array(["a"] * 10 + ["b"] * 6 + ["c"] * 3 + ["a"]))
     >>> state.satisfied, state.missing_groups, [g.required for g in state.groups]

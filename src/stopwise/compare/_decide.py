@@ -382,8 +382,11 @@ def _decide_iv(
     complete: bool,
     rng: np.random.Generator | int | None,
 ) -> _DecideInputs:
-    """Validate and normalise every argument of :func:`decide`, in the order of its signature
-    (but ``universe`` with the policy, whose boundary it must fit, before the rows)."""
+    """Validate and normalise every argument of :func:`decide`.
+
+    In the order of its signature, but ``universe`` with the policy (whose boundary it must fit)
+    before the rows.
+    """
     if policy is None:
         policy = Policy()
     if not isinstance(policy, Policy):

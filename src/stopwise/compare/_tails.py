@@ -151,7 +151,7 @@ class TailProbabilities:
 
 
 def lattice_threshold(n: ArrayLike, lattice: int, threshold: float | ArrayLike) -> np.ndarray:
-    """t = floor(n L delta): ``mean <= delta`` iff the lattice sum ``sum(D) * L <= t``.
+    """The lattice cut-off t = floor(n L delta): ``mean <= delta`` iff the lattice sum ``sum(D) * L <= t``.
 
     A tolerance of 1e-9 guards against ``n * delta`` landing just below an integer in floating point.
 

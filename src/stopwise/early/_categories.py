@@ -73,14 +73,14 @@ def _tokens(name: str) -> list[str]:
 
 
 def split_action(action: str, tool: str | None) -> tuple[str, str]:
-    """Split an action into (visible reasoning, call text).
+    r"""Split an action into (visible reasoning, call text).
 
     The call is the last line that starts with ``tool(``; without a tool (or when the call is not
     found) the whole text is the call for tools and the reasoning for plain messages.
 
     Examples
     --------
-    >>> split_action('Let me look.\\nread_file({"path": "a.py"})', "read_file")
+    >>> split_action('Let me look.\nread_file({"path": "a.py"})', "read_file")
     ('Let me look.', 'read_file({"path": "a.py"})')
     >>> split_action("All done.", None)
     ('All done.', '')

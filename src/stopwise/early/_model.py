@@ -296,8 +296,11 @@ class EarlyOutcomeModel(BaseEstimator):
         raise InputError("cannot hold out calibration tasks and keep both outcomes among the training runs")
 
     def _task_folds(self, corpus: Corpus, idx: np.ndarray, seed: int) -> np.ndarray:
-        """Cross-fitting fold (0..K−1) of each run of ``idx``: tasks dealt round-robin in a seeded random order,
-        every run of a task in one fold; redrawn until every fold's complement holds both outcomes."""
+        """Cross-fitting fold (0..K−1) of each run of ``idx``.
+
+        Tasks are dealt round-robin in a seeded random order, every run of a task in one fold; redrawn
+        until every fold's complement holds both outcomes.
+        """
         k = int(self.calibration_folds)  # type: ignore[arg-type]
         by = self.calibration_groups
         tasks = np.array([getattr(corpus.trajectories[i], by) for i in idx], dtype=object)
@@ -370,9 +373,11 @@ class EarlyOutcomeModel(BaseEstimator):
         self, corpus: Corpus, idx: np.ndarray, featurizer: PrefixFeaturizer, X: list[np.ndarray], seeds: tuple[np.ndarray, int, int],
         key: tuple[Any, ...], cache: dict[Any, Any],
     ) -> tuple[list[np.ndarray], list[DualHeadClassifier]]:
-        """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``) and the fold heads: per fold, heads
-        (with their own validation split, early stopping and Platt scaling) fitted on the other folds' rows of the
-        same text blocks."""
+        """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``) and the fold heads.
+
+        Per fold, heads (with their own validation split, early stopping and Platt scaling) fitted on the
+        other folds' rows of the same text blocks.
+        """
         _, head_seed, split_seed = seeds
         folds = self._task_folds(corpus, idx, split_seed)
         proba: list[np.ndarray] = [np.zeros((0, 2))] * idx.shape[0]

@@ -94,8 +94,10 @@ def is_model_dir(path: Path, *, marker_name: str = MARKER, tag: str = FORMAT) ->
 
 
 def write_dir(path: str | os.PathLike[str], write: Any, *, marker_name: str, tag: str, force: bool = False) -> Path:
-    """Write a stopwise output directory atomically: ``write(tmp)`` fills a temporary directory beside ``path``,
-    the marker ``marker_name`` (text ``tag`` and a version) is added, and the directory is renamed into place.
+    """Write a stopwise output directory atomically.
+
+    ``write(tmp)`` fills a temporary directory beside ``path``, the marker ``marker_name`` (text ``tag``
+    and a version) is added, and the directory is renamed into place.
 
     An existing ``path`` is replaced only when empty, or with ``force`` when it holds the same marker; on any
     failure nothing is left behind.

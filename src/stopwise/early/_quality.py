@@ -198,9 +198,11 @@ def reliability(scores: np.ndarray, outcome: np.ndarray, grid: Sequence[float]) 
 
 
 def refuted(table: Sequence[Sequence[float]], threshold: float) -> tuple[float, int, float] | None:
-    """The reference evidence against halting at ``threshold``: ``(grid threshold, halted, precision)`` when the
-    grid threshold at or just below it halts at least :data:`MIN_RELIABLE_HALTS` reference runs at a precision
-    below :data:`MIN_PRECISION`; ``None`` otherwise (including too few halts to judge).
+    """The reference evidence against halting at ``threshold``, or ``None``.
+
+    ``(grid threshold, halted, precision)`` when the grid threshold at or just below it halts at least
+    :data:`MIN_RELIABLE_HALTS` reference runs at a precision below :data:`MIN_PRECISION`; ``None``
+    otherwise (including too few halts to judge).
 
     Examples
     --------

@@ -63,7 +63,7 @@ REFERENCE_FEATURES: tuple[str, ...] = (*_GOLD, *_OVERLAP)
 
 @dataclass(frozen=True)
 class GoldSolution:
-    """A task's reference solution.
+    r"""A task's reference solution.
 
     Attributes
     ----------
@@ -80,7 +80,7 @@ class GoldSolution:
 
     Examples
     --------
-    >>> g = GoldSolution("--- a/src/m.py\\n+++ b/src/m.py\\n@@ -1 +1 @@\\n-x = f(1)\\n+x = g(1)\\n")
+    >>> g = GoldSolution("--- a/src/m.py\n+++ b/src/m.py\n@@ -1 +1 @@\n-x = f(1)\n+x = g(1)\n")
     >>> sorted(g.files), sorted(g.symbols)
     (['src/m.py'], ['f', 'g'])
     """
@@ -143,7 +143,7 @@ def as_gold(value: Any, *, task: str = "?") -> GoldSolution:
 
 
 class ReferenceState:
-    """Running prefix–gold overlap of one trajectory.
+    r"""Running prefix–gold overlap of one trajectory.
 
     Parameters
     ----------
@@ -153,7 +153,7 @@ class ReferenceState:
     Examples
     --------
     >>> from stopwise.records import Step
-    >>> state = ReferenceState(GoldSolution("+++ b/src/m.py\\n+x = g(1)\\n"))
+    >>> state = ReferenceState(GoldSolution("+++ b/src/m.py\n+x = g(1)\n"))
     >>> x = state.update(Step(action='edit({"path": "src/m.py"})', tool="edit"), "edit_replace")
     >>> float(x[REFERENCE_FEATURES.index("file_hits")]), float(x[REFERENCE_FEATURES.index("gold_file_edited")])
     (1.0, 1.0)
@@ -226,7 +226,7 @@ class ReferenceState:
 
 
 def read_gold(path: str | os.PathLike[str]) -> dict[str, GoldSolution]:
-    """Read gold solutions from JSONL: one ``{"task", "text", "fail_to_pass", "pass_to_pass"}`` object per line.
+    r"""Read gold solutions from JSONL: one ``{"task", "text", "fail_to_pass", "pass_to_pass"}`` object per line.
 
     Raises
     ------
@@ -239,7 +239,7 @@ def read_gold(path: str | os.PathLike[str]) -> dict[str, GoldSolution]:
     --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "gold.jsonl"
-    >>> _ = path.write_text('{"task": "t1", "text": "+++ b/a.py\\\\n+x = f(1)"}\\n')
+    >>> _ = path.write_text('{"task": "t1", "text": "+++ b/a.py\\n+x = f(1)"}\n')
     >>> sorted(read_gold(path)["t1"].files)
     ['a.py']
     """

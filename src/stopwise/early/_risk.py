@@ -390,8 +390,10 @@ def fixed_sequence(n_halted: Any, n_wrong: Any, base: Any, *, epsilon: float, de
 
 
 def count_start(scores: Any, *, epsilon: float, delta: float, unit: str = "halted", grid: Any = GRID) -> float:
-    """Where the sequence starts when no independent pilot exists: the highest grid threshold that halts at least
-    :func:`min_halts` of ``scores`` (the grid's lowest value if none does); the top of the grid for unit ``"runs"``.
+    """Where the sequence starts when no independent pilot exists.
+
+    The highest grid threshold that halts at least :func:`min_halts` of ``scores`` (the grid's lowest
+    value if none does); the top of the grid for unit ``"runs"``.
 
     Uses the halting scores only, never the losses, so no outcome of the calibration runs steers the order in
     which their hypotheses are tested. It is what cross-fitted calibration uses (every training run is a

@@ -1,4 +1,4 @@
-"""Textual prefix features: TF-IDF over word 1–2-grams, projected by TruncatedSVD, one block at a time.
+r"""Textual prefix features: TF-IDF over word 1–2-grams, projected by TruncatedSVD, one block at a time.
 
 Blocks (the paper's Table II, textual family): the task prompt (``task``), the action history and the
 last action (``action_history``, ``action_last``), the feedback history and the last feedback
@@ -12,7 +12,7 @@ so ``c`` is the sum of the steps' counts). The SVD projection is linear, so
 kept as a running sum updated only on the terms the new step touches. One step costs time proportional
 to its own text, never to the length of the history.
 
-The tokenizer is scikit-learn's default (lowercase, ``(?u)\\b\\w\\w+\\b``, unigrams then bigrams), so a
+The tokenizer is scikit-learn's default (lowercase, ``(?u)\b\w\w+\b``, unigrams then bigrams), so a
 block's rows equal ``TfidfVectorizer(ngram_range=(1, 2))`` rows on the same vocabulary and idf.
 """
 

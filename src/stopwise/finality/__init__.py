@@ -49,20 +49,27 @@ from stopwise.finality._replay_record import (
     REPLAY_CONDITIONS,
     ConditionResult,
     ConditionSummary,
-    ControlledReplay,
+    DelayedWriteReplay,
     ReplayCount,
     ReplaySchedule,
     TrialObservation,
 )
 from stopwise.finality._replay_runner import ToolCall
 from stopwise.finality._rows import finality_rows
-from stopwise.finality._runs import load_runs
+from stopwise.finality._runs import read_scored_runs
 from stopwise.finality._schema import SCHEMA_NAMES, finality_schema
 
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): their module imports FastAPI and uvicorn
     from stopwise.finality._service import LocalService, ServiceStore, create_service_app
 
-__getattr__, __dir__ = _lazy_exports(__name__, __file__)
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    __file__,
+    deprecated={  # the names before 0.1, kept for one release
+        "ControlledReplay": "stopwise.finality:DelayedWriteReplay",
+        "load_runs": "stopwise.finality:read_scored_runs",
+    },
+)
 
 
 __all__ = [
@@ -81,7 +88,7 @@ __all__ = [
     "CompletionArgumentError",
     "ConditionResult",
     "ConditionSummary",
-    "ControlledReplay",
+    "DelayedWriteReplay",
     "EffectEntry",
     "EffectRoute",
     "EffectsRecordError",
@@ -110,8 +117,8 @@ __all__ = [
     "finality_schema",
     "load_argument",
     "load_effects_record",
-    "load_runs",
     "parse_argument",
     "parse_effects_record",
+    "read_scored_runs",
     "run_controlled_replay",
 ]

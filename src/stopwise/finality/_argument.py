@@ -280,7 +280,7 @@ def _format_of(path: Path, fmt: str | None) -> ArgumentFormat:
 
 
 def parse_argument(text: str, *, format: ArgumentFormat = "toml", source: str = "<argument>") -> CompletionArgument:
-    """Parse and check a completion argument from TOML or YAML text.
+    r"""Parse and check a completion argument from TOML or YAML text.
 
     Parameters
     ----------
@@ -304,7 +304,7 @@ def parse_argument(text: str, *, format: ArgumentFormat = "toml", source: str = 
     Examples
     --------
     >>> from stopwise.finality import parse_argument
-    >>> parse_argument('name = "x"\\n[outcome]\\nscored = "s"\\nperiod = "soon"', source="arg.toml")
+    >>> parse_argument('name = "x"\n[outcome]\nscored = "s"\nperiod = "soon"', source="arg.toml")
     Traceback (most recent call last):
     ...
     stopwise.errors.CompletionArgumentError: 3 problems in the completion argument:

@@ -49,7 +49,7 @@ from stopwise.finality._replay_record import (
     Condition,
     ConditionResult,
     ConditionSummary,
-    ControlledReplay,
+    DelayedWriteReplay,
     ReplayCount,
     ReplaySchedule,
     TrialObservation,
@@ -202,7 +202,7 @@ async def arun_controlled_replay(
     max_active: int = 4,
     attempts: int = 3,
     timeout_s: float = 300.0,
-) -> ControlledReplay:
+) -> DelayedWriteReplay:
     """Run the controlled replay on the running event loop; see :func:`run_controlled_replay`.
 
     Use this from async code (a notebook, an async harness); the service runs on the same loop.
@@ -258,7 +258,7 @@ async def arun_controlled_replay(
             if condition in chosen:
                 results[condition] = _condition_result(condition, by_sweep[sweep])
     ordered = [results[c] for c in chosen]
-    return ControlledReplay(
+    return DelayedWriteReplay(
         schedule=schedule,
         counts=_counts(schedule, results),
         conditions=ordered,
@@ -277,7 +277,7 @@ def run_controlled_replay(
     max_active: int = 4,
     attempts: int = 3,
     timeout_s: float = 300.0,
-) -> ControlledReplay:
+) -> DelayedWriteReplay:
     """Run the paper's controlled replay against a real HTTP service on 127.0.0.1.
 
     A fresh service is started on an ephemeral loopback port, every trial of every condition is
@@ -301,7 +301,7 @@ def run_controlled_replay(
 
     Returns
     -------
-    ControlledReplay
+    DelayedWriteReplay
         The table (``counts``), and per condition the observations, scored runs, open-effects
         record and completion checks.
 

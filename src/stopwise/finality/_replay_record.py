@@ -21,7 +21,7 @@ __all__ = [
     "Condition",
     "ConditionResult",
     "ConditionSummary",
-    "ControlledReplay",
+    "DelayedWriteReplay",
     "ReplayCount",
     "ReplaySchedule",
     "TrialObservation",
@@ -218,8 +218,8 @@ class ConditionResult(_Model):
         return finality_rows(self.checks)
 
 
-class ControlledReplay(_Model):
-    """The replay record: the schedule, the table, and each condition's evidence."""
+class DelayedWriteReplay(_Model):
+    """The record of the controlled delayed-write replay (``ControlledReplay`` before 0.1): the schedule, the table, and each condition's evidence."""
 
     version: Literal[1] = 1
     """Version of this record's schema."""

@@ -17,7 +17,7 @@ from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 from stopwise.finality._check import ScoredRun
 
-__all__ = ["load_runs"]
+__all__ = ["read_scored_runs"]
 
 _COLUMNS = tuple(ScoredRun.model_fields)
 
@@ -75,8 +75,8 @@ def _rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
     raise FileFormatError(f"{path}: runs must be a .csv or .jsonl file")
 
 
-def load_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
-    """Read the runs to check: one per row (CSV) or line (JSONL), in execution order.
+def read_scored_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
+    r"""Read the runs to check: one per row (CSV) or line (JSONL), in execution order.
 
     Fields: ``run``, ``system``, ``task``, ``outcome`` (required); ``attempt``, ``scored_at``
     (ISO 8601 with a time zone), ``environment``, ``group`` (optional). See :class:`ScoredRun`.
@@ -91,10 +91,10 @@ def load_runs(path: str | os.PathLike[str]) -> list[ScoredRun]:
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from stopwise.finality import load_runs
+    >>> from stopwise.finality import read_scored_runs
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
-    >>> _ = path.write_text("run,system,task,outcome,environment\\na1,A,t1,1,pair-1\\nb1,B,t1,0,pair-1\\n")
-    >>> [(r.run, r.outcome, r.environment) for r in load_runs(path)]
+    >>> _ = path.write_text("run,system,task,outcome,environment\na1,A,t1,1,pair-1\nb1,B,t1,0,pair-1\n")
+    >>> [(r.run, r.outcome, r.environment) for r in read_scored_runs(path)]
     [('a1', 1.0, 'pair-1'), ('b1', 0.0, 'pair-1')]
     """
     file = Path(path)

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from stopwise.errors import InputError
 from stopwise.finality._argument import CompletionArgument
 from stopwise.finality._effects import OpenEffectsRecord
-from stopwise.finality._replay_record import ControlledReplay
+from stopwise.finality._replay_record import DelayedWriteReplay
 
 __all__ = ["SCHEMA_NAMES", "SchemaName", "finality_schema"]
 
@@ -20,7 +20,7 @@ SCHEMA_NAMES: tuple[SchemaName, ...] = ("effects-record", "completion-argument",
 _MODELS: dict[str, tuple[type[BaseModel], str]] = {
     "effects-record": (OpenEffectsRecord, "stopwise open-effects record"),
     "completion-argument": (CompletionArgument, "stopwise completion argument"),
-    "replay-result": (ControlledReplay, "stopwise controlled-replay record"),
+    "replay-result": (DelayedWriteReplay, "stopwise controlled-replay record"),
 }
 
 

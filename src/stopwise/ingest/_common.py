@@ -371,9 +371,10 @@ ZIP_ZSTANDARD = 93
 
 
 def zip_member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    """One member of a zip archive, decompressed as a stream and refused past
-    ``STOPWISE_MAX_DECOMPRESSED_BYTES`` (whatever the archive declares); encrypted or damaged
-    members are a :class:`FileFormatError`.
+    """One member of a zip archive, decompressed as a stream.
+
+    Refused past ``STOPWISE_MAX_DECOMPRESSED_BYTES`` (whatever the archive declares); encrypted or
+    damaged members are a :class:`FileFormatError`.
     """
     info = archive.getinfo(name)
     what = f"{path}: member {name}"

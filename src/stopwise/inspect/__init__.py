@@ -7,6 +7,7 @@ does not import it. See ``docs/inspect.md`` for a complete example.
 * :class:`SystemEarlyStopping` - the manager of one system
 * :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
 * :func:`planned_order` - the dataset in the policy's pre-registered order, and its universe
+* :class:`LedgerLike` - what the managers need of a ledger (register, append, decide)
 """
 
 try:
@@ -16,8 +17,19 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
         "stopwise.inspect needs Inspect AI: pip install 'stopwise[inspect]' (or pip install inspect_ai)"
     ) from _exc
 
-from stopwise.inspect._ledger import Ledger, redact_url
+from stopwise._lazy import lazy_exports as _lazy_exports
+from stopwise.inspect._ledger import LedgerLike, redact_url
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
 from stopwise.inspect._order import planned_order
 
-__all__ = ["Ledger", "PairedComparison", "SystemEarlyStopping", "paired_early_stopping", "planned_order", "redact_url"]
+# the protocol was ``Ledger`` before 0.1 (a name it shared with the class stopwise.ledger.Ledger)
+__getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "stopwise.inspect:LedgerLike"})
+
+__all__ = [
+    "LedgerLike",
+    "PairedComparison",
+    "SystemEarlyStopping",
+    "paired_early_stopping",
+    "planned_order",
+    "redact_url",
+]

@@ -12,12 +12,12 @@ from typing import Any, Protocol, runtime_checkable
 from stopwise.errors import InputError
 from stopwise.records import DecisionRecord, Policy
 
-__all__ = ["Ledger", "count_of", "open_any", "redact_url"]
+__all__ = ["LedgerLike", "count_of", "open_any", "redact_url"]
 
 
 @runtime_checkable
-class Ledger(Protocol):
-    """The three ledger methods the live manager calls."""
+class LedgerLike(Protocol):
+    """The three ledger methods the live manager calls (``Ledger`` before 0.1; the class is :class:`stopwise.ledger.Ledger`)."""
 
     def register(self, evaluation: str, *, policy: Policy, universe: Any, tested: str, baseline: str) -> Any:
         """Register ``evaluation`` with its policy and planned task universe (idempotent)."""
@@ -48,7 +48,7 @@ def redact_url(url: str) -> str:
     return _PASSWORD.sub(r"\1***@", url)
 
 
-def open_any(ledger: Any) -> tuple[Ledger, str]:
+def open_any(ledger: Any) -> tuple[LedgerLike, str]:
     """(ledger object, description) from a URL or an object that has the ledger methods."""
     if isinstance(ledger, str):
         if not ledger.strip():

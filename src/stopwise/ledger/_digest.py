@@ -23,13 +23,13 @@ __all__ = ["canonical_json", "chain_digest", "event_digest", "event_payload", "g
 
 
 def canonical_json(value: Any) -> str:
-    """JSON with sorted keys, no whitespace, ASCII only and no NaN (floats as Python's shortest repr).
+    r"""JSON with sorted keys, no whitespace, ASCII only and no NaN (floats as Python's shortest repr).
 
     Examples
     --------
     >>> from stopwise.ledger import canonical_json
     >>> canonical_json({"b": 1.0, "a": [None, "é"]})
-    '{"a":[null,"\\\\u00e9"],"b":1.0}'
+    '{"a":[null,"\\u00e9"],"b":1.0}'
     """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 

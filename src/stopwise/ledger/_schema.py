@@ -75,8 +75,10 @@ evaluations = Table(
 
 
 def _evaluation_events(name: str, id_column: str, *columns: Column, key: tuple[str, ...]) -> Table:
-    """An append-only table of one evaluation's events: an increasing id, the evaluation, the columns,
-    unique on (evaluation, *key) as constraint ``<name>_key``."""
+    """An append-only table of one evaluation's events.
+
+    An increasing id, the evaluation, the columns, unique on (evaluation, *key) as constraint ``<name>_key``.
+    """
     return Table(
         name,
         metadata,

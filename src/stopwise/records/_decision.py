@@ -108,8 +108,10 @@ class Exclusion(_Record):
 
     @property
     def code(self) -> ExclusionCode | None:
-        """The reason's code (:data:`stopwise.records.EXCLUSION_CODES`), read back from its text; None
-        for a reason no code makes (an exclusion built by hand). Not stored in the record's JSON."""
+        """The reason's code (:data:`stopwise.records.EXCLUSION_CODES`), read back from its text.
+
+        None for a reason no code makes (an exclusion built by hand). Not stored in the record's JSON.
+        """
         return exclusion_code(self.reason)
 
 

@@ -19,7 +19,7 @@ __all__ = ["read_outcome_columns", "read_outcome_files"]
 
 
 def read_outcome_columns(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> OutcomeColumns:
-    """Read one or several outcome files into NumPy columns without pandas: the decision path's reader.
+    r"""Read one or several outcome files into NumPy columns without pandas: the decision path's reader.
 
     The same files, rules and errors as :func:`read_outcome_files`; :func:`stopwise.decide` takes
     the result as it is. A (system, task, attempt) present in two files is an error naming both
@@ -37,8 +37,8 @@ def read_outcome_columns(paths: str | os.PathLike[str] | Sequence[str | os.PathL
     >>> import pathlib, tempfile
     >>> from stopwise.records import read_outcome_columns
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "a.csv").write_text("system,task,outcome\\nA,t1,1\\nB,t1,0\\n")
-    >>> _ = (d / "b.csv").write_text("system,task,outcome\\nA,t2,1\\nB,t2,1\\n")
+    >>> _ = (d / "a.csv").write_text("system,task,outcome\nA,t1,1\nB,t1,0\n")
+    >>> _ = (d / "b.csv").write_text("system,task,outcome\nA,t2,1\nB,t2,1\n")
     >>> rows = read_outcome_columns([d / "a.csv", d / "b.csv"])
     >>> len(rows), rows.task.tolist()
     (4, ['t1', 't1', 't2', 't2'])
@@ -68,7 +68,7 @@ def read_outcome_columns(paths: str | os.PathLike[str] | Sequence[str | os.PathL
 
 
 def read_outcome_files(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
-    """Read several outcome files (each validated by :func:`read_outcomes`) as one pandas frame.
+    r"""Read several outcome files (each validated by :func:`read_outcomes`) as one pandas frame.
 
     The rows of :func:`read_outcome_columns` (same rules, same errors: a (system, task, attempt)
     present in two files is refused) as :meth:`OutcomeColumns.to_frame` gives them.
@@ -78,7 +78,7 @@ def read_outcome_files(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
     >>> import pathlib, tempfile
     >>> from stopwise.records import read_outcome_files
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "a.csv").write_text("system,task,outcome\\nA,t1,1\\nB,t1,0\\n")
+    >>> _ = (d / "a.csv").write_text("system,task,outcome\nA,t1,1\nB,t1,0\n")
     >>> len(read_outcome_files([d / "a.csv", d / "a.csv"]))
     Traceback (most recent call last):
     ...

@@ -335,7 +335,7 @@ def read_file_columns(path: str | os.PathLike[str], *, format: str | None = None
 
 
 def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) -> pd.DataFrame:
-    """Read and validate an outcome file (CSV, JSONL or Parquet).
+    r"""Read and validate an outcome file (CSV, JSONL or Parquet).
 
     Parameters
     ----------
@@ -363,7 +363,7 @@ def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) ->
     --------
     >>> import stopwise, pandas as pd, tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "o.csv").write_text("system,task,outcome\\nA,t1,1\\nB,t1,0\\n")
+    >>> _ = (d / "o.csv").write_text("system,task,outcome\nA,t1,1\nB,t1,0\n")
     >>> stopwise.read_outcomes(d / "o.csv")[["system", "task", "outcome", "status"]]
       system task  outcome status
     0      A   t1      1.0  final

@@ -274,7 +274,7 @@ def _policy_error(source: str, exc: pydantic.ValidationError) -> PolicyError:
 
 
 def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
-    """Parse and validate a policy from TOML text.
+    r"""Parse and validate a policy from TOML text.
 
     Raises
     ------
@@ -283,8 +283,8 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
 
     Examples
     --------
-    >>> from stopwise import parse_policy
-    >>> parse_policy("threshold = 0.05\\n[budget]\\nlimit = 0.5").budget.limit
+    >>> from stopwise.records import parse_policy
+    >>> parse_policy("threshold = 0.05\n[budget]\nlimit = 0.5").budget.limit
     0.5
     """
     try:

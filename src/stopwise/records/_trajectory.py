@@ -53,7 +53,8 @@ class Trajectory(BaseModel):
 
     Examples
     --------
-    >>> from stopwise import Step, Trajectory
+    >>> from stopwise import Trajectory
+    >>> from stopwise.records import Step
     >>> t = Trajectory(agent="a", task="t", outcome=1, steps=[Step(action="ls", observation="x.py")])
     >>> t.steps[0].action
     'ls'

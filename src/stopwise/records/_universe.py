@@ -285,7 +285,7 @@ def _read_table(file: Path) -> pd.DataFrame:
 
 
 def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "group") -> TaskUniverse:
-    """Read the planned tasks from the ``stopwise order`` output or a tasks file.
+    r"""Read the planned tasks from the ``stopwise order`` output or a tasks file.
 
     The file (CSV, JSONL or Parquet) has a ``task`` column, optionally the group column and a
     ``position`` column (1-based planned positions, a permutation of 1..N; rows are put in that
@@ -316,7 +316,7 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     >>> import pathlib, tempfile
     >>> from stopwise import read_task_universe
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "order.csv"
-    >>> _ = f.write_text("position,task,group\\n2,t1,a\\n1,t2,b\\n")
+    >>> _ = f.write_text("position,task,group\n2,t1,a\n1,t2,b\n")
     >>> u = read_task_universe(f)
     >>> u.tasks.tolist(), u.groups.tolist()
     (['t2', 't1'], ['b', 'a'])

@@ -38,7 +38,7 @@ from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import ACTIONS, Policy
 from stopwise.replay._source import ReplayPair, ReplaySource
 
-__all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_policy"]
+__all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_source_grid"]
 
 DEFAULT_BUDGETS = np.round(np.arange(5, 100, 5) / 100, 2)
 """The paper's budget grid: 5 % to 95 % in 5-point steps."""
@@ -260,8 +260,10 @@ _GEMM_COLUMNS = 512
 
 
 def _prefix_counts(prefix_sums: Callable[[np.ndarray], np.ndarray], pairs: list[ReplayPair]) -> list[np.ndarray | None]:
-    """Lattice counts (K, B, 2L + 1) of every lattice pair; pairs are batched so that the plan's
-    prefix sums run once per batch of columns."""
+    """Lattice counts (K, B, 2L + 1) of every lattice pair.
+
+    Pairs are batched so that the plan's prefix sums run once per batch of columns.
+    """
     result: list[np.ndarray | None] = [None] * len(pairs)
     batch: list[tuple[int, np.ndarray]] = []
 
@@ -442,7 +444,7 @@ def checked_grid(thresholds: Sequence[float], n_orders: int) -> np.ndarray:
     return thresholds_arr
 
 
-def replay_policy(
+def replay_source_grid(
     source: ReplaySource,
     policy: Policy,
     *,
@@ -493,9 +495,9 @@ def replay_policy(
     --------
     >>> from stopwise import Policy
     >>> from stopwise.records import synthetic_benchmark
-    >>> from stopwise.replay import prepare_source, replay_policy
+    >>> from stopwise.replay import prepare_source, replay_source_grid
     >>> source = prepare_source(synthetic_benchmark(100, 3, rng=0), "synthetic")
-    >>> run = replay_policy(source, Policy(), thresholds=[0.0], budgets=[0.5, 1.0], n_orders=20)
+    >>> run = replay_source_grid(source, Policy(), thresholds=[0.0], budgets=[0.5, 1.0], n_orders=20)
     >>> run.cases[["tested", "baseline", "budget", "promote", "reject", "abstain"]].head(2)
           tested   baseline  budget  promote  reject  abstain
     0  system-01  system-02     0.5        0      20        0

@@ -52,7 +52,7 @@ from stopwise.records import Policy
 from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders, checked_grid
 from stopwise.replay._source import ReplayPair, ReplaySource
 
-__all__ = ["LIVE_RULES", "LiveReplay", "live_looks", "live_replay", "replay_live"]
+__all__ = ["LIVE_RULES", "LiveReplay", "live_looks", "replay_looks", "replay_source_looks"]
 
 LIVE_RULES = ("betting-wor", "fixed-budget")
 """The rules a live-look replay compares."""
@@ -294,10 +294,12 @@ class LiveReplay:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
-        """Write ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv``,
-        ``live_settings.json`` and ``live_resolved.png`` into a new directory, atomically; returns the
-        written paths. ``directory`` may be new or empty; an earlier stopwise output directory is replaced
-        only with ``force``, any other one never (:func:`stopwise._atomic.write_directory`)."""
+        """Write the live-look tables and figure into a new directory, atomically; return the written paths.
+
+        ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv``, ``live_settings.json``
+        and ``live_resolved.png``. ``directory`` may be new or empty; an earlier stopwise output directory
+        is replaced only with ``force``, any other one never (:func:`stopwise._atomic.write_directory`).
+        """
         from stopwise._atomic import write_directory
 
         return write_directory(directory, lambda folder: self._fill(folder, figure=figure), force=force)
@@ -395,7 +397,7 @@ def _pair_row(stops: _Stops, pair: ReplayPair, positive: bool, alpha: float) -> 
     }
 
 
-def replay_live(
+def replay_source_looks(
     source: ReplaySource,
     policy: Policy | None = None,
     *,
@@ -453,9 +455,9 @@ def replay_live(
     --------
     >>> from stopwise import Policy
     >>> from stopwise.records import synthetic_benchmark
-    >>> from stopwise.replay import prepare_source, replay_live
+    >>> from stopwise.replay import prepare_source, replay_source_looks
     >>> source = prepare_source(synthetic_benchmark(200, 3, rng=0), "synthetic")
-    >>> live = replay_live(source, Policy(), thresholds=[0.0], n_orders=20, rules=["betting-wor"])
+    >>> live = replay_source_looks(source, Policy(), thresholds=[0.0], n_orders=20, rules=["betting-wor"])
     >>> row = live.summary.iloc[0]
     >>> row["rule"], int(row["pairs"]), bool(row["max_wrong_rate"] <= 0.05 + 2 * (0.05 * 0.95 / 20) ** 0.5)
     ('betting-wor', 6, True)
@@ -655,7 +657,7 @@ def summarize_live(pairs: pd.DataFrame, curve: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def live_replay(
+def replay_looks(
     records: Mapping[str, pd.DataFrame],
     policy: Policy | None = None,
     *,
@@ -674,8 +676,8 @@ def live_replay(
 ) -> LiveReplay:
     """Live-look replay of several completed records under one or more named policies.
 
-    The sources are prepared as for :func:`stopwise.replay.replay` and each is replayed with
-    :func:`replay_live`; named policies come from :data:`stopwise.replay.STANDARD_POLICIES`
+    The sources are prepared as for :func:`stopwise.replay.replay_grid` and each is replayed with
+    :func:`replay_source_looks`; named policies come from :data:`stopwise.replay.STANDARD_POLICIES`
     (those with a uniform or coverage-aware order).
 
     Parameters
@@ -687,7 +689,7 @@ def live_replay(
     policies : sequence of str, optional
         Named variants (``None``: the base policy as given, named ``policy``).
     thresholds, n_orders, looks, fixed_looks, rules, strategy, batch_rows, n_jobs : optional
-        As in :func:`replay_live`.
+        As in :func:`replay_source_looks`.
     min_coverage, min_shared : optional
         Source filters (see :func:`stopwise.replay.prepare_source`).
     progress : callable, optional
@@ -700,8 +702,8 @@ def live_replay(
     Examples
     --------
     >>> from stopwise.records import synthetic_benchmark
-    >>> from stopwise.replay import live_replay
-    >>> live = live_replay({"synthetic": synthetic_benchmark(100, 3, rng=0)}, thresholds=[0.0], n_orders=10, looks=5)
+    >>> from stopwise.replay import replay_looks
+    >>> live = replay_looks({"synthetic": synthetic_benchmark(100, 3, rng=0)}, thresholds=[0.0], n_orders=10, looks=5)
     >>> sorted(live.summary["rule"]), live.settings["looks"]
     (['betting-wor', 'fixed-budget'], 5)
     """
@@ -719,7 +721,7 @@ def live_replay(
     total = sum(len(source.pairs) for source in sources) * len(chosen)
     advance = (lambda done: progress(done, total)) if progress is not None else None
     parts = [
-        replay_live(
+        replay_source_looks(
             source,
             variant,
             thresholds=thresholds,

@@ -15,12 +15,12 @@ from stopwise._version import __version__
 from stopwise.compare import exceeds_threshold
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Policy
-from stopwise.replay._engine import DEFAULT_BUDGETS, replay_policy
+from stopwise.replay._engine import DEFAULT_BUDGETS, replay_source_grid
 from stopwise.replay._metrics import sufficiency, summarize
 from stopwise.replay._policies import comparison_policies
 from stopwise.replay._source import ReplaySource, prepare_source
 
-__all__ = ["ReplayResult", "replay", "source_table"]
+__all__ = ["ReplayResult", "replay_grid", "source_table"]
 
 
 def source_table(sources: Sequence[ReplaySource], thresholds: Sequence[float]) -> pd.DataFrame:
@@ -118,7 +118,7 @@ class ReplayResult:
         return written
 
 
-def replay(
+def replay_grid(
     records: Mapping[str, pd.DataFrame],
     policy: Policy | None = None,
     *,
@@ -174,8 +174,8 @@ def replay(
     Examples
     --------
     >>> from stopwise.records import synthetic_benchmark
-    >>> from stopwise.replay import replay
-    >>> result = replay({"synthetic": synthetic_benchmark(200, 4, rng=0)}, n_orders=50, thresholds=[0.0])
+    >>> from stopwise.replay import replay_grid
+    >>> result = replay_grid({"synthetic": synthetic_benchmark(200, 4, rng=0)}, n_orders=50, thresholds=[0.0])
     >>> row = result.sufficiency.iloc[0]
     >>> row["source"], row["policy"], float(row["min_sufficient_budget"])
     ('synthetic', 'primary', 0.1)
@@ -186,7 +186,7 @@ def replay(
     if betting:
         raise ArgumentError(
             f"policy {', '.join(betting)} uses the betting-wor boundary, which may stop at any look: replay it with live "
-            "looks (stopwise replay --looks every, or stopwise.replay.live_replay) rather than on the budget grid"
+            "looks (stopwise replay --looks every, or stopwise.replay.replay_looks) rather than on the budget grid"
         )
     sources = [
         prepare_source(
@@ -210,7 +210,7 @@ def replay(
     cases, decisions = [], []
     for source in sources:
         for name, variant in chosen.items():
-            run = replay_policy(
+            run = replay_source_grid(
                 source,
                 variant,
                 policy_name=name,

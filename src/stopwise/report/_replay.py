@@ -281,8 +281,8 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
     Examples
     --------
     >>> from stopwise.records import synthetic_benchmark
-    >>> from stopwise.replay import replay
-    >>> result = replay({"synthetic": synthetic_benchmark(100, 3, rng=0)}, n_orders=20, thresholds=[0.0, 0.05])
+    >>> from stopwise.replay import replay_grid
+    >>> result = replay_grid({"synthetic": synthetic_benchmark(100, 3, rng=0)}, n_orders=20, thresholds=[0.0, 0.05])
     >>> replay_report(result).n_charts
     6
     """
