@@ -211,6 +211,19 @@ def test_unreachable_postgres_is_a_ledger_error() -> None:
         open_ledger("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
 
 
+def test_columns_mappings_and_frames_append_the_same_events(ledger) -> None:
+    """One validator for every form: columns (validated already), a frame and mappings give identical events."""
+    frame = rows_for(TASKS[:8])
+    columns = outcome_columns(frame)
+    first = ledger.append("eval", columns.take(np.arange(4)))
+    assert first.accepted == 4
+    again = ledger.append("eval", frame.to_dict(orient="records"))  # the same rows as mappings: duplicates, not conflicts
+    assert (again.accepted, again.duplicates, again.conflicts) == (len(frame) - 4, 4, 0)
+    assert ledger.append("eval", frame).duplicates == len(frame)
+    pd.testing.assert_frame_equal(ledger.outcomes("eval"), columns.to_frame())
+    assert ledger.verify("eval").ok
+
+
 # ---------------------------------------------------------------- verify without decisions
 def test_verify_finds_an_edited_outcome(ledger) -> None:
     ledger.append("eval", rows_for(TASKS[:6]))
