@@ -91,15 +91,8 @@ QUICK_MAX_ROWS = 256
 """At most this many mappings try the validator's plain-Python path first (a live append of a few rows)."""
 _Raw = dict[str, np.ndarray]
 """Cells of a file or frame by column name (file order), before validation."""
-
-
 _MAX_ATTEMPT = 2**53
 """Attempts above this are not exactly representable as numbers; they are refused, not wrapped."""
-
-
-
-
-
 
 _NA_TYPES = frozenset({"NAType", "NaTType"})
 
