@@ -29,12 +29,12 @@ def column_payloads(rows: OutcomeColumns) -> list[dict[str, Any]]:
     >>> column_payloads(outcome_columns([{"system": "A", "task": "t", "outcome": 1, "flags": "error"}]))[0]["flags"]
     'error'
     """
-    text = {name: rows.column(name).tolist() for name in ("system", "task", "group", "status", "source", "unit", "flags")}
+    text = {name: getattr(rows, name).tolist() for name in ("system", "task", "group", "status", "source", "unit", "flags")}
     numbers = {
-        name: [None if v != v else v for v in rows.column(name).astype(float).tolist()]  # NaN -> None
+        name: [None if v != v else float(v) for v in getattr(rows, name).tolist()]  # NaN -> None
         for name in ("outcome", "cost_usd", "elapsed_s")
     }
-    attempts = rows.attempt.astype(int).tolist()
+    attempts = [int(a) for a in rows.attempt.tolist()]
     out: list[dict[str, Any]] = []
     for i in range(len(rows)):
         payload: dict[str, Any] = {
