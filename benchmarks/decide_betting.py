@@ -41,7 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=50)
     args = parser.parse_args()
-    rows = read_outcomes(records_path("swebench_verified"))
+    rows = read_outcomes(records_path("swebench_verified")).to_frame()
     tested, baseline = "20240620_sweagent_claude3.5sonnet", "20231010_rag_claude2"
     systems = set(rows["system"])
     if tested not in systems or baseline not in systems:

@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    rows = read_outcomes(records_path("swebench_verified"))
+    rows = read_outcomes(records_path("swebench_verified")).to_frame()
     wide = rows.pivot(index="task", columns="system", values="outcome")
     outcomes = wide.to_numpy(dtype=float).T  # systems x tasks
     n_systems, n_tasks = outcomes.shape

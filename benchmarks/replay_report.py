@@ -77,7 +77,7 @@ def main() -> None:
     docs = REPO / "docs"
     figures = docs / "replay"
     figures.mkdir(parents=True, exist_ok=True)
-    records = {name: read_outcomes(records_path(name)) for name in TASK_SOURCES}
+    records = {name: read_outcomes(records_path(name)).to_frame() for name in TASK_SOURCES}
     k = args.orders
     bash = records["swebench_verified_bashonly"]
     costed = bash.groupby("system")["cost_usd"].apply(lambda c: bool(c.notna().all()))

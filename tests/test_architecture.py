@@ -27,9 +27,7 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 KNOWN_PRIVATE_IMPORTS = {
     # (importing module, imported module, name): private names used across packages before issue 19.
-    # Both are being removed by the restructure (the ledger's validator folds into the records one; the
-    # Inspect log follower moves to `live`): delete an entry once its import is gone.
-    ("stopwise/ledger/_events.py", "stopwise.records._outcomes", "_canonical_flags"),
+    # The Inspect log follower's is removed when it moves to `live`: delete an entry once its import is gone.
     ("stopwise/ledger/_follow_logs.py", "stopwise.ingest._inspect", "_member_json"),
 }
 

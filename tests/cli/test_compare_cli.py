@@ -201,7 +201,7 @@ def test_decide_order_output_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
         (["--n-tasks", "0"], "field 'n_tasks'"),
         (["--n-tasks", "10"], "the rows name 36 tasks but the task universe plans 10"),
         (["--n-tasks", "50", "--tasks", "x.csv"], "either as --tasks FILE or as --n-tasks"),
-        (["--tasks", "missing.csv"], "no such tasks file"),
+        (["--tasks", "missing.csv"], "missing.csv: no such file"),
     ],
 )
 def test_universe_and_budget_errors_exit_4(

@@ -16,6 +16,7 @@ from stopwise import (
     TaskUniverse,
     __version__,
     decide,
+    outcome_columns,
     pair_outcomes,
     read_outcomes,
     tail_probabilities,
@@ -50,7 +51,7 @@ def rows_from(tested: list[float], baseline: list[float], groups: list[str] | No
             for key, column in extra.items():
                 row[key] = column[i]
             records.append(row)
-    return outcome_frame(records)
+    return outcome_columns(records).to_frame()
 
 
 def policy(**settings: object) -> Policy:
@@ -168,7 +169,7 @@ def test_nothing_observed() -> None:
 
 
 def test_exclusions_are_counted_never_silent() -> None:
-    rows = outcome_frame(
+    rows = outcome_columns(
         [
             {"system": "A", "task": "t1", "outcome": 1},
             {"system": "B", "task": "t1", "outcome": 0},
@@ -196,7 +197,7 @@ def test_exclusions_are_counted_never_silent() -> None:
 
 
 def test_attempts_are_averaged_before_pairing() -> None:
-    rows = outcome_frame(
+    rows = outcome_columns(
         [{"system": "A", "task": "t1", "outcome": o, "attempt": i} for i, o in enumerate([1, 1, 0])]
         + [{"system": "B", "task": "t1", "outcome": o, "attempt": i} for i, o in enumerate([1, 0])]
         + [{"system": "A", "task": "t2", "outcome": 1}, {"system": "B", "task": "t2", "outcome": 0}]
@@ -256,7 +257,7 @@ def test_real_comparison_on_swebench_verified(shared_data: Path) -> None:
     rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
     tested, baseline = "20241029_OpenHands-CodeAct-2.1-sonnet-20241022", "20231010_rag_claude2"
     record = decide(rows, tested, baseline, complete=True)
-    wide = rows.pivot(index="task", columns="system", values="outcome")
+    wide = rows.to_frame().pivot(index="task", columns="system", values="outcome")
     expected = (wide[tested] - wide[baseline]).mean()
     assert record.delta_hat == pytest.approx(expected, abs=1e-12)
     assert record.n_shared == 500 and record.action == "promote"

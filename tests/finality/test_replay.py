@@ -160,7 +160,7 @@ def test_write_and_read_back(replay: DelayedWriteReplay, tmp_path) -> None:  # t
     assert len(files) == 1 + 3 * len(replay.conditions)
     summary = json.loads((tmp_path / "out" / "replay.json").read_text())
     assert summary["matches"] is True and len(summary["counts"]) == 12
-    rows = read_outcomes(tmp_path / "out" / "snapshot.outcomes.csv")
+    rows = read_outcomes(tmp_path / "out" / "snapshot.outcomes.csv").to_frame()
     pd.testing.assert_frame_equal(rows, replay.condition("snapshot").outcome_rows(), check_dtype=False)
     assert load_effects_record(tmp_path / "out" / "reset.effects.json") == replay.condition("reset").record
     (tmp_path / "file").write_text("x")

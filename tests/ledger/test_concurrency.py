@@ -22,7 +22,7 @@ from stopwise.errors import LedgerError
 from stopwise.ledger import event_digest, open_ledger
 from stopwise.ledger._digest import event_payload
 from stopwise.ledger._workload import planned_tasks, worker_events, writer
-from stopwise.records import Policy, TaskUniverse, validate_outcomes
+from stopwise.records import Policy, TaskUniverse, outcome_columns
 
 needs_universe_decide = pytest.mark.skipif(
     "universe" not in inspect.signature(stopwise.decide).parameters,
@@ -71,7 +71,7 @@ def run_writers(url: str, n_workers: int, n_events: int, *, batch: int, overlap:
 
 
 def expected_frame(n_events: int) -> pd.DataFrame:
-    return validate_outcomes(pd.DataFrame(worker_events(0, 1, n_events)))
+    return outcome_columns(pd.DataFrame(worker_events(0, 1, n_events))).to_frame()
 
 
 def check_exactly_once(url: str, n_events: int) -> None:
@@ -148,7 +148,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_event(ledger_url: str, tmp_pat
     }
     sent = {
         (r["system"], r["task"], int(r["attempt"])): event_digest(event_payload(r))
-        for r in validate_outcomes(pd.DataFrame(events)).to_dict("records")
+        for r in outcome_columns(pd.DataFrame(events)).to_frame().to_dict("records")
     }
     missing = acked - set(stored_digests)
     assert not missing, f"{len(missing)} acknowledged events lost, e.g. {sorted(missing)[:3]}"

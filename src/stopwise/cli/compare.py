@@ -23,7 +23,7 @@ from stopwise.cli._common import (
     task_universe,
     user_errors,
 )
-from stopwise.errors import FileFormatError, InputError
+from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --help` stays light
     import numpy as np
@@ -119,12 +119,12 @@ def decide_command(
     Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
     """
     from stopwise.compare import decide
-    from stopwise.records import Policy, load_policy, read_outcome_columns
+    from stopwise.records import Policy, load_policy, read_outcomes
 
     with user_errors(), Inputs(outcomes) as inputs:
         chosen = load_policy(policy) if policy is not None else Policy()
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
-        rows = read_outcome_columns(inputs.files(outcomes))
+        rows = read_outcomes(inputs.files(outcomes))
         record = decide(rows, tested, baseline, chosen, universe=universe, budget_used=budget_used, complete=complete)
     exit_with_record(record, as_json=as_json)
 
@@ -259,14 +259,17 @@ def order_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the order and its policy sha256 as JSON.")] = False,
 ) -> None:
     """Write the task order a live evaluation should follow, fixed by the policy before any outcome."""
+    import pandas as pd
+
     from stopwise._atomic import Outputs
     from stopwise.compare import task_order
     from stopwise.records import Policy, load_policy
+    from stopwise.records._tables import read_table
 
     with user_errors(), Outputs(force=force) as outputs, input_path(tasks) as readable:
         out_tmp = outputs.file(out) if out is not None else None
         chosen = load_policy(policy) if policy is not None else Policy()
-        frame = _read_table(readable)
+        frame = pd.DataFrame(read_table(readable, what="task list", lists=("flags",)).cells)
         order = task_order(frame, chosen, cost_system=cost_system)
         if out_tmp is not None:
             order.to_csv(out_tmp, index=False)
@@ -282,25 +285,6 @@ def order_command(
         console.print(f"wrote {out}")
     else:
         typer.echo(order.to_csv(index=False), nl=False)
-
-
-def _read_table(path: Path) -> pd.DataFrame:
-    """A task list in CSV, JSONL or Parquet, with clear errors."""
-    import pandas as pd
-
-    if not path.exists():
-        raise FileFormatError(f"{path}: no such file")
-    name = path.name.lower().removesuffix(".gz")
-    try:
-        if name.endswith(".csv"):
-            return pd.read_csv(path, dtype=str, keep_default_na=False)
-        if name.endswith((".jsonl", ".ndjson")):
-            return pd.read_json(path, lines=True, dtype=False)
-        if name.endswith((".parquet", ".pq")):
-            return pd.read_parquet(path)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise FileFormatError(f"{path}: cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
-    raise FileFormatError(f"{path}: use a .csv, .jsonl or .parquet file")
 
 
 def register(app: typer.Typer) -> None:

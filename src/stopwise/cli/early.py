@@ -321,7 +321,7 @@ def monitor_command(
     Example: stopwise early monitor model runs.jsonl.gz --summary --failure-threshold 0.9 --outcomes rows.csv
     """
     from stopwise.early import load_model, monitor_run, read_gold, read_runs
-    from stopwise.records import outcome_frame, write_outcomes
+    from stopwise.records import outcome_columns, write_outcomes
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
         model = load_model(model_dir)
@@ -345,7 +345,7 @@ def monitor_command(
         rows = [r.row for r in results if r.row is not None]
         missing = [r for r in results if r.row is None]
         if outcomes is not None and rows:
-            write_outcomes(outcome_frame(rows), outcomes)
+            write_outcomes(outcome_columns(rows), outcomes)
     if as_json:
         for result in results:
             print(json.dumps(result.as_dict(steps=steps), default=str))

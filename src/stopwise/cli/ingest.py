@@ -110,7 +110,7 @@ def ingest_command(
         except ValidationError as exc:
             hint_system_naming(exc, system)
             raise
-        write_outcomes(result.rows, out_tmp)
+        write_outcomes(result.columns, out_tmp)
         wrote = [str(out)]
         if trajectories is not None and traj_tmp is not None and result.trajectories:
             write_trajectories(result.trajectories, traj_tmp)

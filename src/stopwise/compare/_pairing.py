@@ -333,7 +333,7 @@ def outcome_cells(
     Parameters
     ----------
     rows : OutcomeColumns or pandas.DataFrame
-        Validated outcome rows (:func:`stopwise.read_outcome_columns` or :func:`stopwise.read_outcomes`).
+        Validated outcome rows (:func:`stopwise.read_outcomes`, :func:`stopwise.outcome_columns`, or a frame).
     systems : sequence of str, optional
         Keep only these systems' rows (default every system).
     statuses : tuple of str, optional
@@ -646,7 +646,7 @@ def pair_outcomes(
     Parameters
     ----------
     rows : OutcomeColumns or pandas.DataFrame
-        Validated outcome rows (see :func:`stopwise.read_outcome_columns`, :func:`stopwise.read_outcomes`).
+        Validated outcome rows (see :func:`stopwise.read_outcomes`, :func:`stopwise.outcome_columns`).
     tested, baseline : str
         The tested system A and the baseline B.
     statuses : tuple of str, optional
@@ -672,7 +672,7 @@ def pair_outcomes(
     Examples
     --------
     >>> import stopwise
-    >>> rows = stopwise.outcome_frame([
+    >>> rows = stopwise.outcome_columns([
     ...     {"system": "A", "task": "t1", "outcome": 1}, {"system": "B", "task": "t1", "outcome": 0},
     ...     {"system": "A", "task": "t2", "outcome": 1}, {"system": "B", "task": "t2", "outcome": 1},
     ...     {"system": "A", "task": "t3", "outcome": 0}])

@@ -26,7 +26,7 @@ from stopwise.early._featurizer import Corpus
 from stopwise.early._halting import MODES, mode_thresholds
 from stopwise.early._metrics import EarlyMetrics, early_metrics
 from stopwise.errors import FileFormatError, InputError
-from stopwise.records import Trajectory, outcome_frame
+from stopwise.records import Trajectory, outcome_columns
 
 __all__ = ["THRESHOLDS", "EarlyEvaluation", "leave_one_out"]
 
@@ -142,7 +142,7 @@ class EarlyEvaluation:
                 ],
             }
         )
-        return outcome_frame(rows.to_dict("records"))
+        return outcome_columns(rows.to_dict("records")).to_frame()
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike[str], *, force: bool = False, extra: Mapping[str, pd.DataFrame] | None = None) -> Path:

@@ -1,4 +1,4 @@
-"""What every adapter shares: options, the record collector, flags in ``source``, and the result type.
+"""What every adapter shares: options, the record collector and the result type.
 
 An adapter turns one harness file (or a run directory) into *records*: one per run of one system
 on one task. The collector validates each value as it is read and keeps every broken rule as a
@@ -7,9 +7,9 @@ A run whose outcome cannot be read (a harness error, an empty patch) becomes a r
 row or a counted :class:`SkippedRecord`, as the caller chooses; it is never a silent 0.
 
 Flags travel in the ``flags`` column (a policy's ``[flags]`` section excludes or counts rows by
-them) and, for compatibility with files and filters written before that column, also in the
-``source`` column: ``"<format>:<file>"`` for a plain row and ``"<format>:<file>|flag,flag"`` for
-a flagged one (:func:`source_flags` reads them back).
+them); ``source`` names where a row came from, ``"<format>:<file>"``. The collected records become
+:class:`~stopwise.records.OutcomeColumns` through the contract's one validator
+(:func:`stopwise.outcome_columns`), with no frame on the way.
 """
 
 from __future__ import annotations
@@ -20,23 +20,26 @@ import math
 import os
 import re
 import struct
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 import numpy as np
-import pandas as pd
 
 from stopwise._limits import bounded_read, json_loads, limit
 from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
-from stopwise.records import OUTCOME_COLUMNS, Step, Trajectory, validate_outcomes
+from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
-    "FLAG_SEPARATOR",
     "INGEST_FORMATS",
     "IngestResult",
     "SkippedRecord",
@@ -60,12 +63,14 @@ def _one_of(name: str, value: object, choices: tuple[_Word, ...]) -> _Word:
             return choice
     raise InputError(f"`{name}` must be one of {', '.join(choices)}; got {value!r}")
 
-FLAG_SEPARATOR = "|"
-"""Separates the file from the flags in the ``source`` column: ``"swebench:report.json|error"``."""
+_OLD_SOURCE_SEPARATOR = "|"
+"""Separated the file from the flags in the ``source`` values stopwise 0.0 wrote: ``"swebench:report.json|error"``."""
 
 
 def source_flags(source: str) -> tuple[str, ...]:
-    """Return the flags an adapter wrote into a ``source`` value.
+    """Deprecated: the flags stopwise 0.0 wrote into a ``source`` value (rows now carry them in ``flags``).
+
+    Ingest no longer writes flags into ``source``; this reads files written before. Removed in 0.2.
 
     Parameters
     ----------
@@ -79,15 +84,22 @@ def source_flags(source: str) -> tuple[str, ...]:
 
     Examples
     --------
+    >>> import warnings
     >>> from stopwise.ingest import source_flags
-    >>> source_flags("inspect:logs/a.eval|error,limit:token")
-    ('error', 'limit:token')
-    >>> source_flags("tau2:results.json")
-    ()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     source_flags("inspect:logs/a.eval|error,limit:token"), source_flags("tau2:results.json")
+    (('error', 'limit:token'), ())
     """
-    if not isinstance(source, str) or FLAG_SEPARATOR not in source:
+    warnings.warn(
+        "stopwise.ingest.source_flags is deprecated and will be removed in 0.2: ingested rows carry their flags "
+        "in the `flags` column (stopwise.records.flag_mask), not in `source`",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if not isinstance(source, str) or _OLD_SOURCE_SEPARATOR not in source:
         return ()
-    tail = source.rsplit(FLAG_SEPARATOR, 1)[1]
+    tail = source.rsplit(_OLD_SOURCE_SEPARATOR, 1)[1]
     return tuple(flag for flag in tail.split(",") if flag)
 
 
@@ -115,11 +127,11 @@ class IngestResult:
     >>> _ = (d / "m.run1.json").write_text(json.dumps(
     ...     {"resolved_ids": ["a__b-1"], "unresolved_ids": ["a__b-2"], "error_ids": ["a__b-3"]}))
     >>> result = read_swebench(d / "m.run1.json")
-    >>> result.n_rows, result.flag_counts()
-    (3, {'error': 1})
+    >>> result.n_rows, result.flag_counts(), result.columns["flags"].tolist()
+    (3, {'error': 1}, ['', '', 'error'])
     """
 
-    rows: pd.DataFrame
+    columns: OutcomeColumns
     """Validated outcome rows (every column of the outcome contract), sorted by system, task, attempt."""
     trajectories: list[Trajectory] = field(default_factory=list)
     """One trajectory per row whose log holds the steps (only when trajectories were asked for)."""
@@ -134,30 +146,37 @@ class IngestResult:
     notes: list[str] = field(default_factory=list)
     """What the adapters chose on the way (e.g. which Inspect scorer gave the outcome)."""
 
+    @cached_property
+    def rows(self) -> pd.DataFrame:
+        """The outcome rows as a pandas frame (:meth:`OutcomeColumns.to_frame` of :attr:`columns`)."""
+        return self.columns.to_frame()
+
     @property
     def n_rows(self) -> int:
         """Number of outcome rows."""
-        return len(self.rows)
+        return len(self.columns)
 
     def flag_counts(self) -> dict[str, int]:
         """Rows per flag (a row may carry several flags), sorted by flag."""
         counts: dict[str, int] = {}
-        for source in self.rows["source"]:
-            for flag in source_flags(source):
-                counts[flag] = counts.get(flag, 0) + 1
+        codes, labels = self.columns.codes("flags")
+        for label, n in zip(labels.tolist(), np.bincount(codes, minlength=len(labels)).tolist(), strict=True):
+            for flag in label.split(FLAG_SEPARATOR) if label else ():
+                counts[flag] = counts.get(flag, 0) + n
         return dict(sorted(counts.items()))
 
     def status_counts(self) -> dict[str, int]:
         """Rows per status (final, pending), sorted by status."""
-        return {str(k): int(v) for k, v in sorted(self.rows["status"].value_counts().items())}
+        codes, labels = self.columns.codes("status")
+        return {str(k): int(v) for k, v in zip(labels.tolist(), np.bincount(codes, minlength=len(labels)).tolist(), strict=True)}
 
     def summary(self) -> str:
         """A few lines for a person: rows, systems, tasks, statuses, flags, skipped and ignored inputs."""
-        rows = self.rows
+        rows = self.columns
         lines = [
             f"{len(rows)} outcome rows from {len(self.files)} file{'s' if len(self.files) != 1 else ''}"
             f" ({', '.join(sorted(set(self.formats.values()))) or 'none'}):"
-            f" {rows['system'].nunique()} systems, {rows['task'].nunique()} tasks",
+            f" {len(rows.codes('system')[1])} systems, {len(rows.codes('task')[1])} tasks",
             "status: " + ", ".join(f"{k} {v}" for k, v in self.status_counts().items()),
         ]
         flags = self.flag_counts()
@@ -257,8 +276,8 @@ class Record:
 
     @property
     def source(self) -> str:
-        base = f"{self.fmt}:{self.file}"
-        return base + (FLAG_SEPARATOR + ",".join(self.flags) if self.flags else "")
+        """Where the row came from, ``"<format>:<file>"`` (its flags are in ``flags``)."""
+        return f"{self.fmt}:{self.file}"
 
 
 _REASONS = {"error": "harness error", "empty_patch": "empty patch", "unscored": "no score"}
@@ -606,23 +625,24 @@ def finish(
     _number_attempts(records)
     _check_duplicates(records)
     records.sort(key=lambda r: (r.system, r.task, r.attempt or 0))
-    frame = pd.DataFrame(
-        {
-            "system": [r.system for r in records],
-            "task": [r.task for r in records],
-            "outcome": np.array([np.nan if r.outcome is None else r.outcome for r in records], dtype=float),
-            "group": [r.group for r in records],
-            "attempt": np.array([r.attempt or 0 for r in records], dtype=np.int64),
-            "cost_usd": np.array([np.nan if r.cost_usd is None else r.cost_usd for r in records], dtype=float),
-            "elapsed_s": np.array([np.nan if r.elapsed_s is None else r.elapsed_s for r in records], dtype=float),
-            "status": [r.status for r in records],
-            "source": [r.source for r in records],
-            "unit": [""] * len(records),
-            "flags": [list(r.flags) for r in records],
-        },
-        columns=list(OUTCOME_COLUMNS),
+    rows = outcome_columns(
+        (
+            {
+                "system": r.system,
+                "task": r.task,
+                "outcome": r.outcome,
+                "group": r.group,
+                "attempt": r.attempt or 0,
+                "cost_usd": r.cost_usd,
+                "elapsed_s": r.elapsed_s,
+                "status": r.status,
+                "source": r.source,
+                "flags": list(r.flags),
+            }
+            for r in records
+        ),
+        source="<ingested rows>",
     )
-    rows = validate_outcomes(frame, source="<ingested rows>")
     trajectories: list[Trajectory] = []
     if want_trajectories:
         for r in records:
@@ -642,7 +662,7 @@ def finish(
                 )
             )
     return IngestResult(
-        rows=rows,
+        columns=rows,
         trajectories=trajectories,
         skipped=sorted(skipped, key=lambda s: (s.file, s.record)),
         files=files,

@@ -21,14 +21,10 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stopwise.errors import ArgumentError, FileFormatError, Problem, TaskUniverseError
-
-if TYPE_CHECKING:
-    import pandas as pd
+from stopwise.errors import ArgumentError, Problem, TaskUniverseError
 
 __all__ = ["MAX_UNIVERSE_TASKS", "TaskUniverse", "TaskUniverseError", "read_task_universe"]
 
@@ -254,36 +250,6 @@ class TaskUniverse:
         return f"TaskUniverse(n_tasks={self._n}, groups={len(self._group_sizes)}, from {kind}, sha256={self.sha256()[:12]})"
 
 
-def _read_table(file: Path) -> pd.DataFrame:
-    import pandas as pd
-
-    if not file.exists():
-        raise FileFormatError(f"{file}: no such tasks file")
-    if file.is_dir():
-        raise FileFormatError(f"{file}: is a directory, expected a tasks file")
-    if file.stat().st_size == 0:
-        raise FileFormatError(f"{file}: the file is empty; a tasks file needs a header and at least one row")
-    suffixes = [s.lower() for s in file.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    suffix = suffixes[-1] if suffixes else ""
-    try:
-        if suffix == ".csv":
-            return pd.read_csv(file, dtype=str, keep_default_na=False, index_col=False)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(file, lines=True, dtype=False)
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(file)
-    except pd.errors.EmptyDataError as exc:
-        raise FileFormatError(f"{file}: the file has no header or rows ({exc})") from exc
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FileFormatError(f"{file}: cannot be read as a tasks file: {first}") from exc
-    raise FileFormatError(
-        f"{file}: cannot tell the format from the file name; use a .csv, .jsonl or .parquet tasks file"
-    )
-
-
 def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "group") -> TaskUniverse:
     r"""Read the planned tasks from the ``stopwise order`` output or a tasks file.
 
@@ -321,12 +287,13 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     >>> u.tasks.tolist(), u.groups.tolist()
     (['t2', 't1'], ['b', 'a'])
     """
-    import pandas as pd
+    from stopwise.records._outcomes import _numbers
+    from stopwise.records._tables import read_table
 
     file = Path(path)
     source = str(file)
-    frame = _read_table(file)
-    columns = [str(c) for c in frame.columns]
+    cells = read_table(file, what="tasks file").cells
+    columns = [str(c) for c in cells]
     allowed = ("task", group_column, "position", "covered")
     problems: list[Problem] = []
     if "task" not in columns:
@@ -348,10 +315,11 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
         problems.append(Problem(source, None, None, "column names must be unique", ", ".join(columns)))
     if problems:
         raise TaskUniverseError(problems)
-    if frame.empty:
+    n = len(cells["task"])
+    if n == 0:
         raise TaskUniverseError([Problem(source, None, "task", "must list at least one planned task", None)])
-    tasks = frame["task"].to_numpy(dtype=object)
-    groups = frame[group_column].to_numpy(dtype=object) if group_column in columns else None
+    tasks = np.asarray(cells["task"], dtype=object)
+    groups = np.asarray(cells[group_column], dtype=object) if group_column in columns else None
     if groups is not None:
         for i, value in enumerate(groups):
             if value is not None and not isinstance(value, str) and not (isinstance(value, float) and np.isnan(value)):
@@ -361,18 +329,19 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
         if problems:
             raise TaskUniverseError(problems)
     if "position" in columns:
-        raw = frame["position"]
-        numeric = pd.to_numeric(raw.where(raw.astype(str).str.strip() != "", np.nan), errors="coerce").to_numpy(
-            dtype=float
-        )
-        n = len(frame)
-        bad = ~np.isfinite(numeric) | (numeric != np.round(numeric)) | (numeric < 1) | (numeric > n)
+        raw = cells["position"]
+        numeric = _numbers(raw)[0]
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(numeric) | (numeric != np.round(numeric)) | (numeric < 1) | (numeric > n)
         for i in np.flatnonzero(bad)[:20]:
-            problems.append(Problem(source, int(i) + 1, "position", f"must be an integer in [1, {n}]", raw.iloc[i]))
+            value = raw[i]
+            problems.append(Problem(source, int(i) + 1, "position", f"must be an integer in [1, {n}]", value.item() if isinstance(value, np.generic) else value))
         if problems:
             raise TaskUniverseError(problems)
         positions = numeric.astype(np.int64)
-        repeated = pd.Series(positions).duplicated(keep="first").to_numpy()
+        _, first = np.unique(positions, return_index=True)
+        repeated = np.ones(n, dtype=bool)
+        repeated[first] = False
         for i in np.flatnonzero(repeated)[:20]:
             problems.append(
                 Problem(
@@ -385,7 +354,7 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
         tasks = tasks[order]
         groups = groups[order] if groups is not None else None
         try:
-            return TaskUniverse(tasks, groups, source=source)
+            return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source)
         except TaskUniverseError as exc:
             # report rows of the file, not planned positions
             raise TaskUniverseError(
@@ -394,4 +363,4 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
                     for p in exc.problems
                 ]
             ) from None
-    return TaskUniverse(tasks, groups, source=source)
+    return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source)

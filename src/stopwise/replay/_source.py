@@ -9,7 +9,7 @@ import pandas as pd
 
 from stopwise.compare import lattice_of, outcome_cells
 from stopwise.errors import ArgumentError, ComparisonError
-from stopwise.records import Exclusion
+from stopwise.records import Exclusion, OutcomeColumns
 
 __all__ = ["ReplayPair", "ReplaySource", "prepare_source"]
 
@@ -91,7 +91,7 @@ class ReplaySource:
 
 
 def prepare_source(
-    rows: pd.DataFrame,
+    rows: pd.DataFrame | OutcomeColumns,
     name: str,
     *,
     statuses: tuple[str, ...] = ("final",),
@@ -113,8 +113,8 @@ def prepare_source(
 
     Parameters
     ----------
-    rows : pandas.DataFrame
-        Validated outcome rows.
+    rows : pandas.DataFrame or OutcomeColumns
+        Validated outcome rows (:func:`stopwise.read_outcomes`).
     name : str
         Source name for tables.
     statuses : tuple of str, optional
@@ -189,7 +189,7 @@ def prepare_source(
             if key not in lattice_cache:
                 lattice_cache[key] = lattice_of(differences)
             pairs.append(ReplayPair(a, b, shared, differences, lattice_cache[key]))
-    usable = rows
+    usable = rows.to_frame() if isinstance(rows, OutcomeColumns) else rows
     notes = []
     grouped = usable.loc[usable["unit"] != "", ["task", "unit"]].drop_duplicates()
     if grouped["unit"].duplicated().any():
