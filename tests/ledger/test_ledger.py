@@ -133,9 +133,10 @@ def test_append_accepts_acknowledges_duplicates_and_keeps_conflicts(ledger) -> N
 
 def test_repeats_within_one_call_are_judged_against_the_first(ledger) -> None:
     rows = rows_for(TASKS[:1])
+    # another source is provenance, not content: a duplicate (issue 20; other content is refused by validation)
     twice = pd.concat([rows, rows.assign(source="elsewhere")], ignore_index=True)
     result = ledger.append("eval", twice)
-    assert (result.accepted, result.duplicates, result.conflicts) == (2, 0, 2)
+    assert (result.accepted, result.duplicates, result.conflicts) == (2, 2, 0)
     assert set(ledger.outcomes("eval")["source"]) == {"test"}
 
 
@@ -430,3 +431,24 @@ def test_export_is_atomic_and_never_overwrites(ledger, tmp_path: Path) -> None:
     assert sorted(p.name for p in out.parent.iterdir()) == ["rows.csv"]  # no temporary file left behind
     with pytest.raises(FileFormatError, match="folder"):
         ledger.export("eval", tmp_path / "missing" / "rows.csv")
+
+
+# ---------------------------------------------------------------- issue 20: live evaluations
+def test_an_event_resent_from_another_source_is_a_duplicate_not_a_conflict(ledger) -> None:
+    """A retried Inspect eval re-appends its reused samples under a new eval id (``source``)."""
+    rows = rows_for(TASKS[:6]).assign(source="inspect:EvalFirst")
+    assert ledger.append("eval", rows).accepted == 12
+    ledger.decide("eval")
+    head = ledger.verify("eval").head_digest
+    retried = ledger.append("eval", rows.assign(source="inspect:EvalRetry"))
+    assert (retried.accepted, retried.duplicates, retried.conflicts) == (0, 12, 0)
+    assert len(ledger.conflicts("eval")) == 0
+    stored = ledger.outcomes("eval")
+    assert len(stored) == 12 and set(stored["source"]) == {"inspect:EvalFirst"}  # the first source is kept
+    assert ledger.verify("eval").ok and ledger.verify("eval").head_digest == head
+    # a different outcome (or status, flags, ...) under the new source is still a conflict
+    changed = rows.iloc[[0]].assign(source="inspect:EvalRetry", outcome=1 - rows["outcome"].iloc[0])
+    assert ledger.append("eval", changed).conflicts == 1
+    pending = rows.iloc[[1]].assign(source="inspect:EvalRetry", status="pending")
+    assert ledger.append("eval", pending).conflicts == 1
+

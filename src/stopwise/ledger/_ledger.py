@@ -283,7 +283,9 @@ class Ledger:
 
         The rows are validated against the outcome-row contract first (nothing is stored when one
         breaks it). Then, in one transaction: events with a new key are stored; an event whose key
-        is stored with the same content is a duplicate (acknowledged again, not stored twice); one
+        is stored with the same content is a duplicate (acknowledged again, not stored twice; the
+        content is every field but ``source``, so an event re-sent from another log or a retried
+        run is a duplicate and the stored event keeps its first source); one
         whose key is stored with different content is a conflict (refused, recorded in the
         conflicts table, never overwriting). The method returns after the commit.
 
@@ -358,10 +360,10 @@ class Ledger:
             accepted = [i for i in unique if keys[i] in inserted]
             judged = [i for i in range(len(keys)) if not (keys[i] in inserted and first[keys[i]] == i)]
             stored = self._stored_digests(conn, reg.id, [keys[i] for i in judged if keys[i] not in inserted])
-            stored.update({keys[i]: digests[i] for i in accepted})
+            stored.update({keys[i]: (digests[i], payloads[i]["source"]) for i in accepted})
             conflict_rows = []
             for i in judged:
-                if stored[keys[i]] == digests[i]:
+                if _same_content(payloads[i], digests[i], *stored[keys[i]]):
                     duplicates.append(i)
                     continue
                 refused.append(i)
@@ -373,7 +375,7 @@ class Ledger:
                         "attempt": keys[i][2],
                         "row_json": canonical_json(payloads[i]),
                         "digest": digests[i],
-                        "stored_digest": stored[keys[i]],
+                        "stored_digest": stored[keys[i]][0],
                         "received_at": now,
                     }
                 )
@@ -408,19 +410,22 @@ class Ledger:
         if problems:
             raise ValidationError(problems)
 
-    def _stored_digests(self, conn: Connection, evaluation_id: int, keys: list[EventKey]) -> dict[EventKey, str]:
+    def _stored_digests(
+        self, conn: Connection, evaluation_id: int, keys: list[EventKey]
+    ) -> dict[EventKey, tuple[str, str]]:
+        """(digest, source) of the stored events with these keys."""
         tasks = sorted({k[1] for k in keys})
         wanted = set(keys)
-        found: dict[EventKey, str] = {}
+        found: dict[EventKey, tuple[str, str]] = {}
         c = S.outcomes.c
         for start in range(0, len(tasks), _CHUNK):
-            query = select(c.system, c.task, c.attempt, c.digest).where(
+            query = select(c.system, c.task, c.attempt, c.digest, c.source).where(
                 c.evaluation_id == evaluation_id, c.task.in_(tasks[start : start + _CHUNK])
             )
-            for system, task, attempt, digest in conn.execute(query):
+            for system, task, attempt, digest, source in conn.execute(query):
                 key = (system, task, int(attempt))
                 if key in wanted:
-                    found[key] = digest
+                    found[key] = (digest, source)
         return found
 
     def _snapshot(self, reg: Registration) -> tuple[OutcomeColumns, np.ndarray, int]:
@@ -697,6 +702,21 @@ class Ledger:
             links = [link.to_json_dict() for link in self.decisions(evaluation)]
             written.append(str(export_decisions(links, decisions_path, force=force)))
         return written
+
+
+def _same_content(payload: Mapping[str, Any], digest: str, stored_digest: str, stored_source: str) -> bool:
+    """Whether an event repeats a stored one: same content, whatever ``source`` each names.
+
+    ``source`` is provenance (which file or run reported the event), not content: the same sample
+    read again from another log, or re-appended by a retried Inspect eval (a new eval id), is a
+    duplicate. The stored event keeps its first source, and its digest (which covers ``source``) is
+    unchanged, so ``verify`` recomputes it as before.
+    """
+    if digest == stored_digest:
+        return True
+    if payload["source"] == stored_source:
+        return False
+    return event_digest({**payload, "source": stored_source}) == stored_digest
 
 
 def _name(evaluation: str) -> str:
