@@ -562,24 +562,46 @@ class Ledger:
             conn.execute(S.decisions.insert().values(evaluation_id=reg.id, **{name: getattr(link, name) for name in _LINK_COLUMNS}))
         return link
 
-    def decisions(self, evaluation: str) -> list[LedgerDecision]:
-        """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`)."""
+    def decisions(self, evaluation: str, *, after: int = 0) -> list[LedgerDecision]:
+        """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`).
+
+        ``after``: only the links with a higher sequence (what a live reader has not seen yet).
+        """
         reg = self.registration(evaluation)
         return [
             LedgerDecision(record=_parse_record(r.record_json), **{name: getattr(r, name) for name in _LINK_COLUMNS})
-            for r in self._decision_rows(reg)
+            for r in self._decision_rows(reg, after=after)
         ]
 
-    def _decision_rows(self, reg: Registration) -> list[Any]:
+    def _decision_rows(self, reg: Registration, *, after: int = 0) -> list[Any]:
         d = S.decisions.c
         with self._tx(write=False) as conn:
             return list(
                 conn.execute(
                     select(*(d[name] for name in _LINK_COLUMNS))
-                    .where(d.evaluation_id == reg.id)
+                    .where(d.evaluation_id == reg.id, d.sequence > int(after))
                     .order_by(d.sequence)
                 )
             )
+
+    def final_tasks(self, evaluation: str, system: str, tasks: Iterable[str] | None = None) -> set[str]:
+        """The tasks (of ``tasks`` when given) that have a final outcome event of ``system``.
+
+        The live Inspect manager reads pairing state here, so that every process appending to the
+        ledger sees the same pairs.
+        """
+        reg = self.registration(evaluation)
+        c = S.outcomes.c
+        base = select(c.task).where(c.evaluation_id == reg.id, c.system == str(system), c.status == "final")
+        wanted = None if tasks is None else sorted({str(t) for t in tasks})
+        found: set[str] = set()
+        with self._tx(write=False) as conn:
+            if wanted is None:
+                found.update(conn.execute(base).scalars())
+            for start in range(0, len(wanted or ()), _CHUNK):
+                assert wanted is not None
+                found.update(conn.execute(base.where(c.task.in_(wanted[start : start + _CHUNK]))).scalars())
+        return found
 
     def verify(self, evaluation: str) -> VerifyResult:
         """Recompute the registration digests, every outcome digest, the chain and every decision.
