@@ -452,3 +452,65 @@ def test_an_event_resent_from_another_source_is_a_duplicate_not_a_conflict(ledge
     pending = rows.iloc[[1]].assign(source="inspect:EvalRetry", status="pending")
     assert ledger.append("eval", pending).conflicts == 1
 
+
+def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: str, tmp_path: Path) -> None:
+    """Two OS processes, one per system, share nothing but the ledger: the comparison is decided and both stop."""
+    pytest.importorskip("inspect_ai")
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    worker = repo / "tests" / "inspect" / "paired_worker.py"
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    spec = importlib.util.spec_from_file_location("inspect_live_example", repo / "docs" / "examples" / "inspect_live.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    (barrier / "policy.toml").write_text(example.POLICY_TOML)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
+    env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
+    n = 200
+    procs = {
+        role: subprocess.Popen(
+            [sys.executable, str(worker), ledger_url, role, str(tmp_path / "logs" / role), str(barrier), str(n)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        for role in ("tested", "baseline")
+    }
+    runs = {}
+    for role, proc in procs.items():
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        runs[role] = json.loads(out.strip().splitlines()[-1])
+
+    with open_ledger(ledger_url) as ledger:
+        history = ledger.decisions("ev")
+        finals = [link for link in history if link.record.action != "continue"]
+        assert finals, f"no final decision in {len(history)} looks"
+        first = finals[0]
+        rows = ledger.outcomes("ev")
+        upto = ledger.outcomes("ev", upto=first.outcome_seq)
+        reg = ledger.registration("ev")
+        assert ledger.verify("ev").ok
+    assert first.record.action == "promote"
+    assert all(link.record.action == "continue" for link in history[: history.index(first)])
+    # the looks were taken by both processes, each when its own append completed a pair
+    assert sum(run["looks"] for run in runs.values()) == len(history)
+    for role, run in runs.items():
+        assert run["status"] == "success", role
+        ran, skipped = run["ran"], run["skipped"]
+        assert sorted(ran + skipped) == sorted(reg.universe.tasks.tolist())
+        assert len(skipped) > n // 2, f"{role} ran {len(ran)} of {n}: it did not see the decision"
+        assert run["reasons"] == ["stopwise promote"]
+        meta = run["metadata"]
+        assert meta["action"] == "promote" and meta["error"] is None and meta["notes"] == []
+        assert meta["decision"] == first.record.model_dump(mode="json")
+        assert sorted(rows.loc[rows["system"] == role, "task"]) == sorted(ran)  # every scored sample, nothing else
+        # after the decision, only the samples already in flight (max_samples=4) were appended
+        assert int((rows["system"] == role).sum() - (upto["system"] == role).sum()) <= 4
+    # the decision is reproduced from the ledger's rows up to it
+    again = stopwise.decide(upto, "tested", "baseline", reg.policy, universe=reg.universe)
+    assert again.action == "promote" and again.n_observed == first.record.n_observed
