@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
     policy = stopwise.load_policy(policy_file)
     dataset, universe = planned_order(example.questions(int(n)), policy, group="group")
     managers = paired_early_stopping(
-        url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.2
+        url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.0
     )
     manager = managers[0] if role == "tested" else managers[1]
 

@@ -256,3 +256,39 @@ def test_a_failing_ledger_stops_the_evaluation_and_says_why(
         assert len(log.samples) + len(summary.early_stops) == 30 and len(log.samples) <= 4 + 2 + 2
         assert all(s.reason.startswith("stopwise ledger append failed (task ") for s in summary.early_stops)
         assert "OSError: disk I/O error" in summary.metadata["error"]
+
+
+def test_a_deleted_ledger_file_fails_closed_and_both_systems_stop(example: ModuleType, tmp_path: Path) -> None:
+    """The ledger's SQLite file (and its -wal, -shm) deleted mid-run: no later append is "accepted", both stop."""
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    path = tmp_path / "ledger.db"
+    calls = 0
+
+    @solver
+    def delete_after(k: int) -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            nonlocal calls
+            calls += 1
+            if calls == k:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+            return await generate(state)
+
+        return solve
+
+    managers = paired_early_stopping(f"sqlite:///{path}", "ev", tested="tested", baseline="baseline")
+    tasks = _tasks(example, managers, n=N)
+    for task in tasks:
+        task.solver = delete_after(12)
+    logs = _eval(tasks, tmp_path)
+    comparison = managers[0].comparison
+    assert comparison.error is not None and "database file was removed" in comparison.error
+    assert not path.exists()
+    for log in logs.values():
+        summary = log.results.early_stopping
+        assert len(log.samples) + len(summary.early_stops) == N and len(log.samples) <= 12 + 2 + 2
+        assert summary.early_stops and all(s.reason.startswith("stopwise ledger ") for s in summary.early_stops)
+        assert all("database file was removed" in s.reason for s in summary.early_stops)
+        meta = summary.metadata
+        assert "database file was removed" in meta["error"] and any("the ledger failed" in n for n in meta["notes"])

@@ -495,6 +495,10 @@ def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: st
         upto = ledger.outcomes("ev", upto=first.outcome_seq)
         reg = ledger.registration("ev")
         assert ledger.verify("ev").ok
+        engine = raw_engine(ledger)
+        with engine.connect() as conn:  # when each event was received, beside when the decision was stored
+            received = pd.DataFrame(conn.execute(text("SELECT system, received_at FROM stopwise_outcomes")).all())
+        engine.dispose()
     assert first.record.action == "promote"
     assert all(link.record.action == "continue" for link in history[: history.index(first)])
     # the looks were taken by both processes, each when its own append completed a pair
@@ -509,8 +513,53 @@ def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: st
         assert meta["action"] == "promote" and meta["error"] is None and meta["notes"] == []
         assert meta["decision"] == first.record.model_dump(mode="json")
         assert sorted(rows.loc[rows["system"] == role, "task"]) == sorted(ran)  # every scored sample, nothing else
-        # after the decision, only the samples already in flight (max_samples=4) were appended
-        assert int((rows["system"] == role).sum() - (upto["system"] == role).sum()) <= 4
+        # once the decision was stored, only the samples already in flight (max_samples=4) were appended
+        later = received[(received["system"] == role) & (received["received_at"] > first.created_at)]
+        assert len(later) <= 4, (role, len(later))
     # the decision is reproduced from the ledger's rows up to it
     again = stopwise.decide(upto, "tested", "baseline", reg.policy, universe=reg.universe)
     assert again.action == "promote" and again.n_observed == first.record.n_observed
+
+
+@pytest.mark.parametrize("how", ["removed", "removed-with-wal", "replaced"])
+def test_a_removed_or_replaced_sqlite_file_fails_closed(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "ledger.db"
+    ledger = open_ledger(path)
+    ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+    assert ledger.append("eval", rows_for(TASKS[:3])).accepted == 6
+    if how == "replaced":
+        with open_ledger(tmp_path / "other.db") as other:
+            other.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+        (tmp_path / "other.db").replace(path)
+    else:
+        for suffix in ("", "-wal", "-shm") if how == "removed-with-wal" else ("",):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    word = "replaced" if how == "replaced" else "removed"
+    with pytest.raises(LedgerError, match=f"database file was {word}.*fail closed"):
+        ledger.append("eval", rows_for(TASKS[3:6]))
+    with pytest.raises(LedgerError, match=f"database file was {word}"):
+        ledger.decide("eval")
+    ledger.close()
+
+
+def test_an_in_memory_sqlite_ledger_has_no_file_to_check() -> None:
+    with open_ledger("sqlite:///:memory:") as ledger:
+        ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+        assert ledger.append("eval", rows_for(TASKS[:2])).accepted == 4
+
+
+def test_a_betting_policy_without_a_planned_order_is_refused_at_registration(ledger_url: str, tmp_path: Path) -> None:
+    from stopwise.cli.main import main
+
+    betting = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    with open_ledger(ledger_url) as ledger, pytest.raises(LedgerError, match=r"betting-wor boundary needs the planned task order.*--tasks order.csv"):
+        ledger.register("eval", policy=betting, universe=TaskUniverse.from_counts(500), tested="A", baseline="B")
+    with open_ledger(ledger_url) as ledger:
+        assert ledger.evaluations() == []  # nothing locked
+        ledger.register("eval", policy=betting, universe=universe(), tested="A", baseline="B")  # with the order: fine
+    policy = tmp_path / "betting.toml"
+    policy.write_text('[decision]\nboundary = "betting-wor"\n')
+    code = main(["ledger", "init", str(tmp_path / "cli.db"), "ev", "--n-tasks", "500", "-t", "A", "-b", "B", "-p", str(policy)])
+    assert code == 4  # a user error, with the message above
+    with open_ledger(tmp_path / "cli.db") as ledger:
+        assert ledger.evaluations() == []

@@ -13,7 +13,7 @@ from sqlalchemy.pool import StaticPool
 
 from stopwise.errors import LedgerError
 
-__all__ = ["ledger_url", "make_engine"]
+__all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file"]
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 """How long a SQLite writer waits for another process's write transaction before giving up."""
@@ -78,6 +78,25 @@ def _sqlite_engine(url: str) -> Engine:
         connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite ledger URL (None for PostgreSQL and in-memory SQLite)."""
+    if not url.startswith("sqlite"):
+        return None
+    database = make_url(url).database
+    if database in (None, "", ":memory:") or str(database).startswith("file:"):
+        return None
+    return Path(os.path.abspath(str(database)))
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path`` now, None when there is none: a removed or replaced file changes it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def make_engine(url: str) -> Engine:

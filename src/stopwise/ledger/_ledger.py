@@ -22,7 +22,7 @@ from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
-from stopwise.ledger._engine import ledger_url, make_engine
+from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
 from stopwise.ledger._events import column_payloads
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
@@ -88,6 +88,8 @@ class Ledger:
     def __init__(self, url: str | os.PathLike[str]) -> None:
         self.url = ledger_url(url)
         self._engine = make_engine(self.url)
+        self._file = sqlite_file(self.url)
+        self._identity: tuple[int, int] | None = None
         self._postgres = self._engine.dialect.name == "postgresql"
         self._insert = pg_insert if self._postgres else sqlite_insert
         self._registrations: dict[str, Registration] = {}
@@ -98,6 +100,8 @@ class Ledger:
         except BaseException:
             self._engine.dispose()
             raise
+        if self._file is not None:  # fail closed: the file this ledger writes to is the one at its path
+            self._identity = file_identity(self._file)
 
     # ------------------------------------------------------------------ plumbing
     @contextmanager
@@ -107,13 +111,36 @@ class Ledger:
             with self._engine.connect() as conn:
                 if write:
                     conn = conn.execution_options(stopwise_write=True)
+                self._check_file()
                 with conn.begin():
                     yield conn
+                if write:  # a commit into a file removed meanwhile is not durable: nothing is acknowledged
+                    self._check_file()
         except StopwiseError:
             raise
         except SQLAlchemyError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise LedgerError(f"ledger {_display(self.url)}: database error: {first}") from exc
+
+    def _check_file(self) -> None:
+        """Fail closed when the SQLite database file was removed or replaced since the ledger was opened.
+
+        An open SQLite connection keeps writing to a deleted file (and its ``-wal``) without an error,
+        so every later append would be "accepted" into a file that no longer exists at the ledger's
+        path. The file's (device, inode) recorded at open is compared with the path's before each
+        transaction and after each write (one ``stat``, about a microsecond).
+        """
+        if self._identity is None or self._file is None:
+            return
+        current = file_identity(self._file)
+        if current != self._identity:
+            what = "was removed" if current is None else "was replaced by another file"
+            raise LedgerError(
+                f"ledger {_display(self.url)}: its database file {what} since the ledger was opened; nothing more is "
+                "written or read through this ledger (fail closed: its audit trail is no longer on disk at that path). "
+                "Restore the file, or register the evaluation in a new ledger and append the Inspect logs to it "
+                "(stopwise ingest, stopwise ledger append)"
+            )
 
     def _ensure_schema(self) -> None:
         with self._tx(write=True) as conn:
@@ -190,6 +217,14 @@ class Ledger:
         tested, baseline = str(tested).strip(), str(baseline).strip()
         if not tested or not baseline or tested == baseline:
             raise LedgerError(f"tested and baseline must be two different non-empty system names; got {tested!r}, {baseline!r}")
+        if policy.decision.boundary == "betting-wor" and not getattr(universe, "ordered", True):
+            # Refused before anything is locked: such an evaluation could never decide.
+            raise LedgerError(
+                f"evaluation {name!r}: the policy's betting-wor boundary needs the planned task order, but the task "
+                f"universe gives counts only ({universe.n_tasks} tasks), so no decision could ever be taken. Register "
+                "the planned tasks in planned order instead (stopwise order ... -o order.csv, then stopwise ledger init "
+                "... --tasks order.csv), or use a policy with the fixed-budget boundary"
+            )
         universe_json = universe_to_json(universe)
         policy_sha = policy.sha256()
         universe_sha = universe_sha256(universe)
