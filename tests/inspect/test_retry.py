@@ -1,4 +1,4 @@
-"""``eval_retry`` of an interrupted tested run decides from the ledger (issue 20).
+"""``eval_retry`` of an interrupted tested run, and the ``inspect eval`` command line, decide from the ledger (issue 20).
 
 The baseline system runs alone first (all 200 samples in the ledger, no pair, no look). The tested
 run is interrupted by an error at planned position 31 (before the boundary can be crossed); its
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 import stopwise
 from stopwise.inspect import planned_order
@@ -97,8 +99,13 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     summary = retry.results.early_stopping
     meta = summary.metadata
     reused = {str(s.id) for s in first.samples if s.scores}
-    assert reused <= {str(s.id) for s in retry.samples}
-    assert meta["appended"]["conflicts"] == 0 and meta["appended"]["duplicates"] >= len(reused) > 0
+    ran = {str(s.id) for s in retry.samples}
+    assert reused <= ran
+    # every sample of the retry that the first run had appended (reused from its log, or in flight when it
+    # was interrupted and run again) is a duplicate; none is a conflict
+    assert meta["appended"]["conflicts"] == 0
+    assert meta["appended"]["duplicates"] == len(set(scored_before) & ran) > 0
+    assert meta["appended"]["accepted"] == len(ran - set(scored_before))
     assert meta["action"] == "promote" and summary.early_stops  # decided, the rest skipped
     assert len(retry.samples) + len(summary.early_stops) == 200 and len(retry.samples) < 100
     with open_ledger(tmp_path / "ledger.db") as ledger:
@@ -113,3 +120,39 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert meta["decision"] == first_final.record.model_dump(mode="json")
     again = stopwise.decide(rows, "tested", "baseline", reg.policy, universe=reg.universe)
     assert again.action == "promote"
+
+
+def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: ModuleType, tmp_path: Path) -> None:
+    """``inspect eval tasks.py@tested tasks.py@baseline --max-tasks 2``: Inspect loads the task file once per
+    task, so each task has its own manager (its own PairedComparison); they pair through the ledger."""
+    import os
+    import subprocess
+    import sys
+
+    from inspect_ai.log import read_eval_log
+
+    inspect_cli = Path(sys.executable).parent / "inspect"
+    if not inspect_cli.exists():
+        pytest.skip(f"no `inspect` command beside {sys.executable}")
+    (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
+    (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [str(inspect_cli), "eval", "tasks.py@tested", "tasks.py@baseline", "--max-tasks", "2", "--max-samples", "4",
+         "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    logs = {log.eval.task: log for log in map(read_eval_log, map(str, sorted((tmp_path / "logs").glob("*.eval"))))}
+    with open_ledger(tmp_path / "ledger.db") as ledger:
+        history = ledger.decisions("ev")
+        first_final = next(link for link in history if link.record.action != "continue")
+        assert ledger.verify("ev").ok
+    assert first_final.record.action == "promote"
+    for role in ("tested", "baseline"):
+        log = logs[role]
+        summary = log.results.early_stopping
+        assert log.status == "success" and summary.early_stops, role
+        assert len(log.samples) + len(summary.early_stops) == 200 and len(log.samples) < 100
+        assert summary.metadata["action"] == "promote" and summary.metadata["notes"] == []
+        assert summary.metadata["decision"] == first_final.record.model_dump(mode="json")
