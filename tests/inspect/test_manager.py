@@ -292,3 +292,12 @@ def test_a_deleted_ledger_file_fails_closed_and_both_systems_stop(example: Modul
         assert all("database file was removed" in s.reason for s in summary.early_stops)
         meta = summary.metadata
         assert "database file was removed" in meta["error"] and any("the ledger failed" in n for n in meta["notes"])
+
+
+def test_an_in_memory_ledger_serves_the_worker_threads(example: ModuleType, tmp_path: Path) -> None:
+    managers = paired_early_stopping("sqlite:///:memory:", "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers, n=12), tmp_path)
+    comparison = managers[0].comparison
+    assert comparison.error is None and comparison.looks > 0
+    assert all(log.status == "success" and log.results.early_stopping.metadata["error"] is None for log in logs.values())
+    assert len(comparison.ledger.outcomes("ev")) == sum(len(log.samples) for log in logs.values())

@@ -542,10 +542,15 @@ def test_a_removed_or_replaced_sqlite_file_fails_closed(tmp_path: Path, how: str
     ledger.close()
 
 
-def test_an_in_memory_sqlite_ledger_has_no_file_to_check() -> None:
+def test_an_in_memory_sqlite_ledger_has_no_file_to_check_and_serves_worker_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     with open_ledger("sqlite:///:memory:") as ledger:
         ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
         assert ledger.append("eval", rows_for(TASKS[:2])).accepted == 4
+        with ThreadPoolExecutor(1) as pool:  # as the Inspect manager calls it (anyio.to_thread)
+            assert pool.submit(ledger.append, "eval", rows_for(TASKS[2:4])).result().accepted == 4
+            assert pool.submit(ledger.final_tasks, "eval", "A").result() == set(TASKS[:4])
 
 
 def test_a_betting_policy_without_a_planned_order_is_refused_at_registration(ledger_url: str, tmp_path: Path) -> None:

@@ -56,7 +56,10 @@ def _sqlite_engine(url: str) -> Engine:
         if not parent.is_dir():
             raise LedgerError(f"ledger {url}: folder {parent} does not exist; create it first")
     kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs)
+    connect_args: dict[str, Any] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    if memory:  # the one in-memory connection may be used from worker threads (the Inspect manager's calls)
+        connect_args["check_same_thread"] = False
+    engine = create_engine(url, connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
