@@ -301,3 +301,32 @@ def test_an_in_memory_ledger_serves_the_worker_threads(example: ModuleType, tmp_
     assert comparison.error is None and comparison.looks > 0
     assert all(log.status == "success" and log.results.early_stopping.metadata["error"] is None for log in logs.values())
     assert len(comparison.ledger.outcomes("ev")) == sum(len(log.samples) for log in logs.values())
+
+
+def test_pacing_never_holds_a_system_whose_partner_failed(
+    fake_ledger: Any, example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect calls no complete_task for a failed task: the faster system stops waiting once its partner stalls."""
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    from stopwise.inspect import _manager
+
+    monkeypatch.setattr(_manager, "_PACE_STALL_S", 0.5)
+
+    @solver
+    def fail_at(sample_id: str) -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            if str(state.sample_id) == sample_id:
+                raise RuntimeError("the tested system broke")
+            return await generate(state)
+
+        return solve
+
+    ledger = fake_ledger(decide_after=None)
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    tasks = _tasks(example, managers, n=N)
+    tasks[0].solver = fail_at(example.questions(N)[5].id)
+    logs = _eval(tasks, tmp_path)
+    assert logs["tested"].status == "error"
+    assert logs["baseline"].status == "success" and len(logs["baseline"].samples) == N  # no decision: it ran all
+

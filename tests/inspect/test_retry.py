@@ -39,10 +39,11 @@ spec.loader.exec_module(example)
 
 
 @solver
-def interrupt():  # fails the sample named in HERE/fail while that file exists
+def interrupt(role):  # fails the sample of the system named in HERE/fail ("ROLE SAMPLE_ID") once
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         marker = HERE / "fail"
-        if marker.exists() and str(state.sample_id) == marker.read_text().strip():
+        if marker.exists() and f"{{role}} {{state.sample_id}}" == marker.read_text().strip():
+            marker.unlink()
             raise RuntimeError("interrupted")
         return state
 
@@ -55,7 +56,7 @@ def _task(role):
     managers = paired_early_stopping(
         f"sqlite:///{{HERE / 'ledger.db'}}", "ev", tested="tested", baseline="baseline", policy=policy, universe=universe
     )
-    return Task(dataset=dataset, solver=[interrupt(), generate()], scorer=match(),
+    return Task(dataset=dataset, solver=[interrupt(role), generate()], scorer=match(),
                 model=example.mock_system(role, 0.9 if role == "tested" else 0.55),
                 early_stopping=managers[0] if role == "tested" else managers[1], name=role)
 
@@ -84,7 +85,7 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert base.status == "success" and len(base.samples) == 200
     assert base.results.early_stopping.metadata["looks"] == 0  # no tested outcome yet
 
-    (tmp_path / "fail").write_text(str(universe.tasks[30]))
+    (tmp_path / "fail").write_text(f"tested {universe.tasks[30]}")
     (first,) = eval(f"{tmp_path / 'tasks.py'}@tested", display="none", log_dir=logs, max_samples=4)
     assert first.status == "error" and "interrupted" in first.error.message
     with open_ledger(tmp_path / "ledger.db") as ledger:
@@ -93,7 +94,7 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert 0 < len(scored_before) < 46, "the interruption must come before the boundary is crossed"
     assert looks_before == len(scored_before)  # each tested outcome completed a pair with the baseline's
 
-    (tmp_path / "fail").unlink()
+    assert not (tmp_path / "fail").exists()
     (retry,) = eval_retry(first, display="none", log_dir=logs, max_samples=4)
     assert retry.status == "success" and retry.eval.eval_id != first.eval.eval_id
     summary = retry.results.early_stopping
@@ -156,3 +157,38 @@ def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: 
         assert len(log.samples) + len(summary.early_stops) == 200 and len(log.samples) < 100
         assert summary.metadata["action"] == "promote" and summary.metadata["notes"] == []
         assert summary.metadata["decision"] == first_final.record.model_dump(mode="json")
+
+
+def test_eval_set_retry_of_a_failed_task_reuses_its_manager_and_decides(example: ModuleType, tmp_path: Path) -> None:
+    """``eval_set`` retries a failed task with the same Task object (same run and task id, a new eval id): the
+    manager starts again, and the retry decides through the ledger (it was refused as "one Task for two models")."""
+    import importlib.util
+
+    from inspect_ai import eval_set
+
+    (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
+    (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
+    spec = importlib.util.spec_from_file_location("retry_tasks", tmp_path / "tasks.py")
+    assert spec is not None and spec.loader is not None
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    _, universe = planned_order(example.questions(200), stopwise.load_policy(tmp_path / "policy.toml"), group="group")
+    (tmp_path / "fail").write_text(f"tested {universe.tasks[30]}")
+    tested = tasks.tested()
+    ok, logs = eval_set([tested, tasks.baseline()], log_dir=str(tmp_path / "logs"), max_tasks=2, max_samples=4,
+                        retry_attempts=2, retry_wait=0.1, display="none")
+    assert ok and not (tmp_path / "fail").exists()  # the first attempt of `tested` failed, its retry succeeded
+    from inspect_ai.log import read_eval_log
+
+    final_logs = {log.eval.task: read_eval_log(log.location) for log in logs}
+    meta = final_logs["tested"].results.early_stopping.metadata
+    assert meta["error"] is None and meta["action"] == "promote"
+    assert meta["appended"]["conflicts"] == 0 and meta["appended"]["duplicates"] > 0  # samples reused by the retry
+    with open_ledger(tmp_path / "ledger.db") as ledger:
+        assert len(ledger.conflicts("ev")) == 0 and ledger.verify("ev").ok
+        first_final = next(link for link in ledger.decisions("ev") if link.record.action != "continue")
+        rows = ledger.outcomes("ev")
+    assert first_final.record.action == "promote"
+    for role in ("tested", "baseline"):
+        assert (rows["system"] == role).sum() < 200, f"{role} ran every sample: the retry did not stop it"
+

@@ -73,6 +73,9 @@ Role = Literal["tested", "baseline"]
 _FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
 _PACE_POLL_S = 0.005
+_PACE_STALL_S = 30.0
+"""Pacing stops holding a system once its partner has completed no sample for this long: Inspect tells
+the manager nothing when a task fails (no ``complete_task``), and the partner may have failed."""
 
 
 @dataclass
@@ -93,6 +96,8 @@ class _Side:
     eval_id: str = ""
     model: str = ""
     run: str = ""
+    task_id: str = ""
+    progress_at: float = 0.0  # time.monotonic() of the last start or completed sample
     counts: _Counts = field(default_factory=_Counts)
 
 
@@ -306,14 +311,15 @@ class PairedComparison:
         """Whether ``role`` should wait before its next sample (it is ``pace`` samples ahead of its partner).
 
         It waits when it has completed ``pace`` samples more than its partner, which runs in this
-        process and has not finished, and nothing is decided.
+        process, has not finished and has completed a sample in the last ``_PACE_STALL_S`` seconds
+        (a failed task is never waited for), and nothing is decided.
         Lock-free reads of counters (the caller polls on the event loop, holding no worker thread).
         Pacing only holds the faster system, never both: the slower one always proceeds.
         """
         if self.pace is None or self.error is not None or self.final:
             return False
         partner = self._sides[_PARTNER[role]]
-        if not partner.started or partner.done:
+        if not partner.started or partner.done or time.monotonic() - partner.progress_at > _PACE_STALL_S:
             return False
         return self._sides[role].counts.completed - partner.counts.completed >= self.pace
 
@@ -339,9 +345,12 @@ class PairedComparison:
         with self._lock:
             model = str(getattr(spec, "model", "") or "")
             run = str(getattr(spec, "run_id", "") or "")
-            if side.started and side.done and model == side.model and run != side.run:
-                # the same Task run again with the same model in a later run (eval_set retrying it, a re-run
-                # of the script): a new log. One run starting it twice is eval(task, model=[A, B]): refused.
+            task_id = str(getattr(spec, "task_id", "") or "")
+            if side.started and model == side.model and (task_id == side.task_id or run != side.run):
+                # the same task started again with the same model: eval_set retrying it after an error (same
+                # run and task id, a new eval id; Inspect calls no complete_task for the failed attempt) or a
+                # later run (a re-run of the script): a new log. Another task of the same run on this manager
+                # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
                 side.started, side.done, side.counts = False, False, _Counts()
             if side.started:
                 raise InputError(
@@ -363,7 +372,8 @@ class PairedComparison:
             self._check_scorer(spec, label)
             self._plan(ids, groups, label)
             side.started = True
-            side.model, side.run = model, run
+            side.model, side.run, side.task_id = model, run, task_id
+            side.progress_at = time.monotonic()
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
 
     def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
@@ -463,6 +473,7 @@ class PairedComparison:
             row["group"] = self._group_of[task]
         with self._lock:
             side.counts.completed += 1
+            side.progress_at = time.monotonic()
             if self.error is not None:
                 return
             try:
