@@ -234,7 +234,9 @@ def test_inspect_running_another_order_than_planned_is_noted(
     assert managers[0].comparison.planned == universe.tasks.tolist()
     for log in logs.values():
         notes = log.results.early_stopping.metadata["notes"]
-        assert len(notes) == 2 and all("another order than the planned universe" in n for n in notes)
+        assert len([n for n in notes if "another order than the planned universe" in n]) == 2
+        # the fake ledger never decides: the task that ends first also notes that later decisions are in the ledger
+        assert all("another order" in n or "not decided when this task ended" in n for n in notes)
 
 
 def test_a_failing_ledger_stops_the_evaluation_and_says_why(

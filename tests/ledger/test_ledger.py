@@ -507,7 +507,9 @@ def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: st
         assert run["status"] == "success", role
         ran, skipped = run["ran"], run["skipped"]
         assert sorted(ran + skipped) == sorted(reg.universe.tasks.tolist())
-        assert len(skipped) > n // 2, f"{role} ran {len(ran)} of {n}: it did not see the decision"
+        # both stop scheduling (without pacing across processes, the faster one may have run ahead before the
+        # decision; that it stopped promptly once decided is checked below on the times events were received)
+        assert skipped, f"{role} ran all {n}: it did not see the decision at {first.record.n_observed} pairs"
         assert run["reasons"] == ["stopwise promote"]
         meta = run["metadata"]
         assert meta["action"] == "promote" and meta["error"] is None and meta["notes"] == []
@@ -515,7 +517,7 @@ def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: st
         assert sorted(rows.loc[rows["system"] == role, "task"]) == sorted(ran)  # every scored sample, nothing else
         # once the decision was stored, only the samples already in flight (max_samples=4) were appended
         later = received[(received["system"] == role) & (received["received_at"] > first.created_at)]
-        assert len(later) <= 4, (role, len(later))
+        assert len(later) <= 4, f"{role}: {len(later)} events received after the decision (max_samples is 4)"
     # the decision is reproduced from the ledger's rows up to it
     again = stopwise.decide(upto, "tested", "baseline", reg.policy, universe=reg.universe)
     assert again.action == "promote" and again.n_observed == first.record.n_observed

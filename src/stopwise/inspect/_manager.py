@@ -539,6 +539,12 @@ class PairedComparison:
                 )
             elif self.decision is None:
                 notes.append("no task had outcomes of both systems yet, so no decision was taken")
+            elif not self.final and not (partner.started and partner.done):
+                notes.append(
+                    f"not decided when this task ended (latest action {self.decision.action!r}); the paired task may "
+                    "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
+                    "stopwise ledger export --decisions)"
+                )
             return {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
