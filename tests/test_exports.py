@@ -27,6 +27,7 @@ PACKAGES = [
     "stopwise.finality",
     "stopwise.ingest",
     "stopwise.ledger",
+    "stopwise.live",
     "stopwise.inspect",
     "stopwise.report",
 ]
