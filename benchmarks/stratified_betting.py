@@ -18,7 +18,7 @@ Side by side in one run, with the largest absolute difference of the log-capital
   reference with the old call sizes (one pair's 20 orders per ``betting_paths`` call) against the
   current code; the first actions and stopping looks must be identical.
 
-Usage: PYTHONPATH=. python benchmarks/stratified_betting.py [--rows 2000] [--looks 300] [--orders 20] [--skip-replay]
+Usage: python -m benchmarks.stratified_betting [--rows 2000] [--looks 300] [--orders 20] [--skip-replay]
 """
 
 from __future__ import annotations
@@ -31,14 +31,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+from tests.support.betting_reference import reference_stratified  # kept with the tests that pin the current code to it
 
 from stopwise.compare import _betting
-
-try:  # the REFERENCE lives with the tests that pin the current code to it
-    from tests.support.betting_reference import reference_stratified
-except ModuleNotFoundError as exc:  # pragma: no cover - run from elsewhere than the repository root
-    raise SystemExit("run from the repository root with the root on the path: PYTHONPATH=. python benchmarks/stratified_betting.py") from exc
-
 
 
 def workload(rows: int, looks: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -111,7 +106,7 @@ def _reference_in_calls(x: np.ndarray, m0: np.ndarray, codes: np.ndarray, sizes:
 
 
 def bench_replay(n_orders: int) -> None:
-    from _data import records_path
+    from benchmarks._data import records_path
     from stopwise.records import read_outcomes
     from stopwise.replay import live_replay
 
