@@ -16,18 +16,15 @@ from rich.table import Table
 from stopwise._atomic import check_output
 from stopwise.cli._common import Inputs, console, print_json, user_errors
 from stopwise.errors import InputError
+from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
 if TYPE_CHECKING:  # the library is imported inside the command: `stopwise --help` stays light
     import pandas as pd
 
     from stopwise.records import Policy
 
-_DEFAULT_BUDGETS = "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95"
-""":data:`stopwise.replay.DEFAULT_BUDGETS` as text (a test keeps them equal)."""
-LIVE_RULES = ("betting-wor", "fixed-budget")
-""":data:`stopwise.replay.LIVE_RULES` (a test keeps them equal)."""
-STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
-""":data:`stopwise.compare._betting.STRATEGIES` (a test keeps them equal)."""
+_DEFAULT_BUDGETS = ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
+"""The default of ``--budgets``: :data:`stopwise.replay.DEFAULT_BUDGETS` as text."""
 _Result = TypeVar("_Result")
 
 
@@ -156,10 +153,10 @@ def replay_command(
         )
     written = _write(result, out, force)
     if as_json:
-        print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings, "wrote": [str(p) for p in written]})
+        print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings.to_dict(), "wrote": [str(p) for p in written]})
         return
     sources = Table(title="Sources (Table I)", header_style="bold")
-    for column in ("source", "systems", "pairs", "median overlap", "groups", *[f"pos. {100 * t:g} pp" for t in result.settings["thresholds"]]):
+    for column in ("source", "systems", "pairs", "median overlap", "groups", *[f"pos. {100 * t:g} pp" for t in result.settings.thresholds]):
         sources.add_column(column, justify="right")
     for row in result.sources.to_dict("records"):
         sources.add_row(
@@ -168,21 +165,21 @@ def replay_command(
             f"{row['pairs']} ({row['unordered_pairs']})",
             f"{row['median_overlap']:g}",
             str(row["groups"]),
-            *[str(row[f"positives_{t:g}"]) for t in result.settings["thresholds"]],
+            *[str(row[f"positives_{t:g}"]) for t in result.settings.thresholds],
         )
     console.print(sources)
     for name in result.sufficiency["policy"].unique():
         console.print(_frame_table(f"Minimum sufficient budgets — {name} (Table II)", table_two(result.sufficiency, name)))
-    for source, notes in result.settings["notes"].items():
+    for source, notes in result.settings.notes.items():
         for note in notes:
             console.print(f"note ({escape(source)}): {escape(note)}")
-    for source, rows in result.settings["excluded_rows"].items():
+    for source, rows in result.settings.excluded_rows.items():
         for row in rows:
             console.print(f"excluded ({escape(source)}): {row['rows']} row(s) on {row['tasks']} task(s): {escape(row['reason'])}")
-    for source, systems in result.settings["excluded_systems"].items():
+    for source, systems in result.settings.excluded_systems.items():
         for system, why in systems.items():
             console.print(f"excluded system ({escape(source)}): {escape(system)}: {escape(why)}")
-    for source, pairs in result.settings.get("excluded_pairs", {}).items():
+    for source, pairs in result.settings.excluded_pairs.items():
         for pair, why in pairs.items():
             console.print(f"excluded pair ({escape(source)}): {escape(pair)}: {escape(why)}")
     decided = int(result.cases["orders"].sum())
@@ -270,7 +267,7 @@ def _live(
         result = shared.run("live replay", live_replay, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy, n_jobs=jobs)
     written = _write(result, out, force)
     if as_json:
-        print_json({"summary": result.summary, "settings": result.settings, "wrote": [str(p) for p in written]})
+        print_json({"summary": result.summary, "settings": result.settings.to_dict(), "wrote": [str(p) for p in written]})
         return
     console.print(_frame_table("Live-look replay: first final action per (pair, order)", summary_table(result.summary)))
     console.print(

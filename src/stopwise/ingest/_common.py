@@ -34,6 +34,7 @@ import pandas as pd
 from stopwise._limits import bounded_read, json_loads, limit
 from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
 from stopwise.records import OUTCOME_COLUMNS, Step, Trajectory, validate_outcomes
+from stopwise.records._vocabulary import INGEST_FORMATS
 
 __all__ = [
     "FLAG_SEPARATOR",
@@ -43,8 +44,6 @@ __all__ = [
     "source_flags",
 ]
 
-INGEST_FORMATS: tuple[str, ...] = ("swebench", "inspect", "tau2", "harbor", "hal")
-"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
 
 UnknownPolicy = Literal["pending", "fail", "drop"]
 _UNKNOWN_POLICIES: tuple[UnknownPolicy, ...] = get_args(UnknownPolicy)

@@ -36,12 +36,13 @@ from stopwise.compare import (
 )
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import ACTIONS, Policy
+from stopwise.records._vocabulary import DEFAULT_BUDGETS as BUDGET_FRACTIONS
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_policy"]
 
-DEFAULT_BUDGETS = np.round(np.arange(5, 100, 5) / 100, 2)
-"""The paper's budget grid: 5 % to 95 % in 5-point steps."""
+DEFAULT_BUDGETS = np.array(BUDGET_FRACTIONS)
+"""The paper's budget grid: 5 % to 95 % in 5-point steps (:data:`stopwise.records._vocabulary.DEFAULT_BUDGETS` as an array)."""
 REPLAY_EXACT_MAX_SUPPORT = 1 << 13
 """Largest bootstrap-sum support 2 N L + 1 for which the replay computes exact tails; pairs on a
 finer lattice use the Monte-Carlo bootstrap (with common random resampling counts, as a GEMM)."""
