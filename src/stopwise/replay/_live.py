@@ -51,7 +51,8 @@ from stopwise.compare._betting import resolve_strategy
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
 from stopwise.records._vocabulary import LIVE_RULES
-from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders, checked_grid
+from stopwise.replay._checks import check_replay_args
+from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
 from stopwise.replay._settings import LiveReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource
 
@@ -462,12 +463,11 @@ def replay_live(
     ('betting-wor', 6, True)
     """
     policy = policy if policy is not None else Policy()
-    thresholds_arr = checked_grid(thresholds, n_orders)
-    unknown = [r for r in rules if r not in LIVE_RULES]
-    if unknown or not rules:
-        raise ArgumentError(f"`rules` must be a non-empty subset of {', '.join(LIVE_RULES)}; got {list(rules)}")
-    if int(batch_rows) != batch_rows or batch_rows < 1:
-        raise ArgumentError(f"`batch_rows` must be a positive integer; got {batch_rows!r}")
+    check_replay_args(
+        "replay_live", thresholds=thresholds, n_orders=n_orders, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy,
+        batch_rows=batch_rows, n_jobs=n_jobs,
+    )
+    thresholds_arr = np.asarray(thresholds, dtype=float)
     if policy.order.kind not in ("uniform", "coverage-aware"):
         raise ArgumentError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
     alpha = policy.tail_cutoff
@@ -709,6 +709,10 @@ def live_replay(
     from stopwise.replay._policies import comparison_policies
     from stopwise.replay._source import prepare_source
 
+    check_replay_args(
+        "live_replay", thresholds=thresholds, n_orders=n_orders, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy,
+        min_coverage=min_coverage, min_shared=min_shared, batch_rows=batch_rows, n_jobs=n_jobs,
+    )
     base = policy if policy is not None else Policy()
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
     sources = [

@@ -15,6 +15,7 @@ from stopwise._version import __version__
 from stopwise.compare import exceeds_threshold
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Policy
+from stopwise.replay._checks import check_replay_args
 from stopwise.replay._engine import DEFAULT_BUDGETS, replay_policy
 from stopwise.replay._metrics import sufficiency, summarize
 from stopwise.replay._policies import comparison_policies
@@ -181,6 +182,10 @@ def replay(
     >>> row["source"], row["policy"], float(row["min_sufficient_budget"])
     ('synthetic', 'primary', 0.1)
     """
+    check_replay_args(
+        "replay", thresholds=thresholds, budgets=budgets, n_orders=n_orders, measure=measure, scope=scope, min_coverage=min_coverage,
+        min_shared=min_shared,
+    )
     base = policy if policy is not None else Policy()
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
     betting = [name for name, p in chosen.items() if p.decision.boundary == "betting-wor"]
