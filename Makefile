@@ -21,7 +21,7 @@ demo: setup
 	$(BIN)/stopwise demo
 
 lint: setup-test
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 
 typecheck: setup-test
 	$(BIN)/mypy
@@ -30,7 +30,7 @@ pytest: setup-test
 	$(BIN)/python -m pytest -q
 
 test: browser postgres setup-test
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 

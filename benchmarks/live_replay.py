@@ -16,7 +16,7 @@ cannot resolve more than the most powerful one-look test at b N. For win/tie/los
 (up to the finite-population correction) the randomized one-sided sign test on the discordant tasks
 (UMP unbiased; each direction at level a, as the two betting tests), evaluated on the same orders.
 
-Usage: python benchmarks/live_replay.py [--orders 500] [--jobs 2] [--strategies] [--stratified]
+Usage: python -m benchmarks.live_replay [--orders 500] [--jobs 2] [--strategies] [--stratified]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from _data import records_path
+from benchmarks._data import records_path
 from stopwise import Policy
 from stopwise.compare import betting_boundary
 from stopwise.records import read_outcomes

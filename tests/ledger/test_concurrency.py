@@ -1,7 +1,7 @@
 """Many writer processes on one ledger, and a writer killed mid-stream, on SQLite and on PostgreSQL.
 
 Workers are separate processes started with ``spawn`` (nothing shared but the database); the writer
-is :func:`stopwise.ledger._workload.writer`.
+is :func:`tests.support.workload.writer`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sqlalchemy import create_engine, text
+from tests.support.workload import planned_tasks, worker_events, writer
 
 import stopwise
 from stopwise.errors import LedgerError
 from stopwise.ledger import event_digest, open_ledger
 from stopwise.ledger._digest import event_payload
-from stopwise.ledger._workload import planned_tasks, worker_events, writer
 from stopwise.records import Policy, TaskUniverse, outcome_columns
 
 needs_universe_decide = pytest.mark.skipif(

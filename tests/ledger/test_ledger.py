@@ -430,3 +430,14 @@ def test_export_is_atomic_and_never_overwrites(ledger, tmp_path: Path) -> None:
     assert sorted(p.name for p in out.parent.iterdir()) == ["rows.csv"]  # no temporary file left behind
     with pytest.raises(FileFormatError, match="folder"):
         ledger.export("eval", tmp_path / "missing" / "rows.csv")
+
+
+def test_followers_moved_to_live_keep_a_deprecated_alias() -> None:
+    import stopwise.ledger
+    import stopwise.live
+
+    for name in ("follow", "Look", "follow_inspect_logs", "InspectLogDir", "LogLook"):
+        with pytest.warns(DeprecationWarning, match=f"stopwise.live.{name}"):
+            assert getattr(stopwise.ledger, name) is getattr(stopwise.live, name)
+    with pytest.raises(AttributeError):
+        stopwise.ledger.no_such_name  # noqa: B018

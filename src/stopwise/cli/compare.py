@@ -26,8 +26,6 @@ from stopwise.cli._common import (
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --help` stays light
-    import numpy as np
-    import pandas as pd
 
     from stopwise.records import DecisionRecord
 
@@ -183,8 +181,8 @@ def demo_command(
 ) -> None:
     """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets."""
     from stopwise._atomic import Outputs
-    from stopwise.compare import budget_task_count, decide
-    from stopwise.records import Policy, TaskUniverse, synthetic_benchmark, write_outcomes
+    from stopwise.compare import demo_comparison
+    from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs:
         folder = outputs.directory(out) if out is not None else None
@@ -193,20 +191,10 @@ def demo_command(
                 f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --tasks {tasks:,}, "
                 f"--systems {systems:,} (stopwise.synthetic_benchmark has no such limit)"
             )
-        rows = synthetic_benchmark(tasks, systems, rng=seed)
-        names = sorted(rows["system"].unique())
-        tested, baseline = names[-1], names[-2]
-        order, groups = _demo_order(rows, seed)
-        universe = TaskUniverse(order.tolist(), groups.tolist())
-        pair = rows[rows["system"].isin([tested, baseline])]
-        records = []
-        for budget in (0.05, 0.10, 0.25, 0.50, 0.75, 1.00):
-            k = budget_task_count(len(order), budget)
-            view = pair[pair["task"].isin(order[:k])]
-            policy = Policy.model_validate({"budget": {"limit": budget}})
-            records.append((budget, decide(view, tested, baseline, policy, universe=universe)))
+        demo = demo_comparison(seed, tasks, systems)
+        records = demo.decisions
         if folder is not None:
-            write_outcomes(rows, folder / "synthetic_outcomes.csv")
+            write_outcomes(demo.rows, folder / "synthetic_outcomes.csv")
             (folder / "decisions.jsonl").write_text("".join(r.model_dump_json() + "\n" for _, r in records), encoding="utf-8")
     if as_json:
         for _, record in records:
@@ -214,7 +202,7 @@ def demo_command(
     else:
         console.print(
             f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
-            f"{tasks} tasks in 6 groups, {systems} systems. Comparing {tested} (A) against {baseline} (B); "
+            f"{tasks} tasks in 6 groups, {systems} systems. Comparing {demo.tested} (A) against {demo.baseline} (B); "
             "each budget is treated as the limit; the first tasks of a seeded coverage-aware order of the planned "
             "tasks (the task universe) are observed."
         )
@@ -237,15 +225,6 @@ def demo_command(
         print_record(full)
     if out is not None:
         console.print(f"wrote {out / 'synthetic_outcomes.csv'} and {out / 'decisions.jsonl'}")
-
-
-def _demo_order(rows: pd.DataFrame, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The policy's default task order: one seeded coverage-aware order of the shared tasks, and their groups."""
-    from stopwise.compare import coverage_aware_orders
-
-    tasks = rows.drop_duplicates("task").sort_values("task")
-    order = coverage_aware_orders(tasks["group"].to_numpy(dtype=str), 1, rng=seed)[0]
-    return tasks["task"].to_numpy(dtype=str)[order], tasks["group"].to_numpy(dtype=str)[order]
 
 
 def order_command(

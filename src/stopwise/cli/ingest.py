@@ -26,9 +26,7 @@ from stopwise.cli._common import (
     user_errors,
 )
 from stopwise.errors import FileFormatError, ValidationError
-
-INGEST_FORMATS = ("swebench", "inspect", "tau2", "harbor", "hal")
-"""As :data:`stopwise.ingest.INGEST_FORMATS` (a test keeps them equal); spelled out so that ``--help`` imports no reader."""
+from stopwise.records._vocabulary import INGEST_FORMATS
 
 _SHOWN = 10
 

@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         measure_budget,
         routine_actions,
     )
+    from stopwise.compare._demo import DEMO_BUDGETS, DemoComparison, demo_comparison
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -55,12 +56,14 @@ __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 __all__ = [
     "ABSTAIN",
     "CONTINUE",
+    "DEMO_BUDGETS",
     "MAX_LATTICE",
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
     "BettingBoundary",
     "BettingPaths",
+    "DemoComparison",
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
@@ -73,6 +76,7 @@ __all__ = [
     "coverage_from_sizes",
     "coverage_state",
     "decide",
+    "demo_comparison",
     "exact_tails_from_counts",
     "exceeds_threshold",
     "input_digest",

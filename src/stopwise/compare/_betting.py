@@ -132,6 +132,7 @@ from numpy.typing import ArrayLike
 
 from stopwise.compare._strata import SETTLED_TOL, by_look, group_prefix, null_maxima
 from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.records._vocabulary import STRATEGIES
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
@@ -142,11 +143,6 @@ HORIZON = 0.1
 """h: the ``horizon`` bet's plug-in is tuned to the look after h N tasks."""
 HORIZON_TRUNCATION = 0.7
 """c of the ``horizon`` bet."""
-STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
-"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
-one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
-and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
-and the predictable ``plug-in`` baseline."""
 MIXTURE = ("max", "horizon")
 """The components of the ``mixture`` strategy, averaged with equal weights."""
 _TOL = SETTLED_TOL

@@ -4,7 +4,7 @@ Cross-fitted calibration (:mod:`stopwise.early._risk`) fits one :class:`~stopwis
 fold and tests the thresholds on their out-of-fold scores. Deploying the average of those same fold heads —
 rather than heads refitted on all runs, which nothing has measured — keeps the deployed model one that the
 calibration runs speak for: on simulated runs its wrong-halt rate meets the bound in ≥ 95 % of repetitions,
-the refitted model's does not (``benchmarks/early_risk_simulation.py --cross-fit``). A prediction costs the
+the refitted model's does not (``experiments/early_risk_simulation.py --cross-fit``). A prediction costs the
 sum of the fold heads' boosting rounds.
 """
 

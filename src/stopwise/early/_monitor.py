@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stopwise._params import Interval, check_params
 from stopwise.early._halting import Verdict, halt_decision, halt_reason
-from stopwise.early._params import Interval, check_params
 from stopwise.early._reference import GoldSolution, as_gold
 from stopwise.errors import InputError
 from stopwise.records import Step, Trajectory

@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
+from stopwise._params import check_params
 from stopwise._version import __version__
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._featurizer import PrefixFeaturizer, feature_specs
 from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._heads import HEADS, DualHeadClassifier, LightGBMHead, LogisticHead
-from stopwise.early._params import check_params
 from stopwise.early._risk import RiskControl
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError

@@ -35,6 +35,7 @@ import numpy as np
 from stopwise._limits import bounded_read, json_loads, limit
 from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
+from stopwise.records._vocabulary import INGEST_FORMATS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,8 +47,6 @@ __all__ = [
     "source_flags",
 ]
 
-INGEST_FORMATS: tuple[str, ...] = ("swebench", "inspect", "tau2", "harbor", "hal")
-"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
 
 UnknownPolicy = Literal["pending", "fail", "drop"]
 _UNKNOWN_POLICIES: tuple[UnknownPolicy, ...] = get_args(UnknownPolicy)

@@ -222,7 +222,7 @@ def _header(path: Path, kind: str, doc: Any) -> Mapping[str, Any]:
             names = archive.namelist()
             for name in ("header.json", "_journal/start.json"):
                 if name in names:
-                    head = _member_json(archive, path, name)
+                    head = member_json(archive, path, name)
                     return head.get("eval") or {} if isinstance(head, dict) else {}
     except (zipfile.BadZipFile, OSError):
         return {}
@@ -290,7 +290,7 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
     return zip_member(archive, path, name)  # bounded, refuses encrypted members (ingest/_common.py)
 
 
-def _member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
+def member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
     try:
         return json_loads(_member(archive, path, name), f"{path}: member {name}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -306,16 +306,16 @@ def load_eval(path: Path) -> dict[str, Any]:
     with archive:
         names = archive.namelist()
         if "header.json" in names:
-            doc = _member_json(archive, path, "header.json")
+            doc = member_json(archive, path, "header.json")
         elif "_journal/start.json" in names:
-            doc = _member_json(archive, path, "_journal/start.json")
+            doc = member_json(archive, path, "_journal/start.json")
             doc.setdefault("status", "started")
         else:
             raise FileFormatError(f"{path}: not an Inspect .eval log (no header.json or _journal/start.json)")
         if not isinstance(doc, dict):
             raise FileFormatError(f"{path}: header.json must be a JSON object")
         sample_names = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
-        doc["samples"] = [_member_json(archive, path, n) for n in sample_names]
+        doc["samples"] = [member_json(archive, path, n) for n in sample_names]
     return doc
 
 

@@ -18,13 +18,20 @@ __all__ = [
     "BOUNDARIES",
     "COMPUTED_TAIL_METHODS",
     "COVERAGE_RULES",
+    "DEFAULT_BUDGETS",
+    "INGEST_FORMATS",
+    "LIVE_RULES",
     "STATUSES",
+    "STRATEGIES",
     "TAIL_METHODS",
     "Action",
     "Boundary",
     "ComputedTailMethod",
     "CoverageRule",
+    "IngestFormat",
+    "LiveRule",
     "Status",
+    "Strategy",
     "TailMethod",
 ]
 
@@ -51,6 +58,25 @@ BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
 Action = Literal["promote", "reject", "continue", "abstain"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
 """The four actions, in exit-code order (promote 0, reject 1, continue 2, abstain 3)."""
+
+Strategy = Literal["auto", "mixture", "max", "horizon", "agrapa", "plug-in"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
+one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
+and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
+and the predictable ``plug-in`` baseline."""
+
+LiveRule = Literal["betting-wor", "fixed-budget"]
+LIVE_RULES: tuple[LiveRule, ...] = get_args(LiveRule)
+"""The rules a live-look replay compares."""
+
+IngestFormat = Literal["swebench", "inspect", "tau2", "harbor", "hal"]
+INGEST_FORMATS: tuple[IngestFormat, ...] = get_args(IngestFormat)
+"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
+
+DEFAULT_BUDGETS: tuple[float, ...] = tuple(k / 100 for k in range(5, 100, 5))
+"""The replay's budget fractions, 5 % to 95 % in 5-point steps (``stopwise.replay.DEFAULT_BUDGETS`` is
+the same as a NumPy array)."""
 
 __all__ += [  # the action codes, exclusion and warning codes (decide's vocabulary)
     "ACTION_CODE",

@@ -23,11 +23,12 @@ K orders the rate is compared with ``a + 2 SE``, ``SE = sqrt(a (1 - a) / K)``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +50,14 @@ from stopwise.compare import (
 from stopwise.compare._betting import resolve_strategy
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
-from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders, checked_grid
+from stopwise.records._vocabulary import LIVE_RULES
+from stopwise.replay._checks import check_replay_args
+from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
+from stopwise.replay._settings import LiveReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["LIVE_RULES", "LiveReplay", "live_looks", "replay_looks", "replay_source_looks"]
 
-LIVE_RULES = ("betting-wor", "fixed-budget")
-"""The rules a live-look replay compares."""
 CURVE_BUDGETS = np.round(np.arange(1, 101) / 100, 2)
 """Budget fractions of the resolved-by-budget curve."""
 _NONE = -1
@@ -284,14 +286,14 @@ class LiveReplay:
     summary : pandas.DataFrame
         Per (source, policy, rule, threshold): pairs, positives, mean and maximum wrong rate, pairs above
         a + 2 SE, share resolved by 10 % and 20 %, stopping-time quartiles over all runs.
-    settings : dict
-        Policy, thresholds, orders, looks, strategy and version.
+    settings : LiveReplaySettings
+        Policy, thresholds, orders, looks, strategy and version (``live_settings.json``: its ``to_dict()``).
     """
 
     pairs: pd.DataFrame
     curve: pd.DataFrame
     summary: pd.DataFrame
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: LiveReplaySettings
 
     def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
         """Write the live-look tables and figure into a new directory, atomically; return the written paths.
@@ -310,7 +312,7 @@ class LiveReplay:
         texts = {f"{name}.csv": table.to_csv(index=False) for name, table in (("live_pairs", self.pairs), ("live_summary", self.summary), ("live_curve", self.curve))}
         texts["live_summary.json"] = self.summary.to_json(orient="records", indent=1)
         texts["live_summary.md"] = "# Live-look replay\n\n" + markdown_table(summary_table(self.summary)) + "\n"
-        texts["live_settings.json"] = json.dumps(self.settings, indent=1, sort_keys=True)
+        texts["live_settings.json"] = json.dumps(self.settings.to_dict(), indent=1, sort_keys=True)
         for name, text in texts.items():
             (out / name).write_text(text, encoding="utf-8")
         written = [out / name for name in texts]
@@ -463,12 +465,11 @@ def replay_source_looks(
     ('betting-wor', 6, True)
     """
     policy = policy if policy is not None else Policy()
-    thresholds_arr = checked_grid(thresholds, n_orders)
-    unknown = [r for r in rules if r not in LIVE_RULES]
-    if unknown or not rules:
-        raise ArgumentError(f"`rules` must be a non-empty subset of {', '.join(LIVE_RULES)}; got {list(rules)}")
-    if int(batch_rows) != batch_rows or batch_rows < 1:
-        raise ArgumentError(f"`batch_rows` must be a positive integer; got {batch_rows!r}")
+    check_replay_args(
+        "replay_source_looks", thresholds=thresholds, n_orders=n_orders, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy,
+        batch_rows=batch_rows, n_jobs=n_jobs,
+    )
+    thresholds_arr = np.asarray(thresholds, dtype=float)
     if policy.order.kind not in ("uniform", "coverage-aware"):
         raise ArgumentError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
     alpha = policy.tail_cutoff
@@ -519,18 +520,18 @@ def replay_source_looks(
             pool.shutdown()
     table = pd.DataFrame(rows)
     curve = _aggregate_curve(pd.concat(curves, ignore_index=True))
-    settings = {
-        "stopwise_version": __version__,
-        "policy": json.loads(policy.canonical_json()),
-        "policy_sha256": policy.sha256(),
-        "thresholds": [float(t) for t in thresholds_arr],
-        "n_orders": int(n_orders),
-        "looks": looks,
-        "fixed_looks": fixed_looks if fixed_looks is not None else "every 5% of tasks",
-        "rules": list(rules),
-        "strategy": strategy,
-        "truth": "positive iff Delta_full > delta on the complete shared task set",
-    }
+    settings = LiveReplaySettings(
+        stopwise_version=__version__,
+        policy=json.loads(policy.canonical_json()),
+        policy_sha256=policy.sha256(),
+        thresholds=tuple(float(t) for t in thresholds_arr),
+        n_orders=int(n_orders),
+        looks=looks,
+        fixed_looks=fixed_looks if fixed_looks is not None else "every 5% of tasks",
+        rules=tuple(rules),
+        strategy=strategy,
+        truth="positive iff Delta_full > delta on the complete shared task set",
+    )
     return LiveReplay(pairs=table, curve=curve, summary=summarize_live(table, curve), settings=settings)
 
 
@@ -704,12 +705,16 @@ def replay_looks(
     >>> from stopwise.records import synthetic_benchmark
     >>> from stopwise.replay import replay_looks
     >>> live = replay_looks({"synthetic": synthetic_benchmark(100, 3, rng=0)}, thresholds=[0.0], n_orders=10, looks=5)
-    >>> sorted(live.summary["rule"]), live.settings["looks"]
+    >>> sorted(live.summary["rule"]), live.settings.looks
     (['betting-wor', 'fixed-budget'], 5)
     """
     from stopwise.replay._policies import comparison_policies
     from stopwise.replay._source import prepare_source
 
+    check_replay_args(
+        "replay_looks", thresholds=thresholds, n_orders=n_orders, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy,
+        min_coverage=min_coverage, min_shared=min_shared, batch_rows=batch_rows, n_jobs=n_jobs,
+    )
     base = policy if policy is not None else Policy()
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
     sources = [
@@ -740,11 +745,13 @@ def replay_looks(
     ]
     pairs = pd.concat([p.pairs for p in parts], ignore_index=True)
     curve = pd.concat([p.curve for p in parts], ignore_index=True)
-    settings = dict(parts[0].settings)
-    settings.pop("policy", None)
-    settings.pop("policy_sha256", None)
-    settings["policies"] = {name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()}
-    settings["sources"] = [s.name for s in sources]
-    settings["min_coverage"] = float(min_coverage)
-    settings["min_shared"] = int(min_shared)
+    settings = dataclasses.replace(
+        parts[0].settings,
+        policy=None,
+        policy_sha256=None,
+        policies={name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()},
+        sources=tuple(s.name for s in sources),
+        min_coverage=float(min_coverage),
+        min_shared=int(min_shared),
+    )
     return LiveReplay(pairs=pairs, curve=curve, summary=summarize_live(pairs, curve), settings=settings)

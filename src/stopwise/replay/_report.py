@@ -58,9 +58,9 @@ def markdown_report(result: ReplayResult) -> str:
     lines = [
         "# Completed-record replay",
         "",
-        f"stopwise {settings.get('stopwise_version', '?')}; {settings.get('n_orders')} task orders per pair; "
-        f"budget measure {settings.get('measure')} ({settings.get('scope')}); thresholds "
-        + ", ".join(f"{100 * t:g} pp" for t in settings.get("thresholds", []))
+        f"stopwise {settings.stopwise_version}; {settings.n_orders} task orders per pair; "
+        f"budget measure {settings.measure} ({settings.scope}); thresholds "
+        + ", ".join(f"{100 * t:g} pp" for t in settings.thresholds)
         + ".",
         "",
         "## Sources (Table I)",
