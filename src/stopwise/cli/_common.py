@@ -41,6 +41,7 @@ __all__ = [
     "PolicyFile",
     "StdoutClosed",
     "TestedSystem",
+    "comma_numbers",
     "console",
     "err_console",
     "input_path",
@@ -284,6 +285,33 @@ def system_naming(system: str | None, system_from: list[str] | None) -> str | No
     from stopwise.ingest import system_template
 
     return system_template(system_from)
+
+
+def comma_numbers(text: str, option: str, *, unit_interval: bool = False) -> list[float]:
+    """The numbers of a comma-separated option (``--thresholds 0,0.05``): at least one; with ``unit_interval``, each in (0, 1].
+
+    Examples
+    --------
+    >>> comma_numbers("0, 0.05,", "thresholds")
+    [0.0, 0.05]
+    >>> comma_numbers("0,0.5", "thresholds", unit_interval=True)
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: --thresholds must list numbers in (0, 1]; got '0,0.5'
+    >>> comma_numbers(" , ", "budgets")
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: --budgets must list at least one number; got ' , '
+    """
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InputError(f"--{option} must be comma-separated numbers; got {text!r}") from exc
+    if unit_interval and not (values and all(0 < v <= 1 for v in values)):
+        raise InputError(f"--{option} must list numbers in (0, 1]; got {text!r}")
+    if not values:
+        raise InputError(f"--{option} must list at least one number; got {text!r}")
+    return values
 
 
 def _group_sizes(values: list[str]) -> dict[str, int]:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stopwise.cli._common import Inputs, console, err_console, user_errors
+from stopwise.cli._common import Inputs, comma_numbers, console, err_console, user_errors
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
@@ -53,16 +53,6 @@ def _threshold(value: float | None, name: str) -> float | None:
     if value is not None and not 0 < value <= 1:
         raise InputError(f"--{name} must be a number in (0, 1]; got {value}")
     return value
-
-
-def _numbers(text: str, what: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
-    if not values or not all(0 < v <= 1 for v in values):
-        raise InputError(f"--{what} must list numbers in (0, 1]; got {text!r}")
-    return values
 
 
 def _pct(value: float) -> str:
@@ -246,7 +236,7 @@ def evaluate_command(
         unknown = [n for n in names if n not in VARIANTS]
         if unknown:
             raise InputError(f"--variant must be one of {', '.join(VARIANTS)}; got {', '.join(unknown)}")
-        grid = _numbers(thresholds, "thresholds")
+        grid = comma_numbers(thresholds, "thresholds", unit_interval=True)
         _threshold(threshold, "threshold")
         if out is not None:
             check_output_dir(out, force=force, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation")

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from stopwise._atomic import check_output
-from stopwise.cli._common import Inputs, console, print_json, user_errors
+from stopwise.cli._common import Inputs, comma_numbers, console, print_json, user_errors
 from stopwise.errors import InputError
 from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
@@ -47,16 +47,6 @@ def _pairs_progress(label: str) -> Iterator[Callable[[int, int], None]]:
             bar.update(task, advance=done, total=total)
 
         yield advance
-
-
-def _numbers(text: str, what: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
-    if not values:
-        raise InputError(f"--{what} must list at least one number; got {text!r}")
-    return values
 
 
 def _source_name(path: Path) -> str:
@@ -109,7 +99,7 @@ def replay_command(
             raise InputError(f"--orders must be a positive integer; got {orders}")
         grid_options = measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS
         live = _live_options(looks, fixed_looks, rules, strategy, jobs, grid_options=grid_options)
-        shared = _Shared(_read_sources(outcomes), base, names, _numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
+        shared = _Shared(_read_sources(outcomes), base, names, comma_numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
     if live is not None:
         _replay_looks(shared, live, out, force, as_json)
     else:
@@ -196,7 +186,7 @@ def _replay_grid(
 
     with user_errors():
         result = shared.run(
-            "replay", replay_grid, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
+            "replay", replay_grid, budgets=comma_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
         )
     written = _write(result, out, force)
     if as_json:
