@@ -18,13 +18,16 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from stopwise.errors import InputError, StopwiseError, terminal_text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = [
     "EXIT_ERROR",
@@ -47,6 +50,7 @@ __all__ = [
     "input_path",
     "is_stdin",
     "print_json",
+    "progress_bar",
     "system_naming",
     "task_universe",
     "user_errors",
@@ -285,6 +289,19 @@ def system_naming(system: str | None, system_from: list[str] | None) -> str | No
     from stopwise.ingest import system_template
 
     return system_template(system_from)
+
+
+def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
+    """A transient Rich progress bar on console ``on``, to use as a context manager.
+
+    Its columns: ``label``, the bar, done/total, ``detail`` (a Rich column template such as
+    ``"{task.description}"``) and the elapsed time.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(detail), TimeElapsedColumn(), console=on, transient=True
+    )
 
 
 def comma_numbers(text: str, option: str, *, unit_interval: bool = False) -> list[float]:

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stopwise.cli._common import Inputs, comma_numbers, console, err_console, user_errors
+from stopwise.cli._common import Inputs, comma_numbers, console, err_console, progress_bar, user_errors
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
@@ -32,15 +31,7 @@ early_app = typer.Typer(
 
 @contextmanager
 def _progress(label: str) -> Iterator[Any]:
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with progress_bar(label, "{task.description}", on=err_console) as bar:
         task = bar.add_task("", total=1)
 
         def update(done: int, total: int, description: str) -> None:

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stopwise._atomic import check_output
-from stopwise.cli._common import Inputs, comma_numbers, console, print_json, user_errors
+from stopwise.cli._common import Inputs, comma_numbers, console, print_json, progress_bar, user_errors
 from stopwise.errors import InputError
 from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
@@ -32,15 +31,7 @@ _Result = TypeVar("_Result")
 @contextmanager
 def _pairs_progress(label: str) -> Iterator[Callable[[int, int], None]]:
     """A transient progress bar over pairs x policies; yields the engine's ``progress(done, total)`` callback."""
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("pairs x policies"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
+    with progress_bar(label, "pairs x policies", on=console) as bar:
         task = bar.add_task(label, total=None)
 
         def advance(done: int, total: int) -> None:
