@@ -42,15 +42,17 @@ class Function:
     """Its body carries ``# vectorised kernel: <why>``."""
 
 
-def _docstring_lines(tree: ast.AST) -> set[int]:
-    """The line numbers covered by a docstring of the module, a class or a function."""
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    return lines
+def _docstring(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> range:
+    """The lines of the docstring of a module, class or function (empty when it has none)."""
+    first = node.body[0] if node.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return range(first.lineno, (first.end_lineno or first.lineno) + 1)
+    return range(0)
+
+
+def _statements(node: ast.AST) -> list[ast.AST]:
+    """The statements directly under ``node`` (functions and classes are statements: no need to enter expressions)."""
+    return [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)]
 
 
 def _code_and_comment_lines(source: str) -> tuple[set[int], dict[int, str]]:
@@ -70,17 +72,21 @@ def functions(source: str, path: str) -> list[Function]:
     """Every function of ``source`` (methods and nested functions included) with its code-line count."""
     tree = ast.parse(source)
     code, comments = _code_and_comment_lines(source)
-    code -= _docstring_lines(tree)
+    code.difference_update(_docstring(tree))
+    kernels = {line for line, comment in comments.items() if KERNEL.search(comment)}
     found: list[Function] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in _statements(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                code.difference_update(_docstring(child))
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = f"{prefix}{child.name}"
+                at = len(found)  # the functions in source order: a parent before its nested functions
+                visit(child, f"{name}.")  # first, so that nested docstrings are out of ``code``
                 span = range(min([child.lineno, *(d.lineno for d in child.decorator_list)]), (child.end_lineno or child.lineno) + 1)
-                kernel = any(KERNEL.search(comments.get(line, "")) for line in span)
-                found.append(Function(f"{path}::{name}", sum(line in code for line in span), kernel))
-                visit(child, f"{name}.")
+                kernel = any(line in kernels for line in span)
+                found.insert(at, Function(f"{path}::{name}", sum(line in code for line in span), kernel))
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             else:
