@@ -30,8 +30,8 @@ from stopwise.records import Trajectory, outcome_frame
 
 __all__ = ["THRESHOLDS", "EarlyEvaluation", "leave_one_out"]
 
-EVALUATION_MARKER = ".stopwise-evaluation"
-"""Marker file of an evaluation directory stopwise wrote."""
+EVALUATION_KIND = "stopwise.early.evaluation"
+"""The kind of output (:func:`stopwise._atomic.output_kind`) an evaluation directory holds."""
 
 THRESHOLDS: tuple[float, ...] = (0.75, 0.80, 0.85, 0.90, 0.95, 0.97)
 """The threshold grid of the paper's Table III."""
@@ -149,9 +149,9 @@ class EarlyEvaluation:
         """Write ``runs.csv``, ``predictions.csv.gz``, ``folds.csv``, ``evaluation.json`` (and ``extra`` CSVs) into a directory.
 
         Written atomically (a temporary directory renamed into place); an existing directory is replaced only when
-        empty, or with ``force`` when stopwise wrote it as an evaluation (marker ``.stopwise-evaluation``).
+        empty, or with ``force`` when stopwise wrote it as an evaluation (:mod:`stopwise._atomic`).
         """
-        from stopwise.early._persist import write_dir
+        from stopwise._atomic import write_directory
 
         meta = {
             "stopwise_version": __version__,
@@ -164,15 +164,17 @@ class EarlyEvaluation:
             **self.info,
         }
 
-        def write(folder: Path) -> None:
+        def write(folder: Path) -> list[Path]:
             self.runs.to_csv(folder / "runs.csv", index=False)
             self.predictions.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.17g")
             self.folds.to_csv(folder / "folds.csv", index=False)
             for name, frame in (extra or {}).items():
                 frame.to_csv(folder / name, index=False)
             (folder / "evaluation.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+            return [folder / name for name in ("runs.csv", "predictions.csv.gz", "folds.csv", *(extra or {}), "evaluation.json")]
 
-        return write_dir(path, write, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation", force=force)
+        write_directory(path, write, force=force, kind=EVALUATION_KIND, name="--out")
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EarlyEvaluation:
