@@ -250,6 +250,52 @@ def _models_iv(models: Any) -> dict[str, Any]:
     return out
 
 
+def _leave_one_out_iv(
+    trajectories: Sequence[Trajectory],
+    models: Any,
+    by: str,
+    within: str | None,
+    exclude_same: str | None,
+    min_halt_step: int,
+    source: str,
+) -> tuple[dict[str, Any], list[Trajectory]]:
+    """The named variants and the checked runs (each with the meta keys the folds need); every argument checked."""
+    variants = _models_iv(models)
+    for name, value in (("by", by), ("within", within), ("exclude_same", exclude_same)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise InputError(f"`{name}` must be a non-empty text (agent or a meta key); got {value!r}")
+    if not isinstance(min_halt_step, int) or isinstance(min_halt_step, bool) or min_halt_step < 0:
+        raise InputError(f"`min_halt_step` must be a non-negative integer; got {min_halt_step!r}")
+    keys = [k for k in (by, within, exclude_same) if k is not None]
+    return variants, check_trajectories(trajectories, source=source, meta_keys=keys)
+
+
+def _fold_plan(
+    runs: Sequence[Trajectory], by: str, within: str | None, exclude_same: str | None
+) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+    """(stratum, held-out value, training indices, test indices) of every fold, strata and values sorted."""
+    held = np.array([str(meta_value(r, by)) for r in runs], dtype=object)
+    strata = np.array([str(meta_value(r, within)) if within else "" for r in runs], dtype=object)
+    same = np.array([str(meta_value(r, exclude_same)) for r in runs], dtype=object) if exclude_same else None
+    folds_plan: list[tuple[str, str, np.ndarray, np.ndarray]] = []
+    for stratum in sorted(set(strata)):
+        in_stratum = strata == stratum
+        values = sorted(set(held[in_stratum]))
+        if len(values) < 2:
+            where = f" within {within} = {stratum!r}" if within else ""
+            raise InputError(f"leave-one-out by {by!r} needs at least 2 values{where}; got {values}")
+        for value in values:
+            test = np.flatnonzero(in_stratum & (held == value))
+            train_mask = in_stratum & (held != value)
+            if same is not None:
+                train_mask &= ~np.isin(same, np.unique(same[test]))
+            train = np.flatnonzero(train_mask)
+            if train.shape[0] == 0:
+                raise InputError(f"fold holding out {by} = {value!r} has no training runs left (check `exclude_same`)")
+            folds_plan.append((stratum, value, train, test))
+    return folds_plan
+
+
 def leave_one_out(
     trajectories: Sequence[Trajectory],
     models: Any = None,
@@ -316,33 +362,8 @@ def leave_one_out(
     >>> evaluation.outcome_rows(0.9, 0.9)["status"].value_counts().to_dict()
     {'predicted': 72}
     """
-    variants = _models_iv(models)
-    for name, value in (("by", by), ("within", within), ("exclude_same", exclude_same)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise InputError(f"`{name}` must be a non-empty text (agent or a meta key); got {value!r}")
-    if not isinstance(min_halt_step, int) or isinstance(min_halt_step, bool) or min_halt_step < 0:
-        raise InputError(f"`min_halt_step` must be a non-negative integer; got {min_halt_step!r}")
-    keys = [k for k in (by, within, exclude_same) if k is not None]
-    runs = check_trajectories(trajectories, source=source, meta_keys=keys)
-    held = np.array([str(meta_value(r, by)) for r in runs], dtype=object)
-    strata = np.array([str(meta_value(r, within)) if within else "" for r in runs], dtype=object)
-    same = np.array([str(meta_value(r, exclude_same)) for r in runs], dtype=object) if exclude_same else None
-    folds_plan: list[tuple[str, str, np.ndarray, np.ndarray]] = []
-    for stratum in sorted(set(strata)):
-        in_stratum = strata == stratum
-        values = sorted(set(held[in_stratum]))
-        if len(values) < 2:
-            where = f" within {within} = {stratum!r}" if within else ""
-            raise InputError(f"leave-one-out by {by!r} needs at least 2 values{where}; got {values}")
-        for value in values:
-            test = np.flatnonzero(in_stratum & (held == value))
-            train_mask = in_stratum & (held != value)
-            if same is not None:
-                train_mask &= ~np.isin(same, np.unique(same[test]))
-            train = np.flatnonzero(train_mask)
-            if train.shape[0] == 0:
-                raise InputError(f"fold holding out {by} = {value!r} has no training runs left (check `exclude_same`)")
-            folds_plan.append((stratum, value, train, test))
+    variants, runs = _leave_one_out_iv(trajectories, models, by, within, exclude_same, min_halt_step, source)
+    folds_plan = _fold_plan(runs, by, within, exclude_same)
     min_df = min(int(m.min_df) for m in variants.values())
     corpus = Corpus(runs, gold=gold, min_df=min_df, progress=progress)
     test_all = np.concatenate([t for *_, t in folds_plan])

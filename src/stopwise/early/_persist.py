@@ -347,8 +347,6 @@ def load_model(path: str | os.PathLike[str]) -> Any:
 
 
 def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -> Any:
-    from stopwise.early._model import EarlyOutcomeModel
-
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise _problem(manifest_path, "files", "must map file names to sha256 digests", type(files).__name__)
@@ -366,26 +364,8 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
         file = _safe_file(folder, name, MAX_FILE_BYTES)
         if _digest(file) != digest:
             raise _problem(file, "sha256", "must match the digest recorded in manifest.json (the file was changed)", _digest(file)[:16])
-    params = dict(manifest["params"])
-    params.setdefault("deployed_heads", "refit")  # format 2: heads refitted on all training runs, always
-    try:
-        kwargs: dict[str, Any] = {k: (tuple(v) if k == "exclude" else v) for k, v in params.items()}
-        classifier = None if heads_params is None else DualHeadClassifier(**heads_params)
-        model = EarlyOutcomeModel(**kwargs, classifier=classifier)
-    except TypeError as exc:
-        raise _problem(manifest_path, "params", f"must be EarlyOutcomeModel parameters ({exc})") from exc
-    check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
-    if model.classifier is not None:
-        check_params("DualHeadClassifier", model.classifier.get_params(), DualHeadClassifier._parameter_constraints)
-    if deployed == "fold-average" and (
-        model.deployed_heads != "fold-average" or model.max_halt_error is None or model.calibration_folds != len(head_sets)
-    ):
-        raise _problem(
-            manifest_path, "fold_heads",
-            "must hold one head set per cross-fitting fold of a model with max_halt_error, calibration_folds and "
-            "deployed_heads='fold-average'", len(head_sets),
-        )
-    expected = feature_specs(int(params["n_components"]), reference=bool(manifest["reference"]))
+    model = _unfitted_model(manifest, manifest_path, heads_params, deployed, len(head_sets))
+    expected = feature_specs(model.n_components, reference=bool(manifest["reference"]))
     saved = manifest["features"]
     if [(s.name, s.family, s.group) for s in expected] != [(f["name"], f["family"], f["group"]) for f in saved]:
         raise _problem(manifest_path, "features", "must match this library's feature definitions; retrain the model")
@@ -437,6 +417,34 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     model.n_train_runs_ = int(manifest["training"]["n_runs"])
     model.n_train_prefixes_ = int(manifest["training"]["n_prefixes"])
     _restore_thresholds(model, manifest, manifest_path, featurizer.n_features_)
+    return model
+
+
+def _unfitted_model(
+    manifest: dict[str, Any], manifest_path: Path, heads_params: dict[str, Any] | None, deployed: str, n_head_sets: int
+) -> Any:
+    """The saved parameters as an unfitted :class:`EarlyOutcomeModel`, every parameter checked."""
+    from stopwise.early._model import EarlyOutcomeModel
+
+    params = dict(manifest["params"])
+    params.setdefault("deployed_heads", "refit")  # format 2: heads refitted on all training runs, always
+    try:
+        kwargs: dict[str, Any] = {k: (tuple(v) if k == "exclude" else v) for k, v in params.items()}
+        classifier = None if heads_params is None else DualHeadClassifier(**heads_params)
+        model = EarlyOutcomeModel(**kwargs, classifier=classifier)
+    except TypeError as exc:
+        raise _problem(manifest_path, "params", f"must be EarlyOutcomeModel parameters ({exc})") from exc
+    check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
+    if model.classifier is not None:
+        check_params("DualHeadClassifier", model.classifier.get_params(), DualHeadClassifier._parameter_constraints)
+    if deployed == "fold-average" and (
+        model.deployed_heads != "fold-average" or model.max_halt_error is None or model.calibration_folds != n_head_sets
+    ):
+        raise _problem(
+            manifest_path, "fold_heads",
+            "must hold one head set per cross-fitting fold of a model with max_halt_error, calibration_folds and "
+            "deployed_heads='fold-average'", n_head_sets,
+        )
     return model
 
 
