@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from stopwise._files import read_text
 from stopwise._redact import redact_url
 from stopwise.errors import FileFormatError, InputError
 from stopwise.report._page import Report
@@ -137,14 +138,7 @@ def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
         )
     if not folder.exists():
         raise FileFormatError(f"{redact_url(path)}: no such file or folder")
-    return _kind_of_text(_read(folder), str(folder))
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot be read: {exc}") from None
+    return _kind_of_text(read_text(folder, "report input"), str(folder))
 
 
 def build_report(
@@ -194,7 +188,7 @@ def build_report(
         from stopwise.report._early import early_report
 
         return early_report(path, threshold=threshold)
-    body = text if text is not None else _read(Path(path))
+    body = text if text is not None else read_text(path, "report input")
     if chosen == "decision":
         from stopwise.report._decision import decision_report, parse_decisions
 
