@@ -1,11 +1,13 @@
 # Two commands for a fresh machine:
-#   make demo   set up .venv, install stopwise, run the main job on the embedded synthetic default
-#   make test   set up .venv with the test extras, then lint (ruff), type-check (mypy) and test (pytest)
+#   make demo       set up .venv, install stopwise, run the main job on the embedded synthetic default
+#   make test       set up .venv with the test extras, then lint (ruff), type-check (mypy) and the default test
+#                   lane (pytest -m "not slow": every test but the full-scale runs marked slow)
+#   make test-all   the same with every test, the slow ones included (what .ci/run runs)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup setup-test lint typecheck pytest clean browser postgres
+.PHONY: demo test test-all setup setup-test lint typecheck pytest pytest-all clean browser postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +29,17 @@ typecheck: setup-test
 	$(BIN)/mypy
 
 pytest: setup-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+pytest-all: setup-test
 	$(BIN)/python -m pytest -q
 
 test: browser postgres setup-test
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-all: browser postgres setup-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
