@@ -86,8 +86,16 @@ def check_exactly_once(url: str, n_events: int) -> None:
     pd.testing.assert_frame_equal(got, want)
 
 
-def test_four_writers_one_commit_per_event_lose_and_duplicate_nothing(ledger_url: str) -> None:
-    n_workers, n_events, overlap, batch = 4, 600, 40, 1
+@pytest.mark.parametrize(
+    ("n_events", "overlap"),
+    [
+        (240, 20),
+        # slow: the 240-event case above runs the same races in the default lane
+        pytest.param(600, 40, marks=pytest.mark.slow, id="600-40"),
+    ],
+)
+def test_four_writers_one_commit_per_event_lose_and_duplicate_nothing(ledger_url: str, n_events: int, overlap: int) -> None:
+    n_workers, batch = 4, 1
     register(ledger_url, n_events)
     reports = run_writers(ledger_url, n_workers, n_events, batch=batch, overlap=overlap)
     assert sum(r[4] for r in reports) == n_events  # accepted exactly once in total
