@@ -354,7 +354,7 @@ def leave_one_out(
     ...     return Trajectory(agent=agent, task=f"t{i % 5}", attempt=i // 5, outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 6)
     >>> runs = [run(agent, i) for agent in ("a", "b", "c") for i in range(24)]
-    >>> small = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=20))
+    >>> small = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=10))
     >>> evaluation = leave_one_out(runs, small, by="agent")
     >>> m = evaluation.metrics(0.9, 0.9)
     >>> m.n_runs, m.accuracy, round(m.delta_steps, 3)
