@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
-from rich.markup import escape
 
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.errors import InputError, StopwiseError, terminal_text
 
 if TYPE_CHECKING:

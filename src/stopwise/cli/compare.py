@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     BaselineSystem,
     GroupSizes,

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import Inputs, comma_numbers, console, err_console, progress_bar, user_errors
 from stopwise.errors import InputError
 
@@ -218,7 +218,7 @@ def evaluate_command(
     Example: stopwise early evaluate runs.jsonl.gz --within service -o out/eval --variant lightgbm --variant tfidf-lr
     """
     from stopwise.early import VARIANTS, leave_one_out, make_variant, read_gold, read_runs
-    from stopwise.early._evaluate import EVALUATION_MARKER
+    from stopwise.early._evaluate import EVALUATION_KIND
     from stopwise.early._persist import check_output_dir
     from stopwise.records import write_outcomes
 
@@ -230,7 +230,7 @@ def evaluate_command(
         grid = comma_numbers(thresholds, "thresholds", unit_interval=True)
         _threshold(threshold, "threshold")
         if out is not None:
-            check_output_dir(out, force=force, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation")
+            check_output_dir(out, force=force, kind=EVALUATION_KIND)
         runs = read_runs(inputs.files(trajectories))
         golds = read_gold(inputs.file(gold)) if gold is not None else None
         models = {name: make_variant(name, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs) for name in names}

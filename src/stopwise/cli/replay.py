@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from stopwise._atomic import check_output
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import Inputs, comma_numbers, console, print_json, progress_bar, user_errors
 from stopwise.errors import InputError
 from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES

@@ -157,7 +157,7 @@ class EarlyOutcomeModel(BaseEstimator):
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
     >>> runs = [run(i, i % 2 == 0) for i in range(48)]
-    >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=30)
+    >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=10)
     >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads, guard_quantile=None).fit(runs)
     >>> model.predict([run(1, False)])[0].predicted
     0
