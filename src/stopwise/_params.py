@@ -6,7 +6,7 @@ any computation, raising ``error`` (:class:`~stopwise.errors.InputError` by defa
 :class:`~stopwise.errors.ArgumentError`, also a ``ValueError``) with the message
 ``"<owner>: `name` must be <rule>; got <value>."``.
 
-Used by :mod:`stopwise.early` (the estimators) and :mod:`stopwise.replay` (``replay``, ``live_replay``).
+Used by :mod:`stopwise.early` (the estimators) and :mod:`stopwise.replay` (``replay_grid``, ``replay_looks``).
 """
 
 from __future__ import annotations

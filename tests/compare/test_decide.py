@@ -36,7 +36,6 @@ from stopwise.records import (
     WARNING_CODES,
     DecisionWarning,
     Exclusion,
-    outcome_frame,
 )
 from stopwise.records._vocabulary import exclusion_code
 
@@ -290,8 +289,8 @@ STRONG_ROWS = rows_from(STRONG_A, STRONG_B)
         ),
         (
             {"rows": [{"system": "A", "task": "t", "outcome": 1}]},
-            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
-            "(see stopwise.read_outcomes); got list",
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcomes and stopwise.outcome_columns) or a "
+            "pandas DataFrame; got list",
         ),
         ({"tested": 1}, "`tested` must be a system name (str); got int"),
         ({"baseline": None}, "`baseline` must be a system name (str); got NoneType"),
@@ -327,7 +326,7 @@ def test_decide_iv_refuses_each_bad_argument_with_its_rule(arguments: dict, mess
 
 
 def test_decide_iv_normalises_the_arguments() -> None:
-    rows = pd.concat([STRONG_ROWS, outcome_frame([{"system": "C", "task": "t000", "outcome": 1}])], ignore_index=True)
+    rows = pd.concat([STRONG_ROWS, outcome_columns([{"system": "C", "task": "t000", "outcome": 1}]).to_frame()], ignore_index=True)
     iv = _decide_iv(rows, "A", "B", None, None, np.int64(1), True, 7)
     assert iv.policy == Policy() and iv.boundary == "fixed-budget" and not iv.betting and not iv.forced
     assert set(iv.rows.codes("system")[1].tolist()) == {"A", "B"}  # the other systems' rows are dropped
@@ -356,7 +355,7 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
         {"system": "A", "task": "t4", "outcome": 1, "group": "g", "flags": "error"},  # flag; no partner
         {"system": "B", "task": "t4", "outcome": 1, "group": "g"},
     ]
-    rows = outcome_frame(made)
+    rows = outcome_columns(made)
     excluding = policy(flags={"exclude": ["error"]})
     inferred = decide(rows, "A", "B", excluding)
     planned = decide(rows, "A", "B", excluding, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))

@@ -189,7 +189,7 @@ def demo_command(
         if tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
             raise InputError(
                 f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --tasks {tasks:,}, "
-                f"--systems {systems:,} (stopwise.synthetic_benchmark has no such limit)"
+                f"--systems {systems:,} (stopwise.records.synthetic_benchmark has no such limit)"
             )
         demo = demo_comparison(seed, tasks, systems)
         records = demo.decisions

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stopwise._atomic import check_output
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.cli._common import Inputs, console, print_json, user_errors
+from stopwise.cli._common import Inputs, comma_numbers, console, print_json, progress_bar, user_errors
 from stopwise.errors import InputError
 from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
@@ -32,31 +31,13 @@ _Result = TypeVar("_Result")
 @contextmanager
 def _pairs_progress(label: str) -> Iterator[Callable[[int, int], None]]:
     """A transient progress bar over pairs x policies; yields the engine's ``progress(done, total)`` callback."""
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("pairs x policies"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
+    with progress_bar(label, "pairs x policies", on=console) as bar:
         task = bar.add_task(label, total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, advance=done, total=total)
 
         yield advance
-
-
-def _numbers(text: str, what: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
-    if not values:
-        raise InputError(f"--{what} must list at least one number; got {text!r}")
-    return values
 
 
 def _source_name(path: Path) -> str:
@@ -109,7 +90,7 @@ def replay_command(
             raise InputError(f"--orders must be a positive integer; got {orders}")
         grid_options = measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS
         live = _live_options(looks, fixed_looks, rules, strategy, jobs, grid_options=grid_options)
-        shared = _Shared(_read_sources(outcomes), base, names, _numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
+        shared = _Shared(_read_sources(outcomes), base, names, comma_numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
     if live is not None:
         _replay_looks(shared, live, out, force, as_json)
     else:
@@ -196,7 +177,7 @@ def _replay_grid(
 
     with user_errors():
         result = shared.run(
-            "replay", replay_grid, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
+            "replay", replay_grid, budgets=comma_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
         )
     written = _write(result, out, force)
     if as_json:

@@ -167,8 +167,8 @@ def input_digest(rows: pd.DataFrame | OutcomeColumns, systems: tuple[str, ...]) 
     --------
     >>> import stopwise
     >>> from stopwise.compare import input_digest
-    >>> rows = stopwise.outcome_frame([{"system": "A", "task": "t", "outcome": 1}, {"system": "B", "task": "t", "outcome": 0}])
-    >>> input_digest(rows, ("A", "B")) == input_digest(rows.iloc[::-1], ("B", "A"))
+    >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1}, {"system": "B", "task": "t", "outcome": 0}])
+    >>> input_digest(rows, ("A", "B")) == input_digest(rows.take(np.array([1, 0])), ("B", "A"))
     True
     """
     sub = as_columns(rows)
@@ -251,8 +251,8 @@ def _checked_rows(rows: pd.DataFrame | OutcomeColumns) -> OutcomeColumns:
         return rows
     if type(rows).__name__ != "DataFrame":
         raise ComparisonError(
-            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
-            f"(see stopwise.read_outcomes); got {type(rows).__name__}"
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcomes and stopwise.outcome_columns) or a "
+            f"pandas DataFrame; got {type(rows).__name__}"
         )
     return as_columns(rows, source="<DataFrame passed to decide>")
 
@@ -729,8 +729,8 @@ def decide(
     Parameters
     ----------
     rows : OutcomeColumns or pandas.DataFrame
-        Outcome rows (:func:`stopwise.read_outcome_columns`, :func:`stopwise.read_outcomes`); a
-        frame built in Python is validated like a file (:func:`stopwise.validate_outcomes`). Only rows of the policy's statuses are used;
+        Outcome rows (:func:`stopwise.read_outcomes`, :func:`stopwise.outcome_columns`); a
+        frame built in Python is validated like a file (as :func:`stopwise.outcome_columns` does). Only rows of the policy's statuses are used;
         the rest are excluded and counted in the record.
     tested, baseline : str
         The tested system A and the baseline B.
@@ -766,7 +766,7 @@ def decide(
     Examples
     --------
     >>> import stopwise
-    >>> rows = stopwise.outcome_frame(
+    >>> rows = stopwise.outcome_columns(
     ...     [{"system": "A", "task": f"t{i}", "outcome": 1, "group": "g"} for i in range(40)]
     ...     + [{"system": "B", "task": f"t{i}", "outcome": int(i < 10), "group": "g"} for i in range(40)])
     >>> stopwise.decide(rows, "A", "B").action  # no universe: the 40 tasks need not be all of it

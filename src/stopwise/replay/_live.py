@@ -347,30 +347,16 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def plot_live(curve: pd.DataFrame, path: str | Path, *, threshold: float = 0.0) -> Path:
     """Resolved-by-budget curves at one threshold: a line per (source, rule)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from stopwise.replay._report import percent_figure
 
     part = curve[np.isclose(curve["threshold"], threshold)]
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
-    for (source, policy, rule), block in part.groupby(["source", "policy", "rule"], sort=False):
-        block = block.sort_values("budget")
-        style = "-" if rule == "betting-wor" else "--"
-        ax.plot(100 * block["budget"], 100 * block["resolved"], style, label=f"{source} — {policy} — {rule}")
-    ax.set_xlabel("tasks observed (% of the planned tasks)")
-    ax.set_ylabel("runs stopped with promote or reject (%)")
-    ax.set_title(f"Live looks after every task: resolved by budget at {100 * threshold:g} pp")
-    ax.set_ylim(0, 100)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    out = Path(path)
-    partial = out.with_name(out.stem + ".partial" + out.suffix)
-    fig.savefig(partial)
-    plt.close(fig)
-    partial.replace(out)
-    return out
+    title = f"Live looks after every task: resolved by budget at {100 * threshold:g} pp"
+    with percent_figure(path, title, "tasks observed (% of the planned tasks)", "runs stopped with promote or reject (%)", legend="lower right") as ax:
+        for (source, policy, rule), block in part.groupby(["source", "policy", "rule"], sort=False):
+            block = block.sort_values("budget")
+            style = "-" if rule == "betting-wor" else "--"
+            ax.plot(100 * block["budget"], 100 * block["resolved"], style, label=f"{source} — {policy} — {rule}")
+    return Path(path)
 
 
 def _pair_row(stops: _Stops, pair: ReplayPair, positive: bool, alpha: float) -> dict[str, Any]:

@@ -79,7 +79,7 @@ class _Settings:
 
 @dataclass(frozen=True, kw_only=True)
 class ReplaySettings(_Settings):
-    """Everything needed to rerun a completed-record replay (:func:`stopwise.replay.replay`)."""
+    """Everything needed to rerun a completed-record replay (:func:`stopwise.replay.replay_grid`)."""
 
     stopwise_version: str
     """The stopwise version that ran the replay."""
