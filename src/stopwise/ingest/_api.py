@@ -169,8 +169,7 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
     collectors: list[Collector] = []
     if units["swebench"]:
         collector = Collector("swebench", options)
-        for file, kind, doc in units["swebench"]:
-            _swebench.read_document(collector, file, doc, kind=kind)
+        _swebench.read_documents(collector, units["swebench"], ignored)
         collectors.append(collector)
     if units["inspect"]:
         collector = Collector("inspect", options)

@@ -272,6 +272,9 @@ class Record:
     steps: list[Step] | None = None
     task_text: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    run: str | None = None
+    """The harness run the record came from (a SWE-bench run id, a Harbor job, a Terminal-Bench run):
+    records of one (system, task) from different runs are different attempts, numbered by run."""
 
     @property
     def source(self) -> str:
@@ -315,6 +318,7 @@ class Collector:
         steps: list[Step] | None = None,
         task_text: str = "",
         meta: Mapping[str, Any] | None = None,
+        run: str | None = None,
     ) -> None:
         """Add one run. ``unknown`` names why its outcome is unknown (``error``, ``empty_patch``, ``unscored``)."""
         all_flags = list(dict.fromkeys(flags))
@@ -350,6 +354,7 @@ class Collector:
                 steps=steps if self.options.trajectories else None,
                 task_text=task_text,
                 meta=dict(meta or {}),
+                run=run,
             )
         )
 
@@ -511,6 +516,49 @@ class _Fields(dict[str, Any]):
         raise KeyError(key)
 
 
+def path_fields(path: Path) -> dict[str, Any]:
+    """The template fields every format offers: ``file`` (the file name without suffix) and ``dir`` (its folder)."""
+    name = path.name
+    for suffix in (".json", ".eval"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return {"file": name, "dir": path.resolve().parent.name}
+
+
+class Kwargs:
+    """The ``{kwargs.NAME}`` template field: one keyword argument the harness passed to the agent.
+
+    A missing NAME is an error naming the file and the keyword arguments the run has.
+    """
+
+    def __init__(self, file: str, values: Mapping[str, Any] | None) -> None:
+        self._file = file
+        self._values = {str(k): v for k, v in (values or {}).items()}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._values:
+            have = ", ".join(sorted(self._values)) or "none"
+            raise InputError(f"{self._file}: the run has no agent keyword argument {name!r} to name the system (kwargs: {have})")
+        value = self._values[name]
+        if isinstance(value, dict | list):
+            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        return "" if value is None else value
+
+    def __format__(self, spec: str) -> str:
+        return format(json.dumps(self._values, sort_keys=True, separators=(",", ":")) if self._values else "", spec)
+
+
+def _field_label(name: str, value: Any) -> str:
+    if isinstance(value, Kwargs):
+        return "{" + name + ".NAME}"
+    if isinstance(value, dict):
+        return "{" + name + "[KEY]}"
+    return "{" + name + "}"
+
+
 def system_name(template: str | None, fields: Mapping[str, Any], default: str, file: str) -> str:
     """The system name: ``default`` unless a name or a ``{field}`` template was given."""
     if template is None:
@@ -520,9 +568,9 @@ def system_name(template: str | None, fields: Mapping[str, Any], default: str, f
     except KeyError as exc:
         raise InputError(
             f"{file}: `system` template names an unknown field {{{exc.args[0]}}}; this format offers "
-            + ", ".join("{" + k + "}" for k in sorted(fields))
+            + ", ".join(_field_label(k, v) for k, v in sorted(fields.items()))
         ) from None
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError, AttributeError) as exc:
         raise InputError(f"`system` is not a valid template ({exc}); got {template!r}") from None
     return name.strip()
 
@@ -694,7 +742,22 @@ def _number_attempts(records: list[Record]) -> None:
 def _check_duplicates(records: list[Record]) -> None:
     seen: dict[tuple[str, str, int], Record] = {}
     problems: list[Problem] = []
+    in_run: dict[tuple[str, str, str], Record] = {}
     for r in records:
+        if r.run is not None:
+            first_in_run = in_run.setdefault((r.system, r.task, r.run), r)
+            if first_in_run is not r:
+                where = r.file if first_in_run.file == r.file else f"{first_in_run.file} and {r.file}"
+                problems.append(
+                    Problem(
+                        r.file,
+                        None,
+                        "system, task, run",
+                        f"({r.system}, {r.task}) must be read once per run but is read twice in run {r.run} "
+                        f"(from {where}); give the runs different system names (`system`) or ingest them separately",
+                    )
+                )
+                continue
         key = (r.system, r.task, r.attempt or 0)
         first = seen.get(key)
         if first is None:
