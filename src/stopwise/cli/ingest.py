@@ -105,6 +105,10 @@ def ingest_command(
         typer.Option("--out-format", help="Format of the rows written: csv, jsonl (or parquet for a file); default: "
                      "the --out suffix, csv for '-'."),
     ] = None,
+    raw_task_ids: Annotated[
+        bool,
+        typer.Option("--raw-task-ids", help="Keep each file's own task ids (Harbor: 'dataset/task') instead of the canonical ones."),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace existing output files.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was read, skipped and written as JSON.")] = False,
 ) -> None:
@@ -144,6 +148,7 @@ def ingest_command(
                 elapsed=elapsed,
                 instances=ids,
                 trajectories=trajectories is not None,
+                task_ids="raw" if raw_task_ids else "canonical",
             )
         except ValidationError as exc:
             hint_system_naming(exc, system)

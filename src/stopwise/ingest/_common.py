@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
 from stopwise._limits import bounded_read, json_loads, limit
+from stopwise._params import Constraint, OneOf, Predicate, check_params
 from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
 from stopwise.records._vocabulary import INGEST_FORMATS
@@ -52,15 +53,35 @@ UnknownPolicy = Literal["pending", "fail", "drop"]
 _UNKNOWN_POLICIES: tuple[UnknownPolicy, ...] = get_args(UnknownPolicy)
 ElapsedKind = Literal["total", "agent"]
 _ELAPSED_KINDS: tuple[ElapsedKind, ...] = get_args(ElapsedKind)
-_Word = TypeVar("_Word", bound=str)
+TaskIds = Literal["canonical", "raw"]
+_TASK_IDS: tuple[TaskIds, ...] = get_args(TaskIds)
 
 
-def _one_of(name: str, value: object, choices: tuple[_Word, ...]) -> _Word:
-    """``value`` as one of ``choices`` (typed as their Literal), or an InputError naming the option."""
-    for choice in choices:
-        if value == choice:
-            return choice
-    raise InputError(f"`{name}` must be one of {', '.join(choices)}; got {value!r}")
+def _text_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and bool(value.strip()))
+
+
+def _instance_ids(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str | bytes):
+        return False
+    ids = [str(i).strip() for i in value]
+    return bool(ids) and all(ids)
+
+
+INGEST_CONSTRAINTS: dict[str, Constraint] = {
+    "format": OneOf(("auto", *INGEST_FORMATS)),
+    "system": Predicate(_text_or_none, "non-empty text (a name or a template such as '{model}') or None"),
+    "scorer": Predicate(_text_or_none, "non-empty text or None"),
+    "errors": OneOf(_UNKNOWN_POLICIES),
+    "empty_patch": OneOf(_UNKNOWN_POLICIES),
+    "elapsed": OneOf(_ELAPSED_KINDS),
+    "task_ids": OneOf(_TASK_IDS),
+    "instances": Predicate(_instance_ids, "a collection of instance ids (at least one, none blank, not one string) or None"),
+    "trajectories": OneOf((False, True)),
+}
+"""The ingest functions' parameter rules, declared once (:mod:`stopwise._params`)."""
 
 _OLD_SOURCE_SEPARATOR = "|"
 """Separated the file from the flags in the ``source`` values stopwise 0.0 wrote: ``"swebench:report.json|error"``."""
@@ -207,6 +228,7 @@ class Options:
     elapsed: ElapsedKind = "total"
     instances: tuple[str, ...] | None = None
     trajectories: bool = False
+    task_ids: TaskIds = "canonical"
 
     def pick_elapsed(self, total: float | None, agent: float | None) -> float | None:
         """The elapsed time the ``elapsed`` option asks for, falling back to the other when it is missing."""
@@ -215,6 +237,7 @@ class Options:
 
 
 def options_iv(
+    owner: str = "ingest",
     *,
     system: str | None,
     scorer: str | None,
@@ -223,33 +246,41 @@ def options_iv(
     elapsed: str,
     instances: Iterable[str] | None,
     trajectories: bool,
+    task_ids: str = "canonical",
+    format: str = "auto",
 ) -> Options:
-    """Validate and normalise the adapter options (the ``_iv`` step of every public reader)."""
-    if system is not None and (not isinstance(system, str) or not system.strip()):
-        raise InputError(f"`system` must be non-empty text (a name or a template such as '{{model}}'); got {system!r}")
-    if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
-        raise InputError(f"`scorer` must be non-empty text; got {scorer!r}")
-    errors_choice = _one_of("errors", errors, _UNKNOWN_POLICIES)
-    empty_choice = _one_of("empty_patch", empty_patch, _UNKNOWN_POLICIES)
-    elapsed_choice = _one_of("elapsed", elapsed, _ELAPSED_KINDS)
-    ids: tuple[str, ...] | None = None
-    if instances is not None:
-        if isinstance(instances, str):
-            raise InputError("`instances` must be a collection of instance ids, not one string")
-        ids = tuple(str(i).strip() for i in instances)
-        bad = [i for i in ids if not i]
-        if not ids or bad:
-            raise InputError("`instances` must hold at least one instance id and no blank ones")
-    if not isinstance(trajectories, bool):
-        raise InputError(f"`trajectories` must be True or False; got {trajectories!r}")
+    """Validate and normalise the adapter options (the ``_iv`` step of every public reader).
+
+    Each argument is checked against :data:`INGEST_CONSTRAINTS`; a bad one is an
+    :class:`~stopwise.errors.InputError` naming ``owner``, the parameter, the rule and the value.
+    """
+    ids: Any = instances
+    if instances is not None and not isinstance(instances, str | bytes):
+        try:
+            ids = tuple(str(i).strip() for i in instances)
+        except TypeError:
+            ids = instances
+    params = {
+        "format": format,
+        "system": system,
+        "scorer": scorer,
+        "errors": errors,
+        "empty_patch": empty_patch,
+        "elapsed": elapsed,
+        "task_ids": task_ids,
+        "instances": ids,
+        "trajectories": trajectories,
+    }
+    check_params(owner, params, INGEST_CONSTRAINTS)
     return Options(
         system=system.strip() if system else None,
         scorer=scorer.strip() if scorer else None,
-        errors=errors_choice,
-        empty_patch=empty_choice,
-        elapsed=elapsed_choice,
-        instances=ids,
+        errors=_UNKNOWN_POLICIES[_UNKNOWN_POLICIES.index(errors)],
+        empty_patch=_UNKNOWN_POLICIES[_UNKNOWN_POLICIES.index(empty_patch)],
+        elapsed=_ELAPSED_KINDS[_ELAPSED_KINDS.index(elapsed)],
+        instances=ids if isinstance(ids, tuple) else None,
         trajectories=trajectories,
+        task_ids=_TASK_IDS[_TASK_IDS.index(task_ids)],
     )
 
 
