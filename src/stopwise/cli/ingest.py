@@ -33,6 +33,7 @@ from stopwise.errors import FileFormatError, InputError, ValidationError
 from stopwise.records._vocabulary import INGEST_FORMATS
 
 if TYPE_CHECKING:
+    from stopwise.ingest import IngestResult
     from stopwise.records import OutcomeColumns
 
 _SHOWN = 10
@@ -162,6 +163,11 @@ def ingest_command(
         if trajectories is not None and traj_tmp is not None and result.trajectories:
             write_trajectories(result.trajectories, traj_tmp)
             wrote.append(str(trajectories))
+    _report(result, wrote, as_json=as_json, to_stdout=to_stdout, want_trajectories=trajectories is not None)
+
+
+def _report(result: IngestResult, wrote: list[str], *, as_json: bool, to_stdout: bool, want_trajectories: bool) -> None:
+    """Print what was read, noted, skipped, ignored and written (to standard error when the rows own standard output)."""
     if as_json:
         print_json(
             {
@@ -187,7 +193,7 @@ def ingest_command(
         show.print(f"  ignored: {escape(file)}: {escape(reason)}")
     if len(result.ignored_files) > _SHOWN:
         show.print(f"  ... and {len(result.ignored_files) - _SHOWN} more ignored files")
-    if trajectories is not None and not result.trajectories:
+    if want_trajectories and not result.trajectories:
         err_console.print("warning: these logs hold no steps; no trajectories written")
     show.print("wrote " + " and ".join(escape(w) for w in wrote))
 

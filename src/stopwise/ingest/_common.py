@@ -83,6 +83,9 @@ INGEST_CONSTRAINTS: dict[str, Constraint] = {
 }
 """The ingest functions' parameter rules, declared once (:mod:`stopwise._params`)."""
 
+COVERED = "covered by "
+"""How the reason of a file left out because a summary read instead covers it begins (in ``ignored_files``)."""
+
 _OLD_SOURCE_SEPARATOR = "|"
 """Separated the file from the flags in the ``source`` values stopwise 0.0 wrote: ``"swebench:report.json|error"``."""
 
@@ -212,8 +215,11 @@ class IngestResult:
                 f"{len(self.skipped)} runs not turned into rows: "
                 + "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
             )
-        if self.ignored_files:
-            lines.append(f"{len(self.ignored_files)} files ignored (not harness logs)")
+        covered = sum(1 for reason in self.ignored_files.values() if reason.startswith(COVERED))
+        if len(self.ignored_files) > covered:
+            lines.append(f"{len(self.ignored_files) - covered} files ignored (not harness logs)")
+        if covered:
+            lines.append(f"{covered} files not read: a summary read instead covers them")
         return "\n".join(lines)
 
 
@@ -699,7 +705,9 @@ def finish(
     files = tuple(dict.fromkeys(f for c in collectors for f in c.files))
     if not records:
         what = f"{len(skipped)} runs were read but none became a row" if skipped else "no runs were found"
-        raise ValidationError([Problem(", ".join(files) or "<input>", None, None, f"must hold at least one run; {what}")])
+        notes = [n for c in collectors for n in c.notes]
+        why = f" ({'; '.join(notes)})" if notes else ""
+        raise ValidationError([Problem(", ".join(files) or "<input>", None, None, f"must hold at least one run; {what}{why}")])
     _number_attempts(records)
     _check_duplicates(records)
     records.sort(key=lambda r: (r.system, r.task, r.attempt or 0))

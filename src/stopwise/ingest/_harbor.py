@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from stopwise.ingest._common import (
+    COVERED,
     Collector,
     Kwargs,
     load_json,
@@ -111,7 +112,7 @@ def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]],
         elif kind == "tb_trial":
             run_dir = _covering_run(path, tb_run_dirs)
             if run_dir is not None:
-                ignored[file] = f"covered by the run's {run_dir / 'results.json'}"
+                ignored[file] = f"{COVERED}the run's {run_dir / 'results.json'}"
                 covered += 1
                 continue
             collector.files.append(file)

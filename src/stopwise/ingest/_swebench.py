@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stopwise.ingest._common import Collector, nonneg, path_fields, repository_of, system_name
+from stopwise.ingest._common import COVERED, Collector, nonneg, path_fields, repository_of, system_name
 
 RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids")
 """The outcome lists of a run report (the resolved one may be named ``resolved``)."""
@@ -115,10 +115,10 @@ def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]],
         if kind == "instances":
             tree = _instance_tree(path, doc)
             if tree is not None and tree in reports:
-                ignored[str(path)] = f"covered by the run report {reports[tree]} (run {tree[1]})"
+                ignored[str(path)] = f"{COVERED}the run report {reports[tree]} (run {tree[1]})"
                 continue
         read_document(collector, path, doc, kind=kind)
-    covered = sum(1 for reason in ignored.values() if reason.startswith("covered by the run report"))
+    covered = sum(1 for reason in ignored.values() if reason.startswith(f"{COVERED}the run report"))
     if covered:
         collector.notes.append(f"{covered} per-instance report.json files not read: their run report covers them")
 
