@@ -180,7 +180,7 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
             if kind == "results":
                 _tau2.read_results(collector, file, doc)
             elif file.resolve().parent.name != "simulations" or file.resolve().parent.parent not in results_dirs:
-                ignored[str(file)] = "a tau2 simulation file without its results.json"
+                ignored[str(file)] = _tau2.orphan_reason(file, ignored)
                 formats.pop(str(file), None)
             else:
                 formats.pop(str(file), None)

@@ -130,11 +130,11 @@ def read_document(
     *,
     kind: str | None = None,
     system: str | None = None,
-    fields: Mapping[str, Any] | None = None,
 ) -> None:
     """Add the runs of one SWE-bench document to ``collector``.
 
-    ``system`` is the default system name (else taken from the path); HAL passes its own.
+    ``system`` is the system name when the caller has resolved it (HAL); else it is taken from the
+    path (or the ``system`` template over the path's fields).
     """
     file = str(path)
     kind = kind or kind_of(doc)
@@ -149,15 +149,15 @@ def read_document(
             type(doc).__name__,
         )
         return
-    default, run_id = _identity(path, kind, doc)
-    if system is not None:
-        default = system
-    offered = {**path_fields(path), "system": default, "model": default, "run_id": run_id, **(fields or {})}
-    name = system_name(collector.options.system, offered, default, file)
+    if system is not None:  # named by the caller (HAL), its run id the caller's: one attempt per task
+        name, run = system, None
+    else:
+        default, run = _identity(path, kind, doc)
+        offered = {**path_fields(path), "system": default, "model": default, "run_id": run}
+        name = system_name(collector.options.system, offered, default, file)
     if not name:
         collector.problem(file, None, "system", "must name the system (pass `system`)", name)
         return
-    run = None if fields and "run_id" in fields else run_id
     if kind == "run_report":
         _run_report(collector, file, doc, name, run)
     elif kind == "leaderboard":
