@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stopwise.cli.main import main
-from stopwise.errors import InputError
+from stopwise.errors import InputError, ValidationError
 from stopwise.ingest import ingest, read_harbor
 from stopwise.records import read_outcomes
 
@@ -183,3 +183,16 @@ def test_cli_keeps_raw_task_ids(tmp_path: Path) -> None:
     out = tmp_path / "rows.csv"
     assert main(["ingest", str(tmp_path / "job-1"), "-o", str(out), "--raw-task-ids"]) == 0
     assert read_outcomes(out).to_frame()["task"].tolist() == ["terminal-bench/hello-world"]
+
+
+def test_a_legacy_run_whose_count_disagrees_with_its_trials_is_refused(tmp_path: Path) -> None:
+    path = _tb_run(tmp_path / "agent", "r1", {"hello-world": True, "cobol-modernization": False})
+    doc = json.loads(path.read_text())
+    doc["n_resolved"] = 2
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValidationError) as info:
+        read_harbor(path)
+    [problem] = info.value.problems
+    assert (problem.field, problem.rule, problem.value) == (
+        "n_resolved", "must equal the number of trials with is_resolved true (1)", 2
+    )

@@ -330,6 +330,13 @@ def _tb_run(collector: Collector, path: Path, doc: Mapping[str, Any]) -> None:
     file = str(path)
     run_dir = path.resolve().parent
     system = _tb_system(collector, run_dir, path)
+    n_resolved = doc.get("n_resolved")
+    resolved = sum(1 for t in doc["results"] if isinstance(t, dict) and t.get("is_resolved") is True)
+    if isinstance(n_resolved, int) and not isinstance(n_resolved, bool) and n_resolved != resolved:
+        collector.problem(
+            file, None, "n_resolved", f"must equal the number of trials with is_resolved true ({resolved})", n_resolved
+        )
+        return
     for row, trial in enumerate(doc["results"], start=1):
         if not isinstance(trial, dict):
             collector.problem(file, row, "results", "a trial result must be a JSON object", trial)
