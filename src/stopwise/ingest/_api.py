@@ -229,9 +229,12 @@ def ingest(
     format : {"auto", "swebench", "inspect", "tau2", "harbor", "hal"}, optional
         ``auto`` (default) tells each file's format from its content.
     system : str, optional
-        The system name for every row, or a template over the log's fields (``"{task}/{model}"``
-        for Inspect; see ``docs/ingest.md`` for each format's fields). Default: the log's
-        model or agent.
+        The system name for every row, or a template over the log's fields: ``{file}`` and
+        ``{dir}`` everywhere, and where the format has them ``{run_id}``, ``{agent}``,
+        ``{model}``, ``{kwargs.NAME}`` (the agent's keyword arguments) and the format's own
+        (``"{task}/{model}"`` for Inspect; ``docs/ingest.md`` lists each format's). Default: the
+        log's model or agent. Runs of one system (SWE-bench run ids, Harbor jobs, Terminal-Bench
+        runs) become its attempts.
     scorer : str, optional
         Inspect: the scorer whose value is the outcome (``"NAME"`` or ``"NAME:KEY"`` for a dict
         score; default the eval's first scorer). Harbor: the reward key (default ``reward``).
