@@ -196,3 +196,24 @@ def test_a_legacy_run_whose_count_disagrees_with_its_trials_is_refused(tmp_path:
     assert (problem.field, problem.rule, problem.value) == (
         "n_resolved", "must equal the number of trials with is_resolved true (1)", 2
     )
+
+
+def test_runs_of_three_harnesses_read_in_one_call(tmp_path: Path) -> None:
+    """Done-when of issue 23: two SWE-bench runs, five legacy runs, a Harbor job -> one system each, distinct attempts."""
+    for run_id, resolved in (("run-a", ["a__b-1"]), ("run-b", [])):
+        _write(tmp_path / "swe" / f"openai__gpt-4o.{run_id}.json",
+               {"resolved_ids": resolved, "unresolved_ids": [i for i in ["a__b-1"] if i not in resolved],
+                "error_ids": [], "empty_patch_ids": []})
+    for i in range(5):
+        _tb_run(tmp_path / "tb" / "my-agent", f"2025-05-0{i + 1}__10-00-00", {"hello-world": i < 2})
+    _harbor_job(tmp_path / "harbor" / "job-1", [
+        _harbor_trial("terminal-bench/hello-world", f"hello-world__{c * 7}", 1.0, f"2025-09-01T1{n}:00:00Z")
+        for n, c in enumerate("abc")
+    ])
+    result = ingest(tmp_path)
+    attempts = {
+        system: sorted(result.rows.loc[result.rows["system"] == system, "attempt"])
+        for system in sorted(set(result.rows["system"]))
+    }
+    assert attempts == {"my-agent": [0, 1, 2, 3, 4], "openai__gpt-4o": [0, 1], "terminus-2/gpt-5": [0, 1, 2]}
+    assert sorted(set(result.formats.values())) == ["harbor", "swebench"]

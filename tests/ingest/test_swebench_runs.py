@@ -190,3 +190,22 @@ def test_one_run_read_twice_is_an_error(tmp_path: Path) -> None:
     _write(tmp_path / "b" / "my-agent.run1.json", _report(["a__b-1"], []))
     with pytest.raises(ValidationError, match="must be read once per run but is read twice in run run1"):
         ingest(tmp_path)
+
+
+def test_two_scaffolds_on_one_model_are_named_by_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from stopwise.cli.main import main
+    from stopwise.records import read_outcomes
+
+    _write(tmp_path / "scaffold-a" / "openai__gpt-4o.run1.json", _report(["a__b-1"], ["a__b-2"]))
+    _write(tmp_path / "scaffold-b" / "openai__gpt-4o.run1.json", _report([], ["a__b-1", "a__b-2"]))
+    out = tmp_path / "rows.csv"
+    assert main(["ingest", str(tmp_path), "-o", str(out)]) == 4
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert "read twice in run run1" in err and "--system-from" in err
+    assert main(["ingest", str(tmp_path), "-o", str(out), "--system-from", "dir"]) == 0
+    rows = read_outcomes(out).to_frame()
+    assert sorted(zip(rows["system"], rows["task"], rows["outcome"], strict=True)) == [
+        ("scaffold-a", "a__b-1", 1.0), ("scaffold-a", "a__b-2", 0.0),
+        ("scaffold-b", "a__b-1", 0.0), ("scaffold-b", "a__b-2", 0.0),
+    ]
+    assert main(["ingest", str(tmp_path), "-o", str(out), "--force", "--system-from", "file"]) == 4  # same file names
