@@ -217,3 +217,22 @@ def test_runs_of_three_harnesses_read_in_one_call(tmp_path: Path) -> None:
     }
     assert attempts == {"my-agent": [0, 1, 2, 3, 4], "openai__gpt-4o": [0, 1], "terminus-2/gpt-5": [0, 1, 2]}
     assert sorted(set(result.formats.values())) == ["harbor", "swebench"]
+
+
+def test_cut_task_names_of_a_job_summary_are_completed_from_trials_read_with_it(tmp_path: Path) -> None:
+    long_name = "configure-git-webserver-with-post-receive-hook"
+    _harbor_job(tmp_path / "trials" / "job-1", [
+        _harbor_trial(f"terminal-bench/{long_name}", f"{long_name[:32].rstrip('_-')}__aaaaaaa", 1.0, "2025-09-01T10:00:00Z"),
+    ])
+    summary = {
+        "id": "j", "n_total_trials": 1,
+        "stats": {"n_trials": 1, "n_errors": 0, "evals": {"oracle__terminal-bench": {
+            "reward_stats": {"reward": {"0.0": [f"{long_name[:32].rstrip('_-')}__bbbbbbb"]}}, "exception_stats": {}}}},
+    }
+    _write(tmp_path / "summary" / "job-2" / "result.json", summary)
+    result = ingest(tmp_path)
+    assert sorted(zip(result.rows["system"], result.rows["task"], strict=True)) == [
+        ("oracle", long_name),
+        ("terminus-2/gpt-5", long_name),
+    ]
+    assert any(f"{long_name[:32]} -> {long_name}" in note for note in result.notes)

@@ -120,6 +120,27 @@ def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]],
             _tb_trial(collector, file, None, doc, _tb_system(collector, run, path), run.name)
     if covered:
         collector.notes.append(f"{covered} Terminal-Bench trial results.json files not read: their run's results.json covers them")
+    if collector.options.task_ids == "canonical":
+        _complete_cut_tasks(collector)
+
+
+def _complete_cut_tasks(collector: Collector) -> None:
+    """Give job-summary rows the full task id when a trial row read in the same call shows it (Harbor cuts names)."""
+    full = {r.task for r in collector.records if r.meta.get("task_name") is not None}
+    by_prefix: dict[str, set[str]] = {}
+    for task in full:
+        by_prefix.setdefault(task[:_TRIAL_NAME_TASK_CHARS].rstrip("_-"), set()).add(task)
+    completed: dict[str, str] = {}
+    for record in collector.records:
+        if record.meta.get("from_summary") and record.task not in full:
+            matches = by_prefix.get(record.task, set())
+            if len(matches) == 1:
+                completed[record.task] = record.task = next(iter(matches))
+    if completed:
+        collector.notes.append(
+            "task ids of job summaries completed from the trials read: "
+            + ", ".join(f"{cut} -> {whole}" for cut, whole in sorted(completed.items()))
+        )
 
 
 def _trial(collector: Collector, path: Path, row: int | None, doc: Mapping[str, Any], *, job: str) -> None:
@@ -269,7 +290,7 @@ def _job_stats(collector: Collector, path: Path, doc: Mapping[str, Any]) -> None
                 group=_group(task, dataset),
                 order=(job, "", trial_name),
                 record=f"trial {trial_name}",
-                meta={"trial_name": trial_name, "dataset": dataset, "job": job},
+                meta={"trial_name": trial_name, "dataset": dataset, "job": job, "from_summary": True},
                 run=f"{job}/{trial_name}",
             )
         if cut:
