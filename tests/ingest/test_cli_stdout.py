@@ -54,6 +54,7 @@ def test_ingest_pipes_into_decide(two_agents: Path, monkeypatch: pytest.MonkeyPa
     [
         (["--json"], "--json prints to standard output, where -o - writes the rows"),
         (["--out-format", "parquet"], "`--out-format` must be one of csv, jsonl with -o -; got 'parquet'"),
+        (["--trajectories", "-"], "--trajectories must name a file (.jsonl or .jsonl.gz)"),
     ],
 )
 def test_standard_output_conflicts_exit_4(

@@ -129,6 +129,8 @@ def ingest_command(
 
     to_stdout = is_stdin(out)
     with user_errors(), Outputs(force=force) as outputs, Inputs(paths) as inputs:
+        if is_stdin(trajectories):
+            raise InputError("--trajectories must name a file (.jsonl or .jsonl.gz); standard output is for -o -")
         if to_stdout and as_json:
             raise InputError("--json prints to standard output, where -o - writes the rows; write the rows to a file")
         if to_stdout and (out_format or "csv") not in _STDOUT_FORMATS:
