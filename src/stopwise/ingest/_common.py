@@ -165,7 +165,8 @@ class IngestResult:
     formats: dict[str, str] = field(default_factory=dict)
     """The format each file was read as."""
     ignored_files: dict[str, str] = field(default_factory=dict)
-    """Files met while walking a directory that are not harness logs, with the reason."""
+    """Files met while walking a directory that are not harness logs, or that a summary read instead
+    covers (reason ``"covered by ..."``), with the reason."""
     notes: list[str] = field(default_factory=list)
     """What the adapters chose on the way (e.g. which Inspect scorer gave the outcome)."""
 
