@@ -209,3 +209,24 @@ def test_two_scaffolds_on_one_model_are_named_by_folder(tmp_path: Path, capsys: 
         ("scaffold-b", "a__b-1", 0.0), ("scaffold-b", "a__b-2", 0.0),
     ]
     assert main(["ingest", str(tmp_path), "-o", str(out), "--force", "--system-from", "file"]) == 4  # same file names
+
+
+def test_cli_reads_multi_swe_bench_right_and_refuses_an_unknown_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from stopwise.cli.main import main
+    from stopwise.records import read_outcomes
+
+    submission = tmp_path / "evaluation" / "java" / "verified" / "20240825_SWE-agent_gpt-4o"
+    path = _write(submission / "results" / "results.json", _multi_swe_bench_results(RESOLVED, UNRESOLVED, EMPTY, INCOMPLETE))
+    out = tmp_path / "rows.csv"
+    assert main(["ingest", str(tmp_path / "evaluation"), "-o", str(out)]) == 0
+    rows = read_outcomes(out).to_frame()
+    assert int((rows["outcome"] == 1.0).sum()) == len(RESOLVED) and set(rows["system"]) == {submission.name}
+    doc = json.loads(path.read_text())
+    doc["fixed_ids"] = doc.pop("resolved")
+    doc.pop("resolved_instances")
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["ingest", str(tmp_path / "evaluation"), "-o", str(tmp_path / "again.csv")]) == 4
+    err = "".join(capsys.readouterr().err.split())  # the message as printed, wrapping removed
+    assert f"{path},field'fixed_ids':isalistthisreaderdoesnotknowinaSWE-benchrunreport" in err
+    assert not (tmp_path / "again.csv").exists()
