@@ -23,11 +23,7 @@ MAX_CODE_LINES = 100
 KERNEL = re.compile(r"#\s*vectorised kernel:\s*\S")
 """The comment that marks a documented vectorised kernel (it must say why)."""
 
-KNOWN_LONG: dict[str, str] = {
-    # being split by another helper on issue 19 (branch of the ingest work); the lead removes this entry
-    # after that merge, and the test below fails once the function is short, so the entry cannot go stale
-    "stopwise/ingest/_inspect.py::read_log": "being split on issue 19 (ingest helper)",
-}
+KNOWN_LONG: dict[str, str] = {}
 """Long functions tolerated for now: ``path::qualified name`` -> why."""
 
 
