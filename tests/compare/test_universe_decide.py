@@ -222,6 +222,9 @@ class FakeBoundary:
             p_promote, p_reject = self.p
             n = len(differences)
             method = "fake"
+            # the top-up design reads the crossing look: constant paths at the p-values
+            log_capital_promote = np.full(len(differences), -np.log(self.p[0]) if self.p[0] > 0 else np.inf)
+            log_capital_reject = np.full(len(differences), -np.log(self.p[1]) if self.p[1] > 0 else np.inf)
 
         return Result()
 

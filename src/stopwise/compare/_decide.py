@@ -28,6 +28,7 @@ one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from datetime import UTC, datetime
@@ -41,7 +42,9 @@ from stopwise._version import __version__
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
+from stopwise.compare._plan import RANDOM_KINDS, order_check, top_up_design
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
+from stopwise.compare._topup import top_up_tasks
 from stopwise.errors import ComparisonError
 from stopwise.records import (
     ACTION_CODE,
@@ -371,6 +374,50 @@ class _DecideInputs:
         """The fixed-budget rule decides by the observed mean alone (tail method ``none``)."""
         return self.policy.tail_method == "none" and not self.betting
 
+    @functools.cached_property
+    def betting_design(self) -> _BettingDesign:
+        """How the betting boundary runs on this universe (refuses an unfit planned order; betting only)."""
+        return _betting_design(self.policy, self.universe)
+
+
+@dataclasses.dataclass(frozen=True)
+class _BettingDesign:
+    """The betting boundary's process on the planned order, and what the record must say about the order."""
+
+    process: str
+    """``top-up`` (pooled on a uniform pi, coverage by topping up), ``pooled`` or ``stratified``."""
+    warning: str | None = None
+    """An ``order-provenance`` warning (None when the order is verified)."""
+
+
+def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDesign:
+    """The process the planned order supports and the order check (``[betting]`` of the policy).
+
+    The stamped kind of the order (``stopwise order``), else the policy's ``[order] kind``, chooses the
+    process: a uniform order runs the top-up design when the policy asks for it (``betting-wor``, the
+    coverage rule and ``design = "top-up"``) and the pooled process otherwise; a coverage-aware one the
+    stratified process. An order that is not a verified seeded random permutation is refused, or with
+    ``order_check = "warn"`` flagged in the record; a universe built in Python without a stamp is flagged.
+    """
+    assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
+    problem = order_check(universe, RANDOM_KINDS)
+    kind = universe.stamp.kind if universe.stamp is not None else policy.order.kind
+    warning = None
+    if problem is not None:
+        lenient = universe.stamp is None and not universe.from_file
+        if not lenient and policy.betting.order_check == "refuse":
+            raise ComparisonError(
+                f"{problem}: the betting-wor boundary's guarantee needs a seeded random permutation "
+                f"({' or '.join(RANDOM_KINDS)}) written by `stopwise order`; write the order with it, or set "
+                "[betting] order_check = \"warn\" to decide anyway with a warning in the record"
+            )
+        warning = f"{problem}; the betting-wor guarantee assumes a seeded {kind!r} order"
+    if not universe.has_groups:  # one group: coverage holds from the first task, nothing to top up
+        return _BettingDesign("pooled", warning)
+    if kind == "uniform":
+        return _BettingDesign("top-up" if top_up_design(policy) else "pooled", warning)
+    return _BettingDesign("stratified", warning)
+
 
 def _decide_iv(
     rows: pd.DataFrame | OutcomeColumns,
@@ -520,7 +567,9 @@ def _observed(iv: _DecideInputs, paired: PairedOutcomes) -> _Observed:
     used_index = _prefix(paired) if iv.betting else np.arange(paired.n_observed)
     differences, groups = paired.differences[used_index], paired.groups[used_index]
     n = len(differences)
-    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, groups, rule=policy.coverage.rule)
+    # the top-up design judges coverage on every observed task (pi's prefix and the top-up tasks)
+    judged = paired.groups if iv.betting and iv.betting_design.process == "top-up" else groups
+    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, judged, rule=policy.coverage.rule)
     return _Observed(
         differences=differences,
         groups=groups,
@@ -545,19 +594,27 @@ class _Look:
     """Evidence against rejection (None when not computed)."""
     tail: TailProvenance | None = None
     """How the tails were computed (None when they were not)."""
+    reason: str | None = None
+    """The record's reason when the boundary words it itself (the top-up design); None: :func:`_reason`."""
+    warnings: tuple[DecisionWarning, ...] = ()
+    """Warnings of the boundary's own (listed after the guards)."""
 
 
 def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
     """The betting-wor boundary: a final action at any look once a p-value is at most a and coverage holds."""
     policy, universe = iv.policy, iv.universe
     assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
+    design = iv.betting_design
+    notes = () if design.warning is None else (DecisionWarning("order-provenance", design.warning),)
+    if design.process == "top-up":
+        return dataclasses.replace(_top_up_look(iv, paired, budget, seen), warnings=notes)
     r_promote = r_reject = None
     method, tail = "betting-wor", None
     if seen.covered:
         # A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled
         # process is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the
         # per-group (stratified) process is the valid one.
-        stratified = universe.has_groups and policy.order.kind != "uniform"
+        stratified = design.process == "stratified"
         result = betting_boundary(
             seen.differences,
             policy.threshold,
@@ -573,7 +630,56 @@ def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget
     promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
     reject = seen.covered and not promote and r_reject is not None and r_reject <= a
     action: Action = "promote" if promote else "reject" if reject else "abstain" if budget.at_limit else "continue"
-    return _Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail)
+    return _Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail, warnings=notes)
+
+
+def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
+    """The top-up design (:mod:`stopwise.compare._topup`): the pooled process on pi's observed prefix.
+
+    Once a test has crossed, the action waits for coverage on every observed task; the reason names the
+    crossing look, its p-value and the top-up tasks still to run.
+    """
+    policy, universe = iv.policy, iv.universe
+    assert universe is not None and universe.tasks is not None and universe.groups is not None
+    a = policy.tail_cutoff
+    if seen.n == 0:
+        return _Look(action="abstain" if budget.at_limit else "continue", method="betting-wor")
+    result = betting_boundary(
+        seen.differences, policy.threshold, population_size=paired.n_shared, alpha=a, confidence_bounds=False
+    )
+    method = result.method.replace(", pooled)", ", pooled on a uniform order, coverage by top-up)")
+    tail = TailProvenance(method="betting-wor", lattice=paired.lattice)
+    level = math.log(1.0 / a)
+    crossed = [np.flatnonzero(np.maximum.accumulate(log) >= level) for log in (result.log_capital_promote, result.log_capital_reject)]
+    at = [int(c[0]) + 1 if len(c) else None for c in crossed]
+    look = _Look(action="continue", method=method, r_promote=float(result.p_promote), r_reject=float(result.p_reject), tail=tail)
+    if at[0] is None and at[1] is None:
+        return dataclasses.replace(look, action="abstain" if budget.at_limit else "continue")
+    side = 0 if at[1] is None or (at[0] is not None and at[0] <= at[1]) else 1
+    word: Action = "promote" if side == 0 else "reject"
+    tau = at[side]
+    assert tau is not None
+    log_capital = (result.log_capital_promote, result.log_capital_reject)[side]
+    p_tau = float(min(1.0, math.exp(-float(np.max(log_capital[:tau])))))
+    crossing = (
+        f"betting-wor boundary crossed at look {tau} of the planned order: anytime-valid p_{word} = {p_tau:.3g} <= a "
+        f"(mean difference {'exceeds' if side == 0 else 'below'} the threshold)"
+    )
+    beyond = paired.n_observed - seen.n
+    if seen.covered:
+        extra = f"; coverage met on all {paired.n_observed} observed tasks ({beyond} beyond the prefix)" if beyond else ""
+        return dataclasses.replace(look, action=word, reason=crossing + extra)
+    codes = np.searchsorted(np.asarray(paired.universe_labels), universe.groups)
+    observed = np.zeros(universe.n_tasks, dtype=bool)
+    observed[paired.positions] = True
+    sizes = np.asarray(paired.universe_sizes, dtype=np.int64)
+    missing = universe.tasks[top_up_tasks(codes, observed, sizes)]
+    shown = ", ".join(missing[:20].tolist()) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
+    if budget.at_limit:
+        return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
+    return dataclasses.replace(
+        look, reason=crossing + f"; coverage not yet met: run the {len(missing)} top-up task(s) {shown}, then decide again"
+    )
 
 
 def _fixed_budget_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
@@ -631,10 +737,11 @@ def _decision_warnings(
         if e.code == "outside-universe":
             warn("outside-universe", f"{e.rows} row(s) on {e.tasks} task(s) outside the planned task universe were excluded")
     if seen.waiting:
+        top_up = iv.betting and iv.betting_design.process == "top-up"
         warn(
             "waiting",
             f"{seen.waiting} observed task(s) lie beyond the longest observed prefix of the planned order "
-            f"({n} tasks) and wait for the tasks before them",
+            + (f"({n} tasks): they count for coverage (top-up), not for the boundary" if top_up else f"({n} tasks) and wait for the tasks before them"),
         )
     minimum = MIN_OBSERVED.get(policy.tail_method, 0)
     if not iv.betting and look.tail is not None and n < minimum:
@@ -650,6 +757,7 @@ def _decision_warnings(
             f"all {n} observed differences are {'above' if seen.exceeds else 'at or below'} the threshold this early: one "
             "tail is exactly 0, which the fixed-budget rule may use only at the budget limit",
         )
+    warnings.extend(look.warnings)
     return warnings
 
 
@@ -667,7 +775,8 @@ def _decision_record(
         tested=iv.tested,
         baseline=iv.baseline,
         action=look.action,
-        reason=_reason(
+        reason=look.reason
+        or _reason(
             look.action,
             covered=seen.covered,
             enforce=policy.coverage.rule == "proportional",
