@@ -5,6 +5,11 @@ Each case hashes the records' canonical JSON (``model_dump_json`` without ``deci
 version, the only fields that legitimately change) and their ``digest()``s. The expected values were computed
 before the 0.1 restructure (issue 19) from the code at 3c078f6; a change here is a behaviour change and needs
 its own justification, not a new hash.
+
+Issue 21 (order provenance): the betting-wor records of the shared records (the 20 % and 50 % looks; 40 of
+the 120) now carry one more warning, ``order-provenance``: their universe is built in Python from
+``coverage_aware_orders(..., rng=7)`` and has no ``stopwise order`` stamp. Everything else in them (action,
+p-values, process, reason) and every other record is unchanged.
 """
 
 from __future__ import annotations
@@ -80,9 +85,9 @@ def test_shared_record_decisions_are_pinned(name: str) -> None:
 DEMO_ACTIONS = ["abstain", "abstain", "promote", "promote", "promote", "promote"]
 DEMO_SHA256 = "0ae62007a137ad2d4af747f44726d72d485f3b1766a7b033c9cecfa4df2b0869"
 SHARED_SHA256 = {
-    "swebench_lite": "0c45db620f578c837cd63106d44a1a686f659b62a3c4966cd804f468f550b035",
-    "swebench_verified": "0873681177a4545cd3bb676e7e6199aa94e6395b2d00ebb28aedeee1b9943bfa",
-    "swebench_verified_bashonly": "1218aa1230a29d14c74fe20d2bc28eceb7baefa5a3ada30a37f29220614852c7",
-    "terminal_bench_1_5": "50752748a8b1e50af2d1b6403a7bd79f4fc770c39ca50a465b22872d4f40adba",
-    "terminal_bench_2": "2414fd7d26fbb76b1fe34b235e5d57068a0dddbdb545526f724df37aa14df677",
+    "swebench_lite": "15171613b8d0ff9a021b3486ae5385cd7421ea14be824ebe857c5e270e5146bf",
+    "swebench_verified": "be6dd79357aa8522acd3e0ff234e62e548da8af3557f16657417eb10c363645b",
+    "swebench_verified_bashonly": "7c3ae6daf7242cce00b7092f9ca770efd12ce131da7366c67a93144968faa1c9",
+    "terminal_bench_1_5": "1146e3efb08dfce11e68eb78c63af3d310fe530f47164831ab3becbe39570555",
+    "terminal_bench_2": "e2ce3115638cd4368da0799aa84672cd20ef19e776b493faf39fa2926da68e67",
 }
