@@ -140,6 +140,10 @@ def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up() -> None:
     assert record is not None and record.action == expected and record.n_observed == len(run) == expected_end
     assert f"crossed at look {tau} of the planned order" in record.reason and record.coverage.satisfied
     assert "pooled on a uniform order, coverage by top-up" in record.tail_method
+    # more rows never undo the action (samples in flight finish after it: the export is a superset)
+    more = run + [str(t) for t in pi if str(t) not in run][:15]
+    later = decide(_rows(more, [groups[list(pi).index(t)] for t in more], value), "A", "B", TOP_UP, universe=universe)
+    assert later.action == expected and f"crossed at look {tau} of the planned order" in later.reason and later.coverage.satisfied
 
 
 def test_order_provenance_is_stamped_read_back_and_checked(tmp_path: Path) -> None:
@@ -153,7 +157,12 @@ def test_order_provenance_is_stamped_read_back_and_checked(tmp_path: Path) -> No
     rows = _rows(universe.tasks.tolist()[:10], universe.groups.tolist()[:10], dict.fromkeys(universe.tasks.tolist(), 1.0))
     assert "order-provenance" not in " ".join(decide(rows, "A", "B", TOP_UP, universe=universe).warnings)
     # a hand-written tasks file (no stamp) and a cost-first order are refused; the override warns in the record
-    order[["position", "task", "group"]].to_csv(tmp_path / "hand.csv", index=False)
+    # the exact seeded draw without its stamp is recognised (the policy's kind and seed redraw it)
+    order[["position", "task", "group"]].to_csv(tmp_path / "unstamped.csv", index=False)
+    unstamped = decide(rows, "A", "B", TOP_UP, universe=read_task_universe(tmp_path / "unstamped.csv"))
+    assert not any("provenance" in w for w in unstamped.warnings)
+    hand = order[["task", "group"]].iloc[::-1]  # any other order written by hand is not
+    hand.to_csv(tmp_path / "hand.csv", index=False)
     costs = pd.DataFrame({"system": "A", "task": tasks["task"], "group": tasks["group"], "cost_usd": np.arange(40.0)})
     cheap = task_order(costs, Policy.model_validate({"order": {"kind": "cost-first"}}), cost_system="A")
     cheap.drop(columns=["system", "cost_usd"], errors="ignore").to_csv(tmp_path / "cheap.csv", index=False)

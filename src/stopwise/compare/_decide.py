@@ -42,7 +42,7 @@ from stopwise._version import __version__
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
-from stopwise.compare._plan import RANDOM_KINDS, order_check, top_up_design
+from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.compare._topup import top_up_tasks
 from stopwise.errors import ComparisonError
@@ -393,15 +393,23 @@ class _BettingDesign:
 def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDesign:
     """The process the planned order supports and the order check (``[betting]`` of the policy).
 
-    The stamped kind of the order (``stopwise order``), else the policy's ``[order] kind``, chooses the
-    process: a uniform order runs the top-up design when the policy asks for it (``betting-wor``, the
-    coverage rule and ``design = "top-up"``) and the pooled process otherwise; a coverage-aware one the
-    stratified process. An order that is not a verified seeded random permutation is refused, or with
-    ``order_check = "warn"`` flagged in the record; a universe built in Python without a stamp is flagged.
+    The order's kind chooses the process: a uniform order runs the top-up design when the policy asks for
+    it (``betting-wor``, the coverage rule and ``design = "top-up"``) and the pooled process otherwise; a
+    coverage-aware one the stratified process. The kind is the stamp's (``stopwise order``), verified by
+    redrawing it; an order without a stamp that is exactly the draw ``stopwise order`` makes for this
+    policy (its kind, :func:`stopwise.compare._plan.drawn_kind`, and ``[order] seed``) counts as verified.
+    Any other order is refused, or with ``order_check = "warn"`` flagged in the record (a universe built in
+    Python without a stamp is always only flagged) and tested with the stratified process, the one valid
+    for any group schedule that is random within groups.
     """
     assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
     problem = order_check(universe, RANDOM_KINDS)
-    kind = universe.stamp.kind if universe.stamp is not None else policy.order.kind
+    kind = universe.stamp.kind if universe.stamp is not None else None
+    if problem is not None and universe.stamp is None:
+        for candidate in dict.fromkeys((drawn_kind(policy), policy.order.kind)):
+            if candidate in RANDOM_KINDS and order_check(universe.with_stamp(candidate, policy.order.seed), RANDOM_KINDS) is None:
+                problem, kind = None, candidate  # the policy's own seeded draw, unstamped
+                break
     warning = None
     if problem is not None:
         lenient = universe.stamp is None and not universe.from_file
@@ -411,7 +419,8 @@ def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDe
                 f"({' or '.join(RANDOM_KINDS)}) written by `stopwise order`; write the order with it, or set "
                 "[betting] order_check = \"warn\" to decide anyway with a warning in the record"
             )
-        warning = f"{problem}; the betting-wor guarantee assumes a seeded {kind!r} order"
+        warning = f"{problem}; the betting-wor guarantee assumes an order drawn at random within groups (stratified process)"
+        kind = "coverage-aware"
     if not universe.has_groups:  # one group: coverage holds from the first task, nothing to top up
         return _BettingDesign("pooled", warning)
     if kind == "uniform":
@@ -596,6 +605,9 @@ class _Look:
     """How the tails were computed (None when they were not)."""
     reason: str | None = None
     """The record's reason when the boundary words it itself (the top-up design); None: :func:`_reason`."""
+    coverage: CoverageState | None = None
+    """The coverage of the tasks the action rests on when the boundary chooses them (the top-up design); None:
+    the judged tasks'."""
     warnings: tuple[DecisionWarning, ...] = ()
     """Warnings of the boundary's own (listed after the guards)."""
 
@@ -636,8 +648,10 @@ def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget
 def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
     """The top-up design (:mod:`stopwise.compare._topup`): the pooled process on pi's observed prefix.
 
-    Once a test has crossed, the action waits for coverage on every observed task; the reason names the
-    crossing look, its p-value and the top-up tasks still to run.
+    Once a test has crossed at look tau, the action is issued when, for some L from tau to the observed
+    prefix, pi's first L tasks and their fewest top-up tasks are all observed (coverage holds on that set,
+    which the record's coverage describes); otherwise the reason names the top-up tasks still to run.
+    The reason keeps tau and the p-value at tau.
     """
     policy, universe = iv.policy, iv.universe
     assert universe is not None and universe.tasks is not None and universe.groups is not None
@@ -665,15 +679,21 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
         f"betting-wor boundary crossed at look {tau} of the planned order: anytime-valid p_{word} = {p_tau:.3g} <= a "
         f"(mean difference {'exceeds' if side == 0 else 'below'} the threshold)"
     )
-    beyond = paired.n_observed - seen.n
-    if seen.covered:
-        extra = f"; coverage met on all {paired.n_observed} observed tasks ({beyond} beyond the prefix)" if beyond else ""
-        return dataclasses.replace(look, action=word, reason=crossing + extra)
+    # The action rests on pi's first L tasks plus their fewest top-up, for some L from tau to the observed prefix:
+    # monotone in the rows (more rows never undo it), and the set the replay's live run observes at L = tau.
     codes = np.searchsorted(np.asarray(paired.universe_labels), universe.groups)
     observed = np.zeros(universe.n_tasks, dtype=bool)
     observed[paired.positions] = True
     sizes = np.asarray(paired.universe_sizes, dtype=np.int64)
-    missing = universe.tasks[top_up_tasks(codes, observed, sizes)]
+    planned = np.arange(universe.n_tasks)
+    for length in range(tau, seen.n + 1):
+        extra = top_up_tasks(codes, planned < length, sizes)
+        if observed[extra].all():
+            basis = np.r_[planned[:length], extra]
+            coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=policy.coverage.rule)
+            where = f"; coverage met on the first {length} tasks of the planned order" + (f" and {len(extra)} top-up task(s)" if len(extra) else "")
+            return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
+    missing = universe.tasks[[i for i in top_up_tasks(codes, planned < seen.n, sizes) if not observed[i]]]
     shown = ", ".join(missing[:20].tolist()) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
     if budget.at_limit:
         return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
@@ -797,7 +817,7 @@ def _decision_record(
         tail_method=look.method,
         tail=look.tail,
         budget=BudgetState(measure=policy.budget.measure, used=budget.used, limit=policy.budget.limit, at_limit=budget.at_limit),
-        coverage=seen.coverage,
+        coverage=look.coverage or seen.coverage,
         excluded=list(paired.excluded),
         flagged=list(paired.flagged),
         policy_sha256=policy.sha256(),
