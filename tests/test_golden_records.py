@@ -85,9 +85,9 @@ def test_shared_record_decisions_are_pinned(name: str) -> None:
 DEMO_ACTIONS = ["abstain", "abstain", "promote", "promote", "promote", "promote"]
 DEMO_SHA256 = "0ae62007a137ad2d4af747f44726d72d485f3b1766a7b033c9cecfa4df2b0869"
 SHARED_SHA256 = {
-    "swebench_lite": "15171613b8d0ff9a021b3486ae5385cd7421ea14be824ebe857c5e270e5146bf",
-    "swebench_verified": "be6dd79357aa8522acd3e0ff234e62e548da8af3557f16657417eb10c363645b",
-    "swebench_verified_bashonly": "7c3ae6daf7242cce00b7092f9ca770efd12ce131da7366c67a93144968faa1c9",
-    "terminal_bench_1_5": "1146e3efb08dfce11e68eb78c63af3d310fe530f47164831ab3becbe39570555",
-    "terminal_bench_2": "e2ce3115638cd4368da0799aa84672cd20ef19e776b493faf39fa2926da68e67",
+    "swebench_lite": "5be5734138daf6ebc9b60d2811e9c805702fb2e5db38f5343223b78347ce4f0e",
+    "swebench_verified": "b64cb353d1af33a2155f8bc79fe2881415b7cf2096384d71076400fb7f8ab10f",
+    "swebench_verified_bashonly": "02e6b5622a885e0e6ad0afe52b1285abfaa3b938f26d384f1d0aec9b27bb9cdc",
+    "terminal_bench_1_5": "823a40927dd238d975eef73ae38a48a07c45d34d1d25f9a25399d481cede3576",
+    "terminal_bench_2": "6e8f0efd30670524b3aba8c6cc8246a86cf0b5d9ee56396c7d3f9092ab75a24d",
 }
