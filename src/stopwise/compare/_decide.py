@@ -668,7 +668,9 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
     at = [int(c[0]) + 1 if len(c) else None for c in crossed]
     look = _Look(action="continue", method=method, r_promote=float(result.p_promote), r_reject=float(result.p_reject), tail=tail)
     if at[0] is None and at[1] is None:
-        return dataclasses.replace(look, action="abstain" if budget.at_limit else "continue")
+        if budget.at_limit:
+            return dataclasses.replace(look, action="abstain", reason="at the budget limit: the betting-wor boundary was not crossed (both p-values exceed a)")
+        return dataclasses.replace(look, reason=f"betting-wor boundary not crossed on the first {seen.n} tasks of the planned order; budget remains")
     side = 0 if at[1] is None or (at[0] is not None and at[0] <= at[1]) else 1
     word: Action = "promote" if side == 0 else "reject"
     tau = at[side]
