@@ -196,3 +196,20 @@ def test_the_stratified_design_stays_available_and_the_policy_digest_is_unchange
     # a coverage-aware order under the top-up policy is still tested validly, with the stratified process
     assert "stratified, 2 groups" in decide(rows, "A", "B", TOP_UP, universe=universe).tail_method
     assert isinstance(universe, TaskUniverse)
+
+
+def test_stopwise_order_writes_the_top_up_permutation_with_its_stamp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from stopwise.cli.main import main
+    from stopwise.records import DEFAULT_POLICY_TOML
+
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("task,group\n" + "".join(f"t{i:02d},{'ab'[i % 2]}\n" for i in range(30)))
+    policy = tmp_path / "policy.toml"
+    policy.write_text(DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"'))
+    assert main(["order", str(tasks), "-p", str(policy), "-o", str(tmp_path / "order.csv")]) == 0
+    assert "order uniform (the betting boundary's top-up design" in capsys.readouterr().out.replace("\n", " ")
+    universe = read_task_universe(tmp_path / "order.csv")
+    assert universe.stamp is not None and (universe.stamp.kind, universe.stamp.seed) == ("uniform", 0)
+    assert order_check(universe, ("uniform",)) is None
+    expected = uniform_orders(30, 1, rng=0)[0]  # the seeded draw over the sorted task names
+    assert universe.tasks.tolist() == [f"t{i:02d}" for i in expected]
