@@ -412,7 +412,13 @@ def test_warning_codes_of_real_looks() -> None:
     early = _pending_after(rows_from([1.0] * 40, [0.0] * 40), 20)
     assert warning_codes(early, universe=universe_of(early)) == ["one-sided"]
     gap = strong[~((strong["system"] == "B") & (strong["task"] == "t000"))]
-    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting"]
+    # a universe built in Python carries no order stamp: the betting boundary flags its provenance
+    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting", "order-provenance"]
+    forged = planned.with_stamp("coverage-aware", 0)  # stamped, but not the seed-0 draw of its tasks
+    with pytest.raises(ComparisonError, match="not the 'coverage-aware' draw of seed 0"):
+        decide(gap, "A", "B", policy(**BETTING), universe=forged)
+    lenient = policy(**BETTING, betting={"order_check": "warn"})
+    assert warning_codes(gap, lenient, universe=forged) == ["waiting", "order-provenance"]
     assert warning_codes(gap, policy(**BETTING), universe=TaskUniverse(planned.tasks[:30].tolist(), ["g"] * 30)) == [
-        "outside-universe", "waiting"
+        "outside-universe", "waiting", "order-provenance"
     ]

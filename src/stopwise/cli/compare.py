@@ -237,7 +237,11 @@ def order_command(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the order and its policy sha256 as JSON.")] = False,
 ) -> None:
-    """Write the task order a live evaluation should follow, fixed by the policy before any outcome."""
+    """Write the task order a live evaluation should follow, fixed by the policy before any outcome.
+
+    The output is stamped with the kind drawn, its seed and a digest (columns order_kind, order_seed,
+    order_sha256), which decide checks under the betting-wor boundary.
+    """
     import pandas as pd
 
     from stopwise._atomic import Outputs
@@ -253,11 +257,13 @@ def order_command(
         if out_tmp is not None:
             order.to_csv(out_tmp, index=False)
     first = order.loc[order["covered"], "position"]
+    kind, digest = str(order["order_kind"].iloc[0]), str(order["order_sha256"].iloc[0])  # the kind drawn (uniform under top-up)
     if as_json:
-        print_json({"policy_sha256": chosen.sha256(), "kind": chosen.order.kind, "seed": chosen.order.seed, "order": order})
+        print_json({"policy_sha256": chosen.sha256(), "kind": kind, "seed": chosen.order.seed, "order_sha256": digest, "order": order})
         return
+    design = " (the betting boundary's top-up design: a uniformly random permutation)" if kind != chosen.order.kind else ""
     console.print(
-        f"{len(order)} tasks in {order['group'].nunique()} group(s); order {chosen.order.kind} (seed {chosen.order.seed}); "
+        f"{len(order)} tasks in {order['group'].nunique()} group(s); order {kind}{design} (seed {chosen.order.seed}, sha256 {digest[:16]}…); "
         f"policy sha256 {chosen.sha256()[:16]}…; coverage rule first met after {int(first.iloc[0]) if len(first) else '—'} tasks"
     )
     if out is not None:

@@ -41,7 +41,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         pair_outcomes,
         task_groups,
     )
-    from stopwise.compare._plan import order_universe, task_order
+    from stopwise.compare._plan import order_check, order_universe, task_order
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         serfling_tails_from_moments,
         tail_probabilities,
     )
+    from stopwise.compare._topup import top_up_ends, top_up_tasks
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
@@ -86,6 +87,7 @@ __all__ = [
     "neyman_from_draws",
     "neyman_orders",
     "normal_tails_from_moments",
+    "order_check",
     "order_universe",
     "outcome_cells",
     "pair_outcomes",
@@ -96,5 +98,7 @@ __all__ = [
     "tail_probabilities",
     "task_groups",
     "task_order",
+    "top_up_ends",
+    "top_up_tasks",
     "uniform_orders",
 ]

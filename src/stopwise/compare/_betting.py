@@ -108,6 +108,12 @@ bets quadratically, and the knapsack infimum grows with the imbalance of the coe
 Use the stratified process whenever the order is not uniform over all N tasks (pass ``groups`` and
 ``group_sizes``); it is valid for any predictable group schedule, including the uniform one.
 
+With the coverage rule, the default live design does not need it: the top-up design
+(:mod:`stopwise.compare._topup`, policy ``[betting] design = "top-up"``) runs a uniformly random
+permutation pi, tests with the pooled process on pi's prefix and, after a crossing, runs the fewest
+tasks that meet coverage before acting; the action depends only on the pooled crossing, so the pooled
+guarantee carries over. The stratified process serves ``design = "stratified"`` (coverage-aware orders).
+
 Computation. The bets, A_t and the coefficients' increments are vectorised over rows and looks like
 the pooled process; the per-group running sums and the knapsack maxima come from
 :mod:`stopwise.compare._strata`: sorted at every look for a few rows, and for a batch (from

@@ -150,7 +150,8 @@ def exclusion_code(reason: str) -> ExclusionCode | None:
 
 
 WarningCode = Literal[
-    "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided"
+    "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
+    "order-provenance",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -160,4 +161,5 @@ planned task is observed but the budget used given is below the limit; ``no-univ
 groups are inferred from the rows; ``outside-universe`` rows on tasks outside the universe were
 excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of the planned order;
 ``few-observed`` fewer paired tasks than the tail method wants; ``one-sided`` every observed
-difference on one side of the threshold before the budget limit."""
+difference on one side of the threshold before the budget limit; ``order-provenance`` the betting
+boundary's planned order is not a verified seeded random permutation of the kind its guarantee needs."""

@@ -5,9 +5,13 @@ budget-grid replay, :func:`stopwise.replay.pair_orders`); at every look the rule
 of the prefix so far and the run stops at the first promote or reject. Two rules are replayed:
 
 * ``betting-wor`` — the anytime-valid betting boundary (:func:`stopwise.compare.betting_paths`):
-  promote at the first look at which the promote capital has reached 1/a, reject likewise. Under a
-  uniform order the pooled process is used; under any other order the stratified (per-group)
-  process over the pair's task groups.
+  promote at the first look at which the promote capital has reached 1/a, reject likewise. With the
+  coverage rule and the policy's ``[betting] design = "top-up"`` (the default) the top-up design
+  (:mod:`stopwise.compare._topup`): the pooled process on uniformly random orders pi (the orders of the
+  policy with ``[order] kind = "uniform"``, the same seed), and the run stops when the top-up after the
+  crossing look ends (:func:`stopwise.compare._topup.top_up_ends`, a (K, N) table per plan, so every
+  (pair, order, look) stays an array computation). Otherwise, under a uniform order the pooled process
+  is used; under any other order the stratified (per-group) process over the pair's task groups.
 * ``fixed-budget`` — the paper's primary rule re-declared at every look (the only way to stop early
   with a fixed-budget rule): at each look the prefix is treated as the budget limit and the routine
   of Fig. 2 runs with exact bootstrap tails (paired normal tails where the pair's lattice is too fine
@@ -48,6 +52,7 @@ from stopwise.compare import (
     routine_actions,
 )
 from stopwise.compare._betting import resolve_strategy
+from stopwise.compare._topup import top_up_ends
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
 from stopwise.records._vocabulary import LIVE_RULES
@@ -460,9 +465,12 @@ def replay_source_looks(
         raise ArgumentError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
-    stratified = policy.order.kind != "uniform"
+    top_up = enforce and policy.betting.design == "top-up" and "betting-wor" in rules
+    stratified = policy.order.kind != "uniform" and not top_up
     used = resolve_strategy(strategy, stratified)  # an unknown name is an ArgumentError here, before any work
     orders_of = Orders(source, policy, n_orders)
+    # the top-up design runs the betting rule on uniform orders pi (the same draws as a uniform policy's)
+    uniform_of = Orders(source, policy.model_copy(update={"order": policy.order.model_copy(update={"kind": "uniform"})}), n_orders)
     plans: dict[int, tuple[np.ndarray, list[ReplayPair]]] = {}
     for pair in source.pairs:
         orders = orders_of.for_pair(pair)
@@ -480,14 +488,20 @@ def replay_source_looks(
             codes = codes_task[orders] if stratified else None
             sizes = np.bincount(codes_task, minlength=len(labels)) if stratified else None
             bet_looks = live_looks(n, looks)
+            pi = uniform_of.for_pair(pairs[0]) if top_up else orders
+            ends = top_up_ends(codes_task[pi], np.bincount(codes_task, minlength=len(labels))) if top_up else None
             fix_looks = live_looks(n, fixed_looks if fixed_looks is not None else max(1, math.ceil(n / 20)))
             fixed = [_fixed_stops(pair, orders, gate, fix_looks, alpha, tails) for pair in pairs] if "fixed-budget" in rules else []
             for t_index, threshold in enumerate(thresholds_arr):
                 positive = [exceeds_threshold(p.differences, p.lattice, float(threshold)) for p in pairs]
                 for rule in rules:
-                    if rule == "betting-wor":
+                    if rule == "betting-wor" and ends is not None:
+                        plan = _BettingPlan(pi, float(threshold), None, None, None, bet_looks, alpha, strategy)
+                        stops: list[_Stops] = [_topped_up(run, ends) for run in _run_betting(pairs, plan, batch_rows, pool)]
+                        methods = [f"betting-wor ({used}, pooled on uniform orders, coverage by top-up)"] * len(pairs)
+                    elif rule == "betting-wor":
                         plan = _BettingPlan(orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy)
-                        stops: list[_Stops] = _run_betting(pairs, plan, batch_rows, pool)
+                        stops = _run_betting(pairs, plan, batch_rows, pool)
                         methods = [f"betting-wor ({used}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
                     else:
                         stops = [runs[t_index] for runs, _ in fixed]
@@ -519,6 +533,13 @@ def replay_source_looks(
         truth="positive iff Delta_full > delta on the complete shared task set",
     )
     return LiveReplay(pairs=table, curve=curve, summary=summarize_live(table, curve), settings=settings)
+
+
+def _topped_up(run: _Stops, ends: np.ndarray) -> _Stops:
+    """A pooled run's stops moved to the end of the top-up after the crossing look (``ends``: (K, N), per order)."""
+    resolved = run.action != _NONE
+    at = np.where(resolved, run.stop, 1) - 1
+    return _Stops(run.action, np.where(resolved, ends[np.arange(len(at)), at], _NONE))
 
 
 def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, pool: ThreadPoolExecutor | None) -> list[_Stops]:
