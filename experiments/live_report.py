@@ -34,7 +34,8 @@ from stopwise.replay._report import markdown_table
 
 RECORDS = ["swebench_verified", "swebench_verified_bashonly", "swebench_lite", "terminal_bench_1_5", "terminal_bench_2"]
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
-PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"design": "stratified"}})
+"""The coverage-aware order and its stratified process (the primary policy's betting design before top-up)."""
 
 
 def _wrong_quantiles(pairs: pd.DataFrame) -> pd.DataFrame:
