@@ -49,6 +49,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         serfling_tails_from_moments,
         tail_probabilities,
     )
+    from stopwise.compare._wor_exact import exact_wor_pvalue, exact_wor_pvalues, exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
@@ -74,6 +75,9 @@ __all__ = [
     "coverage_state",
     "decide",
     "exact_tails_from_counts",
+    "exact_wor_pvalue",
+    "exact_wor_pvalues",
+    "exact_wor_tails_from_counts",
     "exceeds_threshold",
     "input_digest",
     "lattice_of",
