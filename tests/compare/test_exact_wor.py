@@ -17,6 +17,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 import stopwise
+from stopwise import decide
 from stopwise.compare import exact_tails_from_counts, exact_wor_pvalue, exact_wor_pvalues, exact_wor_tails_from_counts
 from stopwise.compare._wor_exact import _statistic
 from stopwise.errors import ArgumentError, ComparisonError
@@ -224,3 +225,35 @@ def test_past_limit_at_its_default_keeps_the_policy_digest() -> None:
     assert '"past_limit":"refuse"' in refusing.canonical_json() and refusing.sha256() != default.sha256()
     # the digest of the default policy before issue 21 (main at 54fb898)
     assert default.sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"
+
+
+# ---- replay: the batched tables give decide's p-values ----------------------------------------------------------
+
+
+def test_replay_with_exact_wor_equals_decide_on_the_prefix() -> None:
+    from stopwise.compare import budget_task_count
+    from stopwise.records import synthetic_benchmark
+    from stopwise.replay import pair_orders, prepare_source, replay_source_grid
+
+    rows = synthetic_benchmark(80, 3, rng=5)  # 0/1 outcomes
+    policy = Policy.model_validate({"tail_method": "exact-wor", "order": {"kind": "uniform"}, "coverage": {"rule": "none"}})
+    source = prepare_source(rows, "synthetic")
+    run = replay_source_grid(source, policy, policy_name="exact-wor", n_orders=4, keep_decisions=True)
+    decisions = run.decisions
+    assert decisions is not None
+    checked = 0
+    for index in np.random.default_rng(0).choice(len(decisions), size=25, replace=False):
+        row = decisions.iloc[index]
+        pair = next(p for p in source.pairs if source.pair_label(p) == (row["tested"], row["baseline"]))
+        orders = pair_orders(source, pair, policy, 4)
+        k = budget_task_count(pair.n_shared, float(row["budget"]))
+        observed = set(source.tasks[pair.tasks[orders[int(row["order"]), :k]]])
+        view = rows[rows["system"].isin([row["tested"], row["baseline"]]) & rows["task"].isin(observed)]
+        limited = policy.model_copy(update={"threshold": float(row["threshold"]), "budget": policy.budget.model_copy(update={"limit": float(row["budget"])})})
+        universe = TaskUniverse(source.tasks[pair.tasks].tolist(), source.groups[pair.tasks].tolist())
+        record = decide(view, row["tested"], row["baseline"], limited, universe=universe)
+        assert record.action == row["action"] and record.n_observed == k
+        assert record.r_promote == pytest.approx(row["r_promote"], abs=1e-12)
+        assert record.r_reject == pytest.approx(row["r_reject"], abs=1e-12)
+        checked += 1
+    assert checked == 25
