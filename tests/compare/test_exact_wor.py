@@ -257,3 +257,41 @@ def test_replay_with_exact_wor_equals_decide_on_the_prefix() -> None:
         assert record.r_reject == pytest.approx(row["r_reject"], abs=1e-12)
         checked += 1
     assert checked == 25
+
+
+def test_group_driven_orders_warn_about_the_unweighted_mean_and_exact_wor_s_model() -> None:
+    # 400 planned tasks in "big", 100 in "small"; the 100 observed over-represent "small" (half of them)
+    tasks = [f"t{i:03d}" for i in range(500)]
+    groups = ["big"] * 400 + ["small"] * 100
+    made = []
+    observed = [(t, g) for t, g in zip(tasks, groups, strict=True) if (g == "big" and t < "t050") or (g == "small" and t < "t450")]
+    for index, (task, group) in enumerate(observed):
+        a, b = (1, 0) if group == "small" else ((0, 1) if index < 15 else (0, 0))  # small: 50 wins; big: 15 losses
+        made += [{"system": "A", "task": task, "outcome": a, "group": group}, {"system": "B", "task": task, "outcome": b, "group": group}]
+    rows, universe = stopwise.records.outcome_frame(made), TaskUniverse(tasks, groups)
+    settings = {"budget": {"limit": 0.2}, "coverage": {"rule": "none"}}
+    record = stopwise.decide(rows, "A", "B", Policy.model_validate(settings), universe=universe)
+    assert record.action == "promote" and record.delta_hat == pytest.approx(0.35)
+    # stratified: 0.8 * (-15 / 50) + 0.2 * 1 = -0.04 <= 0: the other side of delta
+    (warning,) = [w for w in record.warnings if "group-weighted" in w]
+    assert "unweighted mean 0.35" in warning and "stratified) mean -0.04 lies on the other side" in warning
+    exact = stopwise.decide(rows, "A", "B", Policy.model_validate({**settings, "tail_method": "exact-wor"}), universe=universe)
+    assert exact.action == "promote" and any("assumes the observed tasks are a simple random sample" in w for w in exact.warnings)
+    uniform = stopwise.decide(
+        rows, "A", "B", Policy.model_validate({**settings, "tail_method": "exact-wor", "order": {"kind": "uniform"}}), universe=universe
+    )
+    assert not any("simple random sample" in w or "group-weighted" in w for w in uniform.warnings)
+
+
+def test_a_cost_budget_is_cut_at_the_task_that_reaches_it() -> None:
+    tasks = [f"t{i:02d}" for i in range(40)]
+    made = []
+    for task in tasks[:30]:
+        made += [{"system": "A", "task": task, "outcome": 1, "group": "g", "cost_usd": 1.0},
+                 {"system": "B", "task": task, "outcome": 0, "group": "g", "cost_usd": 1.0}]
+    rows, universe = stopwise.records.outcome_frame(made), TaskUniverse(tasks, ["g"] * 40)
+    policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 20.5}})
+    record = stopwise.decide(rows, "A", "B", policy, universe=universe)
+    # the tested system's cost reaches 20.5 with the 21st task: that is the look at the limit
+    assert record.n_observed == 21 and record.budget.used == 21.0 and record.budget.at_limit
+    assert [(e.code, e.rows, e.tasks) for e in record.excluded] == [("beyond-limit", 18, 9)]
