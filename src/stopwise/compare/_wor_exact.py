@@ -45,9 +45,12 @@ It is NOT exact, and is not used as such, for:
 * several looks: the test is for ONE look at a sample size fixed in advance. Looking again after
   an abstain needs the ``betting-wor`` boundary.
 
-Cost: one table per (n, N, delta) of all cells' p-values, ``(N - |c|) / 2`` populations times
-``(n + 1)(n + 2) / 2`` cells (N = 500, n = 150: 0.1 s; n = 500: about 2 s), cached, so a replay
-grid computes each table once for all its pairs and orders.
+Cost: a maximum over ``(N - |c|) / 2 + 1`` populations, each summed over the samples of non-negligible
+probability. One sample's p-values (what ``decide`` needs) take 0.1 s for n = 150 of N = 500 and
+about 2 s for n = 1,000 of N = 2,294; a table of every sample's p-values for one (n, N, delta) (what
+the replay needs) 0.25 s (n = 50), 0.5 s (n = 150) and 1.1 s (n = 300) for N = 500, both sides, and
+is cached, so a replay grid computes each table once for all its pairs and orders
+(``benchmarks/one_look_level.py`` prints these times).
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ def _log_choose(total: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.where(ok, value, -np.inf)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _statistic(n: int, shift: float) -> np.ndarray:
     """The monotone statistic T of every cell (w, l), shape (n + 1, n + 1); -inf where w + l > n.
 
@@ -144,7 +147,7 @@ def _worst_tails(n: int, population_size: int, shift: float, boundary: int, quer
     return np.clip(worst, 0.0, 1.0)
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=32)
 def _promote_table(n: int, population_size: int, shift: float, boundary: int) -> np.ndarray:
     """p_promote of every cell (w, l), shape (n + 1, n + 1) (NaN where w + l > n)."""
     statistic = _statistic(n, shift)
