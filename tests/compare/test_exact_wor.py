@@ -295,3 +295,17 @@ def test_a_cost_budget_is_cut_at_the_task_that_reaches_it() -> None:
     # the tested system's cost reaches 20.5 with the 21st task: that is the look at the limit
     assert record.n_observed == 21 and record.budget.used == 21.0 and record.budget.at_limit
     assert [(e.code, e.rows, e.tasks) for e in record.excluded] == [("beyond-limit", 18, 9)]
+
+
+def test_the_batched_p_values_equal_the_tables() -> None:
+    rng = np.random.default_rng(4)
+    n = rng.choice([5, 12, 30], size=60)
+    wins = rng.integers(0, n + 1)
+    losses = rng.integers(0, n - wins + 1)
+    thresholds = [0.0, 0.05, -0.1]
+    p_promote, p_reject = exact_wor_tails_from_counts(wins, losses, n, 90, thresholds)
+    for j, delta in enumerate(thresholds):
+        for i in range(len(n)):
+            table_p, table_r = exact_wor_pvalues(int(n[i]), 90, delta)
+            assert p_promote[i, j] == pytest.approx(table_p[wins[i], losses[i]], abs=1e-12)
+            assert p_reject[i, j] == pytest.approx(table_r[wins[i], losses[i]], abs=1e-12)

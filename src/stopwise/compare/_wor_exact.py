@@ -70,17 +70,6 @@ EXACT_WOR_MAX_WORK = 2_000_000_000
 
 
 
-def _log_choose(total: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """The log of C(total, k), -inf where k < 0 or k > total (broadcast)."""
-    from scipy.special import gammaln  # here: the command line need not load SciPy at start-up
-
-    total, k = np.broadcast_arrays(np.asarray(total, dtype=float), np.asarray(k, dtype=float))
-    ok = (k >= 0) & (k <= total)
-    with np.errstate(invalid="ignore"):
-        value = gammaln(total + 1) - gammaln(k + 1) - gammaln(total - k + 1)
-    return np.where(ok, value, -np.inf)
-
-
 @functools.lru_cache(maxsize=8)
 def _statistic(n: int, shift: float) -> np.ndarray:
     """The monotone statistic T of every cell (w, l), shape (n + 1, n + 1); -inf where w + l > n.
@@ -116,20 +105,28 @@ def _worst_tails(n: int, population_size: int, shift: float, boundary: int, quer
             f"the exact-wor test for n = {n} of N = {big_n} sums over {work:,} (population, sample) pairs, "
             f"more than {EXACT_WOR_MAX_WORK:,}"
         )
+    from scipy.special import gammaln
+
+    log_factorial = gammaln(np.arange(big_n + 2, dtype=float))  # log_factorial[m + 1] = log m!
     draws = np.arange(n + 1)
-    log_total = float(_log_choose(np.array(big_n), np.array(n)))
+
+    def log_choose(total: int) -> np.ndarray:
+        """The log of C(total, k) for k = 0 .. n, -inf where k > total."""
+        k = np.minimum(draws, total)
+        value = log_factorial[total + 1] - log_factorial[k + 1] - log_factorial[total - k + 1]
+        return np.where(draws <= total, value, -np.inf)
+
+    log_total = float(log_choose(big_n)[n])
     floor = np.log(1e-18)
     worst = np.zeros(len(queries))
     descending = -queries
     for loss_count in losses:
-        win_count = loss_count + boundary
-        tie_count = big_n - win_count - loss_count
-        log_w = _log_choose(np.array(win_count), draws)
-        log_l = _log_choose(np.array(loss_count), draws)
-        log_t = _log_choose(np.array(tie_count), draws)
+        win_count = int(loss_count + boundary)
+        tie_count = big_n - win_count - int(loss_count)
+        log_w, log_l, log_t = log_choose(win_count), log_choose(int(loss_count)), log_choose(tie_count)
         # marginal log pmf of the wins (losses) seen: C(W, w) C(N - W, n - w) / C(N, n)
-        keep_w = np.flatnonzero(log_w + _log_choose(np.array(big_n - win_count), n - draws) - log_total > floor)
-        keep_l = np.flatnonzero(log_l + _log_choose(np.array(big_n - loss_count), n - draws) - log_total > floor)
+        keep_w = np.flatnonzero(log_w + log_choose(big_n - win_count)[::-1] - log_total > floor)
+        keep_l = np.flatnonzero(log_l + log_choose(big_n - int(loss_count))[::-1] - log_total > floor)
         w_grid, l_grid = keep_w[:, None] + 0 * keep_l[None, :], keep_l[None, :] + 0 * keep_w[:, None]
         rest = n - w_grid - l_grid
         ok = (rest >= 0) & (rest <= tie_count)
@@ -147,7 +144,7 @@ def _worst_tails(n: int, population_size: int, shift: float, boundary: int, quer
     return np.clip(worst, 0.0, 1.0)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=512)  # a replay asks for budgets x thresholds x 2 sides, pair after pair
 def _promote_table(n: int, population_size: int, shift: float, boundary: int) -> np.ndarray:
     """p_promote of every cell (w, l), shape (n + 1, n + 1) (NaN where w + l > n)."""
     statistic = _statistic(n, shift)
@@ -178,6 +175,33 @@ def exact_wor_pvalue(wins: int, losses: int, n: int, population_size: int, thres
     promote = _worst_tails(int(n), int(population_size), shift, c, np.array([_statistic(int(n), shift)[wins, losses]]))
     reject = _worst_tails(int(n), int(population_size), -shift, -(c + 1), np.array([_statistic(int(n), -shift)[losses, wins]]))
     return float(promote[0]), float(reject[0])
+
+
+_SMALL_TABLE = 5_000_000
+"""Populations x cells up to which the batched look-up computes (and caches) a whole table."""
+_MEMO: dict[tuple[int, int, float, int], tuple[np.ndarray, np.ndarray]] = {}
+_MEMO_ENTRIES = 256
+
+
+def _memo_tails(n: int, population_size: int, shift: float, boundary: int, values: np.ndarray) -> np.ndarray:
+    """:func:`_worst_tails` of sorted distinct ``values``, remembered per (n, N, delta, side) across calls.
+
+    A replay asks once per pair for the same budget and threshold; only the values of the statistic
+    no earlier call asked for are computed.
+    """
+    key = (n, population_size, shift, boundary)
+    known, tails = _MEMO.get(key, (np.zeros(0), np.zeros(0)))
+    at = np.minimum(np.searchsorted(known, values), max(len(known) - 1, 0))
+    missing = values[(len(known) == 0) | (known[at] != values)] if len(known) else values
+    if len(missing):
+        if len(_MEMO) >= _MEMO_ENTRIES and key not in _MEMO:
+            _MEMO.clear()
+        merged = np.concatenate([known, missing])
+        order = np.argsort(merged, kind="stable")
+        known = merged[order]
+        tails = np.concatenate([tails, _worst_tails(n, population_size, shift, boundary, missing)])[order]
+        _MEMO[key] = (known, tails)
+    return tails[np.searchsorted(known, values)]
 
 
 def _check(n: int, population_size: int, threshold: float) -> None:
@@ -235,13 +259,15 @@ def exact_wor_tails_from_counts(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact-wor p_promote and p_reject of many samples from their win and loss counts (batched).
 
-    Each distinct (n, delta) costs one cached table; every sample then is a look-up, so a replay
-    grid of pairs x orders x budgets costs one table per budget and threshold.
+    For each distinct (n, delta) the maximum over the null populations is taken once, for the
+    distinct values of the statistic among the given samples only (a replay grid's samples at one
+    budget share a few hundred of them, against (n + 1)(n + 2) / 2 cells of a whole table); the
+    samples then look their p-values up. Equal to :func:`exact_wor_pvalues` read at each sample.
 
     Returns
     -------
     tuple of numpy.ndarray
-        Shape ``broadcast(wins, losses, n).shape + (T,)``.
+        Shape ``broadcast(wins, losses, n).shape + (T,)``; NaN where n = 0.
 
     Examples
     --------
@@ -256,12 +282,25 @@ def exact_wor_tails_from_counts(
     deltas = np.atleast_1d(np.asarray(thresholds, dtype=float))
     if ((w < 0) | (l < 0) | (w + l > sizes)).any():
         raise ArgumentError("wins and losses must be counts with wins + losses <= n")
+    if (sizes > population_size).any():
+        raise ArgumentError(f"`n` must be at most N = {population_size}")
     promote = np.full((*w.shape, len(deltas)), np.nan)
     reject = np.full((*w.shape, len(deltas)), np.nan)
+    big_n = int(population_size)
     for size in np.unique(sizes[sizes > 0]):
         at = sizes == size
+        size = int(size)
         for j, delta in enumerate(deltas):
-            table_p, table_r = exact_wor_pvalues(int(size), population_size, float(delta))
-            promote[at, j] = table_p[w[at], l[at]]
-            reject[at, j] = table_r[w[at], l[at]]
+            c, shift = _boundary(big_n, float(delta)), float(delta)
+            if (big_n // 2 + 1) * (size + 1) * (size + 2) // 2 <= _SMALL_TABLE:  # a whole table is cheap: cached
+                table_p, table_r = exact_wor_pvalues(size, big_n, shift)
+                promote[at, j], reject[at, j] = table_p[w[at], l[at]], table_r[w[at], l[at]]
+                continue
+            # the rejection side is the promotion side with wins and losses swapped (see the module docstring)
+            for out, centre, boundary, first, second in (
+                (promote, shift, c, w[at], l[at]),
+                (reject, -shift, -(c + 1), l[at], w[at]),
+            ):
+                values, inverse = np.unique(_statistic(size, centre)[first, second], return_inverse=True)
+                out[at, j] = _memo_tails(size, big_n, centre, boundary, values)[inverse.ravel()]
     return promote, reject
