@@ -177,8 +177,9 @@ def exact_wor_pvalue(wins: int, losses: int, n: int, population_size: int, thres
     return float(promote[0]), float(reject[0])
 
 
-_SMALL_TABLE = 5_000_000
-"""Populations x cells up to which the batched look-up computes (and caches) a whole table."""
+_SMALL_TABLE = 200_000_000
+"""Populations x cells up to which the batched look-up computes (and caches) a whole table: every
+n of N = 500 (a replay grid asks for the same (n, delta) pair after pair); beyond it, the values asked for only."""
 _MEMO: dict[tuple[int, int, float, int], tuple[np.ndarray, np.ndarray]] = {}
 _MEMO_ENTRIES = 256
 
