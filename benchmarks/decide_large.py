@@ -14,7 +14,7 @@ and elapsed time on every row, all final) is decided side by side in one run:
 ``--old-rows`` times the old approach on the first rows of the same record instead of all of them
 (its cost grows linearly with the rows; the printed ratio then extrapolates linearly and says so).
 
-Run: ``.venv/bin/python benchmarks/decide_large.py [--tasks 250000] [--attempts 2] [--old-rows N]``
+Run: ``.venv/bin/python -m benchmarks.decide_large [--tasks 250000] [--attempts 2] [--old-rows N]``
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from stopwise import Policy, TaskUniverse, decide
-from stopwise.records import OUTCOME_COLUMNS, validate_outcomes
+from stopwise import Policy, TaskUniverse, decide, outcome_columns
+from stopwise.records import OUTCOME_COLUMNS
 
 
 def record(n_tasks: int, attempts: int, seed: int) -> pd.DataFrame:
@@ -50,7 +50,7 @@ def record(n_tasks: int, attempts: int, seed: int) -> pd.DataFrame:
             "elapsed_s": np.round(rng.gamma(2.0, 30.0, n), 2),
         }
     )
-    return validate_outcomes(frame)
+    return outcome_columns(frame).to_frame()
 
 
 def old_pairing(rows: pd.DataFrame, tested: str, baseline: str) -> np.ndarray:

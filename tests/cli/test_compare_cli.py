@@ -153,7 +153,8 @@ def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
     assert "coverage rule first met after 2 tasks" in capsys.readouterr().out
     order = pd.read_csv(tmp_path / "order.csv")
-    assert order.columns.tolist() == ["position", "task", "group", "covered"] and len(order) == 8
+    assert order.columns.tolist() == ["position", "task", "group", "covered", "order_kind", "order_seed", "order_sha256"] and len(order) == 8
+    assert set(order["order_kind"]) == {"coverage-aware"} and set(order["order_seed"]) == {0} and order["order_sha256"].nunique() == 1
     assert main(["order", str(tasks)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == (tmp_path / "order.csv").read_text().splitlines()
     (tmp_path / "bad.csv").write_text("name\nx\n")
@@ -201,7 +202,7 @@ def test_decide_order_output_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
         (["--n-tasks", "0"], "field 'n_tasks'"),
         (["--n-tasks", "10"], "the rows name 36 tasks but the task universe plans 10"),
         (["--n-tasks", "50", "--tasks", "x.csv"], "either as --tasks FILE or as --n-tasks"),
-        (["--tasks", "missing.csv"], "no such tasks file"),
+        (["--tasks", "missing.csv"], "missing.csv: no such file"),
     ],
 )
 def test_universe_and_budget_errors_exit_4(

@@ -16,6 +16,7 @@ from stopwise import (
     TaskUniverse,
     __version__,
     decide,
+    outcome_columns,
     pair_outcomes,
     read_outcomes,
     tail_probabilities,
@@ -36,7 +37,6 @@ from stopwise.records import (
     WARNING_CODES,
     DecisionWarning,
     Exclusion,
-    outcome_frame,
 )
 from stopwise.records._vocabulary import exclusion_code
 
@@ -51,7 +51,7 @@ def rows_from(tested: list[float], baseline: list[float], groups: list[str] | No
             for key, column in extra.items():
                 row[key] = column[i]
             records.append(row)
-    return outcome_frame(records)
+    return outcome_columns(records).to_frame()
 
 
 def policy(**settings: object) -> Policy:
@@ -169,7 +169,7 @@ def test_nothing_observed() -> None:
 
 
 def test_exclusions_are_counted_never_silent() -> None:
-    rows = outcome_frame(
+    rows = outcome_columns(
         [
             {"system": "A", "task": "t1", "outcome": 1},
             {"system": "B", "task": "t1", "outcome": 0},
@@ -197,7 +197,7 @@ def test_exclusions_are_counted_never_silent() -> None:
 
 
 def test_attempts_are_averaged_before_pairing() -> None:
-    rows = outcome_frame(
+    rows = outcome_columns(
         [{"system": "A", "task": "t1", "outcome": o, "attempt": i} for i, o in enumerate([1, 1, 0])]
         + [{"system": "B", "task": "t1", "outcome": o, "attempt": i} for i, o in enumerate([1, 0])]
         + [{"system": "A", "task": "t2", "outcome": 1}, {"system": "B", "task": "t2", "outcome": 0}]
@@ -257,7 +257,7 @@ def test_real_comparison_on_swebench_verified(shared_data: Path) -> None:
     rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
     tested, baseline = "20241029_OpenHands-CodeAct-2.1-sonnet-20241022", "20231010_rag_claude2"
     record = decide(rows, tested, baseline, complete=True)
-    wide = rows.pivot(index="task", columns="system", values="outcome")
+    wide = rows.to_frame().pivot(index="task", columns="system", values="outcome")
     expected = (wide[tested] - wide[baseline]).mean()
     assert record.delta_hat == pytest.approx(expected, abs=1e-12)
     assert record.n_shared == 500 and record.action == "promote"
@@ -290,8 +290,8 @@ STRONG_ROWS = rows_from(STRONG_A, STRONG_B)
         ),
         (
             {"rows": [{"system": "A", "task": "t", "outcome": 1}]},
-            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
-            "(see stopwise.read_outcomes); got list",
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcomes and stopwise.outcome_columns) or a "
+            "pandas DataFrame; got list",
         ),
         ({"tested": 1}, "`tested` must be a system name (str); got int"),
         ({"baseline": None}, "`baseline` must be a system name (str); got NoneType"),
@@ -327,7 +327,7 @@ def test_decide_iv_refuses_each_bad_argument_with_its_rule(arguments: dict, mess
 
 
 def test_decide_iv_normalises_the_arguments() -> None:
-    rows = pd.concat([STRONG_ROWS, outcome_frame([{"system": "C", "task": "t000", "outcome": 1}])], ignore_index=True)
+    rows = pd.concat([STRONG_ROWS, outcome_columns([{"system": "C", "task": "t000", "outcome": 1}]).to_frame()], ignore_index=True)
     iv = _decide_iv(rows, "A", "B", None, None, np.int64(1), True, 7)
     assert iv.policy == Policy() and iv.boundary == "fixed-budget" and not iv.betting and not iv.forced
     assert set(iv.rows.codes("system")[1].tolist()) == {"A", "B"}  # the other systems' rows are dropped
@@ -356,7 +356,7 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
         {"system": "A", "task": "t4", "outcome": 1, "group": "g", "flags": "error"},  # flag; no partner
         {"system": "B", "task": "t4", "outcome": 1, "group": "g"},
     ]
-    rows = outcome_frame(made)
+    rows = outcome_columns(made)
     excluding = policy(flags={"exclude": ["error"]})
     inferred = decide(rows, "A", "B", excluding)
     planned = decide(rows, "A", "B", excluding, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
@@ -417,7 +417,13 @@ def test_warning_codes_of_real_looks() -> None:
     early = _pending_after(rows_from([1.0] * 40, [0.0] * 40), 20)
     assert warning_codes(early, universe=universe_of(early)) == ["one-sided"]
     gap = strong[~((strong["system"] == "B") & (strong["task"] == "t000"))]
-    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting"]
+    # a universe built in Python carries no order stamp: the betting boundary flags its provenance
+    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting", "order-provenance"]
+    forged = planned.with_stamp("coverage-aware", 0)  # stamped, but not the seed-0 draw of its tasks
+    with pytest.raises(ComparisonError, match="not the 'coverage-aware' draw of seed 0"):
+        decide(gap, "A", "B", policy(**BETTING), universe=forged)
+    lenient = policy(**BETTING, betting={"order_check": "warn"})
+    assert warning_codes(gap, lenient, universe=forged) == ["waiting", "order-provenance"]
     assert warning_codes(gap, policy(**BETTING), universe=TaskUniverse(planned.tasks[:30].tolist(), ["g"] * 30)) == [
-        "outside-universe", "waiting"
+        "outside-universe", "waiting", "order-provenance"
     ]

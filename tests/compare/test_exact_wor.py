@@ -161,7 +161,7 @@ def _rows(outcomes: list[tuple[float, float]], n_tasks: int) -> tuple[object, Ta
     made = []
     for task, (a, b) in zip(tasks, outcomes, strict=False):
         made += [{"system": "A", "task": task, "outcome": a, "group": "g"}, {"system": "B", "task": task, "outcome": b, "group": "g"}]
-    return stopwise.records.outcome_frame(made), TaskUniverse(tasks, ["g"] * n_tasks)
+    return stopwise.outcome_columns(made).to_frame(), TaskUniverse(tasks, ["g"] * n_tasks)
 
 
 def test_the_paper_rule_warns_with_the_measured_risk_and_exact_wor_abstains() -> None:
@@ -268,7 +268,7 @@ def test_group_driven_orders_warn_about_the_unweighted_mean_and_exact_wor_s_mode
     for index, (task, group) in enumerate(observed):
         a, b = (1, 0) if group == "small" else ((0, 1) if index < 15 else (0, 0))  # small: 50 wins; big: 15 losses
         made += [{"system": "A", "task": task, "outcome": a, "group": group}, {"system": "B", "task": task, "outcome": b, "group": group}]
-    rows, universe = stopwise.records.outcome_frame(made), TaskUniverse(tasks, groups)
+    rows, universe = stopwise.outcome_columns(made).to_frame(), TaskUniverse(tasks, groups)
     settings = {"budget": {"limit": 0.2}, "coverage": {"rule": "none"}}
     record = stopwise.decide(rows, "A", "B", Policy.model_validate(settings), universe=universe)
     assert record.action == "promote" and record.delta_hat == pytest.approx(0.35)
@@ -289,7 +289,7 @@ def test_a_cost_budget_is_cut_at_the_task_that_reaches_it() -> None:
     for task in tasks[:30]:
         made += [{"system": "A", "task": task, "outcome": 1, "group": "g", "cost_usd": 1.0},
                  {"system": "B", "task": task, "outcome": 0, "group": "g", "cost_usd": 1.0}]
-    rows, universe = stopwise.records.outcome_frame(made), TaskUniverse(tasks, ["g"] * 40)
+    rows, universe = stopwise.outcome_columns(made).to_frame(), TaskUniverse(tasks, ["g"] * 40)
     policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 20.5}})
     record = stopwise.decide(rows, "A", "B", policy, universe=universe)
     # the tested system's cost reaches 20.5 with the 21st task: that is the look at the limit
@@ -309,3 +309,15 @@ def test_the_batched_p_values_equal_the_tables() -> None:
             table_p, table_r = exact_wor_pvalues(int(n[i]), 90, delta)
             assert p_promote[i, j] == pytest.approx(table_p[wins[i], losses[i]], abs=1e-12)
             assert p_reject[i, j] == pytest.approx(table_r[wins[i], losses[i]], abs=1e-12)
+
+
+def test_the_betting_boundary_keeps_rows_past_the_limit_and_says_so() -> None:
+    outcomes = [(1, 0), (0, 1), (0, 0), (1, 1)] * 37 + [(0, 0)] * 2 + [(0, 1)] * 51
+    rows, universe = _rows(outcomes, 500)
+    settings = {"budget": {"limit": 0.3}, "decision": {"boundary": "betting-wor"}, "betting": {"order_check": "warn"}}
+    record = stopwise.decide(rows, "A", "B", Policy.model_validate(settings), universe=universe)
+    assert record.n_observed == 201 and not any(e.code == "beyond-limit" for e in record.excluded)
+    assert any("betting-wor boundary is valid at every look" in w for w in record.warnings)
+    refusing = Policy.model_validate({**settings, "decision": {"boundary": "betting-wor", "past_limit": "refuse"}})
+    with pytest.raises(ComparisonError, match="refuses it"):
+        stopwise.decide(rows, "A", "B", refusing, universe=universe)

@@ -40,9 +40,9 @@ def test_bootstrap_and_grid_provenance() -> None:
 
 
 def test_record_carries_tail_provenance_as_fields() -> None:
-    rows = stopwise.records.outcome_frame(
+    rows = stopwise.outcome_columns(
         [{"system": s, "task": f"t{i}", "outcome": int(s == "A" or i % 2)} for s in "AB" for i in range(6)]
-    )
+    ).to_frame()
     record = stopwise.decide(rows, "A", "B", complete=True)
     assert record.tail is not None
     assert (record.tail.method, record.tail.lattice, record.tail.fallback) == ("exact", 1, False)

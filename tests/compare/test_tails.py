@@ -61,7 +61,7 @@ def test_exact_from_counts_matches_multinomial_formula() -> None:
 
 @pytest.mark.data
 def test_exact_agrees_with_large_monte_carlo_on_swebench_pairs(shared_data: Path) -> None:
-    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
+    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv").to_frame()
     systems = sorted(rows["system"].unique())
     rng = np.random.default_rng(7)
     checked = 0

@@ -9,20 +9,28 @@ import pandas as pd
 import pytest
 
 import stopwise.compare._decide as decide_module
-from stopwise import ComparisonError, Policy, TaskUniverse, ValidationError, decide, read_outcomes, tail_probabilities
+from stopwise import (
+    ComparisonError,
+    Policy,
+    TaskUniverse,
+    ValidationError,
+    decide,
+    outcome_columns,
+    read_outcomes,
+    tail_probabilities,
+)
 from stopwise.compare import MIN_OBSERVED
-from stopwise.records import outcome_frame
 
 
 def rows_from(tested: list[float], baseline: list[float], groups: list[str] | None = None, prefix: str = "t") -> pd.DataFrame:
     groups = groups or ["g"] * len(tested)
-    return outcome_frame(
+    return outcome_columns(
         [
             {"system": s, "task": f"{prefix}{i:03d}", "outcome": v[i], "group": groups[i]}
             for i in range(len(tested))
             for s, v in (("A", tested), ("B", baseline))
         ]
-    )
+    ).to_frame()
 
 
 def planned(n: int, groups: list[str] | None = None, prefix: str = "t") -> TaskUniverse:
@@ -37,7 +45,7 @@ def test_first_60_tasks_of_a_record_are_not_the_whole_benchmark(shared_data: Pat
     # The issue's reproducer used the first 60 of 510 tasks; the stored record closest to it is SWE-bench
     # Verified with 500 tasks in 12 repositories. Its first 60 tasks in name order (38 django, 22 astropy)
     # form a file with no pending rows for the other 440.
-    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
+    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv").to_frame()
     tasks = rows.drop_duplicates("task").sort_values("task")
     first = rows[rows["task"].isin(set(tasks["task"].head(60)))]
     tested, baseline = VERIFIED
@@ -214,6 +222,9 @@ class FakeBoundary:
             p_promote, p_reject = self.p
             n = len(differences)
             method = "fake"
+            # the top-up design reads the crossing look: constant paths at the p-values
+            log_capital_promote = np.full(len(differences), -np.log(self.p[0]) if self.p[0] > 0 else np.inf)
+            log_capital_reject = np.full(len(differences), -np.log(self.p[1]) if self.p[1] > 0 else np.inf)
 
         return Result()
 
@@ -222,16 +233,31 @@ BETTING = Policy(decision={"boundary": "betting-wor"})
 
 
 def test_betting_stratifies_only_orders_that_choose_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one."""
+    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one
+    (with the coverage rule: the top-up design); an order of unknown provenance the per-group one."""
+    import pandas as pd
+
+    from stopwise.compare import order_universe, task_order
+
     rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
-    universe = planned(100, ["a", "b"] * 50)
-    for kind, stratified in (("coverage-aware", True), ("uniform", False)):
+    frame = pd.DataFrame({"task": [f"t{i:03d}" for i in range(100)], "group": ["a", "b"] * 50})
+    for kind, design, stratified in (
+        ("coverage-aware", "stratified", True), ("uniform", "stratified", False), ("uniform", "top-up", False), (None, "top-up", True)
+    ):
         fake = FakeBoundary(0.5, 0.5)
         monkeypatch.setattr(decide_module, "betting_boundary", fake)
-        decide(rows, "A", "B", Policy(decision={"boundary": "betting-wor"}, order={"kind": kind}), universe=universe)
+        policy = Policy(decision={"boundary": "betting-wor"}, order={"kind": kind or "uniform"}, betting={"design": design})
+        universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, policy))
+        first = set(universe.tasks[:10].tolist())  # the observed rows: the order's first 10 tasks
+        seen = outcome_columns(
+            [{"system": s, "task": t, "outcome": v, "group": g} for t, g in zip(frame["task"], frame["group"], strict=True)
+             if t in first for s, v in (("A", 1.0), ("B", 0.0))]
+        ).to_frame()  # fmt: skip
+        record = decide(seen if kind is not None else rows, "A", "B", policy, universe=universe)
         assert (fake.calls[0]["groups"] is not None) == stratified
         assert (fake.calls[0]["sizes"] == {"a": 50, "b": 50}) == stratified
         assert fake.calls[0]["bounds"] is False
+        assert any("order-provenance" in w or "provenance stamp" in w for w in record.warnings) == (kind is None)
 
 
 def test_betting_uses_the_longest_observed_prefix_of_the_planned_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -241,9 +267,9 @@ def test_betting_uses_the_longest_observed_prefix_of_the_planned_order(monkeypat
     universe = TaskUniverse(order + [f"u{i}" for i in range(92)])  # N = 100
     values = {f"t{i:03d}": (float(i % 2), 0.0) for i in range(8)}
     observed = ["t005", "t003", "t000", "t004", "t007"]  # t001 (position 4) is missing: t004, t007 wait
-    rows = outcome_frame(
+    rows = outcome_columns(
         [{"system": s, "task": t, "outcome": values[t][j]} for t in observed for j, s in enumerate("AB")]
-    )
+    ).to_frame()
     record = decide(rows, "A", "B", BETTING, universe=universe)
     assert fake.calls[0]["d"] == [1.0, 1.0, 0.0] and fake.calls[0]["N"] == 100 and fake.calls[0]["alpha"] == 0.05
     assert record.n_observed == 5 and record.waiting == 2 and record.delta_hat == pytest.approx(2 / 3)
@@ -302,7 +328,7 @@ def test_betting_decide_matches_the_boundary_on_the_prefix_and_stops_early() -> 
 def test_input_digest_ignores_row_order_and_sees_every_value() -> None:
     from stopwise.compare import input_digest
 
-    rows = outcome_frame(
+    rows = outcome_columns(
         [
             {"system": "A", "task": "t1", "outcome": 1, "source": "run-1"},
             {"system": "A", "task": "t1", "outcome": 1, "source": "run-2", "attempt": 1},
@@ -310,7 +336,7 @@ def test_input_digest_ignores_row_order_and_sees_every_value() -> None:
             {"system": "B", "task": "t2", "outcome": None, "status": "pending", "unit": "u"},
             {"system": "C", "task": "t1", "outcome": 1},
         ]
-    )
+    ).to_frame()
     digest = input_digest(rows, ("A", "B"))
     rng = np.random.default_rng(0)
     for _ in range(5):

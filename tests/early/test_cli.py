@@ -52,7 +52,7 @@ def test_train_then_monitor(app: typer.Typer, data: Path) -> None:
     assert code == 0, out
     assert "step   1" in out and "p_success" in out
     assert out.count("agent-1 · task-") == 3
-    rows = read_outcomes(data / "rows.csv")
+    rows = read_outcomes(data / "rows.csv").to_frame()
     assert len(rows) == 3 and set(rows["status"]) <= {"predicted", "final"}
     halted = out.count("halted at step")
     assert (rows["status"] == "predicted").sum() == halted

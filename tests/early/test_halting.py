@@ -7,7 +7,7 @@ import pytest
 
 from stopwise.early import EarlyOutcomeModel, Verdict, first_crossing, halt_decision
 from stopwise.early._halting import halt_points, mode_thresholds
-from stopwise.records import Trajectory, outcome_frame
+from stopwise.records import Trajectory, outcome_columns
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_modes() -> None:
 
 def test_a_halt_verdict_becomes_a_predicted_outcome_row() -> None:
     row = Verdict(4, "halt", 1, "success", 0.97, 0.01).outcome_row(system="A", task="t", attempt=2)
-    frame = outcome_frame([row])
+    frame = outcome_columns([row]).to_frame()
     assert frame.loc[0, ["status", "outcome", "attempt"]].tolist() == ["predicted", 1.0, 2]
     with pytest.raises(ValueError, match="only a halt verdict"):
         Verdict(4, "continue", None, None, 0.5, 0.5).outcome_row(system="A", task="t")

@@ -48,7 +48,7 @@ def test_the_replay_reproduces_every_count_of_the_paper(replay: DelayedWriteRepl
 
 
 def test_the_counts_hold_with_every_core_busy(replay: DelayedWriteReplay, load) -> None:  # type: ignore[no-untyped-def]
-    # The session's replay ran next to one CPU-burning process per core; the burners really ran
+    # The module's replay ran next to one CPU-burning process per core; the burners really ran
     # and the counts are still the paper's.
     assert all(p.poll() is None for p in load.processes)
     assert min(load.cpu_s) > 1.0  # they spun throughout (how much CPU they got depends on other jobs)
@@ -160,7 +160,7 @@ def test_write_and_read_back(replay: DelayedWriteReplay, tmp_path) -> None:  # t
     assert len(files) == 1 + 3 * len(replay.conditions)
     summary = json.loads((tmp_path / "out" / "replay.json").read_text())
     assert summary["matches"] is True and len(summary["counts"]) == 12
-    rows = read_outcomes(tmp_path / "out" / "snapshot.outcomes.csv")
+    rows = read_outcomes(tmp_path / "out" / "snapshot.outcomes.csv").to_frame()
     pd.testing.assert_frame_equal(rows, replay.condition("snapshot").outcome_rows(), check_dtype=False)
     assert load_effects_record(tmp_path / "out" / "reset.effects.json") == replay.condition("reset").record
     (tmp_path / "file").write_text("x")

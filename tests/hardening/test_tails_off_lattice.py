@@ -11,7 +11,7 @@ import pytest
 
 from stopwise import Policy, decide, tail_probabilities
 from stopwise.compare import lattice_of
-from stopwise.records import validate_outcomes
+from stopwise.records import outcome_columns
 
 
 def _differences() -> np.ndarray:
@@ -48,7 +48,7 @@ def test_exact_brackets_a_large_monte_carlo_and_ignores_the_seed() -> None:
 
 def test_the_decision_no_longer_depends_on_the_seed() -> None:
     rows = _rows(_differences())
-    rows = validate_outcomes(rows)
+    rows = outcome_columns(rows).to_frame()
     records = [decide(rows, "A", "B", Policy(), rng=seed) for seed in range(12)]
     assert {r.action for r in records} == {records[0].action} and records[0].action != "promote"
     assert {r.r_promote for r in records} == {records[0].r_promote}

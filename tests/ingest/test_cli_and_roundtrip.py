@@ -24,7 +24,7 @@ def test_cli_writes_rows_and_trajectories(tmp_path: Path, capsys: pytest.Capture
     assert "4 outcome rows from 1 file (tau2): 1 systems, 2 tasks" in printed
     assert "status: final 3, pending 1" in printed
     assert "flagged: error 1, termination:infrastructure_error 1, termination:max_steps 1" in printed
-    rows = read_outcomes(out)
+    rows = read_outcomes(out).to_frame()
     assert rows.equals(ingest(FIXTURES / "tau2" / "airline_results.json").rows)
     assert [(t.task, t.attempt, len(t.steps)) for t in read_trajectories(traj)] == [("0", 0, 3), ("0", 1, 1), ("1", 0, 0), ("1", 1, 0)]
 
@@ -36,7 +36,7 @@ def test_cli_options_reach_the_library(tmp_path: Path, capsys: pytest.CaptureFix
     code = main(["ingest", str(leaderboard), "-o", str(out), "--instances", str(instances), "--errors", "drop",
                  "--empty-patch", "pending", "--system", "sweagent", "--format", "swebench"])
     assert code == 0
-    rows = read_outcomes(out)
+    rows = read_outcomes(out).to_frame()
     assert len(rows) == 7 and set(rows["system"]) == {"sweagent"}
     assert rows.loc[rows["task"] == "django__django-11133", "status"].item() == "pending"
     printed = capsys.readouterr().out
@@ -57,7 +57,7 @@ def test_cli_instances_as_json(tmp_path: Path) -> None:
     [
         (["missing.json"], "error: missing.json: no such file or directory"),
         ([str(FIXTURES / "swebench" / "leaderboard")], "pass the dataset's instance ids as `instances`"),
-        ([str(FIXTURES / "hal"), "--errors", "zero"], "`errors` must be one of pending, fail, drop; got 'zero'"),
+        ([str(FIXTURES / "hal"), "--errors", "zero"], "ingest: `errors` must be one of 'pending', 'fail', 'drop'; got 'zero'."),
         ([str(FIXTURES / "hal"), "--instances", "nope.txt"], "nope.txt: cannot read the instance ids"),
     ],
 )

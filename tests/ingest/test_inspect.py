@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 import math
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stopwise.errors import FileFormatError, InputError, ValidationError
-from stopwise.ingest import read_inspect, source_flags
+from stopwise.ingest import read_inspect
+
+
+def flags_of(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The flags of an ingested row (the ``flags`` column: canonical tokens joined by ';')."""
+    return tuple(row["flags"].split(";")) if row["flags"] else ()
+
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inspect" / "gsm_small.json"
 MODEL = "anthropic/claude-3-5-sonnet-20241022"
@@ -49,8 +57,8 @@ def test_json_log_rows() -> None:
     }
     errored = cells[("2", 1)]
     assert errored["status"] == "pending" and math.isnan(errored["outcome"])
-    assert source_flags(errored["source"]) == ("error",)
-    assert source_flags(cells[("2", 0)]["source"]) == ("limit:message",)
+    assert flags_of(errored) == ("error",)
+    assert flags_of(cells[("2", 0)]) == ("limit:message",)
     assert cells[("1", 0)]["elapsed_s"] == 4.2 and cells[("1", 1)]["elapsed_s"] == 1.5
     assert cells[("1", 0)]["cost_usd"] == 0.0012 and cells[("1", 1)]["cost_usd"] == 0.0005
     assert math.isnan(cells[("2", 0)]["cost_usd"])  # usage without total_cost: no cost, not 0
@@ -146,7 +154,7 @@ def test_scored_error_keeps_its_score(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     path.write_text(json.dumps(doc))
     row = _cells(read_inspect(path).rows)[("2", 1)]
-    assert (row["status"], row["outcome"], source_flags(row["source"])) == ("final", 0.0, ("error",))
+    assert (row["status"], row["outcome"], flags_of(row)) == ("final", 0.0, ("error",))
     assert row["flags"] == "error"
 
 
@@ -156,4 +164,4 @@ def test_unscored_sample_is_not_a_zero(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     path.write_text(json.dumps(doc))
     row = _cells(read_inspect(path).rows)[("q3", 0)]
-    assert row["status"] == "pending" and source_flags(row["source"]) == ("unscored",)
+    assert row["status"] == "pending" and flags_of(row) == ("unscored",)

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stopwise.errors import ValidationError
-from stopwise.ingest import read_swebench, source_flags
+from stopwise.ingest import read_swebench
 from stopwise.ingest._common import repository_of
+
+
+def flags_of(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The flags of an ingested row (the ``flags`` column: canonical tokens joined by ';')."""
+    return tuple(row["flags"].split(";")) if row["flags"] else ()
+
 
 FIXTURES = Path(__file__).parent / "fixtures" / "swebench"
 RUN_REPORT = FIXTURES / "run_report" / "openai__gpt-4o.eval-2024.json"
@@ -55,12 +63,18 @@ def test_run_report_keeps_errors_and_empty_patches_apart() -> None:
     # the harness error: pending, blank outcome, flagged
     error = rows["sympy__sympy-24066"]
     assert error["status"] == "pending" and math.isnan(error["outcome"])
-    assert source_flags(error["source"]) == ("error",)
+    assert flags_of(error) == ("error",)
     assert error["flags"] == "error"  # the structured column a policy reads
+    # source names the file only: flags are no longer copied into it (stopwise 0.1)
+    assert error["source"] == f"swebench:{RUN_REPORT}"
+    assert set(result.rows["source"]) == {f"swebench:{RUN_REPORT}"}
+    # the rows are held as validated columns; `rows` is their frame
+    assert result.columns["task"].tolist() == result.rows["task"].tolist() and result.n_rows == 6
+    assert result.flag_counts() == {"empty_patch": 1, "error": 1}
     # the empty patch: a failure by default, flagged so a policy can tell it apart
     empty = rows["sphinx-doc__sphinx-8721"]
     assert (empty["status"], empty["outcome"]) == ("final", 0.0)
-    assert source_flags(empty["source"]) == ("empty_patch",)
+    assert flags_of(empty) == ("empty_patch",)
     assert empty["flags"] == "empty_patch"
     assert rows["django__django-11099"]["group"] == "django/django"
     assert rows["sphinx-doc__sphinx-8721"]["group"] == "sphinx-doc/sphinx"
@@ -95,7 +109,7 @@ def test_error_and_empty_patch_policies(errors, empty_patch, n_rows, error_row, 
             status, outcome = expected
             assert rows[task]["status"] == status
             assert (math.isnan(rows[task]["outcome"]) if outcome is None else rows[task]["outcome"] == outcome)
-            assert flag in source_flags(rows[task]["source"])
+            assert flag in flags_of(rows[task])
 
 
 def test_leaderboard_results_need_the_instance_list() -> None:
@@ -117,10 +131,10 @@ def test_leaderboard_results_with_instances() -> None:
         "django__django-11099",
         "scikit-learn__scikit-learn-10297",
     ]
-    assert source_flags(rows["django__django-11133"]["source"]) == ("empty_patch",)  # no_generation
+    assert flags_of(rows["django__django-11133"]) == ("empty_patch",)  # no_generation
     assert rows["sympy__sympy-24066"]["status"] == "pending"  # no_logs: the harness failed
     assert rows["pytest-dev__pytest-5103"]["outcome"] == 0.0  # unresolved = absent from every list
-    assert source_flags(rows["pytest-dev__pytest-5103"]["source"]) == ()
+    assert flags_of(rows["pytest-dev__pytest-5103"]) == ()
 
 
 def test_leaderboard_ids_outside_the_instances_are_an_error() -> None:
@@ -141,10 +155,10 @@ def test_old_leaderboard_format_has_its_own_universe() -> None:
         "sympy__sympy-20590",
     ]
     assert rows["django__django-11099"]["outcome"] == 1.0
-    assert source_flags(rows["django__django-11133"]["source"]) == ("not_applied",)
-    assert source_flags(rows["astropy__astropy-12907"]["source"]) == ("test_timeout",)
+    assert flags_of(rows["django__django-11133"]) == ("not_applied",)
+    assert flags_of(rows["astropy__astropy-12907"]) == ("test_timeout",)
     assert rows["sympy__sympy-20590"]["status"] == "pending"  # install_fail
-    assert source_flags(rows["sphinx-doc__sphinx-8721"]["source"]) == ("empty_patch",)
+    assert flags_of(rows["sphinx-doc__sphinx-8721"]) == ("empty_patch",)
 
 
 def test_harness_per_instance_reports_name_the_model_directory() -> None:
@@ -152,11 +166,11 @@ def test_harness_per_instance_reports_name_the_model_directory() -> None:
     rows = _by_task(result.rows)
     assert set(result.rows["system"]) == {"my-agent"}
     assert rows["django__django-11099"]["outcome"] == 1.0
-    assert (rows["astropy__astropy-12907"]["outcome"], source_flags(rows["astropy__astropy-12907"]["source"])) == (
+    assert (rows["astropy__astropy-12907"]["outcome"], flags_of(rows["astropy__astropy-12907"])) == (
         0.0,
         ("not_applied",),
     )
-    assert source_flags(rows["sympy__sympy-20590"]["source"]) == ("empty_patch",)
+    assert flags_of(rows["sympy__sympy-20590"]) == ("empty_patch",)
     assert len(result.files) == 3
 
 
@@ -184,3 +198,12 @@ def test_an_instance_in_two_lists_is_an_error(tmp_path: Path) -> None:
     problem = info.value.problems[0]
     assert (problem.file, problem.field, problem.value) == (str(path), "unresolved_ids", "a__b-1")
     assert "only one of the lists" in problem.rule
+
+
+def test_source_flags_is_deprecated_and_reads_old_sources() -> None:
+    from stopwise.ingest import source_flags
+
+    with pytest.warns(DeprecationWarning, match="ingested rows carry their flags in the `flags` column"):
+        assert source_flags("swebench:run.json|error,empty_patch") == ("error", "empty_patch")
+    with pytest.warns(DeprecationWarning):
+        assert source_flags(f"swebench:{RUN_REPORT}") == ()

@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stopwise.errors import ValidationError
-from stopwise.ingest import read_hal, read_harbor, read_tau2, source_flags
+from stopwise.ingest import read_hal, read_harbor, read_tau2
+
+
+def flags_of(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The flags of an ingested row (the ``flags`` column: canonical tokens joined by ';')."""
+    return tuple(row["flags"].split(";")) if row["flags"] else ()
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU2 = FIXTURES / "tau2"
@@ -34,13 +42,13 @@ def test_tau2_monolithic_results() -> None:
     assert set(result.rows["group"]) == {"airline"}
     first = cells[(llm, "0", 0)]
     assert (first["outcome"], first["cost_usd"], first["elapsed_s"], first["status"]) == (1.0, 0.0831, 72.4, "final")
-    assert source_flags(first["source"]) == ()
-    assert source_flags(cells[(llm, "0", 1)]["source"]) == ("termination:max_steps",)
+    assert flags_of(first) == ()
+    assert flags_of(cells[(llm, "0", 1)]) == ("termination:max_steps",)
     assert cells[(llm, "0", 1)]["outcome"] == 0.0
     # infrastructure_error: tau2 leaves it out of its metrics, so the outcome is unknown
     infra = cells[(llm, "1", 1)]
     assert infra["status"] == "pending" and math.isnan(infra["outcome"]) and math.isnan(infra["cost_usd"])
-    assert source_flags(infra["source"]) == ("error", "termination:infrastructure_error")
+    assert flags_of(infra) == ("error", "termination:infrastructure_error")
 
 
 def test_tau2_trajectories_keep_tool_calls_and_tokens() -> None:
@@ -65,7 +73,7 @@ def test_tau2_directory_format_uses_files_and_index() -> None:
         "roaming_3": (1.0, 0.03, 20.25),  # from the index only: its simulation file is missing
     }
     assert set(result.rows["group"]) == {"telecom"} and set(result.rows["system"]) == {llm}
-    assert source_flags(cells[(llm, "mobile_data_2", 0)]["source"]) == ("termination:too_many_errors",)
+    assert flags_of(cells[(llm, "mobile_data_2", 0)]) == ("termination:too_many_errors",)
     assert cells[(llm, "roaming_3", 0)]["source"].endswith("dir_format/results.json")
     assert sorted(t.task for t in result.trajectories) == ["mobile_data_1", "mobile_data_2"]
     assert result.ignored_files == {}
@@ -95,9 +103,9 @@ def test_harbor_job_directory_reads_each_trial_once() -> None:
     assert (cells[(SONNET, "hello-world", 1)]["outcome"], cells[(SONNET, "hello-world", 1)]["cost_usd"]) == (1.0, 0.21)
     timeout = cells[(SONNET, "fix-git", 0)]
     assert (timeout["outcome"], timeout["status"], timeout["elapsed_s"]) == (0.0, "final", 900.0)
-    assert source_flags(timeout["source"]) == ("exception:AgentTimeoutError",)
+    assert flags_of(timeout) == ("exception:AgentTimeoutError",)
     broken = cells[(SONNET, "build-kernel", 0)]
-    assert broken["status"] == "pending" and source_flags(broken["source"]) == ("error", "exception:DockerBuildError")
+    assert broken["status"] == "pending" and flags_of(broken) == ("error", "exception:DockerBuildError")
     assert any("job summary not used" in note for note in result.notes)
 
 
@@ -137,7 +145,7 @@ def test_terminal_bench_legacy_run() -> None:
         "csv-to-parquet": (0.0, "final"),
     }
     assert cells[(system, "grep-logs", 0)]["status"] == "pending"
-    assert source_flags(cells[(system, "csv-to-parquet", 0)]["source"]) == ("failure:agent_timeout",)
+    assert flags_of(cells[(system, "csv-to-parquet", 0)]) == ("failure:agent_timeout",)
     assert cells[(system, "hello-world", 0)]["elapsed_s"] == 60.0
     assert list(result.ignored_files.values()) == ["not a harness log of a known format"]  # run_metadata.json
 
@@ -158,7 +166,7 @@ def test_hal_taubench_upload() -> None:
         ("5", 0.0, -1.0, -1.0),  # only named in failed_tasks
     ]
     assert cells[(system, "3", 0)]["status"] == "pending"  # HAL wrote the error message as the result
-    assert source_flags(cells[(system, "5", 0)]["source"]) == ("listed_only",)
+    assert flags_of(cells[(system, "5", 0)]) == ("listed_only",)
     agent = _cells(read_hal(path, elapsed="agent").rows)
     assert agent[(system, "0", 0)]["elapsed_s"] == 64.0
 
@@ -174,8 +182,8 @@ def test_hal_swebench_upload_is_a_run_report() -> None:
         "sympy__sympy-20590": 1.0,
         "sympy__sympy-24066": 0.0,
     }
-    assert source_flags(cells[(system, "sympy__sympy-24066", 0)]["source"]) == ("error",)
-    assert source_flags(cells[(system, "django__django-11133", 0)]["source"]) == ("empty_patch",)
+    assert flags_of(cells[(system, "sympy__sympy-24066", 0)]) == ("error",)
+    assert flags_of(cells[(system, "django__django-11133", 0)]) == ("empty_patch",)
     assert cells[(system, "django__django-11099", 0)]["group"] == "django/django"
     assert set(result.rows["status"]) == {"final"}
 

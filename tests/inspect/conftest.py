@@ -47,12 +47,12 @@ class FakeLedger:
         )
 
     def append(self, evaluation: str, rows: list[dict[str, Any]]) -> SimpleNamespace:
-        frame = stopwise.records.outcome_frame(rows)  # the contract the real ledger checks
+        frame = stopwise.outcome_columns(rows).to_frame()  # the contract the real ledger checks
         self.rows.extend(frame.to_dict("records"))
         return SimpleNamespace(accepted=len(frame), duplicates=0, conflicts=0)
 
     def frame(self) -> pd.DataFrame:
-        return stopwise.records.outcome_frame(self.rows)
+        return stopwise.outcome_columns(self.rows).to_frame()
 
     def pairs(self) -> int:
         final = self.frame().query("status == 'final'")

@@ -187,7 +187,7 @@ def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(fake_
     logs = _eval(_tasks(example, managers, n=6, scorer=out_of_range(), epochs=2), tmp_path)
     tested_rows = [r for r in ledger.rows if r["system"] == "tested"]
     assert len(tested_rows) == 12 and {r["status"] for r in tested_rows} == {"pending"}
-    assert all(r["source"].endswith("|unscored") and r["flags"] == "unscored" for r in tested_rows)
+    assert all(r["source"].startswith("inspect:") and "|" not in r["source"] and r["flags"] == "unscored" for r in tested_rows)
     baseline_rows = [r for r in ledger.rows if r["system"] == "baseline"]
     assert sorted(r["attempt"] for r in baseline_rows) == [0] * 6 + [1] * 6
     groups = {s.id: s.metadata["group"] for s in example.questions(6)}

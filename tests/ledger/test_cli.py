@@ -76,7 +76,7 @@ def test_init_append_decide_verify_export(files: dict[str, Path], tmp_path: Path
 def test_conflicts_exit_4_and_are_listed(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     init(files, capsys)
     main(["ledger", "append", str(files["db"]), "ev", str(files["first"])])
-    changed = read_outcomes(files["first"])
+    changed = read_outcomes(files["first"]).to_frame()
     changed.loc[0, "outcome"] = 0.0
     write_outcomes(changed, tmp_path / "changed.csv")
     capsys.readouterr()
@@ -121,7 +121,7 @@ def test_watch_follows_until_decided(files: dict[str, Path], capsys: pytest.Capt
     init(files, capsys)
     assert main(["watch", str(files["db"]), "ev", "--once"]) == 2
     assert "no decision yet: no outcome events yet" in capsys.readouterr().out
-    all_rows = read_outcomes(files["all"])
+    all_rows = read_outcomes(files["all"]).to_frame()
 
     def feed() -> None:
         with open_ledger(files["db"]) as ledger:

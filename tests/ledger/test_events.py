@@ -1,4 +1,4 @@
-"""The quick path for small appends gives exactly the payloads of the contract's validator, or defers to it."""
+"""Event payloads: the validator's plain-Python path for small appends gives exactly the payloads of its array path, or defers to it."""
 
 from __future__ import annotations
 
@@ -10,13 +10,20 @@ from hypothesis import strategies as st
 
 from stopwise.errors import ValidationError
 from stopwise.ledger._digest import event_payload
-from stopwise.ledger._events import payloads, quick_payloads
-from stopwise.records import validate_outcomes
+from stopwise.ledger._events import column_payloads, payloads
+from stopwise.records import outcome_columns
+from stopwise.records._outcomes import _quick_columns, _validate_frame
 
 
 def slow(rows: list[dict]) -> list[dict]:
-    frame = validate_outcomes(pd.DataFrame(rows))
+    """Payloads by the array validator and the row-by-row payload function (independent of the quick path)."""
+    frame = _validate_frame(pd.DataFrame(rows), "<DataFrame>", None).to_frame()
     return [event_payload(r) for r in frame.to_dict(orient="records")]
+
+
+def quick_payloads(rows: list[dict]) -> list[dict] | None:
+    columns = _quick_columns(rows)
+    return None if columns is None else column_payloads(columns)
 
 
 text = st.one_of(st.none(), st.just(""), st.just("  "), st.sampled_from(["a", " b ", "Grp", "é"]), st.just(float("nan")), st.just(3))
@@ -58,11 +65,15 @@ def test_quick_path_agrees_with_the_validator(rows: list[dict]) -> None:
 def test_payloads_give_the_validator_message() -> None:
     with pytest.raises(ValidationError, match=r"<x>, row 1, field 'outcome': must be a number in \[0, 1\]; got 2"):
         payloads([{"system": "A", "task": "t", "outcome": 2}], source="<x>")
-    frame, quick = payloads(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [np.float64(1)]}), source="<x>")
-    assert frame is None and quick[0]["outcome"] == 1.0 and quick[0]["cost_usd"] is None
+    one = payloads(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [np.float64(1)]}), source="<x>")
+    assert one == [
+        {"system": "A", "task": "t", "outcome": 1.0, "group": "", "attempt": 0, "cost_usd": None, "elapsed_s": None,
+         "status": "final", "source": "", "unit": ""}
+    ]
     big = pd.DataFrame({"system": ["A"] * 300, "task": [f"t{i}" for i in range(300)], "outcome": 0.0})
-    frame, slow_rows = payloads(big, source="<x>")
-    assert frame is not None and len(slow_rows) == 300
+    assert payloads(big, source="<x>") == slow(big.to_dict(orient="records"))
+    columns = outcome_columns(big)
+    assert payloads(columns, source="<x>") == payloads(big.to_dict(orient="records"), source="<x>")
 
 
 def test_flags_enter_the_payload_canonical_and_only_when_present() -> None:
@@ -80,7 +91,7 @@ def test_flags_enter_the_payload_canonical_and_only_when_present() -> None:
 
 
 def test_event_columns_give_the_validators_frame_across_chunks_and_merges() -> None:
-    """Events added in 50 uneven batches give exactly validate_outcomes' frame after every batch."""
+    """Events added in 50 uneven batches give exactly the validator's rows after every batch."""
     from stopwise.ledger._columns import EventColumns
 
     rng = np.random.default_rng(5)
@@ -100,7 +111,7 @@ def test_event_columns_give_the_validators_frame_across_chunks_and_merges() -> N
         }
     )
     rows["status"] = np.where(rows["outcome"].isna(), "pending", "final")
-    expected = validate_outcomes(rows)
+    expected = outcome_columns(rows).to_frame()
     fetched = [
         (i + 1, r["system"], r["task"], int(r["attempt"]), None if np.isnan(r["outcome"]) else r["outcome"], r["group"],
          None if np.isnan(r["cost_usd"]) else r["cost_usd"], None if np.isnan(r["elapsed_s"]) else r["elapsed_s"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 from pathlib import Path
 
@@ -15,12 +14,7 @@ from sqlalchemy import create_engine, text
 import stopwise
 from stopwise.errors import FileFormatError, LedgerError, ValidationError
 from stopwise.ledger import AppendResult, canonical_json, ledger_url, open_ledger
-from stopwise.records import Policy, TaskUniverse, read_outcomes, validate_outcomes
-
-needs_universe_decide = pytest.mark.skipif(
-    "universe" not in inspect.signature(stopwise.decide).parameters,
-    reason="waiting for decide(..., universe=...) of issue 9 (engineer H1) on main",
-)
+from stopwise.records import Policy, TaskUniverse, outcome_columns, read_outcomes
 
 TASKS = [f"t{i:03d}" for i in range(40)]
 GROUPS = ["easy" if i % 2 else "hard" for i in range(40)]
@@ -146,7 +140,7 @@ def test_outcomes_read_back_exactly_in_the_contract(ledger) -> None:
     rows.loc[4, "outcome"] = np.nan
     ledger.append("eval", rows)
     stored = ledger.outcomes("eval")
-    pd.testing.assert_frame_equal(stored, validate_outcomes(rows))
+    pd.testing.assert_frame_equal(stored, outcome_columns(rows).to_frame())
     assert list(stored.columns) == list(stopwise.OUTCOME_COLUMNS)
 
 
@@ -211,6 +205,19 @@ def test_unreachable_postgres_is_a_ledger_error() -> None:
         open_ledger("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
 
 
+def test_columns_mappings_and_frames_append_the_same_events(ledger) -> None:
+    """One validator for every form: columns (validated already), a frame and mappings give identical events."""
+    frame = rows_for(TASKS[:8])
+    columns = outcome_columns(frame)
+    first = ledger.append("eval", columns.take(np.arange(4)))
+    assert first.accepted == 4
+    again = ledger.append("eval", frame.to_dict(orient="records"))  # the same rows as mappings: duplicates, not conflicts
+    assert (again.accepted, again.duplicates, again.conflicts) == (len(frame) - 4, 4, 0)
+    assert ledger.append("eval", frame).duplicates == len(frame)
+    pd.testing.assert_frame_equal(ledger.outcomes("eval"), columns.to_frame())
+    assert ledger.verify("eval").ok
+
+
 # ---------------------------------------------------------------- verify without decisions
 def test_verify_finds_an_edited_outcome(ledger) -> None:
     ledger.append("eval", rows_for(TASKS[:6]))
@@ -238,7 +245,6 @@ def test_verify_finds_an_edited_policy(ledger) -> None:
 
 
 # ---------------------------------------------------------------- decisions, chain, export
-@needs_universe_decide
 def test_decisions_chain_with_independent_digests(ledger) -> None:
     ledger.append("eval", rows_for(TASKS[:4]))
     first = ledger.decide("eval")
@@ -270,14 +276,12 @@ def test_decisions_chain_with_independent_digests(ledger) -> None:
     assert first.n_observed == 4 and second.n_observed == 30
 
 
-@needs_universe_decide
 def test_decide_without_recording_leaves_the_chain(ledger) -> None:
     ledger.append("eval", rows_for(TASKS[:10]))
     ledger.decide("eval", record=False)
     assert ledger.decisions("eval") == []
 
 
-@needs_universe_decide
 @pytest.mark.parametrize("edit", ["record", "record-and-digests", "delete"])
 def test_verify_finds_a_tampered_decision(ledger, edit: str) -> None:
     ledger.append("eval", rows_for(TASKS[:10]))
@@ -317,7 +321,6 @@ def test_verify_finds_a_tampered_decision(ledger, edit: str) -> None:
     assert result.n_decisions == 1
 
 
-@needs_universe_decide
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_export_then_decide_gives_the_ledger_decision(ledger, tmp_path: Path, suffix: str) -> None:
     ledger.append("eval", rows_for(TASKS[:25], seed=1))
@@ -351,7 +354,7 @@ def test_flags_are_stored_exported_and_digested_only_when_present(ledger, tmp_pa
     rows = _flagged_rows()
     assert ledger.append("eval", rows).accepted == 50
     stored = ledger.outcomes("eval")
-    pd.testing.assert_frame_equal(stored, validate_outcomes(rows))
+    pd.testing.assert_frame_equal(stored, outcome_columns(rows).to_frame())
     assert (stored["flags"] != "").sum() == 9
     # the digest of an unflagged event is sha256 of the ten fields stored before flags were (schema 1)
     plain = stored.loc[stored["flags"] == ""].iloc[0]
@@ -373,10 +376,9 @@ def test_flags_are_stored_exported_and_digested_only_when_present(ledger, tmp_pa
     assert ledger.append("eval", changed).conflicts == 1
     assert ledger.verify("eval").ok
     ledger.export("eval", tmp_path / "rows.jsonl")
-    pd.testing.assert_frame_equal(read_outcomes(tmp_path / "rows.jsonl"), stored)
+    pd.testing.assert_frame_equal(read_outcomes(tmp_path / "rows.jsonl").to_frame(), stored)
 
 
-@needs_universe_decide
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_a_flag_excluding_policy_decides_the_same_from_the_ledger_and_its_export(
     ledger_url: str, tmp_path: Path, suffix: str
@@ -390,7 +392,7 @@ def test_a_flag_excluding_policy_decides_the_same_from_the_ledger_and_its_export
         recorded = ledger.decide("flagged")
         ledger.export("flagged", tmp_path / f"rows{suffix}")
         assert ledger.verify("flagged").ok
-    from_file = stopwise.decide(validate_outcomes(rows), "A", "B", policy, universe=universe())  # type: ignore[call-arg]
+    from_file = stopwise.decide(outcome_columns(rows), "A", "B", policy, universe=universe())  # type: ignore[call-arg]
     from_export = stopwise.decide(read_outcomes(tmp_path / f"rows{suffix}"), "A", "B", policy, universe=universe())  # type: ignore[call-arg]
     # independent count: A's 6 token-limit rows are left out, so 19 tasks have both systems
     assert recorded.n_observed == from_file.n_observed == from_export.n_observed == 19
@@ -413,7 +415,18 @@ def test_export_is_atomic_and_never_overwrites(ledger, tmp_path: Path) -> None:
         ledger.export("eval", out)
     assert out.read_text() == "mine\n"
     ledger.export("eval", out, force=True)
-    pd.testing.assert_frame_equal(read_outcomes(out), ledger.outcomes("eval"))
+    pd.testing.assert_frame_equal(read_outcomes(out).to_frame(), ledger.outcomes("eval"))
     assert sorted(p.name for p in out.parent.iterdir()) == ["rows.csv"]  # no temporary file left behind
     with pytest.raises(FileFormatError, match="folder"):
         ledger.export("eval", tmp_path / "missing" / "rows.csv")
+
+
+def test_followers_moved_to_live_keep_a_deprecated_alias() -> None:
+    import stopwise.ledger
+    import stopwise.live
+
+    for name in ("follow", "Look", "follow_inspect_logs", "InspectLogDir", "LogLook"):
+        with pytest.warns(DeprecationWarning, match=f"stopwise.live.{name}"):
+            assert getattr(stopwise.ledger, name) is getattr(stopwise.live, name)
+    with pytest.raises(AttributeError):
+        stopwise.ledger.no_such_name  # noqa: B018

@@ -9,11 +9,11 @@ import pytest
 
 import stopwise
 from stopwise.errors import ValidationError
-from stopwise.records import outcome_frame, parse_policy, read_outcomes, write_outcomes
+from stopwise.records import outcome_columns, parse_policy, read_outcomes, write_outcomes
 
 
 def _rows() -> pd.DataFrame:
-    return outcome_frame(
+    return outcome_columns(
         [
             {"system": "A", "task": "t1", "outcome": 1, "flags": ["limit:token", "error"]},
             {"system": "A", "task": "t2", "outcome": 1, "flags": "empty_patch"},
@@ -22,7 +22,7 @@ def _rows() -> pd.DataFrame:
             {"system": "B", "task": "t2", "outcome": 0, "flags": ["error"]},
             {"system": "B", "task": "t3", "outcome": 0},
         ]
-    )
+    ).to_frame()
 
 
 def test_flags_are_canonical_tokens() -> None:
@@ -33,7 +33,7 @@ def test_flags_are_canonical_tokens() -> None:
 def test_flags_round_trip_in_every_format(tmp_path, suffix: str) -> None:
     rows = _rows()
     path = write_outcomes(rows, tmp_path / f"o{suffix}")
-    pd.testing.assert_frame_equal(read_outcomes(path), rows)
+    pd.testing.assert_frame_equal(read_outcomes(path).to_frame(), rows)
 
 
 def test_formats_store_flags_as_text_in_csv_and_lists_elsewhere(tmp_path) -> None:
@@ -51,7 +51,7 @@ def test_old_files_without_flags_still_read(tmp_path) -> None:
 
 def test_a_flag_with_a_space_is_refused() -> None:
     with pytest.raises(ValidationError, match="field 'flags'"):
-        outcome_frame([{"system": "A", "task": "t", "outcome": 1, "flags": ["harness error"]}])
+        outcome_columns([{"system": "A", "task": "t", "outcome": 1, "flags": ["harness error"]}])
 
 
 def test_default_policy_counts_error_rows_in_the_record() -> None:

@@ -6,13 +6,24 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise import OUTCOME_COLUMNS, FileFormatError, ValidationError, read_outcomes, write_outcomes
-from stopwise.records import validate_outcomes
+import stopwise
+import stopwise.records._outcomes as outcomes_module
+from stopwise import (
+    OUTCOME_COLUMNS,
+    ComparisonError,
+    FileFormatError,
+    OutcomeColumns,
+    ValidationError,
+    outcome_columns,
+    read_outcomes,
+    write_outcomes,
+)
 
 GOOD = "system,task,outcome,group,attempt,cost_usd,elapsed_s\nA,t1,1,g1,0,0.5,10\nA,t1,0,g1,1,,\nB,t1,0.5,g1,0,,\n"
 
@@ -29,15 +40,19 @@ def test_read_csv_fills_defaults(tmp_path: Path) -> None:
     assert rows["outcome"].tolist() == [1.0, 0.0, 0.5]
     assert rows["attempt"].tolist() == [0, 1, 0]
     assert rows["status"].tolist() == ["final"] * 3
-    assert np.isnan(rows["cost_usd"].iloc[1]) and rows["cost_usd"].iloc[0] == 0.5
+    assert np.isnan(rows["cost_usd"][1]) and rows["cost_usd"][0] == 0.5
+    assert isinstance(rows, OutcomeColumns) and isinstance(rows["task"], np.ndarray)
+    assert list(rows) == list(OUTCOME_COLUMNS)  # iteration gives the column names, as a frame's does
+    with pytest.raises(KeyError, match="'colour' is not an outcome column"):
+        rows["colour"]
 
 
 @pytest.mark.parametrize("name", ["o.csv", "o.csv.gz", "o.jsonl", "o.jsonl.gz", "o.parquet"])
 def test_round_trip_every_format(tmp_path: Path, name: str) -> None:
-    rows = read_outcomes(_write(tmp_path, "in.csv", GOOD))
+    rows = read_outcomes(_write(tmp_path, "in.csv", GOOD)).to_frame()
     rows.loc[2, "status"] = "pending"
     path = write_outcomes(rows, tmp_path / name)
-    again = read_outcomes(path)
+    again = read_outcomes(path).to_frame()
     pd.testing.assert_frame_equal(again, rows, check_dtype=False)
 
 
@@ -92,7 +107,7 @@ def test_identical_duplicates_are_kept(tmp_path: Path) -> None:
 
 
 def test_pending_rows_may_leave_outcome_blank() -> None:
-    rows = validate_outcomes(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [None], "status": ["pending"]}))
+    rows = outcome_columns(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [None], "status": ["pending"]}))
     assert np.isnan(rows["outcome"][0])
 
 
@@ -101,6 +116,48 @@ def test_write_refuses_bad_rows_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ValidationError):
         write_outcomes(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [7]}), target)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_several_files_read_as_one_and_a_row_repeated_across_files_is_refused(tmp_path: Path) -> None:
+    a = _write(tmp_path, "a.csv", "system,task,outcome\nA,t1,1\nB,t1,0\n")
+    b = _write(tmp_path, "b.jsonl", '{"system": "A", "task": "t2", "outcome": 1}\n{"system": "B", "task": "t2", "outcome": 0.5}\n')
+    rows = read_outcomes([a, b])
+    assert rows["task"].tolist() == ["t1", "t1", "t2", "t2"] and rows["outcome"].tolist() == [1.0, 0.0, 1.0, 0.5]
+    assert read_outcomes((a,))["task"].tolist() == ["t1", "t1"]  # a sequence of one file
+    c = _write(tmp_path, "c.csv", "system,task,outcome\nB,t3,1\nB,t2,0.5\nA,t1,1\n")
+    with pytest.raises(ComparisonError) as info:
+        read_outcomes([a, b, c])
+    assert str(info.value) == (
+        f"{c}, row 2: (system, task, attempt) = (B, t2, 0) is already in {b}, row 2; "
+        "2 row(s) repeat rows of an earlier file (is a file given twice?)"
+    )
+    with pytest.raises(ComparisonError, match=r"a\.csv, row 1: .* is already in .*a\.csv, row 1; 2 row\(s\)"):
+        read_outcomes([a, a])
+    with pytest.raises(stopwise.errors.ArgumentError, match="at least one outcome file"):
+        read_outcomes([])
+
+
+def test_writing_validated_columns_does_not_validate_again(tmp_path: Path) -> None:
+    n = 200_000
+    rows = outcome_columns(
+        pd.DataFrame(
+            {
+                "system": np.where(np.arange(n) % 2 == 0, "A", "B"),
+                "task": [f"t{i // 2}" for i in range(n)],
+                "outcome": (np.arange(n) % 3) / 2,
+                "flags": np.where(np.arange(n) % 7 == 0, "error", ""),
+            }
+        )
+    )
+    with (
+        patch.object(outcomes_module, "_validate", wraps=outcomes_module._validate) as validate,
+        patch.object(outcomes_module, "_validate_frame", wraps=outcomes_module._validate_frame) as validate_frame,
+    ):
+        path = write_outcomes(rows, tmp_path / "o.parquet")
+        assert validate.call_count == 0 and validate_frame.call_count == 0  # columns are written as they are
+        write_outcomes(rows.to_frame().head(3), tmp_path / "f.csv")
+        assert validate_frame.call_count == 1  # a frame goes through the validator once
+    pd.testing.assert_frame_equal(read_outcomes(path).to_frame(), rows.to_frame())
 
 
 def test_jsonl_rows_are_numbered(tmp_path: Path) -> None:
@@ -120,7 +177,7 @@ def test_shared_records_are_valid(shared_data: Path) -> None:
     }
     for name, (n_rows, n_systems) in expected.items():
         rows = read_outcomes(shared_data / "records" / name / "outcomes.csv")
-        assert len(rows) == n_rows and rows["system"].nunique() == n_systems, name
+        assert len(rows) == n_rows and len(set(rows["system"])) == n_systems, name
 
 
 # ---------------------------------------------------------------- hostile inputs (issue 12)

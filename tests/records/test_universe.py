@@ -103,11 +103,16 @@ def test_bad_tasks_files_name_file_row_and_field(tmp_path: Path, content: str, f
 
 
 def test_unreadable_tasks_files(tmp_path: Path) -> None:
-    with pytest.raises(FileFormatError, match="no such tasks file"):
+    with pytest.raises(FileFormatError, match=r"none\.csv: no such file$"):
         read_task_universe(tmp_path / "none.csv")
     (tmp_path / "empty.csv").write_text("")
-    with pytest.raises(FileFormatError, match="empty"):
+    with pytest.raises(FileFormatError, match="the file is empty; a tasks file needs a header and at least one row"):
         read_task_universe(tmp_path / "empty.csv")
+    with pytest.raises(FileFormatError, match="is a directory, expected a tasks file"):
+        read_task_universe(tmp_path)
+    (tmp_path / "ragged.csv").write_text("task,group\nt1,a\nt2,b,c\n")
+    with pytest.raises(ValidationError, match=r"ragged\.csv, row 2 \(line 3\): must have 2 cells like the header \(task, group\); has 3"):
+        read_task_universe(tmp_path / "ragged.csv")
     (tmp_path / "t.txt").write_text("task\nx\n")
     with pytest.raises(FileFormatError, match="cannot tell the format"):
         read_task_universe(tmp_path / "t.txt")

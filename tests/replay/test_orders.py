@@ -26,7 +26,7 @@ def _assert_permutations(orders: np.ndarray, n: int) -> None:
 @pytest.mark.data
 def test_coverage_aware_orders_meet_the_rule_at_every_grid_budget(shared_data: Path) -> None:
     for name in ("swebench_lite", "swebench_verified", "terminal_bench_2"):
-        rows = read_outcomes(shared_data / "records" / name / "outcomes.csv")
+        rows = read_outcomes(shared_data / "records" / name / "outcomes.csv").to_frame()
         groups = rows.drop_duplicates("task").sort_values("task")["group"].to_numpy(dtype=str)
         orders = coverage_aware_orders(groups, 200, rng=1)
         _assert_permutations(orders, len(groups))

@@ -76,7 +76,7 @@ def _check_against_decide(rows: pd.DataFrame, name: str, policy_name: str, n_che
     ],
 )
 def test_replay_decision_equals_decide_on_the_prefix(shared_data: Path, name: str, systems: int, policy_name: str) -> None:
-    rows = read_outcomes(shared_data / "records" / name / "outcomes.csv")
+    rows = read_outcomes(shared_data / "records" / name / "outcomes.csv").to_frame()
     chosen = sorted(rows["system"].unique())[:: max(1, rows["system"].nunique() // systems)][:systems]
     rng = np.random.default_rng(3)
     assert _check_against_decide(_subset(rows, chosen), name, policy_name, 60, rng) == 60
@@ -133,7 +133,7 @@ def test_replay_is_deterministic_and_orders_are_shared_across_thresholds() -> No
 
 @pytest.mark.data
 def test_forced_uniform_coverage_failure_on_swebench_lite(shared_data: Path) -> None:
-    rows = read_outcomes(shared_data / "records" / "swebench_lite" / "outcomes.csv")
+    rows = read_outcomes(shared_data / "records" / "swebench_lite" / "outcomes.csv").to_frame()
     chosen = sorted(rows["system"].unique())[::6]
     result = replay_grid({"lite": _subset(rows, chosen)}, policies=["forced-uniform", "primary"], n_orders=200, thresholds=[0.0], budgets=[0.25])
     summary = result.summary.set_index("policy")
@@ -145,7 +145,7 @@ def test_forced_uniform_coverage_failure_on_swebench_lite(shared_data: Path) -> 
 
 @pytest.mark.data
 def test_source_table_counts(shared_data: Path) -> None:
-    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv")
+    rows = read_outcomes(shared_data / "records" / "swebench_verified" / "outcomes.csv").to_frame()
     table = source_table([prepare_source(rows, "verified")], [0.0, 0.05, 0.10]).iloc[0]
     wide = rows.pivot(index="task", columns="system", values="outcome")
     rates = wide.mean().to_numpy()
@@ -161,7 +161,7 @@ def test_source_table_counts(shared_data: Path) -> None:
 
 @pytest.mark.data
 def test_elapsed_budgets_on_terminal_bench(shared_data: Path) -> None:
-    rows = read_outcomes(shared_data / "records" / "terminal_bench_1_5" / "outcomes.csv")
+    rows = read_outcomes(shared_data / "records" / "terminal_bench_1_5" / "outcomes.csv").to_frame()
     rows = _subset(rows, sorted(rows["system"].unique())[:3])
     source = prepare_source(rows, "tb")
     pair = source.pairs[0]
@@ -198,13 +198,13 @@ def test_left_out_rows_and_systems_are_reported() -> None:
     rows.loc[rows.index[:10], "status"] = "pending"  # ten tasks of system-01
     rows.loc[rows.index[:10], "outcome"] = np.nan
     kept = replay_grid({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5], min_coverage=0.5)
-    assert kept.settings["excluded_rows"]["s"] == [{"reason": "status pending", "rows": 10, "tasks": 10}]
-    assert kept.settings["excluded_systems"]["s"] == {}
+    assert kept.settings.excluded_rows["s"] == [{"reason": "status pending", "rows": 10, "tasks": 10}]
+    assert kept.settings.excluded_systems["s"] == {}
     # pairs with system-01 have 10 of their 60 shared tasks pending: not a complete record, so they are
     # left out and listed (decide() counts N = 60 for them; the replay no longer shrinks N to 50)
-    assert set(kept.cases["n_shared"]) == {60} and len(kept.settings["excluded_pairs"]["s"]) == 4
+    assert set(kept.cases["n_shared"]) == {60} and len(kept.settings.excluded_pairs["s"]) == 4
     strict = replay_grid({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5])
-    assert strict.settings["excluded_systems"]["s"] == {"system-01": "usable outcomes on 83.3% of 60 tasks (< 95%)"}
+    assert strict.settings.excluded_systems["s"] == {"system-01": "usable outcomes on 83.3% of 60 tasks (< 95%)"}
     assert len(strict.cases) == 2
     pd.testing.assert_frame_equal(summarize(kept.cases), kept.summary)
 
@@ -213,6 +213,6 @@ def test_units_are_noted_not_silently_ignored() -> None:
     rows = synthetic_benchmark(40, 2, rng=0)
     rows["unit"] = np.where(rows["task"].str.endswith(("0", "1")), "shared-unit", "")
     result = replay_grid({"s": rows}, n_orders=3, thresholds=[0.0], budgets=[1.0])
-    assert result.settings["notes"]["s"] == [
+    assert result.settings.notes["s"] == [
         "8 tasks share analysis units with other tasks; the replay resamples tasks one by one, while decide() resamples whole units"
     ]

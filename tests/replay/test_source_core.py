@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import stopwise
-from stopwise import ComparisonError, decide, pair_outcomes
+from stopwise import ComparisonError, decide, outcome_columns, pair_outcomes
 from stopwise.compare import outcome_cells, task_groups, task_order
-from stopwise.records import synthetic_benchmark, validate_outcomes
+from stopwise.records import synthetic_benchmark
 from stopwise.replay import prepare_source
 
 
@@ -70,7 +70,7 @@ def test_vectorised_cells_equal_a_groupby_reference() -> None:
     )
     raw = raw.drop_duplicates(["system", "task", "attempt"])
     raw.loc[raw["status"] == "pending", "outcome"] = np.nan
-    rows = validate_outcomes(raw)
+    rows = outcome_columns(raw).to_frame()
     cells = outcome_cells(rows)
     # reference: the pandas groupby (with per-group lambdas) the pairing used before
     final = rows[rows["status"] == "final"]

@@ -2,7 +2,7 @@
 
 :func:`outcome_cells` (duplicates, statuses, attempts averaging, cost and time sums, the one
 group-conflict check) is shared by :func:`pair_outcomes` (and so :func:`stopwise.decide`) and the
-replay's :func:`stopwise.prepare_source`; all of it is vectorised with ``bincount`` over factorised
+replay's :func:`stopwise.replay.prepare_source`; all of it is vectorised with ``bincount`` over factorised
 (system, task) codes of :class:`stopwise.OutcomeColumns` (a pandas frame is taken as its columns), so the
 decision path never needs pandas.
 """
@@ -333,7 +333,7 @@ def outcome_cells(
     Parameters
     ----------
     rows : OutcomeColumns or pandas.DataFrame
-        Validated outcome rows (:func:`stopwise.read_outcome_columns` or :func:`stopwise.read_outcomes`).
+        Validated outcome rows (:func:`stopwise.read_outcomes`, :func:`stopwise.outcome_columns`, or a frame).
     systems : sequence of str, optional
         Keep only these systems' rows (default every system).
     statuses : tuple of str, optional
@@ -646,7 +646,7 @@ def pair_outcomes(
     Parameters
     ----------
     rows : OutcomeColumns or pandas.DataFrame
-        Validated outcome rows (see :func:`stopwise.read_outcome_columns`, :func:`stopwise.read_outcomes`).
+        Validated outcome rows (see :func:`stopwise.read_outcomes`, :func:`stopwise.outcome_columns`).
     tested, baseline : str
         The tested system A and the baseline B.
     statuses : tuple of str, optional
@@ -672,7 +672,7 @@ def pair_outcomes(
     Examples
     --------
     >>> import stopwise
-    >>> rows = stopwise.outcome_frame([
+    >>> rows = stopwise.outcome_columns([
     ...     {"system": "A", "task": "t1", "outcome": 1}, {"system": "B", "task": "t1", "outcome": 0},
     ...     {"system": "A", "task": "t2", "outcome": 1}, {"system": "B", "task": "t2", "outcome": 1},
     ...     {"system": "A", "task": "t3", "outcome": 0}])

@@ -9,7 +9,7 @@ import pandas as pd
 
 from stopwise.errors import InputError
 from stopwise.finality._check import RunCheck
-from stopwise.records import outcome_frame
+from stopwise.records import outcome_columns
 
 __all__ = ["finality_rows"]
 
@@ -74,4 +74,4 @@ def finality_rows(checks: Iterable[RunCheck], *, source: str | None = None) -> p
         }
         for c in items
     ]
-    return outcome_frame(rows)
+    return outcome_columns(rows).to_frame()

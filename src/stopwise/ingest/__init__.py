@@ -6,9 +6,11 @@ outcome-row contract (and, where a log holds the messages, trajectories), so tha
 replays and early prediction work on a team's existing runs.
 
 Runs whose outcome is unknown (a harness error, an unscored sample) or special (an empty
-patch, a limit hit) stay distinguishable: their ``source`` carries flags (see
-:func:`source_flags`), and unknown outcomes become ``pending`` rows by default, which a decision
-leaves out and counts. Runs that do not become rows are listed in :attr:`IngestResult.skipped`.
+patch, a limit hit) stay distinguishable: their ``flags`` column names why (a policy's
+``[flags]`` section excludes or counts them), and unknown outcomes become ``pending`` rows by
+default, which a decision leaves out and counts. Runs that do not become rows are listed in
+:attr:`IngestResult.skipped`. The rows are :attr:`IngestResult.columns` (validated
+:class:`~stopwise.records.OutcomeColumns`), and :attr:`IngestResult.rows` the same rows as a frame.
 """
 
 from stopwise.ingest._api import (

@@ -369,7 +369,7 @@ class PairedComparison:
             "outcome": outcome,
             "attempt": int(epoch) - 1,
             "status": "final" if problem is None else "pending",
-            "source": f"inspect:{side.eval_id}" + ("" if problem is None else "|unscored"),
+            "source": f"inspect:{side.eval_id}",
         }
         if problem is not None:
             row["flags"] = "unscored"  # as `stopwise ingest` flags an unscored sample of the log

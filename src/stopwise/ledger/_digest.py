@@ -44,7 +44,7 @@ def _number(value: Any) -> float | None:
 def event_payload(row: Mapping[str, Any]) -> dict[str, Any]:
     """The contract fields of one validated outcome row as plain JSON values (NaN becomes null).
 
-    ``flags`` (canonical text, as :func:`stopwise.validate_outcomes` gives it) is included only when
+    ``flags`` (canonical text, as :func:`stopwise.outcome_columns` gives it) is included only when
     non-empty.
 
     Examples

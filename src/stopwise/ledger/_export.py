@@ -14,11 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from stopwise.errors import FileFormatError
-from stopwise.records import write_outcomes
-from stopwise.records._outcomes import format_of
+from stopwise.records import OutcomeColumns, write_outcomes
+from stopwise.records._tables import format_of
 
 __all__ = ["atomic_write", "export_decisions", "export_outcomes"]
 
@@ -58,8 +56,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], 
     return file
 
 
-def export_outcomes(rows: pd.DataFrame, path: str | os.PathLike[str], *, force: bool = False, format: str | None = None) -> Path:
-    """Write outcome rows atomically in the format of the suffix (or ``format``)."""
+def export_outcomes(rows: OutcomeColumns, path: str | os.PathLike[str], *, force: bool = False, format: str | None = None) -> Path:
+    """Write outcome rows atomically in the format of the suffix (or ``format``); the stored rows are not validated again."""
     fmt = format_of(Path(path), format)
     return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt), force=force)
 

@@ -15,14 +15,15 @@ import pandas as pd
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from stopwise._redact import redact_url
 from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
-from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
+from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url, make_engine
+from stopwise.ledger._events import column_payloads
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
@@ -47,10 +48,7 @@ def _now() -> str:
 
 
 def _display(url: str) -> str:
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # pragma: no cover - a URL that did parse once
-        return url
+    return redact_url(url)
 
 
 class Ledger:
@@ -277,7 +275,7 @@ class Ledger:
         return registration
 
     # ------------------------------------------------------------------ outcomes
-    def append(self, evaluation: str, rows: pd.DataFrame | Iterable[Mapping[str, Any]]) -> AppendResult:
+    def append(self, evaluation: str, rows: OutcomeColumns | pd.DataFrame | Iterable[Mapping[str, Any]]) -> AppendResult:
         """Append outcome events; idempotent per (system, task, attempt).
 
         The rows are validated against the outcome-row contract first (nothing is stored when one
@@ -290,8 +288,9 @@ class Ledger:
         ----------
         evaluation : str
             A registered evaluation.
-        rows : pandas.DataFrame or iterable of mappings
-            Outcome rows of the evaluation's two systems on tasks of its universe.
+        rows : OutcomeColumns, pandas.DataFrame or iterable of mappings
+            Outcome rows of the evaluation's two systems on tasks of its universe (validated by
+            :func:`stopwise.outcome_columns`; columns are validated already).
 
         Returns
         -------
@@ -305,12 +304,12 @@ class Ledger:
             The evaluation is not registered, or the database failed (nothing acknowledged).
         """
         reg = self.registration(evaluation)
-        if not isinstance(rows, pd.DataFrame):
+        if not isinstance(rows, pd.DataFrame | OutcomeColumns):
             rows = list(rows)
         if len(rows) == 0:
             return AppendResult(0, 0, 0)
         source = f"<append to {reg.name}>"
-        _, payloads = event_payloads(rows, source=source)
+        payloads = event_payloads(rows, source=source)
         self._check_membership(payloads, reg, source)
         digests = [event_digest(p) for p in payloads]
         keys: list[EventKey] = [(p["system"], p["task"], p["attempt"]) for p in payloads]
@@ -616,7 +615,7 @@ class Ledger:
                 return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
 
         rows, seqs, _ = self._snapshot(reg)
-        records = rows.to_frame().to_dict(orient="records")
+        records = column_payloads(rows)
         with self._tx(write=False) as conn:
             stored_digests = list(
                 conn.execute(
@@ -626,7 +625,7 @@ class Ledger:
                 )
             )
         for (seq, stored), rec in zip(stored_digests, records, strict=True):
-            computed = event_digest(event_payload(rec))
+            computed = event_digest(rec)
             if computed != stored:
                 return result(
                     len(records), 0, genesis,
@@ -687,7 +686,7 @@ class Ledger:
         """
         from stopwise.ledger._export import export_decisions, export_outcomes
 
-        rows = self.outcomes(evaluation)
+        rows, _, _ = self._snapshot(self.registration(evaluation))
         if len(rows) == 0:
             raise LedgerError(f"evaluation {_name(evaluation)!r} has no outcome events yet; nothing to export")
         written = [str(export_outcomes(rows, path, force=force, format=format))]

@@ -23,16 +23,21 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         TailProvenance,
         UniverseState,
     )
-    from stopwise.records._joined import read_outcome_columns, read_outcome_files
+    from stopwise.records._deprecated import (  # deprecated aliases, removed in 0.2
+        columns_of_frame,
+        outcome_frame,
+        read_file_columns,
+        read_outcome_columns,
+        read_outcome_files,
+        validate_outcomes,
+    )
     from stopwise.records._outcomes import (
         FLAG_SEPARATOR,
         OUTCOME_COLUMNS,
         STATUSES,
         flag_mask,
         outcome_columns,
-        outcome_frame,
         read_outcomes,
-        validate_outcomes,
         write_outcomes,
     )
     from stopwise.records._policy import (
@@ -113,6 +118,7 @@ __all__ = [
     "Trajectory",
     "UniverseState",
     "WarningCode",
+    "columns_of_frame",
     "factorize",
     "flag_mask",
     "iter_trajectories",
@@ -120,6 +126,7 @@ __all__ = [
     "outcome_columns",
     "outcome_frame",
     "parse_policy",
+    "read_file_columns",
     "read_outcome_columns",
     "read_outcome_files",
     "read_outcomes",

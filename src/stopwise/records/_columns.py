@@ -1,9 +1,9 @@
 """Validated outcome rows held column by column in NumPy arrays: the form the decision path computes on.
 
-:class:`OutcomeColumns` is what :func:`stopwise.read_outcome_columns` returns and what
-:func:`stopwise.decide`, :func:`stopwise.pair_outcomes` and the input digest work on; a pandas
-frame (:func:`stopwise.read_outcomes`) is the same rows for people, built by
-:meth:`OutcomeColumns.to_frame`. Keeping the decision path on arrays means reading a file and
+:class:`OutcomeColumns` is the one form of outcome rows inside stopwise: what
+:func:`stopwise.read_outcomes` and :func:`stopwise.outcome_columns` return and what
+:func:`stopwise.decide`, :func:`stopwise.pair_outcomes`, the ledger and the input digest work on; a
+pandas frame is the same rows for people, built by :meth:`OutcomeColumns.to_frame`. Keeping the decision path on arrays means reading a file and
 deciding never imports pandas (the command line starts in a fraction of a second) and a decision
 after the rows are loaded costs a few milliseconds.
 """
@@ -11,7 +11,7 @@ after the rows are loaded costs a few milliseconds.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -61,9 +61,10 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class OutcomeColumns:
     """Validated outcome rows, one NumPy array per column of :data:`stopwise.OUTCOME_COLUMNS`.
 
-    Build it with :func:`stopwise.read_outcome_columns`, :meth:`from_frame` or
-    :func:`stopwise.outcome_columns` (each validates the contract); the arrays are not checked
-    again when built directly.
+    Build it with :func:`stopwise.read_outcomes` or :func:`stopwise.outcome_columns` (each
+    validates the contract); the arrays are not checked again when built directly. ``rows["task"]``
+    is a column (like a frame's, but a NumPy array), iteration gives the column names, and
+    :meth:`to_frame` the rows as a pandas frame.
 
     Attributes
     ----------
@@ -78,7 +79,7 @@ class OutcomeColumns:
     --------
     >>> import stopwise
     >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t1", "outcome": 1}, {"system": "B", "task": "t1", "outcome": 0}])
-    >>> len(rows), rows.system.tolist(), rows.status.tolist()
+    >>> len(rows), rows.system.tolist(), rows["status"].tolist()
     (2, ['A', 'B'], ['final', 'final'])
     """
 
@@ -104,6 +105,14 @@ class OutcomeColumns:
     def __len__(self) -> int:
         return len(self.system)
 
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The array of one column (``rows["outcome"]``); see :meth:`column`."""
+        return self.column(name)
+
+    def __iter__(self) -> Iterator[str]:
+        """The column names, as iterating over a frame gives them."""
+        return iter(self.columns)
+
     @property
     def columns(self) -> tuple[str, ...]:
         """The column names, in the contract's order."""
@@ -112,8 +121,14 @@ class OutcomeColumns:
         return OUTCOME_COLUMNS
 
     def column(self, name: str) -> np.ndarray:
-        """The array of one column."""
-        if name not in self.columns:
+        """The array of one column.
+
+        Raises
+        ------
+        KeyError
+            ``name`` is no column of the outcome contract.
+        """
+        if not isinstance(name, str) or name not in self.columns:
             raise KeyError(f"{name!r} is not an outcome column; columns are {', '.join(self.columns)}")
         column: np.ndarray = getattr(self, name)
         return column
@@ -140,19 +155,21 @@ class OutcomeColumns:
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, source: str = "<DataFrame>") -> OutcomeColumns:
-        """Rows of a pandas frame: validated rows are taken as they are, anything else is validated first.
+        """Rows of a pandas frame: the frame path of :func:`stopwise.outcome_columns` (cheap checks for a canonical frame).
 
         Raises
         ------
         ValidationError
-            The frame breaks the outcome contract.
+            The frame breaks the outcome contract, or is no frame.
         """
-        from stopwise.records._outcomes import columns_of_frame
+        from stopwise.records._outcomes import _columns_of_frame, _is_frame, not_a_frame
 
-        return columns_of_frame(frame, source=source)
+        if not _is_frame(frame):
+            raise not_a_frame(frame, source)
+        return _columns_of_frame(frame, source)
 
     def to_frame(self) -> pd.DataFrame:
-        """The rows as a pandas frame with the dtypes of :func:`stopwise.read_outcomes`."""
+        """The rows as a new pandas frame: text columns as ``object``, ``attempt`` int64, the numbers float64."""
         import pandas as pd
 
         frame = pd.DataFrame({name: getattr(self, name) for name in self.columns})

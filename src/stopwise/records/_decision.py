@@ -243,7 +243,7 @@ class DecisionRecord(_Record):
         Examples
         --------
         >>> import stopwise
-        >>> rows = stopwise.outcome_frame([{"system": s, "task": "t", "outcome": 1} for s in "AB"])
+        >>> rows = stopwise.outcome_columns([{"system": s, "task": "t", "outcome": 1} for s in "AB"])
         >>> first, again = (stopwise.decide(rows, "A", "B", complete=True) for _ in range(2))
         >>> first.digest() == again.digest()
         True

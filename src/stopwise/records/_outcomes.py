@@ -29,30 +29,27 @@ comparison is formed.
 excludes or counts rows by flag (:class:`stopwise.records.FlagPolicy`). Files written before the
 column existed still read (the column defaults to no flags).
 
-CSV files are read cell by cell with the header as the only source of column names: a row with
-more or fewer cells than the header is refused (naming the row), never shifted into other
-columns or taken as an index; a byte-order mark before the header is dropped. Compressed
-(``.gz``) files are bounded by ``STOPWISE_MAX_DECOMPRESSED_BYTES``, JSONL lines by
-``STOPWISE_MAX_LINE_BYTES`` (docs/limits.md).
+Rows have one form inside stopwise, :class:`~stopwise.records.OutcomeColumns`, and one way in:
+:func:`read_outcomes` for files (read by :func:`stopwise.records._tables.read_table`: CSV rows with
+another cell count than the header are refused, ``.gz`` and JSONL lines are bounded, see
+docs/limits.md) and :func:`outcome_columns` for mappings and pandas frames; both end in the one
+validator (:func:`_validate`). :func:`write_outcomes` writes columns as they are.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
-import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stopwise._limits import gunzip_bytes, json_loads, read_lines
-from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError, shown
+from stopwise.errors import ArgumentError, ComparisonError, Problem, ValidationError, shown
 from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
+from stopwise.records._tables import TABLE_FORMATS, TableFormat, _Lines, _objects, format_of, read_table
 from stopwise.records._vocabulary import STATUSES
 
 if TYPE_CHECKING:
@@ -61,13 +58,12 @@ if TYPE_CHECKING:
 __all__ = [
     "FLAG_SEPARATOR",
     "OUTCOME_COLUMNS",
+    "QUICK_MAX_ROWS",
     "STATUSES",
     "OutcomeFormat",
     "flag_mask",
     "outcome_columns",
-    "outcome_frame",
     "read_outcomes",
-    "validate_outcomes",
     "write_outcomes",
 ]
 
@@ -87,290 +83,16 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
 """Every column of the outcome contract, in canonical order."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("system", "task", "outcome")
-OutcomeFormat = Literal["csv", "jsonl", "parquet"]
-OUTCOME_FORMATS: tuple[OutcomeFormat, ...] = get_args(OutcomeFormat)
+OutcomeFormat = TableFormat
+OUTCOME_FORMATS: tuple[OutcomeFormat, ...] = TABLE_FORMATS
 FLAG_SEPARATOR = ";"
 """Joins the flags of a row in a CSV cell and in a frame: ``"error;limit:token"``."""
-_SUFFIXES: dict[str, OutcomeFormat] = {
-    ".csv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-
-
-def format_of(path: Path, fmt: str | None) -> OutcomeFormat:
-    if fmt is not None:
-        for name in OUTCOME_FORMATS:
-            if fmt == name:
-                return name
-        raise FileFormatError(f"{path}: format must be one of {', '.join(OUTCOME_FORMATS)}; got {fmt!r}")
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    if suffixes and suffixes[-1] in _SUFFIXES:
-        return _SUFFIXES[suffixes[-1]]
-    raise FileFormatError(
-        f"{path}: cannot tell the format from the file name; use a .csv, .jsonl or .parquet "
-        "suffix (optionally .gz for text formats) or pass the format explicitly"
-    )
-
-
-_MAX_ATTEMPT = 2**53
-"""Attempts above this are not exactly representable as numbers; they are refused, not wrapped."""
-
-
-class _Lines:
-    """Text line of each data row of a CSV file, worked out (by the exact reader) when first needed."""
-
-    def __init__(self, path: Path, data: bytes | None) -> None:
-        self.path, self.data = path, data
-        self._lines: np.ndarray | None = None
-
-    def __getitem__(self, i: int) -> int:
-        if self._lines is None:
-            self._lines = _read_csv_exact(self.path, self.data)[1]
-        return int(self._lines[i])
-
-
+QUICK_MAX_ROWS = 256
+"""At most this many mappings try the validator's plain-Python path first (a live append of a few rows)."""
 _Raw = dict[str, np.ndarray]
 """Cells of a file or frame by column name (file order), before validation."""
-
-
-def _read_csv(path: Path, gz: bool) -> tuple[_Raw, np.ndarray | _Lines]:
-    """Cells of a CSV file as text; pyarrow's reader when every row is well formed, else the exact one."""
-    data = gunzip_bytes(path) if gz else None
-    fast = _read_csv_arrow(path, data)
-    if fast is not None:
-        return fast, _Lines(path, data)
-    return _read_csv_exact(path, data)
-
-
-def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
-    """Fast path: every cell as text; ``None`` when anything is off (the exact reader then says what)."""
-    import pyarrow as pa
-    import pyarrow.csv as pv
-
-    try:
-        with (io.StringIO(data[:1 << 20].decode("utf-8-sig", "replace"), newline="") if data is not None
-              else open(path, encoding="utf-8-sig", errors="replace", newline="")) as handle:
-            header = next(csv.reader(handle), None)
-    except csv.Error:
-        return None
-    names = [c.strip() for c in header or []]
-    if not names or not all(names) or len(set(names)) != len(names) or len(set(header or [])) != len(names):
-        return None
-    invalid: list[object] = []
-
-    def skip(row: object) -> str:
-        invalid.append(row)
-        return "skip"
-
-    # pyarrow decodes an invalid row's text before calling the handler; on bytes that are not UTF-8 that
-    # fails inside pyarrow, which reports it as an "Exception ignored" traceback on stderr. Catch it here:
-    # such a file goes to the exact reader, which says where the text stops being UTF-8.
-    unraisable: list[object] = []
-    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
-    try:
-        table = pv.read_csv(
-            pa.BufferReader(data) if data is not None else str(path),
-            read_options=pv.ReadOptions(use_threads=False),
-            parse_options=pv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip),
-            convert_options=pv.ConvertOptions(
-                column_types=dict.fromkeys(header or [], pa.string()),
-                null_values=[],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except (pa.ArrowException, OSError):
-        return None
-    finally:
-        sys.unraisablehook = hook
-    if invalid or unraisable or table.column_names != list(header or []):
-        return None
-    # to_pylist, not to_numpy: pyarrow converts text to NumPy through pandas, and the decision path does not load pandas
-    return {name: _objects(table.column(i).to_pylist()) for i, name in enumerate(names)}
-
-
-def _read_csv_exact(path: Path, data: bytes | None) -> tuple[_Raw, np.ndarray]:
-    """Cells of a CSV file as text, with the text line of each data row; refuses ragged rows."""
-    source = str(path)
-    handle: io.TextIOBase
-    if data is not None:
-        handle = io.StringIO(data.decode("utf-8-sig"), newline="")
-    else:
-        handle = open(path, encoding="utf-8-sig", newline="")
-    rows: list[list[str]] = []
-    lines: list[int] = []
-    with handle:
-        reader = csv.reader(handle, skipinitialspace=True)
-        try:
-            header = next(reader, None)
-            for cells in reader:
-                if not cells or (len(cells) == 1 and not cells[0].strip()):
-                    continue  # a blank line
-                rows.append(cells)
-                lines.append(reader.line_num)
-        except csv.Error as exc:
-            raise FileFormatError(f"{source}, line {reader.line_num}: cannot be read as CSV ({exc})") from None
-    if header is None or not any(c.strip() for c in header):
-        raise FileFormatError(f"{source}: the file has no header; an outcome file needs a header and rows")
-    names = [c.strip() for c in header]
-    problems = [
-        Problem(source, None, f"column {i + 1}", "header cell must not be empty (a trailing comma?)")
-        for i, name in enumerate(names)
-        if not name
-    ]
-    duplicated = sorted({c for c in names if c and names.count(c) > 1})
-    if duplicated:
-        problems.append(Problem(source, None, ", ".join(duplicated), "column appears more than once in the header"))
-    counts = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    width = len(names)
-    for i in np.flatnonzero(counts != width):
-        problems.append(
-            Problem(
-                source,
-                int(i) + 1,
-                None,
-                f"must have {width} cells like the header ({', '.join(names)}); has {int(counts[i])}",
-                line=lines[i],
-            )
-        )
-    if problems:
-        raise ValidationError(problems)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * width
-    raw = {name: _objects(col) for name, col in zip(names, columns, strict=True)}
-    return raw, np.asarray(lines, dtype=np.int64)
-
-
-def _objects(values: Iterable[Any]) -> np.ndarray:
-    """A 1-D object array of the values (lists and arrays stay single cells)."""
-    items = list(values)
-    array = np.empty(len(items), dtype=object)
-    array[:] = items
-    return array
-
-
-def _read_jsonl(path: Path, gz: bool) -> tuple[_Raw, np.ndarray | None]:
-    """JSON objects, one a line (blank lines skipped), with the line of each row."""
-    source = str(path)
-    stream: IO[bytes] = io.BytesIO(gunzip_bytes(path)) if gz else open(path, "rb")
-    records: list[dict[str, Any]] = []
-    lines: list[int] = []
-    problems: list[Problem] = []
-    with stream:
-        for number, raw in read_lines(stream, source):
-            if not raw.strip():
-                continue
-            row = len(records) + len(problems) + 1
-            try:
-                value = json_loads(raw, f"{source}, line {number}")
-            except (ValueError, UnicodeDecodeError) as exc:
-                if isinstance(exc, LimitError):
-                    raise
-                problems.append(Problem(source, row, None, f"must be one JSON object ({exc})", line=number if number != row else None))
-                continue
-            if not isinstance(value, dict):
-                problems.append(Problem(source, row, None, "must be one JSON object", type(value).__name__, number if number != row else None))
-                continue
-            nested = [k for k, v in value.items() if isinstance(v, dict) or (isinstance(v, list) and k != "flags")]
-            if nested:
-                problems.append(Problem(source, row, str(nested[0]), "must be a single value", value[nested[0]], number if number != row else None))
-                continue
-            records.append(value)
-            lines.append(number)
-    if problems:
-        raise ValidationError(problems)
-    if not records:
-        raise FileFormatError(f"{source}: the file has no rows; an outcome file needs at least one JSON object")
-    names = list(dict.fromkeys(key for record in records for key in record))
-    cells = {str(name): _objects(record.get(name) for record in records) for name in names}
-    numbers = np.asarray(lines, dtype=np.int64)
-    same = bool((numbers == np.arange(1, len(numbers) + 1)).all())
-    return cells, None if same else numbers  # a line only when it differs
-
-
-def _read_parquet(path: Path) -> _Raw:
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    return {str(name): _array(table.column(i).to_numpy(zero_copy_only=False)) for i, name in enumerate(table.column_names)}
-
-
-def _array(values: np.ndarray) -> np.ndarray:
-    """Numbers and booleans stay typed; anything else becomes an object array."""
-    array = np.asarray(values)
-    return array if array.dtype.kind in "biuf" and array.ndim == 1 else _objects(values)
-
-
-def _read_raw(path: Path, fmt: OutcomeFormat) -> tuple[_Raw, np.ndarray | _Lines | None]:
-    if not path.exists():
-        raise FileFormatError(f"{path}: no such file")
-    if path.is_dir():
-        raise FileFormatError(f"{path}: is a directory, expected an outcome file")
-    if path.stat().st_size == 0:
-        raise FileFormatError(f"{path}: the file is empty; an outcome file needs a header and at least one row")
-    gz = path.suffix.lower() == ".gz"
-    try:
-        if fmt == "csv":
-            return _read_csv(path, gz)
-        if fmt == "jsonl":
-            return _read_jsonl(path, gz)
-        return _read_parquet(path), None
-    except UnicodeDecodeError as exc:
-        raise FileFormatError(f"{path}: is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except (ValueError, OSError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FileFormatError(f"{path}: cannot be read as {fmt}: {first[:300]}") from exc
-
-
-def read_file_columns(path: str | os.PathLike[str], *, format: str | None = None) -> OutcomeColumns:
-    """Read and validate one outcome file into NumPy columns (see :func:`stopwise.read_outcome_columns`)."""
-    file = Path(path)
-    fmt = format_of(file, format)
-    raw, lines = _read_raw(file, fmt)
-    return _validate(raw, str(file), lines)
-
-
-def read_outcomes(path: str | os.PathLike[str], *, format: str | None = None) -> pd.DataFrame:
-    r"""Read and validate an outcome file (CSV, JSONL or Parquet).
-
-    Parameters
-    ----------
-    path : path-like
-        The file. The format follows the suffix (``.csv``, ``.jsonl``, ``.parquet``;
-        ``.gz`` allowed after a text suffix) unless ``format`` is given.
-    format : {"csv", "jsonl", "parquet"}, optional
-        Override the format taken from the suffix.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per input row, in input order, with every column of
-        :data:`OUTCOME_COLUMNS` in canonical dtypes (missing optional columns filled
-        with their defaults).
-
-    Raises
-    ------
-    FileFormatError
-        The file is missing, empty or unreadable.
-    ValidationError
-        Rows break the contract; every problem names the file, row, field, rule and value.
-
-    Examples
-    --------
-    >>> import stopwise, pandas as pd, tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "o.csv").write_text("system,task,outcome\nA,t1,1\nB,t1,0\n")
-    >>> stopwise.read_outcomes(d / "o.csv")[["system", "task", "outcome", "status"]]
-      system task  outcome status
-    0      A   t1      1.0  final
-    1      B   t1      0.0  final
-    """
-    return read_file_columns(path, format=format).to_frame()
-
+_MAX_ATTEMPT = 2**53
+"""Attempts above this are not exactly representable as numbers; they are refused, not wrapped."""
 
 _NA_TYPES = frozenset({"NAType", "NaTType"})
 
@@ -465,48 +187,6 @@ def _raw_of_frame(frame: pd.DataFrame) -> _Raw:
     return raw
 
 
-def validate_outcomes(
-    frame: pd.DataFrame,
-    *,
-    source: str = "<DataFrame>",
-    line_offset: int | None = None,
-) -> pd.DataFrame:
-    """Check outcome rows against the contract and return them in canonical form.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Rows with at least ``system``, ``task`` and ``outcome``. Extra columns are an error,
-        so that a misspelt optional column is not ignored.
-    source : str, optional
-        Name used in error messages (usually the file path).
-    line_offset : int, optional
-        When given, messages also name the text line: ``line = row + line_offset - 1``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A new frame with all :data:`OUTCOME_COLUMNS`, index ``0..n-1``.
-
-    Raises
-    ------
-    ValidationError
-        Listing every broken rule with file, row, field, rule and value.
-
-    Examples
-    --------
-    >>> import pandas as pd, stopwise
-    >>> rows = pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [1.5]})
-    >>> stopwise.validate_outcomes(rows)
-    Traceback (most recent call last):
-    ...
-    stopwise.errors.ValidationError: 1 problem in the input:
-      <DataFrame>, row 1, field 'outcome': must be a number in [0, 1]; got 1.5
-    """
-    lines = None if line_offset is None else np.arange(len(frame), dtype=np.int64) + line_offset
-    return _validate_frame(frame, source, lines).to_frame()
-
-
 def _validate_frame(frame: pd.DataFrame, source: str, lines: np.ndarray | None) -> OutcomeColumns:
     names = [str(c).strip() for c in frame.columns]
     duplicated = sorted({c for c in names if names.count(c) > 1})
@@ -530,20 +210,8 @@ def _canonical_frame(frame: pd.DataFrame) -> bool:
     return not frame[list(TEXT_COLUMNS)].isna().any().any()
 
 
-def columns_of_frame(frame: pd.DataFrame, *, source: str = "<DataFrame>") -> OutcomeColumns:
-    """The rows of a frame as columns: validated frames (the reader's dtypes) pass cheap checks, others are validated.
-
-    Raises
-    ------
-    ValidationError
-        The frame breaks the outcome contract.
-    """
-    import pandas as pd
-
-    if not isinstance(frame, pd.DataFrame):
-        raise ValidationError(
-            [Problem(source, None, None, f"outcome rows must be a pandas DataFrame (see stopwise.read_outcomes); got {type(frame).__name__}")]
-        )
+def _columns_of_frame(frame: pd.DataFrame, source: str) -> OutcomeColumns:
+    """The rows of a frame: a frame with the reader's columns and dtypes passes the cheap array checks, others are validated."""
     if _canonical_frame(frame):
         columns = OutcomeColumns(
             **{name: frame[name].to_numpy(dtype=object) if name in TEXT_COLUMNS else frame[name].to_numpy() for name in OUTCOME_COLUMNS}
@@ -771,45 +439,295 @@ def _conflicting_duplicates(result: OutcomeColumns, source: str, lines: np.ndarr
     return problems
 
 
-def outcome_columns(rows: Iterable[Mapping[str, Any]], *, source: str = "<rows>") -> OutcomeColumns:
-    """Build validated outcome columns from mappings (e.g. produced by an adapter, a monitor or a ledger).
+def _is_frame(value: object) -> bool:
+    """Whether ``value`` is a pandas DataFrame (without importing pandas for rows that are none)."""
+    import sys
+
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.DataFrame)
+
+
+def not_a_frame(value: object, source: str) -> ValidationError:
+    """The error for a value given where a pandas DataFrame of outcome rows belongs."""
+    return ValidationError(
+        [Problem(source, None, None, f"outcome rows must be a pandas DataFrame (see stopwise.read_outcomes); got {type(value).__name__}")]
+    )
+
+
+def outcome_columns(
+    rows: OutcomeColumns | pd.DataFrame | Iterable[Mapping[str, Any]],
+    *,
+    source: str | None = None,
+) -> OutcomeColumns:
+    """Validated outcome columns from mappings or a pandas frame: the one builder and validator of outcome rows.
+
+    Parameters
+    ----------
+    rows : iterable of mappings, pandas.DataFrame or OutcomeColumns
+        Mappings (one per row, e.g. from an adapter, a monitor or a ledger append) or a frame, with at
+        least ``system``, ``task`` and ``outcome``; other columns of :data:`OUTCOME_COLUMNS` optional,
+        any other column an error (a misspelt optional column is not ignored). ``OutcomeColumns`` are
+        validated already and returned as they are.
+    source : str, optional
+        Name used in error messages (default ``<rows>``, or ``<DataFrame>`` for a frame).
+
+    Returns
+    -------
+    OutcomeColumns
+        All :data:`OUTCOME_COLUMNS` in canonical form, rows in input order.
+
+    Raises
+    ------
+    ValidationError
+        Listing every broken rule with source, row, field, rule and value.
+
+    Notes
+    -----
+    A frame with exactly the columns and dtypes :meth:`OutcomeColumns.to_frame` gives is checked
+    with array operations only (its text is taken as stripped and its flags as canonical); any
+    other frame is validated cell by cell. Up to :data:`QUICK_MAX_ROWS` mappings of plain values
+    (text, numbers, None) are checked in plain Python, which a live append of one row needs; any
+    other value or any broken rule sends them through the array validator, which gives the result
+    or the message.
 
     Examples
     --------
     >>> import stopwise
     >>> stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1, "status": "predicted"}]).status.tolist()
     ['predicted']
+    >>> import pandas as pd
+    >>> stopwise.outcome_columns(pd.DataFrame({"system": ["A"], "task": ["t"], "outcome": [1.5]}))
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.ValidationError: 1 problem in the input:
+      <DataFrame>, row 1, field 'outcome': must be a number in [0, 1]; got 1.5
     """
+    if isinstance(rows, OutcomeColumns):
+        return rows
+    if _is_frame(rows):
+        return _columns_of_frame(rows, source or "<DataFrame>")
+    if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
+        raise ValidationError(
+            [
+                Problem(
+                    source or "<rows>",
+                    None,
+                    None,
+                    "outcome rows must be mappings, a pandas DataFrame or stopwise.OutcomeColumns "
+                    f"(see stopwise.read_outcomes); got {type(rows).__name__}",
+                )
+            ]
+        )
     records = list(rows)
+    if len(records) <= QUICK_MAX_ROWS:
+        quick = _quick_columns(records)
+        if quick is not None:
+            return quick
+    if not all(isinstance(record, Mapping) for record in records):
+        bad = next(i for i, record in enumerate(records) if not isinstance(record, Mapping))
+        raise ValidationError(
+            [Problem(source or "<rows>", bad + 1, None, "must be a mapping of column names to values", type(records[bad]).__name__)]
+        )
     names = list(dict.fromkeys(key for record in records for key in record))
     raw = {str(name): _objects(record.get(name) for record in records) for name in names}
-    return _validate(raw, source, None)
+    return _validate(raw, source or "<rows>", None)
 
 
-def outcome_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Build validated outcome rows from mappings (e.g. produced by an adapter or a monitor).
+# ---------------------------------------------------------------- the plain-Python path for a few rows
+
+_ALLOWED = frozenset(OUTCOME_COLUMNS)
+_Unusable = object()
+"""A value the plain-Python path does not judge (the array validator does)."""
+
+
+def _quick_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
+
+
+def _quick_number(value: Any) -> float | object | None:
+    """A finite float, None for blank, or _Unusable when the value is not a plain finite number."""
+    if _quick_blank(value):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _Unusable
+    number = float(value)
+    return number + 0.0 if math.isfinite(number) else _Unusable  # + 0.0: -0.0 is 0.0, as in the validator
+
+
+def _quick_text(value: Any) -> str | object:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return value.strip() if isinstance(value, str) else _Unusable
+
+
+def _quick_flags(value: Any) -> str | object:
+    """Canonical flags of text or a list; _Unusable when malformed (the validator then says why)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, list | tuple) and all(isinstance(t, str) and FLAG_SEPARATOR not in t for t in value):
+        value = FLAG_SEPARATOR.join(value)  # as the validator joins listed flags
+    if not isinstance(value, str):
+        return _Unusable
+    canonical, ok = _canonical_flags(value)
+    return canonical if ok else _Unusable
+
+
+def _quick_columns(records: Sequence[Any]) -> OutcomeColumns | None:
+    """Columns of a few simple, valid mappings; None when any row needs the array validator.
+
+    Gives exactly what :func:`_validate` gives for such rows (tested).
+    """
+    if not records:
+        return None
+    text: dict[str, list[str]] = {name: [] for name in TEXT_COLUMNS}
+    numbers: dict[str, list[float | None]] = {"outcome": [], "cost_usd": [], "elapsed_s": []}
+    attempts: list[int] = []
+    labels: dict[tuple[str, str, int], tuple[Any, ...]] = {}
+    for row in records:
+        if not isinstance(row, Mapping):
+            return None
+        keys = row.keys()
+        if not _ALLOWED.issuperset(keys) or any(k not in keys for k in REQUIRED_COLUMNS):
+            return None
+        values: dict[str, Any] = {}
+        for name in ("system", "task", "group", "source", "unit", "status"):
+            value = _quick_text(row.get(name))
+            if not isinstance(value, str):
+                return None
+            values[name] = value
+        if not values["system"] or not values["task"]:
+            return None
+        values["status"] = values["status"].lower() or "final"
+        if values["status"] not in STATUSES:
+            return None
+        for name in ("outcome", "cost_usd", "elapsed_s", "attempt"):
+            number = _quick_number(row.get(name))
+            if number is _Unusable:
+                return None
+            values[name] = number
+        outcome, attempt = values["outcome"], values["attempt"]
+        if (outcome is None and values["status"] == "final") or (outcome is not None and not 0.0 <= outcome <= 1.0):
+            return None
+        if attempt is not None and (attempt < 0 or attempt != round(attempt) or attempt > _MAX_ATTEMPT):
+            return None
+        if any(values[name] is not None and values[name] < 0 for name in ("cost_usd", "elapsed_s")):
+            return None
+        flags = _quick_flags(row.get("flags"))
+        if not isinstance(flags, str):
+            return None
+        values["flags"], values["attempt"] = flags, 0 if attempt is None else int(attempt)
+        # repeats of a key must agree in every column but source (the validator's rule)
+        label = tuple(values[name] for name in OUTCOME_COLUMNS if name != "source")
+        if labels.setdefault((values["system"], values["task"], values["attempt"]), label) != label:
+            return None
+        for name in TEXT_COLUMNS:
+            text[name].append(values[name])
+        for name in numbers:
+            numbers[name].append(values[name])
+        attempts.append(values["attempt"])
+    return OutcomeColumns(
+        **{name: _objects(text[name]) for name in TEXT_COLUMNS},
+        **{name: np.array(numbers[name], dtype=float) for name in numbers},  # None -> NaN
+        attempt=np.array(attempts, dtype=np.int64),
+    )
+
+
+# ---------------------------------------------------------------- files
+
+
+def _read_file(path: str | os.PathLike[str], format: str | None) -> OutcomeColumns:
+    file = Path(path)
+    table = read_table(file, format=format, what="outcome file", lists=("flags",))
+    return _validate(table.cells, str(file), table.lines)
+
+
+def read_outcomes(
+    path_or_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    format: str | None = None,
+) -> OutcomeColumns:
+    r"""Read and validate one or several outcome files (CSV, JSONL or Parquet) into columns.
+
+    Parameters
+    ----------
+    path_or_paths : path-like or sequence of path-like
+        The file, or files read as one table in the given order. The format follows each
+        suffix (``.csv``, ``.jsonl``, ``.parquet``; ``.gz`` allowed after a text suffix)
+        unless ``format`` is given.
+    format : {"csv", "jsonl", "parquet"}, optional
+        Override the format taken from the suffixes.
+
+    Returns
+    -------
+    OutcomeColumns
+        One row per input row, in input order, with every column of :data:`OUTCOME_COLUMNS` in
+        canonical form (missing optional columns filled with their defaults); ``rows["task"]``
+        is a column, :meth:`~OutcomeColumns.to_frame` the rows as a pandas frame.
+        :func:`stopwise.decide` takes them as they are.
+
+    Raises
+    ------
+    FileFormatError
+        A file is missing, empty or unreadable.
+    ValidationError
+        Rows break the contract; every problem names the file, row, field, rule and value.
+    ComparisonError
+        A (system, task, attempt) of one file repeats one of an earlier file (a file given
+        twice, or two runs under one name); the message names both files and rows.
 
     Examples
     --------
-    >>> import stopwise
-    >>> stopwise.outcome_frame([{"system": "A", "task": "t", "outcome": 1, "status": "predicted"}])["status"][0]
-    'predicted'
+    >>> import stopwise, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.csv").write_text("system,task,outcome\nA,t1,1\nB,t1,0\n")
+    >>> _ = (d / "b.csv").write_text("system,task,outcome\nA,t2,1\nB,t2,1\n")
+    >>> rows = stopwise.read_outcomes([d / "a.csv", d / "b.csv"])
+    >>> len(rows), rows["task"].tolist(), rows["status"].tolist()
+    (4, ['t1', 't1', 't2', 't2'], ['final', 'final', 'final', 'final'])
+    >>> rows.to_frame()[["system", "task", "outcome"]].head(2)
+      system task  outcome
+    0      A   t1      1.0
+    1      B   t1      0.0
     """
-    return outcome_columns(rows).to_frame()
+    listed = [path_or_paths] if isinstance(path_or_paths, str | os.PathLike) else list(path_or_paths)
+    if not listed:
+        raise ArgumentError("`path_or_paths` must name at least one outcome file; got none")
+    parts = [_read_file(path, format) for path in listed]
+    if len(parts) == 1:
+        return parts[0]
+    joined = OutcomeColumns.concat(parts)
+    file_of = np.repeat(np.arange(len(parts)), [len(p) for p in parts])
+    row_of = np.concatenate([np.arange(1, len(p) + 1) for p in parts])
+    keys = np.stack([joined.codes("system")[0], joined.codes("task")[0], joined.attempt])
+    _, key_of = np.unique(keys, axis=1, return_inverse=True)
+    key_of = key_of.reshape(-1)
+    first_file = np.full(int(key_of.max()) + 1, len(parts), dtype=np.int64)
+    np.minimum.at(first_file, key_of, file_of)
+    clash = file_of != first_file[key_of]
+    if clash.any():
+        i = int(np.flatnonzero(clash)[0])
+        earlier = int(np.flatnonzero(key_of == key_of[i])[0])
+        raise ComparisonError(
+            f"{listed[int(file_of[i])]}, row {int(row_of[i])}: (system, task, attempt) = "
+            f"({joined.system[i]}, {joined.task[i]}, {int(joined.attempt[i])}) is already in {listed[int(file_of[earlier])]}, "
+            f"row {int(row_of[earlier])}; {int(clash.sum())} row(s) repeat rows of an earlier file (is a file given twice?)"
+        )
+    return joined
 
 
 def write_outcomes(
-    frame: pd.DataFrame,
+    rows: OutcomeColumns | pd.DataFrame | Iterable[Mapping[str, Any]],
     path: str | os.PathLike[str],
     *,
     format: str | None = None,
 ) -> Path:
-    """Validate outcome rows and write them atomically (nothing is written on error).
+    """Write outcome rows atomically (nothing is written on error).
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Outcome rows; validated with :func:`validate_outcomes` first.
+    rows : OutcomeColumns, pandas.DataFrame or iterable of mappings
+        Outcome rows. Columns are written as they are (they were validated when built); a
+        frame or mappings are validated once, cell by cell (:func:`outcome_columns`).
     path : path-like
         Destination; the format follows the suffix unless ``format`` is given.
     format : {"csv", "jsonl", "parquet"}, optional
@@ -819,10 +737,21 @@ def write_outcomes(
     -------
     pathlib.Path
         The written path.
+
+    Raises
+    ------
+    ValidationError
+        A frame or mappings break the outcome contract.
     """
     file = Path(path)
     fmt = format_of(file, format)
-    rows = validate_outcomes(frame, source="<rows to write>")
+    if isinstance(rows, OutcomeColumns):
+        columns = rows
+    elif _is_frame(rows):
+        columns = _validate_frame(rows, "<rows to write>", None)
+    else:
+        columns = outcome_columns(rows, source="<rows to write>")
+    frame = columns.to_frame()
     file.parent.mkdir(parents=True, exist_ok=True)
     compression = "gzip" if file.suffix.lower() == ".gz" else None
     handle, tmp_name = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
@@ -830,9 +759,9 @@ def write_outcomes(
     tmp = Path(tmp_name)
     try:
         if fmt == "csv":
-            rows.to_csv(tmp, index=False, compression=compression)
+            frame.to_csv(tmp, index=False, compression=compression)
         else:  # flags as a list of tokens in JSONL and Parquet
-            listed = rows.assign(flags=[f.split(FLAG_SEPARATOR) if f else [] for f in rows["flags"]])
+            listed = frame.assign(flags=[f.split(FLAG_SEPARATOR) if f else [] for f in frame["flags"]])
             if fmt == "jsonl":
                 listed.to_json(tmp, orient="records", lines=True, compression=compression)
             else:

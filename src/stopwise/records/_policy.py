@@ -24,6 +24,7 @@ from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, PastL
 
 __all__ = [
     "DEFAULT_POLICY_TOML",
+    "BettingPolicy",
     "BudgetPolicy",
     "CoveragePolicy",
     "DecisionPolicy",
@@ -122,6 +123,28 @@ class DecisionPolicy(_Section):
     JSON while it is the default, so earlier policies keep their sha256."""
 
 
+# -- the betting boundary's live design and order check (issue 21) ------------------------------------
+BettingDesign = Literal["top-up", "stratified"]
+OrderCheck = Literal["refuse", "warn"]
+
+
+class BettingPolicy(_Section):
+    """How the ``betting-wor`` boundary meets the coverage rule, and how it checks the planned order.
+
+    Left out of the canonical JSON while it is the default, so policies written before it keep their sha256.
+    """
+
+    design: BettingDesign = "top-up"
+    """With the coverage rule in force: ``top-up`` runs a uniformly random permutation pi of the planned
+    tasks, tests with the pooled process on pi's observed prefix and, once it crosses, runs the fewest
+    further tasks that bring the observed set to coverage before the action (``stopwise order`` writes pi);
+    ``stratified`` runs the coverage-aware order and tests with the per-group (stratified) process.
+    Without the coverage rule the design does not apply."""
+    order_check: OrderCheck = "refuse"
+    """A planned order that is not a seeded random permutation of the kind the design needs (``cost-first``,
+    ``neyman``, an edited or hand-written tasks file): ``refuse`` the decision, or ``warn`` in the record."""
+
+
 FlagToken = Annotated[str, Strict(), Field(pattern=r"^[^\s;]+$")]
 
 
@@ -180,6 +203,8 @@ class Policy(_Section):
     """The boundary (added with the task universe; a policy without ``[decision]`` gets the
     fixed-budget rule, so old policy files stay valid, but the canonical JSON of every policy now
     holds ``decision`` and its sha256 differs from the one stamped by earlier versions)."""
+    betting: BettingPolicy = BettingPolicy()
+    """The betting boundary's live design and order check; left out of the canonical JSON at its default."""
 
     @field_validator("statuses")
     @classmethod
@@ -193,6 +218,8 @@ class Policy(_Section):
         data = self.model_dump(mode="json")
         if self.flags == FlagPolicy():
             del data["flags"]
+        if self.betting == BettingPolicy():
+            del data["betting"]
         if self.decision.past_limit == "at-limit":  # added with issue 21: the default keeps old digests
             del data["decision"]["past_limit"]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -257,6 +284,16 @@ boundary = "fixed-budget"
 # A look whose rows reach past the budget limit: "at-limit" decides on the tasks up to the limit in
 # the planned order (needs decide --tasks) and says so in the record; "refuse" refuses the look.
 past_limit = "at-limit"
+
+[betting]
+# with betting-wor and the coverage rule:
+# top-up     - run a uniformly random permutation of the planned tasks (stopwise order writes it); once
+#              the boundary is crossed, run the fewest further tasks that meet coverage, then act
+# stratified - run the coverage-aware order, per-group (stratified) boundary: valid, but resolves later
+design = "top-up"
+# a planned order that is not a seeded random permutation of the kind the design needs (cost-first,
+# a hand-written tasks file): refuse the decision, or warn in the record
+order_check = "refuse"
 
 [flags]
 # Rows carrying any of the "exclude" flags are left out and counted in the record's exclusions;

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from stopwise.errors import ArgumentError
-from stopwise.records._outcomes import validate_outcomes
+from stopwise.records._outcomes import _validate_frame
 
 __all__ = ["synthetic_benchmark"]
 
@@ -110,4 +110,4 @@ def synthetic_benchmark(
             "source": f"synthetic:irt(seed={seed_label})",
         }
     )
-    return validate_outcomes(frame, source="<synthetic>")
+    return _validate_frame(frame, "<synthetic>", None).to_frame()

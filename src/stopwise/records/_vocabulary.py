@@ -18,13 +18,20 @@ __all__ = [
     "BOUNDARIES",
     "COMPUTED_TAIL_METHODS",
     "COVERAGE_RULES",
+    "DEFAULT_BUDGETS",
+    "INGEST_FORMATS",
+    "LIVE_RULES",
     "STATUSES",
+    "STRATEGIES",
     "TAIL_METHODS",
     "Action",
     "Boundary",
     "ComputedTailMethod",
     "CoverageRule",
+    "IngestFormat",
+    "LiveRule",
     "Status",
+    "Strategy",
     "TailMethod",
 ]
 
@@ -51,6 +58,25 @@ BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
 Action = Literal["promote", "reject", "continue", "abstain"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
 """The four actions, in exit-code order (promote 0, reject 1, continue 2, abstain 3)."""
+
+Strategy = Literal["auto", "mixture", "max", "horizon", "agrapa", "plug-in"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
+one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
+and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
+and the predictable ``plug-in`` baseline."""
+
+LiveRule = Literal["betting-wor", "fixed-budget"]
+LIVE_RULES: tuple[LiveRule, ...] = get_args(LiveRule)
+"""The rules a live-look replay compares."""
+
+IngestFormat = Literal["swebench", "inspect", "tau2", "harbor", "hal"]
+INGEST_FORMATS: tuple[IngestFormat, ...] = get_args(IngestFormat)
+"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
+
+DEFAULT_BUDGETS: tuple[float, ...] = tuple(k / 100 for k in range(5, 100, 5))
+"""The replay's budget fractions, 5 % to 95 % in 5-point steps (``stopwise.replay.DEFAULT_BUDGETS`` is
+the same as a NumPy array)."""
 
 __all__ += [  # the action codes, exclusion and warning codes (decide's vocabulary)
     "ACTION_CODE",
@@ -126,6 +152,7 @@ def exclusion_code(reason: str) -> ExclusionCode | None:
 
 WarningCode = Literal[
     "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
+    "order-provenance",
     "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
@@ -136,9 +163,10 @@ planned task is observed but the budget used given is below the limit; ``no-univ
 groups are inferred from the rows; ``outside-universe`` rows on tasks outside the universe were
 excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of the planned order;
 ``few-observed`` fewer paired tasks than the tail method wants; ``one-sided`` every observed
-difference on one side of the threshold before the budget limit; then the issue-21 codes (``past-limit``,
-``rare-discordance``, ``unweighted-estimate``, ``exact-wor-fallback``, ``not-random-sample``: see
-``ISSUE21_WARNINGS`` below)."""
+difference on one side of the threshold before the budget limit; ``order-provenance`` the betting
+boundary's planned order is not a verified seeded random permutation of the kind its guarantee needs;
+then the one-look codes of issue 21 (``past-limit``, ``rare-discordance``, ``unweighted-estimate``,
+``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below)."""
 
 PastLimit = Literal["at-limit", "refuse"]
 PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)
@@ -162,7 +190,7 @@ RARE_DISCORDANCE = 10
 ``rare-discordance`` warning.
 
 Chosen by exact enumeration (N = 500, n = 20, 50, 100, 150, 250, delta = 0, a = 0.05; see
-``docs/live_looks.md``): on every sample with at least 10 discordant tasks where the bootstrap rule
+``docs/guide.md``, "One look at the limit"): on every sample with at least 10 discordant tasks where the bootstrap rule
 acts, the exact without-replacement p-value of its action is at most 0.07 (1.4 a); below 10 it
 reaches 0.96 (no discordant task), 0.26 (one), 0.10 (two, five, eight)."""
 

@@ -35,19 +35,19 @@ from stopwise.compare import (
     stratified_draws,
     uniform_orders,
 )
-from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.errors import ComparisonError
 from stopwise.records import ACTIONS, Policy
+from stopwise.records._vocabulary import DEFAULT_BUDGETS as BUDGET_FRACTIONS
+from stopwise.replay._checks import check_replay_args
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_source_grid"]
 
-DEFAULT_BUDGETS = np.round(np.arange(5, 100, 5) / 100, 2)
-"""The paper's budget grid: 5 % to 95 % in 5-point steps."""
+DEFAULT_BUDGETS = np.array(BUDGET_FRACTIONS)
+"""The paper's budget grid: 5 % to 95 % in 5-point steps (:data:`stopwise.records._vocabulary.DEFAULT_BUDGETS` as an array)."""
 REPLAY_EXACT_MAX_SUPPORT = 1 << 13
 """Largest bootstrap-sum support 2 N L + 1 for which the replay computes exact tails; pairs on a
 finer lattice use the Monte-Carlo bootstrap (with common random resampling counts, as a GEMM)."""
-MAX_ORDERS = 100_000
-"""Most task orders per pair a replay takes (each order is a row of task indices held in memory)."""
 
 ProgressCallback = Callable[[int], None]
 
@@ -429,29 +429,6 @@ def _monte_carlo_tails(
         item.r_reject = 1.0 - item.r_promote
 
 
-def checked_grid(thresholds: Sequence[float], n_orders: int) -> np.ndarray:
-    """The thresholds as an array, after checking them and the order count K of a replay.
-
-    Raises
-    ------
-    ArgumentError
-        When the thresholds are not a non-empty list of numbers in [-1, 1), or K is not an integer
-        from 1 to :data:`MAX_ORDERS`.
-
-    Examples
-    --------
-    >>> from stopwise.replay._engine import checked_grid
-    >>> checked_grid([0, 0.05], 10).tolist()
-    [0.0, 0.05]
-    """
-    thresholds_arr = np.asarray(thresholds, dtype=float)
-    if thresholds_arr.ndim != 1 or len(thresholds_arr) == 0 or not ((thresholds_arr >= -1) & (thresholds_arr < 1)).all():
-        raise ArgumentError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
-    if int(n_orders) != n_orders or not 1 <= n_orders <= MAX_ORDERS:
-        raise ArgumentError(f"`n_orders` must be an integer from 1 to {MAX_ORDERS:,}; got {n_orders!r}")
-    return thresholds_arr
-
-
 def replay_source_grid(
     source: ReplaySource,
     policy: Policy,
@@ -511,16 +488,11 @@ def replay_source_grid(
     0  system-01  system-02     0.5        0      20        0
     1  system-01  system-02     1.0        0      20        0
     """
-    thresholds_arr = checked_grid(thresholds, n_orders)
+    check_replay_args("replay_source_grid", thresholds=thresholds, budgets=budgets, n_orders=n_orders, measure=measure, scope=scope)
+    thresholds_arr = np.asarray(thresholds, dtype=float)
     budgets_arr = np.asarray(budgets, dtype=float)
-    if budgets_arr.ndim != 1 or len(budgets_arr) == 0 or not ((budgets_arr > 0) & (budgets_arr <= 1)).all():
-        raise ArgumentError("`budgets` must be a non-empty list of fractions in (0, 1]")
     measure = measure or policy.budget.measure
     scope = scope or policy.budget.scope
-    if measure not in ("task_fraction", "task_count", "cost_usd", "elapsed_s"):
-        raise ArgumentError(f"`measure` must be task_fraction, task_count, cost_usd or elapsed_s; got {measure!r}")
-    if scope not in ("tested", "pair"):
-        raise ArgumentError(f"`scope` must be tested or pair; got {scope!r}")
     work: list[_PairWork] = []
     for plan in _plans(source, policy, n_orders, budgets_arr, measure, scope):
         work.extend(_plan_work(source, plan, policy, thresholds_arr))
