@@ -27,6 +27,7 @@ from stopwise.compare._decide import (
     _decide_iv,
     _decision_warnings,
     _fixed_budget_look,
+    _limit_look,
     _observed,
     _paired,
 )
@@ -359,9 +360,11 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
     excluding = policy(flags={"exclude": ["error"]})
     inferred = decide(rows, "A", "B", excluding)
     planned = decide(rows, "A", "B", excluding, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
+    one_task = policy(budget={"measure": "task_count", "limit": 1})  # t1 and t4 observed: t4 lies past the limit
+    past = decide(rows, "A", "B", one_task, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
     fields = {"status": {"status": "pending", "statuses": "final"}, "flag": {"flag": "error"}}
     seen = set()
-    for record in (inferred, planned):
+    for record in (inferred, planned, past):
         for e in record.excluded:
             assert e.code is not None
             assert e == Exclusion.from_code(e.code, rows=e.rows, tasks=e.tasks, **fields.get(e.code, {}))
@@ -372,6 +375,8 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
     assert {e.code for e in inferred.excluded} == {"duplicate", "status", "flag", "not-shared", "no-partner"}
     assert [(e.code, e.rows) for e in planned.excluded if e.code == "outside-universe"] == [("outside-universe", 1)]
     assert planned.universe is not None and planned.universe.outside_rows == 1
+    assert [(e.code, e.rows, e.tasks) for e in past.excluded if e.code == "beyond-limit"] == [("beyond-limit", 4, 2)]  # t3 and t4, two rows each
+    assert past.n_observed == 1 and past.budget.used == 1.0
     assert json.loads(planned.model_dump_json())["excluded"][-2] == {
         "reason": "task outside the planned task universe", "rows": 1, "tasks": 1
     }
@@ -390,11 +395,11 @@ def warning_codes(rows: pd.DataFrame, the_policy: Policy | None = None, **argume
     """The codes of the warnings decide writes for these rows; their messages are the record's warnings."""
     iv = _decide_iv(rows, "A", "B", the_policy, arguments.get("universe"), arguments.get("budget_used"),
                     bool(arguments.get("complete", False)), None)
-    paired = _paired(iv)
+    paired, past = _limit_look(iv, _paired(iv))
     budget = _budget_state(iv, paired)
     seen = _observed(iv, paired)
     look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
-    warnings = _decision_warnings(iv, paired, budget, seen, look)
+    warnings = _decision_warnings(iv, paired, budget, seen, look, past)
     assert all(isinstance(w, DecisionWarning) and w.code in WARNING_CODES for w in warnings)
     assert [w.message for w in warnings] == decide(rows, "A", "B", the_policy, **arguments).warnings
     return [w.code for w in warnings]

@@ -51,6 +51,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         tail_probabilities,
     )
     from stopwise.compare._topup import top_up_ends, top_up_tasks
+    from stopwise.compare._wor_exact import exact_wor_pvalue, exact_wor_pvalues, exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
@@ -79,6 +80,9 @@ __all__ = [
     "decide",
     "demo_comparison",
     "exact_tails_from_counts",
+    "exact_wor_pvalue",
+    "exact_wor_pvalues",
+    "exact_wor_tails_from_counts",
     "exceeds_threshold",
     "input_digest",
     "lattice_of",

@@ -15,10 +15,20 @@ before the budget limit is established (see :func:`decide`).
 Guards (warnings in the record): tails from fewer paired tasks than :data:`MIN_OBSERVED` names for
 the method; every observed difference on one side of the threshold before the limit (one tail is
 then exactly 0, which is meaningful only at the limit); rows outside the universe; universes without
-groups. Each is a :class:`stopwise.records.DecisionWarning` with a code; the record keeps its message.
+groups; and (issue 21) a look past the budget limit taken at the limit, the paper's rule acting on
+fewer than :data:`stopwise.records._vocabulary.RARE_DISCORDANCE` discordant tasks (with the exact
+one-look p-value of the sample as the measured risk), the unweighted and group-weighted means on
+different sides of the threshold under a group-driven order, and ``exact-wor``'s fallback or
+non-random sample. Each is a :class:`stopwise.records.DecisionWarning` with a code; the record
+keeps its message.
+
+Looks are what the policy planned: rows reaching past the budget limit are cut at the limit in the
+planned order (``[decision] past_limit = "at-limit"``, the rows beyond excluded with code
+``beyond-limit``) or the look is refused (``"refuse"``, or no planned order): never a silent second
+decision (:func:`_limit_look`).
 
 :func:`decide` is a pipeline of small steps: :func:`_decide_iv` (every argument validated and
-normalised), :func:`_paired`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
+normalised), :func:`_paired`, :func:`_limit_look`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
 one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`),
 :func:`_decision_warnings` and :func:`_decision_record`. Inside it an action is the
 :data:`stopwise.records.Action` word; the integer codes (:data:`PROMOTE` ...) serve the vectorised
@@ -45,7 +55,8 @@ from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_s
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.compare._topup import top_up_tasks
-from stopwise.errors import ComparisonError
+from stopwise.compare._wor_exact import exact_wor_pvalue
+from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import (
     ACTION_CODE,
     ACTIONS,
@@ -56,6 +67,7 @@ from stopwise.records import (
     CoverageState,
     DecisionRecord,
     DecisionWarning,
+    Exclusion,
     OutcomeColumns,
     Policy,
     TailProvenance,
@@ -64,6 +76,7 @@ from stopwise.records import (
     WarningCode,
 )
 from stopwise.records._columns import TEXT_COLUMNS
+from stopwise.records._vocabulary import RARE_DISCORDANCE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,12 +94,14 @@ __all__ = [
     "routine_actions",
 ]
 
-MIN_OBSERVED: dict[str, int] = {"exact": 20, "bootstrap": 20, "normal": 30, "serfling": 30}
+MIN_OBSERVED: dict[str, int] = {"exact": 20, "bootstrap": 20, "normal": 30, "serfling": 30, "exact-wor": 1}
 """Fewest paired tasks for which each tail method's tails are trusted; below it the record warns.
 
 The bootstrap (exact or Monte Carlo) has at most 2^n distinct resample means and puts a tail of
 exactly 0 on any one-signed sample, whatever n; the normal and Serfling tails rest on a central
-limit approximation that the usual rule of thumb wants n >= 30 for."""
+limit approximation that the usual rule of thumb wants n >= 30 for. ``exact-wor`` is exact at every n.
+What matters more than n for the bootstrap is the number of discordant tasks: see
+:data:`stopwise.records._vocabulary.RARE_DISCORDANCE` (warning ``rare-discordance``)."""
 
 PROMOTE, REJECT, CONTINUE, ABSTAIN = (ACTION_CODE[a] for a in ("promote", "reject", "continue", "abstain"))
 """Action codes (:data:`stopwise.records.ACTION_CODE`), equal to the ``stopwise decide`` exit codes."""
@@ -525,6 +540,92 @@ def _paired(iv: _DecideInputs) -> PairedOutcomes:
 
 
 @dataclasses.dataclass(frozen=True)
+class _PastLimit:
+    """A look whose rows reached past the budget limit, taken at the limit instead (``past_limit = "at-limit"``)."""
+
+    used: float
+    """Budget used by all the observed tasks (past the limit)."""
+    kept: int | None
+    """Observed tasks kept: the first ones in the planned order up to the limit (None: all, the betting
+    boundary being valid at every look)."""
+    rows: int
+    """Rows excluded as beyond the limit."""
+    tasks: int
+    """Distinct tasks of those rows."""
+
+
+def _task_budget(paired: PairedOutcomes, policy: Policy) -> np.ndarray:
+    """What each observed task adds to the budget used, in the policy's measure (:func:`measure_budget` summed)."""
+    measure = policy.budget.measure
+    if measure == "task_fraction":
+        return np.full(paired.n_observed, 1.0 / paired.n_shared)
+    if measure == "task_count":
+        return np.ones(paired.n_observed)
+    field = "cost" if measure == "cost_usd" else "elapsed"
+    spent = np.asarray(getattr(paired, f"tested_{field}"), dtype=float)
+    if policy.budget.scope == "pair":
+        spent = spent + np.asarray(getattr(paired, f"baseline_{field}"), dtype=float)
+    return spent
+
+
+def _limit_look(iv: _DecideInputs, paired: PairedOutcomes) -> tuple[PairedOutcomes, _PastLimit | None]:
+    """The look the policy planned: rows past the budget limit are refused or cut at the limit.
+
+    The budget used by the observed tasks is measured (never when the caller gives it: a given value
+    is at most the limit). The betting boundary, valid at every look, keeps every row and only warns
+    (``past-limit``) unless the policy refuses. The look is past the limit when the observed tasks without the last one
+    (in the planned order; without an order, the most expensive one) already reach the limit: the
+    first look at or over the limit is the planned one. Past the limit, ``past_limit = "refuse"``
+    refuses the look; ``"at-limit"``
+    keeps the shortest run of observed tasks, in the planned order, whose budget reaches the limit
+    -- the look at the limit a live run would have taken -- and excludes the rows on later tasks
+    (exclusion ``beyond-limit``). That needs the planned order; without one the look is refused.
+    """
+    policy = iv.policy
+    limit, measure = policy.budget.limit, policy.budget.measure
+    if iv.budget_used is not None or (measure == "task_fraction" and not iv.known):
+        return paired, None
+    used = measure_budget(paired, policy)
+    if used <= limit * (1 + 1e-12) or paired.n_observed == 0:
+        return paired, None
+    spent = _task_budget(paired, policy)
+    ordered = iv.universe is not None and iv.universe.ordered
+    order = np.argsort(paired.positions, kind="stable") if ordered else np.argsort(-spent, kind="stable")
+    # past the limit: the look without its last task (in the planned order; without one, whichever task
+    # that was) had already reached the limit. The first look at or over the limit is the planned one.
+    if used - float(spent[order[-1]]) < limit * (1 - 1e-12):
+        return paired, None
+    where = (
+        f"the observed tasks use {used:g} ({measure}), past the policy's budget limit {limit:g}: a look past the limit "
+        "is a second, unplanned look"
+    )
+    if policy.decision.past_limit == "refuse":
+        raise ComparisonError(
+            where + '; the policy refuses it (past_limit = "refuse"). Decide on the rows up to the limit, or write a new '
+            "policy with a larger limit before looking further"
+        )
+    if iv.betting:  # valid at every look: the look stands, and the record says it is past the planned budget
+        return paired, _PastLimit(used=used, kept=None, rows=0, tasks=0)
+    universe = iv.universe
+    if universe is None or not universe.ordered:
+        raise ComparisonError(
+            where + '; deciding at the limit (past_limit = "at-limit") needs the planned order to know which tasks came '
+            "first: pass the `stopwise order` output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
+        )
+    reached = np.cumsum(spent[order]) >= limit * (1 - 1e-12)
+    kept = int(np.argmax(reached)) + 1
+    last = int(paired.positions[order[kept - 1]])
+    row_positions = universe.positions(iv.rows.task)
+    beyond = row_positions > last
+    rows = iv.rows.take(~beyond)
+    cut = dataclasses.replace(iv, rows=rows)
+    again = _paired(cut)
+    exclusion = Exclusion.from_code("beyond-limit", rows=int(beyond.sum()), tasks=int(np.unique(row_positions[beyond]).size))
+    again = dataclasses.replace(again, excluded=(*again.excluded, exclusion))
+    return again, _PastLimit(used=used, kept=kept, rows=exclusion.rows, tasks=exclusion.tasks)
+
+
+@dataclasses.dataclass(frozen=True)
 class _Budget:
     """Where the look stands against the budget."""
 
@@ -734,8 +835,84 @@ def _fixed_budget_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budge
     return dataclasses.replace(look, action=ACTIONS[int(code)])
 
 
+def _stratified_mean(paired: PairedOutcomes, seen: _Observed) -> float | None:
+    """The group-weighted mean sum_g (n_g / N) mean_g of the judged tasks; None unless every group is observed."""
+    labels, sizes = paired.universe_labels, paired.universe_sizes
+    if len(labels) < 2:
+        return None
+    index = np.searchsorted(labels, seen.groups)
+    if not np.array_equal(labels[np.minimum(index, len(labels) - 1)], seen.groups):
+        return None
+    counts = np.bincount(index, minlength=len(labels))
+    if (counts == 0).any():
+        return None
+    means = np.bincount(index, weights=seen.differences, minlength=len(labels)) / counts
+    return float((means * sizes).sum() / sizes.sum())
+
+
+def _one_look_warnings(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed, look: _Look) -> list[DecisionWarning]:
+    """Warnings about the fixed-budget rule's final action (issue 21): rare discordance, weighting, exact-wor's model."""
+    policy = iv.policy
+    out: list[DecisionWarning] = []
+    if iv.betting or iv.forced or look.action not in ("promote", "reject") or seen.n == 0:
+        return out
+    n, big_n, d = seen.n, paired.n_shared, seen.differences
+    method = policy.tail_method
+    grouped_order = policy.order.kind != "uniform" and len(paired.universe_labels) > 1
+    discordant = int(np.count_nonzero(d))
+    if method in ("exact", "bootstrap", "normal") and discordant < RARE_DISCORDANCE and n < big_n:
+        wins, losses = int((d > 0).sum()), int((d < 0).sum())
+        risk = "; no exact figure for differences other than 0/±1 (averages of several attempts)"
+        if paired.lattice == 1:
+            try:
+                p_promote, p_reject = exact_wor_pvalue(wins, losses, n, big_n, policy.threshold)
+            except ArgumentError:
+                pass
+            else:
+                p = p_promote if look.action == "promote" else p_reject
+                risk = (
+                    f"; measured risk: the exact one-look p-value of this sample (sampling n = {n} of N = {big_n} without "
+                    f"replacement) is {p:.3g} against a = {policy.tail_cutoff:g}"
+                )
+        out.append(
+            DecisionWarning(
+                "rare-discordance",
+                f"the fixed-budget rule will {look.action} on {discordant} discordant task(s) ({wins} wins, {losses} losses) "
+                f"of {n}: with fewer than {RARE_DISCORDANCE} its {method} tail is not level a{risk}; "
+                'tail_method = "exact-wor" keeps the level',
+            )
+        )
+    stratified = _stratified_mean(paired, seen) if grouped_order else None
+    if stratified is not None and (stratified > policy.threshold) != seen.exceeds:
+        out.append(
+            DecisionWarning(
+                "unweighted-estimate",
+                f"the {policy.order.kind} order draws tasks by group, so the unweighted mean {float(d.mean()):.4g} the "
+                "fixed-budget rule uses (as the paper does) over-represents small groups; the group-weighted (stratified) "
+                f"mean {stratified:.4g} lies on the other side of the threshold {policy.threshold:g}",
+            )
+        )
+    if method == "exact-wor" and look.tail is not None and look.tail.fallback:
+        out.append(DecisionWarning("exact-wor-fallback", f"exact-wor not used: {look.tail.why}"))
+    if method == "exact-wor" and grouped_order:
+        out.append(
+            DecisionWarning(
+                "not-random-sample",
+                f"the exact-wor test assumes the observed tasks are a simple random sample of the N = {big_n} planned "
+                f"tasks; a {policy.order.kind} order draws them by group, so its level is not guaranteed (use a uniform "
+                "order with it)",
+            )
+        )
+    return out
+
+
 def _decision_warnings(
-    iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed, look: _Look
+    iv: _DecideInputs,
+    paired: PairedOutcomes,
+    budget: _Budget,
+    seen: _Observed,
+    look: _Look,
+    past: _PastLimit | None = None,
 ) -> list[DecisionWarning]:
     """The guards of the look, in the order the record lists them (:data:`stopwise.records.WARNING_CODES`)."""
     warnings = [DecisionWarning("no-groups", note) for note in paired.notes]
@@ -780,6 +957,22 @@ def _decision_warnings(
             "tail is exactly 0, which the fixed-budget rule may use only at the budget limit",
         )
     warnings.extend(look.warnings)
+    if past is not None and past.kept is None:
+        warn(
+            "past-limit",
+            f"the rows reach past the budget limit ({past.used:g} used, limit {policy.budget.limit:g}, "
+            f"{policy.budget.measure}): the betting-wor boundary is valid at every look, so this look uses them, but it "
+            "lies past the planned budget",
+        )
+    elif past is not None:
+        limit = policy.budget.limit
+        warn(
+            "past-limit",
+            f"the rows reach past the budget limit ({past.used:g} used, limit {limit:g}, {policy.budget.measure}): the look "
+            f"was taken at the limit, on the first {past.kept} observed task(s) of the planned order; {past.rows} row(s) on "
+            f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
+        )
+    warnings.extend(_one_look_warnings(iv, paired, seen, look))
     return warnings
 
 
@@ -910,9 +1103,9 @@ def decide(
     'continue'
     """
     iv = _decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng)
-    paired = _paired(iv)
+    paired, past = _limit_look(iv, _paired(iv))
     budget = _budget_state(iv, paired)
     seen = _observed(iv, paired)
     look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
-    warnings = _decision_warnings(iv, paired, budget, seen, look)
+    warnings = _decision_warnings(iv, paired, budget, seen, look, past)
     return _decision_record(iv, paired, budget, seen, look, warnings)

@@ -24,6 +24,7 @@ from stopwise.compare import (
     cost_first_orders,
     coverage_aware_orders,
     exact_tails_from_counts,
+    exact_wor_tails_from_counts,
     exceeds_threshold,
     lattice_threshold,
     neyman_from_draws,
@@ -364,6 +365,13 @@ def _tails(
     elif method == "normal":
         item.r_promote, item.r_reject = normal_tails_from_moments(total, squares, kf, thresholds)
         item.tail_method = "paired normal"
+    elif method == "exact-wor" and counts is not None and pair.lattice == 1:  # one cached table per (k, delta)
+        r_promote, r_reject = exact_wor_tails_from_counts(counts[..., 2], counts[..., 0], k, pair.n_shared, thresholds)
+        item.r_promote, item.r_reject = np.nan_to_num(r_promote, nan=1.0), np.nan_to_num(r_reject, nan=1.0)
+        item.tail_method = f"exact-wor (N={pair.n_shared})"
+    elif method == "exact-wor":  # not 0/1 differences: decide's fallback, the Serfling bound
+        item.r_promote, item.r_reject = serfling_tails_from_moments(total, kf, pair.n_shared, thresholds)
+        item.tail_method = f"serfling (N={pair.n_shared}; exact-wor unavailable: differences not 0/1)"
     else:
         item.r_promote, item.r_reject = serfling_tails_from_moments(total, kf, pair.n_shared, thresholds)
         item.tail_method = f"serfling (N={pair.n_shared})"
