@@ -5,7 +5,7 @@ hypergeometric), no simulation. For each population (W wins, L losses, the rest 
 probability of each final action under the paper's fixed-budget rule (exact bootstrap tails) and
 under the ``exact-wor`` test, at delta = 0 and a = 0.05, and the time of one exact-wor table.
 
-    PYTHONPATH=src python benchmarks/one_look_level.py            # N = 500, n = 20, 50, 100, 150
+    python -m benchmarks.one_look_level          # N = 500, n = 20, 50, 100, 150
 """
 
 from __future__ import annotations
