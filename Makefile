@@ -1,11 +1,13 @@
 # Two commands for a fresh machine:
-#   make demo   set up .venv, install stopwise, run the main job on the embedded synthetic default
-#   make test   set up .venv with the test extras, then lint (ruff), type-check (mypy) and test (pytest)
+#   make demo       set up .venv, install stopwise, run the main job on the embedded synthetic default
+#   make test       set up .venv with the test extras, then lint (ruff), type-check (mypy) and the default test
+#                   lane (pytest -m "not slow": every test but the full-scale runs marked slow)
+#   make test-all   make test, then the tests marked slow (what .ci/run runs)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup setup-test lint typecheck pytest clean browser postgres
+.PHONY: demo test test-all setup setup-test lint typecheck pytest pytest-all clean browser postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,18 +23,25 @@ demo: setup
 	$(BIN)/stopwise demo
 
 lint: setup-test
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 
 typecheck: setup-test
 	$(BIN)/mypy
 
 pytest: setup-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+pytest-all: setup-test
 	$(BIN)/python -m pytest -q
 
 test: browser postgres setup-test
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# `make test` (the README's test command), then the tests marked slow
+test-all: test
+	$(BIN)/python -m pytest -q -m slow
 
 # Headless Chromium for the report tests (tests/report): Debian's chromium and chromium-driver, installed
 # only when missing (needs root or sudo). Playwright drives /usr/bin/chromium; `playwright install` is never used.

@@ -8,7 +8,7 @@ and removed afterwards; both run on this interpreter (same installed dependencie
 Target (issue 11): under 1.0 s for both commands. The last lines name the heavy libraries each command
 of this checkout still loads (what is left to make lazy).
 
-    python benchmarks/cli_startup.py [--repeats 7] [--baseline REF]
+    python -m benchmarks.cli_startup [--repeats 7] [--baseline REF]
 """
 
 from __future__ import annotations

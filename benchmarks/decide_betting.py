@@ -7,7 +7,7 @@ and stratified over the 12 planned groups, with and without the confidence bound
 side with ``decide`` under the fixed-budget rule (exact tails) as the baseline. Median of repeated
 calls; the machine has 2 cores shared with other sessions, so figures are under contention.
 
-Usage: python benchmarks/decide_betting.py [--repeat 50]
+Usage: python -m benchmarks.decide_betting [--repeat 50]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from _data import records_path
+from benchmarks._data import records_path
 from stopwise import OutcomeColumns, Policy, TaskUniverse, decide
 from stopwise.compare import betting_boundary, coverage_aware_orders
 from stopwise.records import read_outcomes

@@ -14,7 +14,7 @@ and elapsed time on every row, all final) is decided side by side in one run:
 ``--old-rows`` times the old approach on the first rows of the same record instead of all of them
 (its cost grows linearly with the rows; the printed ratio then extrapolates linearly and says so).
 
-Run: ``.venv/bin/python benchmarks/decide_large.py [--tasks 250000] [--attempts 2] [--old-rows N]``
+Run: ``.venv/bin/python -m benchmarks.decide_large [--tasks 250000] [--attempts 2] [--old-rows N]``
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ prefix length on the 5 %..95 % grid) are decided side by side in one run:
 * exact, one by one  - ``tail_probabilities(method="exact")`` per prefix
 * Monte-Carlo B=200  - ``tail_probabilities(method="bootstrap", n_resamples=200)`` per prefix
 
-Run: ``.venv/bin/python benchmarks/decide_tails.py [--prefixes 10000] [--seed 0]``
+Run: ``.venv/bin/python -m benchmarks.decide_tails [--prefixes 10000] [--seed 0]``
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from _data import records_path
+from benchmarks._data import records_path
 from stopwise import read_outcomes, tail_probabilities
 from stopwise.compare import exact_tails_from_counts, routine_actions
 

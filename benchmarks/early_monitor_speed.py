@@ -7,7 +7,7 @@ same statistics over every step of those trajectories. Beside it, in the same ru
 featurizing the 100-step prefix anew (tokenising every step again) and scoring it. The issue's targets are
 median < 1 ms and p99 < 5 ms at step 100.
 
-Run: ``.venv/bin/python benchmarks/early_monitor_speed.py [--model out/early_model] [--repeats 200]``
+Run: ``.venv/bin/python -m benchmarks.early_monitor_speed [--model out/early_model] [--repeats 200]``
 (without ``--model`` a model with the paper's defaults is trained on all shared runs first, ~1 minute).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from early_common import DATASETS, load
+from benchmarks.early_common import DATASETS, load
 from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, OnlineMonitor, load_model
 from stopwise.records import Trajectory
 

@@ -1,6 +1,6 @@
 """Time training an EarlyOutcomeModel (paper defaults) on all shared trajectories.
 
-Run: ``.venv/bin/python benchmarks/early_train_speed.py [--out out/early_model]``. Prints the wall time of
+Run: ``.venv/bin/python -m benchmarks.early_train_speed [--out out/early_model]``. Prints the wall time of
 reading, of fitting (featurizer + both heads, early stopping and calibration) and the training volume; the
 issue's target is under five minutes.
 """
@@ -12,7 +12,7 @@ import time
 import warnings
 from pathlib import Path
 
-from early_common import DATASETS, load
+from benchmarks.early_common import DATASETS, load
 from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
 
 

@@ -9,7 +9,7 @@ still about 20 s on an idle machine. Side by side in one run:
 Prints wall and CPU seconds of each, whether every count matched the paper, and the loaded/idle
 wall-time ratio. Other jobs on a shared machine inflate both figures: say so when reporting.
 
-Run: ``.venv/bin/python benchmarks/finality_replay_load.py``
+Run: ``.venv/bin/python -m benchmarks.finality_replay_load``
 """
 
 from __future__ import annotations

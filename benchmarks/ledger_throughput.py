@@ -20,7 +20,7 @@ PostgreSQL is a private server started here (``initdb`` + ``pg_ctl``, fsync on) 
 ``STOPWISE_BENCH_POSTGRES_URL`` names one. Figures depend on the disk's fsync rate and on other load
 on the machine; the script prints both.
 
-Run: ``PYTHONPATH=src python benchmarks/ledger_throughput.py [--quick]``
+Run from the repository root: ``PYTHONPATH=src python -m benchmarks.ledger_throughput [--quick]``
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
+from tests.support.pgtemp import create_database, temporary_postgres  # the harnesses live with the tests
+from tests.support.workload import planned_tasks, worker_events, writer
+
 import stopwise
 from stopwise.ledger import open_ledger
-from stopwise.ledger._pgtemp import create_database, temporary_postgres
-from stopwise.ledger._workload import planned_tasks, worker_events, writer
 from stopwise.records import Policy, TaskUniverse
 
 TARGET_EVENTS = {"sqlite": 2000.0, "postgresql": 1000.0}

@@ -10,7 +10,7 @@ Side by side in one run:
   B = 200 resamples (``tail_probabilities(method="bootstrap")``), on a random subset of the same
   grid's decisions; its rate is extrapolated to the full grid.
 
-Run: ``.venv/bin/python benchmarks/replay_speed.py [--orders 500] [--mc-decisions 3000]``
+Run: ``.venv/bin/python -m benchmarks.replay_speed [--orders 500] [--mc-decisions 3000]``
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from _data import records_path
+from benchmarks._data import records_path
 from stopwise import Policy, read_outcomes, tail_probabilities
 from stopwise.compare import budget_task_count, exceeds_threshold, routine_actions
 from stopwise.replay import DEFAULT_BUDGETS, pair_orders, prepare_source, replay_source_grid

@@ -2,9 +2,9 @@
 
 The stratified process reports, at every look, the infimum of its log-capital over the null: a
 fractional knapsack over the G group means (stopwise.compare._strata). The REFERENCE below is the
-implementation before issue 9's speed-up, kept verbatim (and only here; tests/compare/test_betting_strata.py
-loads it to pin the current code to it): (rows, looks, G) cumulative arrays and a full sort of the
-groups at every look. The current code sorts nothing from LOOP_ROWS capital paths on: it loops over the
+implementation before issue 9's speed-up, kept verbatim in tests/support/betting_reference.py (where
+tests/compare/test_betting_strata.py pins the current code to it): (rows, looks, G) cumulative arrays and a
+full sort of the groups at every look. The current code sorts nothing from LOOP_ROWS capital paths on: it loops over the
 looks with (sides, G, rows) state and updates the fill order in place, and ``betting_paths`` computes
 at most 512 rows at a time while the live replay passes several pairs' rows to one call.
 
@@ -18,7 +18,7 @@ Side by side in one run, with the largest absolute difference of the log-capital
   reference with the old call sizes (one pair's 20 orders per ``betting_paths`` call) against the
   current code; the first actions and stopping looks must be identical.
 
-Usage: python benchmarks/stratified_betting.py [--rows 2000] [--looks 300] [--orders 20] [--skip-replay]
+Usage: python -m benchmarks.stratified_betting [--rows 2000] [--looks 300] [--orders 20] [--skip-replay]
 """
 
 from __future__ import annotations
@@ -31,75 +31,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+from tests.support.betting_reference import reference_stratified  # kept with the tests that pin the current code to it
 
 from stopwise.compare import _betting
-from stopwise.compare._betting import _average, _bet_parts, _component_bets, _components, _pooled_moments, _psi
-
-_TOL = 1e-9
-
-
-# ---- REFERENCE: the stratified process before the speed-up (commit c13331f), verbatim -----------------------
-def reference_knapsack_max(coef: np.ndarray, lo: np.ndarray, hi: np.ndarray, m0: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """REFERENCE. max sum_g coef_g m_g subject to sum_g w_g m_g <= m0 and lo <= m <= hi (coef >= 0); -inf if infeasible."""
-    budget = m0 - lo @ weights
-    capacity = weights * (hi - lo)
-    ratio = coef / weights
-    order = np.argsort(-ratio, axis=-1)
-    cap_sorted = np.take_along_axis(capacity, order, axis=-1)
-    ratio_sorted = np.take_along_axis(ratio, order, axis=-1)
-    before = np.cumsum(cap_sorted, axis=-1) - cap_sorted
-    used = np.clip(budget[..., None] - before, 0.0, cap_sorted)
-    value = (coef * lo).sum(axis=-1) + (ratio_sorted * used).sum(axis=-1)
-    return np.where(budget < -_TOL, -np.inf, value)
-
-
-def reference_stratified(
-    x: np.ndarray,
-    m0: np.ndarray,
-    codes: np.ndarray,
-    sizes: np.ndarray,
-    strategy: str,
-    alpha: float,
-    truncation: float | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """REFERENCE. Log-capital paths (promote, reject) of the stratified process, as ``_betting._stratified`` takes them."""
-    n_pop = int(sizes.sum())
-    n_groups = len(sizes)
-    weights = sizes / n_pop
-    _, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
-    onehot = codes[..., None] == np.arange(n_groups)
-    group_total = np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
-    group_count = np.cumsum(onehot, axis=1)
-    own_total = np.take_along_axis(group_total, codes[..., None], axis=-1)[..., 0] - x
-    j = np.take_along_axis(group_count, codes[..., None], axis=-1)[..., 0].astype(float)
-    n_g = sizes[codes].astype(float)
-    left = n_g - j + 1.0
-    centre = (own_total + mu) / j
-    spread = (x - centre) ** 2 / 4.0
-    slope = n_g / left
-    unseen = sizes - group_count
-    lo = (group_total - unseen) / sizes
-    hi = (group_total + unseen) / sizes
-    m0_b = np.broadcast_to(m0, x.shape)
-    logs = []
-    parts = _bet_parts(mu - m_wor, variance, alpha)
-    for name, c in _components(strategy, truncation):
-        up, down = _component_bets(parts, t, name, n_pop)
-        lam_p, lam_r = np.minimum(up, c / 2.0), np.minimum(down, c / 2.0)
-        step_a_p = lam_p * (x + own_total / left) - _psi(2.0 * lam_p) * spread
-        step_a_r = -lam_r * (x + own_total / left) - _psi(2.0 * lam_r) * spread
-        coef_p = np.cumsum(np.where(onehot, (lam_p * slope)[..., None], 0.0), axis=1)
-        coef_r = np.cumsum(np.where(onehot, (lam_r * slope)[..., None], 0.0), axis=1)
-        logs.append(
-            (
-                np.cumsum(step_a_p, axis=1) - reference_knapsack_max(coef_p, lo, hi, m0_b, weights),
-                np.cumsum(step_a_r, axis=1) - reference_knapsack_max(coef_r, -hi, -lo, -m0_b, weights),
-            )
-        )
-    return _average(logs)
-
-
-# ---- end of REFERENCE ---------------------------------------------------------------------------------------
 
 
 def workload(rows: int, looks: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -172,7 +106,7 @@ def _reference_in_calls(x: np.ndarray, m0: np.ndarray, codes: np.ndarray, sizes:
 
 
 def bench_replay(n_orders: int) -> None:
-    from _data import records_path
+    from benchmarks._data import records_path
     from stopwise.records import read_outcomes
     from stopwise.replay import replay_looks
 

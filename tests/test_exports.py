@@ -33,6 +33,7 @@ PACKAGES = [
     "stopwise.finality",
     "stopwise.ingest",
     "stopwise.ledger",
+    "stopwise.live",
     "stopwise.inspect",
     "stopwise.report",
 ]

@@ -86,9 +86,9 @@ def run(
 
     # The planned order, drawn from the policy before any outcome exists; order.csv records it.
     dataset, universe = planned_order(questions(n, seed=seed), policy, group="group")
-    pd.DataFrame({"position": range(1, n + 1), "task": universe.tasks, "group": universe.groups}).to_csv(
-        out / "order.csv", index=False
-    )
+    stamp = universe.stamp  # kind, seed and digest of the draw: decide checks them under betting-wor
+    pd.DataFrame({"position": range(1, n + 1), "task": universe.tasks, "group": universe.groups, "order_kind": stamp.kind,
+                  "order_seed": stamp.seed, "order_sha256": stamp.sha256}).to_csv(out / "order.csv", index=False)
     tested, baseline = paired_early_stopping(
         ledger_url, "arith-demo", tested="tested", baseline="baseline", policy=policy, universe=universe
     )

@@ -11,6 +11,11 @@ The headline verbs and types; everything else lives in its subpackage:
   (``stopwise.ingest.ingest``)
 * ledger   - the durable decision ledger: outcome events and a hash-chained decision history in
   SQLite or PostgreSQL (:func:`open_ledger`)
+* live     - following an evaluation while it runs: a ledger's new events or an Inspect log directory's
+  finished logs, deciding again at each look (``stopwise watch``)
+* inspect  - Inspect AI early-stopping managers that decide over a ledger
+* report   - self-contained HTML pages of decision records, replays, early-outcome and finality results
+* cli      - the ``stopwise`` command (``stopwise.cli.main``)
 
 Every name but the errors is loaded on first use (PEP 562 module ``__getattr__``), so that
 ``import stopwise`` and the ``stopwise`` command start without pandas, scikit-learn, LightGBM or
@@ -18,8 +23,8 @@ matplotlib (:func:`stopwise._lazy.lazy_exports`). **To export a name, add its im
 ``if TYPE_CHECKING:`` block below** (and to ``__all__``): that block is the one list of lazy exports.
 ``tests/test_exports.py`` pins the set; keep it to the headline names (at most 40).
 
-The names that were top-level before 0.1 and now live in a subpackage (``stopwise.outcome_frame`` ->
-``stopwise.records.outcome_frame``) still resolve for one release, with a :class:`DeprecationWarning`
+The names that were top-level before 0.1 and now live in a subpackage (``stopwise.synthetic_benchmark`` ->
+``stopwise.records.synthetic_benchmark``) still resolve for one release, with a :class:`DeprecationWarning`
 naming their home (``_MOVED`` below).
 
 The subpackages keep their own names: ``stopwise.replay`` and ``stopwise.ingest`` are modules, not

@@ -4,11 +4,17 @@
   atomic) and moved into place only when the whole command has succeeded; a failing command
   leaves nothing behind: no partial file, no half-written directory.
 * An existing output file is replaced only with ``force`` (``--force``).
-* An output directory is created by stopwise and carries a marker file (:data:`MARKER`); an
-  existing one is replaced only with ``force`` and only when it carries the marker. An empty
-  directory may be used; any other directory is never replaced or written into, ``force`` or not.
+* An output directory is created by stopwise and carries a marker file (:data:`MARKER`) whose
+  first line names what the directory holds (its *kind*, e.g. ``stopwise.early.model 3``). An
+  existing one is replaced only with ``force``, only when it carries the marker and only by an
+  output of the same kind. An empty directory may be used; any other directory (and the current
+  directory or one of its parents, and a symbolic link) is never replaced or written into,
+  ``force`` or not.
 * Every check runs when an output is registered, before any computation, so a command that
   would fail at the end fails at the start instead.
+
+Directories written before 0.1 carry the markers of :data:`LEGACY_MARKERS` (saved early models and
+evaluations); they are recognised, so they stay replaceable with ``force``.
 """
 
 from __future__ import annotations
@@ -22,14 +28,60 @@ from types import TracebackType
 
 from stopwise.errors import OutputExistsError
 
-__all__ = ["MARKER", "Outputs", "check_output", "write_directory"]
+__all__ = ["LEGACY_MARKERS", "MARKER", "OUTPUT_KIND", "Outputs", "check_output", "output_kind", "write_directory"]
 
 MARKER = ".stopwise-output"
 """File that marks a directory as written by stopwise (and so replaceable with ``--force``)."""
+LEGACY_MARKERS = (".stopwise-model", ".stopwise-evaluation")
+"""Marker files of directories written before 0.1 (saved early models, early evaluations)."""
+OUTPUT_KIND = "stopwise.output"
+"""The kind of a plain output directory (``replay -o``, ``finality replay --out``, ...)."""
+_MAX_MARKER_BYTES = 4096
 
 
-def check_output(path: str | os.PathLike[str], *, force: bool, directory: bool = False) -> Path:
+def output_kind(folder: str | os.PathLike[str]) -> str | None:
+    r"""The kind of stopwise output ``folder`` holds (first word of its marker file), or ``None`` if stopwise did not write it.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> output_kind(d) is None
+    True
+    >>> _ = (d / ".stopwise-model").write_text("stopwise.early.model 2\n")
+    >>> output_kind(d)
+    'stopwise.early.model'
+    """
+    for name in (MARKER, *LEGACY_MARKERS):
+        marker = Path(folder) / name
+        try:
+            if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > _MAX_MARKER_BYTES:
+                continue
+            words = marker.read_text(encoding="utf-8", errors="replace").split()
+        except OSError:
+            continue
+        if words and words[0].startswith("stopwise."):
+            return words[0]
+        if name == MARKER:
+            return OUTPUT_KIND  # written before kinds were recorded: "written by stopwise; ..."
+    return None
+
+
+def _marker_text(kind: str, version: int) -> str:
+    return f"{kind} {version}\nwritten by stopwise; --force may replace this directory\n"
+
+
+def _noun(kind: str) -> str:
+    return "stopwise output" if kind == OUTPUT_KIND else f"saved {kind.rsplit('.', 1)[-1]}"
+
+
+def check_output(
+    path: str | os.PathLike[str], *, force: bool, directory: bool = False, kind: str = OUTPUT_KIND, name: str = ""
+) -> Path:
     """Refuse an output that may not be (re)written; returns the path.
+
+    ``kind`` (directories) is the kind of output about to be written: an existing stopwise
+    directory of another kind is never replaced. ``name`` (e.g. ``"--out"``) starts every message.
 
     Examples
     --------
@@ -42,27 +94,42 @@ def check_output(path: str | os.PathLike[str], *, force: bool, directory: bool =
     stopwise.errors.OutputExistsError: .../out.csv: exists; pass --force to replace it
     """
     target = Path(path)
+    where = f"{name} {target}" if name else str(target)
     if target.is_symlink() and not target.exists():
-        raise OutputExistsError(f"{target}: is a dangling symbolic link; choose another output path")
+        raise OutputExistsError(f"{where}: is a dangling symbolic link; choose another output path")
     if directory:
-        if target.exists() and not target.is_dir():
-            raise OutputExistsError(f"{target}: exists and is not a directory; choose a directory path")
-        if target.is_dir() and any(target.iterdir()):
-            if not (target / MARKER).is_file():
-                raise OutputExistsError(
-                    f"{target}: is a directory stopwise did not write (no {MARKER} marker); it is never "
-                    "replaced: choose a new or empty directory"
-                )
-            if not force:
-                raise OutputExistsError(f"{target}: holds earlier stopwise output; pass --force to replace it")
+        _check_directory(target, where, force=force, kind=kind)
         return target
     if target.is_dir():
-        raise OutputExistsError(f"{target}: is a directory; give a file path")
+        raise OutputExistsError(f"{where}: is a directory; give a file path")
     if target.exists() and not force:
-        raise OutputExistsError(f"{target}: exists; pass --force to replace it")
+        raise OutputExistsError(f"{where}: exists; pass --force to replace it")
     if target.parent.exists() and not target.parent.is_dir():
         raise OutputExistsError(f"{target.parent}: is not a directory")
     return target
+
+
+def _check_directory(target: Path, where: str, *, force: bool, kind: str) -> None:
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink() or not target.is_dir():
+        raise OutputExistsError(f"{where}: exists and is not a directory; choose a directory path")
+    resolved, cwd = target.resolve(), Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise OutputExistsError(f"{where}: is the current directory or one of its parents; choose a new directory")
+    if not any(target.iterdir()):
+        return
+    found = output_kind(target)
+    if found is None:
+        raise OutputExistsError(
+            f"{where}: is a directory stopwise did not write (no {MARKER} marker); it is never "
+            "replaced: choose a new or empty directory"
+        )
+    if found != kind:
+        raise OutputExistsError(f"{where}: holds a {_noun(found)}, not a {_noun(kind)}; it is never replaced by one: choose another directory")
+    if not force:
+        what = "earlier stopwise output" if kind == OUTPUT_KIND else f"a {_noun(kind)}"
+        raise OutputExistsError(f"{where}: holds {what}; pass --force to replace it")
 
 
 class Outputs:
@@ -87,7 +154,7 @@ class Outputs:
     def __init__(self, *, force: bool = False) -> None:
         self.force = force
         self._files: list[tuple[Path, Path]] = []
-        self._dirs: list[tuple[Path, Path]] = []
+        self._dirs: list[tuple[Path, Path, str, str]] = []
         self._created: list[Path] = []
 
     def _parent(self, target: Path) -> None:
@@ -106,14 +173,18 @@ class Outputs:
         self._files.append((target, tmp))
         return tmp
 
-    def directory(self, path: str | os.PathLike[str]) -> Path:
-        """Check ``path`` as an output directory; returns a fresh temporary directory to fill instead."""
-        target = check_output(path, force=self.force, directory=True)
+    def directory(self, path: str | os.PathLike[str], *, kind: str = OUTPUT_KIND, version: int = 1, name: str = "") -> Path:
+        """Check ``path`` as an output directory; returns a fresh temporary directory to fill instead.
+
+        The temporary directory already holds the marker (:data:`MARKER`: ``kind`` and ``version``);
+        ``kind`` and ``name`` are those of :func:`check_output`.
+        """
+        target = check_output(path, force=self.force, directory=True, kind=kind, name=name)
         self._parent(target)
         tmp = self._temporary(target)
         tmp.mkdir()
-        (tmp / MARKER).write_text("written by stopwise; --force may replace this directory\n", encoding="utf-8")
-        self._dirs.append((target, tmp))
+        (tmp / MARKER).write_text(_marker_text(kind, version), encoding="utf-8")
+        self._dirs.append((target, tmp, kind, name))
         return tmp
 
     def commit(self) -> None:
@@ -126,22 +197,27 @@ class Outputs:
                 continue  # the command chose not to write this output
             check_output(target, force=self.force)  # nothing appeared meanwhile
             os.replace(tmp, target)
-        for target, tmp in self._dirs:
-            check_output(target, force=self.force, directory=True)
+        for target, tmp, kind, name in self._dirs:
+            check_output(target, force=self.force, directory=True, kind=kind, name=name)
             old: Path | None = None
             if target.is_dir():
                 old = self._temporary(target)
                 target.rename(old)
-            tmp.rename(target)
+            try:
+                tmp.rename(target)
+            except BaseException:
+                if old is not None:
+                    old.rename(target)  # put the earlier output back
+                raise
             if old is not None:
-                shutil.rmtree(old) if (old / MARKER).is_file() else old.rmdir()
+                shutil.rmtree(old) if output_kind(old) is not None else old.rmdir()
         self._files, self._dirs, self._created = [], [], []
 
     def discard(self) -> None:
         """Remove every temporary output, and the directories created for them."""
         for _, tmp in self._files:
             tmp.unlink(missing_ok=True)
-        for _, tmp in self._dirs:
+        for _, tmp, _, _ in self._dirs:
             shutil.rmtree(tmp, ignore_errors=True)
         for folder in self._created:
             try:
@@ -166,13 +242,22 @@ class Outputs:
             self.discard()
 
 
-def write_directory(path: str | os.PathLike[str], fill: Callable[[Path], Iterable[Path]], *, force: bool = False) -> list[Path]:
+def write_directory(
+    path: str | os.PathLike[str],
+    fill: Callable[[Path], Iterable[Path]],
+    *,
+    force: bool = False,
+    kind: str = OUTPUT_KIND,
+    version: int = 1,
+    name: str = "",
+) -> list[Path]:
     """Write one stopwise output directory atomically; returns the written paths under ``path``.
 
     ``fill(staging)`` writes the files into a fresh staging directory beside ``path`` and returns
     their paths; the staging directory (with :data:`MARKER`) then replaces ``path``. ``path`` may be
-    new or an empty directory; an earlier stopwise output directory is replaced only with ``force``;
-    any other directory is refused before ``fill`` runs. On any failure nothing is left behind.
+    new or an empty directory; an earlier stopwise output directory of the same ``kind`` is replaced
+    only with ``force``; any other directory is refused before ``fill`` runs. On any failure nothing
+    is left behind. ``kind``, ``version`` and ``name`` are those of :meth:`Outputs.directory`.
 
     Examples
     --------
@@ -190,6 +275,6 @@ def write_directory(path: str | os.PathLike[str], fill: Callable[[Path], Iterabl
     """
     target = Path(path)
     with Outputs(force=force) as outputs:
-        staging = outputs.directory(target)
+        staging = outputs.directory(target, kind=kind, version=version, name=name)
         written = [target / Path(p).relative_to(staging) for p in fill(staging)]
     return written

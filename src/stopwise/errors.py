@@ -20,13 +20,17 @@ The class tree::
 
 Messages say what was wrong, where, and the likely fix. Nothing is written when one is raised.
 A value quoted in a message goes through :func:`shown` (shortened, control characters escaped), and
-the command line escapes the whole message once more (:func:`escape_text`) before printing it.
+the command line escapes the whole message once more (:func:`terminal_text`: control characters escaped,
+database passwords hidden) before printing it. Both helpers live in :mod:`stopwise._text`.
 """
 
 from __future__ import annotations
 
 import reprlib
 from dataclasses import dataclass
+
+from stopwise._text import MAX_LINE_CHARS as MAX_LINE_CHARS  # re-exported: the limit of terminal_text
+from stopwise._text import escape_text, terminal_text
 
 __all__ = [
     "ArgumentError",
@@ -56,51 +60,6 @@ _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple, _REPR.maxset = 3, 6, 6, 6, 6
 _REPR.maxstring = _REPR.maxother = _REPR.maxlong = MAX_SHOWN_CHARS
 _REPR.maxfrozenset = _REPR.maxdeque = _REPR.maxarray = 6
-
-
-def escape_text(text: str, *, keep_newlines: bool = True) -> str:
-    r"""Escape every control or invisible character of ``text`` (ESC, NUL, BOM, ...) as ``\xNN``.
-
-    Printable text, and newlines when ``keep_newlines``, pass unchanged; nothing that could move the
-    cursor or change a terminal's colours survives.
-
-    Examples
-    --------
-    >>> escape_text("red\x1b[31m\ufeffA\x00")
-    'red\\x1b[31m\\ufeffA\\x00'
-    """
-    if text.isprintable():
-        return text
-    out: list[str] = []
-    for ch in text:
-        if ch.isprintable() or (keep_newlines and ch == "\n"):
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
-
-
-MAX_LINE_CHARS = 1000
-"""How long one line of a message printed by the command line may be (longer ones are cut)."""
-
-
-def terminal_text(message: str) -> str:
-    """A message as the command line prints it.
-
-    Control characters escaped, every line cut to :data:`MAX_LINE_CHARS` characters (saying how long
-    it was).
-
-    Examples
-    --------
-    >>> terminal_text("bad: " + "x" * 2000)[-40:]
-    'xxxxxxxxxxx... (line of 2005 characters)'
-    """
-    lines = escape_text(message).split("\n")
-    return "\n".join(
-        line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}... (line of {len(line)} characters)"
-        for line in lines
-    )
 
 
 class Shown(str):

@@ -153,7 +153,8 @@ def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
     assert "coverage rule first met after 2 tasks" in capsys.readouterr().out
     order = pd.read_csv(tmp_path / "order.csv")
-    assert order.columns.tolist() == ["position", "task", "group", "covered"] and len(order) == 8
+    assert order.columns.tolist() == ["position", "task", "group", "covered", "order_kind", "order_seed", "order_sha256"] and len(order) == 8
+    assert set(order["order_kind"]) == {"coverage-aware"} and set(order["order_seed"]) == {0} and order["order_sha256"].nunique() == 1
     assert main(["order", str(tasks)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == (tmp_path / "order.csv").read_text().splitlines()
     (tmp_path / "bad.csv").write_text("name\nx\n")

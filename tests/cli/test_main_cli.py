@@ -31,7 +31,7 @@ def _cli(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
 DECIDE_PATH = (
     "import stopwise.cli.main; "
     "from stopwise.compare import decide; "
-    "from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy, read_outcome_files, read_task_universe"
+    "from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy, read_outcomes, read_task_universe"
 )
 """What ``stopwise decide`` imports: the command line, then the library names its command uses."""
 NOT_ON_DECIDE = (*HEAVY, "scipy", "sqlalchemy", "plotly")

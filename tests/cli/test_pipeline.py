@@ -122,15 +122,26 @@ def test_literal_constants_match_the_library() -> None:
     """Values the command line spells out (so that ``--help`` imports no library code) equal the library's."""
     from stopwise.cli import _common as common_cli
     from stopwise.cli import early as early_cli
+    from stopwise.cli import replay as replay_cli
+    from stopwise.early import THRESHOLDS
+    from stopwise.ingest._inspect import SYSTEM_SOURCES
+    from stopwise.replay import DEFAULT_BUDGETS
+
+    assert early_cli.THRESHOLDS == THRESHOLDS and common_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
+    assert replay_cli._DEFAULT_BUDGETS == ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
+
+
+def test_the_library_and_the_command_line_share_one_vocabulary() -> None:
+    """The closed vocabularies the command line offers are the library's own objects (records/_vocabulary.py)."""
     from stopwise.cli import ingest as ingest_cli
     from stopwise.cli import replay as replay_cli
-    from stopwise.compare._betting import STRATEGIES
-    from stopwise.early import THRESHOLDS
+    from stopwise.compare import _betting
     from stopwise.ingest import INGEST_FORMATS
-    from stopwise.ingest._inspect import SYSTEM_SOURCES
+    from stopwise.records import _vocabulary
     from stopwise.replay import DEFAULT_BUDGETS, LIVE_RULES
 
-    assert early_cli.THRESHOLDS == THRESHOLDS and replay_cli.LIVE_RULES == LIVE_RULES
-    assert ingest_cli.INGEST_FORMATS == INGEST_FORMATS and common_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
-    assert replay_cli._DEFAULT_BUDGETS == ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
-    assert replay_cli.STRATEGIES == STRATEGIES
+    assert replay_cli.LIVE_RULES is LIVE_RULES is _vocabulary.LIVE_RULES == ("betting-wor", "fixed-budget")
+    assert replay_cli.STRATEGIES is _betting.STRATEGIES is _vocabulary.STRATEGIES
+    assert _vocabulary.STRATEGIES == ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
+    assert ingest_cli.INGEST_FORMATS is INGEST_FORMATS is _vocabulary.INGEST_FORMATS
+    assert DEFAULT_BUDGETS.tolist() == list(_vocabulary.DEFAULT_BUDGETS) == [k / 100 for k in range(5, 100, 5)]

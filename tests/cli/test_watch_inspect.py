@@ -24,7 +24,7 @@ import pytest
 import stopwise
 from stopwise.cli.main import main
 from stopwise.errors import FileFormatError, InputError
-from stopwise.ledger import InspectLogDir, follow_inspect_logs
+from stopwise.live import InspectLogDir, follow_inspect_logs
 
 if os.environ.get("CI", "").lower() != "true":
     pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[test]'")

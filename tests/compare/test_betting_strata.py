@@ -2,7 +2,7 @@
 
 * a per-row Python loop: running group sums and counts, and the null maximum by sorting the groups with
   ``sorted`` and filling the budget greedily in mean units (the textbook fractional knapsack);
-* the REFERENCE implementation before the speed-up, kept in benchmarks/stratified_betting.py;
+* the REFERENCE implementation before the speed-up, kept in tests/support/betting_reference.py;
 * the two computations of _strata (vectorised over the looks, and the loop over the looks) against each other.
 
 Inputs cover ties of the fill order (equal group sizes and equal or zero increments), groups of one or two
@@ -12,30 +12,15 @@ exactly at a logical bound, both sides, and every strategy. Tolerance: |differen
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from tests.support import betting_reference as REFERENCE
 
 from stopwise.compare import _betting, _strata, betting_boundary, betting_paths
 from stopwise.compare._betting import STRATEGIES
 from stopwise.replay import coverage_aware_orders
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _reference_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("stratified_betting_benchmark", REPO / "benchmarks" / "stratified_betting.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _reference_module()
 
 
 def _close(fast: np.ndarray, slow: np.ndarray, tol: float = 1e-12) -> None:

@@ -27,6 +27,7 @@ from stopwise.compare._decide import (
     _decide_iv,
     _decision_warnings,
     _fixed_budget_look,
+    _limit_look,
     _observed,
     _paired,
 )
@@ -36,7 +37,6 @@ from stopwise.records import (
     WARNING_CODES,
     DecisionWarning,
     Exclusion,
-    outcome_frame,
 )
 from stopwise.records._vocabulary import exclusion_code
 
@@ -290,8 +290,8 @@ STRONG_ROWS = rows_from(STRONG_A, STRONG_B)
         ),
         (
             {"rows": [{"system": "A", "task": "t", "outcome": 1}]},
-            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
-            "(see stopwise.read_outcomes); got list",
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcomes and stopwise.outcome_columns) or a "
+            "pandas DataFrame; got list",
         ),
         ({"tested": 1}, "`tested` must be a system name (str); got int"),
         ({"baseline": None}, "`baseline` must be a system name (str); got NoneType"),
@@ -327,7 +327,7 @@ def test_decide_iv_refuses_each_bad_argument_with_its_rule(arguments: dict, mess
 
 
 def test_decide_iv_normalises_the_arguments() -> None:
-    rows = pd.concat([STRONG_ROWS, outcome_frame([{"system": "C", "task": "t000", "outcome": 1}])], ignore_index=True)
+    rows = pd.concat([STRONG_ROWS, outcome_columns([{"system": "C", "task": "t000", "outcome": 1}]).to_frame()], ignore_index=True)
     iv = _decide_iv(rows, "A", "B", None, None, np.int64(1), True, 7)
     assert iv.policy == Policy() and iv.boundary == "fixed-budget" and not iv.betting and not iv.forced
     assert set(iv.rows.codes("system")[1].tolist()) == {"A", "B"}  # the other systems' rows are dropped
@@ -356,13 +356,15 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
         {"system": "A", "task": "t4", "outcome": 1, "group": "g", "flags": "error"},  # flag; no partner
         {"system": "B", "task": "t4", "outcome": 1, "group": "g"},
     ]
-    rows = outcome_frame(made)
+    rows = outcome_columns(made)
     excluding = policy(flags={"exclude": ["error"]})
     inferred = decide(rows, "A", "B", excluding)
     planned = decide(rows, "A", "B", excluding, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
+    one_task = policy(budget={"measure": "task_count", "limit": 1})  # t1 and t4 observed: t4 lies past the limit
+    past = decide(rows, "A", "B", one_task, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
     fields = {"status": {"status": "pending", "statuses": "final"}, "flag": {"flag": "error"}}
     seen = set()
-    for record in (inferred, planned):
+    for record in (inferred, planned, past):
         for e in record.excluded:
             assert e.code is not None
             assert e == Exclusion.from_code(e.code, rows=e.rows, tasks=e.tasks, **fields.get(e.code, {}))
@@ -373,6 +375,8 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
     assert {e.code for e in inferred.excluded} == {"duplicate", "status", "flag", "not-shared", "no-partner"}
     assert [(e.code, e.rows) for e in planned.excluded if e.code == "outside-universe"] == [("outside-universe", 1)]
     assert planned.universe is not None and planned.universe.outside_rows == 1
+    assert [(e.code, e.rows, e.tasks) for e in past.excluded if e.code == "beyond-limit"] == [("beyond-limit", 4, 2)]  # t3 and t4, two rows each
+    assert past.n_observed == 1 and past.budget.used == 1.0
     assert json.loads(planned.model_dump_json())["excluded"][-2] == {
         "reason": "task outside the planned task universe", "rows": 1, "tasks": 1
     }
@@ -391,11 +395,11 @@ def warning_codes(rows: pd.DataFrame, the_policy: Policy | None = None, **argume
     """The codes of the warnings decide writes for these rows; their messages are the record's warnings."""
     iv = _decide_iv(rows, "A", "B", the_policy, arguments.get("universe"), arguments.get("budget_used"),
                     bool(arguments.get("complete", False)), None)
-    paired = _paired(iv)
+    paired, past = _limit_look(iv, _paired(iv))
     budget = _budget_state(iv, paired)
     seen = _observed(iv, paired)
     look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
-    warnings = _decision_warnings(iv, paired, budget, seen, look)
+    warnings = _decision_warnings(iv, paired, budget, seen, look, past)
     assert all(isinstance(w, DecisionWarning) and w.code in WARNING_CODES for w in warnings)
     assert [w.message for w in warnings] == decide(rows, "A", "B", the_policy, **arguments).warnings
     return [w.code for w in warnings]
@@ -413,7 +417,13 @@ def test_warning_codes_of_real_looks() -> None:
     early = _pending_after(rows_from([1.0] * 40, [0.0] * 40), 20)
     assert warning_codes(early, universe=universe_of(early)) == ["one-sided"]
     gap = strong[~((strong["system"] == "B") & (strong["task"] == "t000"))]
-    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting"]
+    # a universe built in Python carries no order stamp: the betting boundary flags its provenance
+    assert warning_codes(gap, policy(**BETTING), universe=planned) == ["waiting", "order-provenance"]
+    forged = planned.with_stamp("coverage-aware", 0)  # stamped, but not the seed-0 draw of its tasks
+    with pytest.raises(ComparisonError, match="not the 'coverage-aware' draw of seed 0"):
+        decide(gap, "A", "B", policy(**BETTING), universe=forged)
+    lenient = policy(**BETTING, betting={"order_check": "warn"})
+    assert warning_codes(gap, lenient, universe=forged) == ["waiting", "order-provenance"]
     assert warning_codes(gap, policy(**BETTING), universe=TaskUniverse(planned.tasks[:30].tolist(), ["g"] * 30)) == [
-        "outside-universe", "waiting"
+        "outside-universe", "waiting", "order-provenance"
     ]

@@ -222,6 +222,9 @@ class FakeBoundary:
             p_promote, p_reject = self.p
             n = len(differences)
             method = "fake"
+            # the top-up design reads the crossing look: constant paths at the p-values
+            log_capital_promote = np.full(len(differences), -np.log(self.p[0]) if self.p[0] > 0 else np.inf)
+            log_capital_reject = np.full(len(differences), -np.log(self.p[1]) if self.p[1] > 0 else np.inf)
 
         return Result()
 
@@ -230,16 +233,31 @@ BETTING = Policy(decision={"boundary": "betting-wor"})
 
 
 def test_betting_stratifies_only_orders_that_choose_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one."""
+    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one
+    (with the coverage rule: the top-up design); an order of unknown provenance the per-group one."""
+    import pandas as pd
+
+    from stopwise.compare import order_universe, task_order
+
     rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
-    universe = planned(100, ["a", "b"] * 50)
-    for kind, stratified in (("coverage-aware", True), ("uniform", False)):
+    frame = pd.DataFrame({"task": [f"t{i:03d}" for i in range(100)], "group": ["a", "b"] * 50})
+    for kind, design, stratified in (
+        ("coverage-aware", "stratified", True), ("uniform", "stratified", False), ("uniform", "top-up", False), (None, "top-up", True)
+    ):
         fake = FakeBoundary(0.5, 0.5)
         monkeypatch.setattr(decide_module, "betting_boundary", fake)
-        decide(rows, "A", "B", Policy(decision={"boundary": "betting-wor"}, order={"kind": kind}), universe=universe)
+        policy = Policy(decision={"boundary": "betting-wor"}, order={"kind": kind or "uniform"}, betting={"design": design})
+        universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, policy))
+        first = set(universe.tasks[:10].tolist())  # the observed rows: the order's first 10 tasks
+        seen = outcome_columns(
+            [{"system": s, "task": t, "outcome": v, "group": g} for t, g in zip(frame["task"], frame["group"], strict=True)
+             if t in first for s, v in (("A", 1.0), ("B", 0.0))]
+        ).to_frame()  # fmt: skip
+        record = decide(seen if kind is not None else rows, "A", "B", policy, universe=universe)
         assert (fake.calls[0]["groups"] is not None) == stratified
         assert (fake.calls[0]["sizes"] == {"a": 50, "b": 50}) == stratified
         assert fake.calls[0]["bounds"] is False
+        assert any("order-provenance" in w or "provenance stamp" in w for w in record.warnings) == (kind is None)
 
 
 def test_betting_uses_the_longest_observed_prefix_of_the_planned_order(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,15 @@ def app() -> typer.Typer:
 def data(run_factory, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
     folder = tmp_path_factory.mktemp("early-trust")
     write_trajectories(run_factory(n_agents=4, n_tasks=24, seed=5), folder / "runs.jsonl.gz")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(run_factory, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """24 short runs (3 agents x 8 tasks): a model trains on them in well under a second, enough for the tests
+    of what ``--out``, ``--force`` and bad arguments do to folders (how good the model is does not matter)."""
+    folder = tmp_path_factory.mktemp("early-trust-tiny")
+    write_trajectories(run_factory(n_agents=3, n_tasks=8, seed=5), folder / "runs.jsonl.gz")
     return folder
 
 
@@ -78,9 +88,10 @@ def test_a_weak_head_gets_a_warning(app: typer.Typer, data: Path) -> None:
     assert "warning:" in out and "head" in out
 
 
-def test_monitor_prints_each_verdicts_reason_and_reports_runs_without_outcome(app: typer.Typer, data: Path, run_factory) -> None:  # type: ignore[no-untyped-def]
-    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(data / "m"), "--min-steps", "5")
-    assert code == 0, out
+def test_monitor_prints_each_verdicts_reason_and_reports_runs_without_outcome(
+    app: typer.Typer, data: Path, run_factory: Callable[..., list[Trajectory]], fitted: EarlyOutcomeModel
+) -> None:
+    fitted.save(data / "m")  # the early tests' shared small model (tests/early/conftest.py): monitoring needs no new training
     runs = run_factory(n_agents=1, n_tasks=4, seed=9)
     unlabelled = [r.model_copy(update={"outcome": None}) for r in runs]
     write_trajectories(unlabelled, data / "unlabelled.jsonl")
@@ -103,34 +114,34 @@ def test_monitor_prints_each_verdicts_reason_and_reports_runs_without_outcome(ap
     assert code == 0 and len(lines) == 2 and {"reason", "halted", "row"} <= set(lines[0])
 
 
-def test_train_never_replaces_a_folder_it_did_not_write(app: typer.Typer, data: Path, tmp_path: Path) -> None:
+def test_train_never_replaces_a_folder_it_did_not_write(app: typer.Typer, tiny: Path, tmp_path: Path) -> None:
     user = tmp_path / "mine"
     user.mkdir()
     (user / "manifest.json").write_text('{"mine": true}')
     (user / "notes.txt").write_text("keep me")
     before = _snapshot(user)
-    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(user), "--min-steps", "5")
+    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(user), "--min-steps", "5")
     assert code == 4 and "--out" in out and "did not write" in out
     assert _snapshot(user) == before
     cwd = os.getcwd()
     os.chdir(user)
     try:
-        code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", ".", "--min-steps", "5")
+        code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", ".", "--min-steps", "5")
     finally:
         os.chdir(cwd)
     assert code == 4 and "--out" in out and _snapshot(user) == before
     # a model directory is replaced only with --force
-    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(tmp_path / "model"), "--min-steps", "5")
+    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(tmp_path / "model"), "--min-steps", "5")
     assert code == 0, out
-    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(tmp_path / "model"), "--min-steps", "5")
+    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(tmp_path / "model"), "--min-steps", "5")
     assert code == 4 and "--force" in out
-    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(tmp_path / "model"), "--min-steps", "5", "--force")
+    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(tmp_path / "model"), "--min-steps", "5", "--force")
     assert code == 0, out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "model"]  # no temporary folder left behind
 
 
-def test_n_jobs_beyond_the_cpu_count_is_a_user_error(app: typer.Typer, data: Path, tmp_path: Path) -> None:
-    code, out = _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(tmp_path / "m"), "--n-jobs", "100000")
+def test_n_jobs_beyond_the_cpu_count_is_a_user_error(app: typer.Typer, tiny: Path, tmp_path: Path) -> None:
+    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(tmp_path / "m"), "--n-jobs", "100000")
     assert code == 4 and "n_jobs" in out and "CPU count" in out
     assert not (tmp_path / "m").exists() and list(tmp_path.iterdir()) == []
 
@@ -141,10 +152,10 @@ def test_every_early_command_has_an_example(app: typer.Typer) -> None:
         assert code == 0 and f"Example: stopwise early {command}" in out
 
 
-def test_evaluate_with_a_bad_outcomes_path_leaves_nothing_behind(app: typer.Typer, data: Path, tmp_path: Path) -> None:
+def test_evaluate_with_a_bad_outcomes_path_leaves_nothing_behind(app: typer.Typer, tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "eval"
     code, text = _invoke(
-        app, "early", "evaluate", str(data / "runs.jsonl.gz"), "-o", str(out), "--min-steps", "5",
+        app, "early", "evaluate", str(tiny / "runs.jsonl.gz"), "-o", str(out), "--min-steps", "5",
         "--outcomes", str(tmp_path / "rows.unknown-format"),
     )
     assert code == 4, text

@@ -114,6 +114,7 @@ def _check_against_reference(evaluation: EarlyEvaluation, folder: Path, trajecto
     return n_halted_total
 
 
+@pytest.mark.slow  # real runs at full scale; the same protocol and reference check run on synthetic runs in the default lane (below)
 def test_leave_one_agent_out_on_shared_data(shared_data: Path, tmp_path: Path) -> None:
     """A slice of the shared MCPMark runs (the github service: two agents, disjoint from the other services)."""
     everything = read_trajectories(shared_data / "trajectories" / "mcpmark" / "trajectories.jsonl.gz")

@@ -126,7 +126,8 @@ def test_save_and_load_round_trip(fitted: EarlyOutcomeModel, runs: list[Trajecto
     with pytest.raises(InputError, match="pass --force"):
         fitted.save(tmp_path / "model")  # an existing model is replaced only with force
     fitted.save(tmp_path / "model", force=True)
-    assert (tmp_path / "model" / ".stopwise-model").read_text().startswith("stopwise.early.model ")
+    assert (tmp_path / "model" / ".stopwise-output").read_text().startswith(f"stopwise.early.model {FORMAT_VERSION}\n")
+    assert ".stopwise-output" not in json.loads((tmp_path / "model" / "manifest.json").read_text())["files"]
     assert loaded.thresholds_ == fitted.thresholds_ and loaded.quality_ == fitted.quality_
     assert loaded.guard_ is not None and loaded.guard_.as_dict() == fitted.guard_.as_dict()
 
@@ -148,9 +149,29 @@ def test_load_names_what_is_wrong(fitted: EarlyOutcomeModel, tmp_path: Path) -> 
         load_model(path)
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "x.txt").write_text("x")
-    with pytest.raises(InputError, match="holds files stopwise did not write"):
+    with pytest.raises(InputError, match=r"--out .*plain: is a directory stopwise did not write"):
         fitted.save(tmp_path / "plain")
     assert (tmp_path / "plain" / "x.txt").read_text() == "x"
+
+
+def test_a_model_saved_before_0_1_still_loads_and_is_replaced_only_with_force(
+    fitted: EarlyOutcomeModel, runs: list[Trajectory], tmp_path: Path
+) -> None:
+    path = Path(fitted.save(tmp_path / "old"))
+    (path / ".stopwise-output").unlink()  # the layout written before 0.1: its own marker file
+    (path / ".stopwise-model").write_text(f"stopwise.early.model {FORMAT_VERSION}\n")
+    loaded = load_model(path)
+    np.testing.assert_array_equal(np.vstack(loaded.predict_proba(runs[36:])), np.vstack(fitted.predict_proba(runs[36:])))
+    with pytest.raises(InputError, match="a saved model; pass --force"):
+        fitted.save(path)
+    fitted.save(path, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old"]
+    assert (path / ".stopwise-output").is_file() and not (path / ".stopwise-model").exists()
+    # an evaluation directory (old or new marker) is never replaced by a model, --force or not
+    (tmp_path / "evaluation").mkdir()
+    (tmp_path / "evaluation" / ".stopwise-evaluation").write_text("stopwise.early.evaluation 1\n")
+    with pytest.raises(InputError, match="holds a saved evaluation, not a saved model"):
+        fitted.save(tmp_path / "evaluation", force=True)
 
 
 def test_exclude_drops_families_and_groups(runs: list[Trajectory], small_params: dict) -> None:

@@ -198,7 +198,7 @@ def test_count_start_uses_scores_only() -> None:
 
 def _draw_tasks(rng: np.random.Generator, n_tasks: int, per_task: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Runs of tasks: P(fail) = sigmoid(x·β + z_t·γ + e_t), 4 run features, a 30-dim task description (3 dims
-    matter) and a task effect no feature shows (benchmarks/early_risk_simulation.py, "--cross-fit")."""
+    matter) and a task effect no feature shows (experiments/early_risk_simulation.py, "--cross-fit")."""
     beta, gamma = 2.5 * np.array([1.5, -1.0, 0.8, 0.5]), np.r_[0.8, -0.6, 0.5, np.zeros(27)]
     z, e = rng.normal(size=(n_tasks, 30)), rng.normal(size=n_tasks)
     task = np.repeat(np.arange(n_tasks), per_task)

@@ -112,6 +112,45 @@ def test_a_crafted_lightgbm_head_is_refused_without_aborting_the_process(saved: 
     assert code == 4 and "field 'header'" in out
 
 
+def test_lightgbm_parses_each_head_content_once_per_process_and_every_changed_head_again(
+    saved: Path, runs: list[Trajectory], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from stopwise.early import _persist
+
+    children: list[list[str]] = []
+    run = subprocess.run
+
+    def recording_run(args: list[str], *rest: object, **kwargs: object) -> object:
+        if args[:3] == [sys.executable, "-c", _persist._CHECK_HEADS]:
+            children.append([Path(a).name for a in args[3:]])
+        return run(args, *rest, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", recording_run)
+    monkeypatch.setattr(_persist, "_PARSED_DIGESTS", set())
+    model = _copy(saved, tmp_path)
+    first = load_model(model)
+    assert children == [["success.txt", "failure.txt"]]  # one child parses both heads
+    assert len(_persist._PARSED_DIGESTS) == 2
+    load_model(model)
+    load_model(saved / "model")  # another folder, the same bytes
+    assert children == [["success.txt", "failure.txt"]]
+    # a head whose bytes changed goes to a child again (alone: the other is unchanged), crafted or not
+    text = (model / "failure.txt").read_text()
+    (model / "failure.txt").write_text(text.replace("split_feature=", "split_feature=2147483647 ", 1).replace("num_leaves=", "num_leaves=99999", 1))
+    _redigest(model, "failure.txt")
+    with pytest.raises(ValidationError, match=r"failure.txt, field '(lightgbm|header)'"):
+        load_model(model)
+    assert children[1:] == [["failure.txt"]] and len(_persist._PARSED_DIGESTS) == 2  # a failed parse is not remembered
+    (model / "failure.txt").write_text(text)
+    _redigest(model, "failure.txt")
+    again = load_model(model)  # the original bytes again: remembered
+    assert len(children) == 2
+    np.testing.assert_array_equal(again.predict_proba(runs[:3])[0], first.predict_proba(runs[:3])[0])
+
+
 def test_a_malformed_manifest_is_a_user_error(saved: Path, tmp_path: Path) -> None:
     model = _copy(saved, tmp_path)
     _rewrite(model, lambda m: m.__setitem__("params", {"n_jobs": 100000}))

@@ -1,4 +1,7 @@
-"""Shared fixtures of the finality tests: one full replay per test session, with both cores busy."""
+"""Fixtures of the finality tests: one full replay, with both cores busy, for the module that reads it.
+
+Both are module-scoped: only tests/finality/test_replay.py asks for them, and the CPU burners stop when that
+module ends instead of spinning through the rest of the session."""
 
 from __future__ import annotations
 
@@ -31,9 +34,9 @@ class Load:
     cpu_s: list[float] = field(default_factory=list)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def load() -> Iterator[Load]:
-    """Start ``os.cpu_count()`` (at least 2) spinning processes; stop them (by pid) at the end.
+    """Start ``os.cpu_count()`` (at least 2) spinning processes; stop them (by pid) when the module ends.
 
     They run at nice 5, so the replay still gets most of one core (the suite stays quick) while
     both cores are kept busy the whole time; the counts must not depend on it either way
@@ -49,7 +52,7 @@ def load() -> Iterator[Load]:
             process.wait()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def replay(load: Load) -> DelayedWriteReplay:
     """The paper's full replay (200 trials x 8 conditions) against a real local service, run once,
     while every core is also busy with a CPU-burning process (the counts must not depend on load)."""

@@ -48,7 +48,7 @@ def test_the_replay_reproduces_every_count_of_the_paper(replay: DelayedWriteRepl
 
 
 def test_the_counts_hold_with_every_core_busy(replay: DelayedWriteReplay, load) -> None:  # type: ignore[no-untyped-def]
-    # The session's replay ran next to one CPU-burning process per core; the burners really ran
+    # The module's replay ran next to one CPU-burning process per core; the burners really ran
     # and the counts are still the paper's.
     assert all(p.poll() is None for p in load.processes)
     assert min(load.cpu_s) > 1.0  # they spun throughout (how much CPU they got depends on other jobs)

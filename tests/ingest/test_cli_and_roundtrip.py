@@ -57,7 +57,7 @@ def test_cli_instances_as_json(tmp_path: Path) -> None:
     [
         (["missing.json"], "error: missing.json: no such file or directory"),
         ([str(FIXTURES / "swebench" / "leaderboard")], "pass the dataset's instance ids as `instances`"),
-        ([str(FIXTURES / "hal"), "--errors", "zero"], "`errors` must be one of pending, fail, drop; got 'zero'"),
+        ([str(FIXTURES / "hal"), "--errors", "zero"], "ingest: `errors` must be one of 'pending', 'fail', 'drop'; got 'zero'."),
         ([str(FIXTURES / "hal"), "--instances", "nope.txt"], "nope.txt: cannot read the instance ids"),
     ],
 )

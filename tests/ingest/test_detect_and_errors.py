@@ -180,22 +180,36 @@ def test_the_same_run_from_two_files_is_refused(tmp_path: Path) -> None:
     assert "`system`" in problem.rule
 
 
+_ID_RULE = "a collection of instance ids (at least one, none blank, not one string) or None"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"format": "csv"}, "`format` must be auto or one of swebench, inspect, tau2, harbor, hal; got 'csv'"),
-        ({"errors": "zero"}, "`errors` must be one of pending, fail, drop; got 'zero'"),
-        ({"empty_patch": "ignore"}, "`empty_patch` must be one of pending, fail, drop; got 'ignore'"),
-        ({"elapsed": "cpu"}, "`elapsed` must be one of total, agent; got 'cpu'"),
-        ({"system": " "}, "`system` must be non-empty text"),
-        ({"instances": "django__django-1"}, "`instances` must be a collection of instance ids, not one string"),
-        ({"instances": []}, "`instances` must hold at least one instance id"),
+        ({"format": "csv"}, "ingest: `format` must be one of 'auto', 'swebench', 'inspect', 'tau2', 'harbor', 'hal'; got 'csv'."),
+        ({"errors": "zero"}, "ingest: `errors` must be one of 'pending', 'fail', 'drop'; got 'zero'."),
+        ({"empty_patch": "ignore"}, "ingest: `empty_patch` must be one of 'pending', 'fail', 'drop'; got 'ignore'."),
+        ({"elapsed": "cpu"}, "ingest: `elapsed` must be one of 'total', 'agent'; got 'cpu'."),
+        ({"task_ids": "short"}, "ingest: `task_ids` must be one of 'canonical', 'raw'; got 'short'."),
+        ({"system": " "}, "ingest: `system` must be non-empty text (a name or a template such as '{model}') or None; got ' '."),
+        ({"trajectories": 1}, "ingest: `trajectories` must be one of False, True; got 1."),
+        ({"instances": "django__django-1"}, f"ingest: `instances` must be {_ID_RULE}; got 'django__django-1'."),
+        ({"instances": []}, f"ingest: `instances` must be {_ID_RULE}; got ()."),
+        ({"instances": ["a__b-1", " "]}, f"ingest: `instances` must be {_ID_RULE}; got ('a__b-1', '')."),
     ],
 )
 def test_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises(InputError) as info:
         ingest(FIXTURES / "hal", **kwargs)
-    assert str(info.value).startswith(message)
+    assert str(info.value) == message
+
+
+def test_each_reader_names_itself_in_argument_errors() -> None:
+    from stopwise.ingest import read_hal, read_harbor, read_inspect, read_swebench, read_tau2
+
+    for reader in (read_swebench, read_inspect, read_tau2, read_harbor, read_hal):
+        with pytest.raises(InputError, match=rf"^{reader.__name__}: `errors` must be one of"):
+            reader(FIXTURES / "hal", errors="zero")
 
 
 def test_no_paths() -> None:

@@ -1,7 +1,7 @@
 """Ledger fixtures: a real PostgreSQL server for the session, and a fresh ledger URL per test on each backend.
 
 PostgreSQL: ``STOPWISE_TEST_POSTGRES_URL`` (an existing server; each test gets its own database on it)
-or, by default, a private server started by :func:`stopwise.ledger._pgtemp.temporary_postgres` from
+or, by default, a private server started by :func:`tests.support.pgtemp.temporary_postgres` from
 the PostgreSQL 15 binaries: ``initdb`` in a temporary folder and ``pg_ctl start`` on a free port of
 127.0.0.1, stopped and removed after the session (as root, the server runs as the ``postgres`` user).
 Under ``CI=true`` a missing server is a failure, not a skip.
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.pgtemp import create_database, temporary_postgres
 
 from stopwise.errors import LedgerError
-from stopwise.ledger._pgtemp import create_database, temporary_postgres
 
 _counter = itertools.count()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 from pathlib import Path
 
@@ -16,11 +15,6 @@ import stopwise
 from stopwise.errors import FileFormatError, LedgerError, ValidationError
 from stopwise.ledger import AppendResult, canonical_json, ledger_url, open_ledger
 from stopwise.records import Policy, TaskUniverse, outcome_columns, read_outcomes
-
-needs_universe_decide = pytest.mark.skipif(
-    "universe" not in inspect.signature(stopwise.decide).parameters,
-    reason="waiting for decide(..., universe=...) of issue 9 (engineer H1) on main",
-)
 
 TASKS = [f"t{i:03d}" for i in range(40)]
 GROUPS = ["easy" if i % 2 else "hard" for i in range(40)]
@@ -252,7 +246,6 @@ def test_verify_finds_an_edited_policy(ledger) -> None:
 
 
 # ---------------------------------------------------------------- decisions, chain, export
-@needs_universe_decide
 def test_decisions_chain_with_independent_digests(ledger) -> None:
     ledger.append("eval", rows_for(TASKS[:4]))
     first = ledger.decide("eval")
@@ -284,14 +277,12 @@ def test_decisions_chain_with_independent_digests(ledger) -> None:
     assert first.n_observed == 4 and second.n_observed == 30
 
 
-@needs_universe_decide
 def test_decide_without_recording_leaves_the_chain(ledger) -> None:
     ledger.append("eval", rows_for(TASKS[:10]))
     ledger.decide("eval", record=False)
     assert ledger.decisions("eval") == []
 
 
-@needs_universe_decide
 @pytest.mark.parametrize("edit", ["record", "record-and-digests", "delete"])
 def test_verify_finds_a_tampered_decision(ledger, edit: str) -> None:
     ledger.append("eval", rows_for(TASKS[:10]))
@@ -331,7 +322,6 @@ def test_verify_finds_a_tampered_decision(ledger, edit: str) -> None:
     assert result.n_decisions == 1
 
 
-@needs_universe_decide
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_export_then_decide_gives_the_ledger_decision(ledger, tmp_path: Path, suffix: str) -> None:
     ledger.append("eval", rows_for(TASKS[:25], seed=1))
@@ -390,7 +380,6 @@ def test_flags_are_stored_exported_and_digested_only_when_present(ledger, tmp_pa
     pd.testing.assert_frame_equal(read_outcomes(tmp_path / "rows.jsonl").to_frame(), stored)
 
 
-@needs_universe_decide
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_a_flag_excluding_policy_decides_the_same_from_the_ledger_and_its_export(
     ledger_url: str, tmp_path: Path, suffix: str
@@ -431,6 +420,17 @@ def test_export_is_atomic_and_never_overwrites(ledger, tmp_path: Path) -> None:
     assert sorted(p.name for p in out.parent.iterdir()) == ["rows.csv"]  # no temporary file left behind
     with pytest.raises(FileFormatError, match="folder"):
         ledger.export("eval", tmp_path / "missing" / "rows.csv")
+
+
+def test_followers_moved_to_live_keep_a_deprecated_alias() -> None:
+    import stopwise.ledger
+    import stopwise.live
+
+    for name in ("follow", "Look", "follow_inspect_logs", "InspectLogDir", "LogLook"):
+        with pytest.warns(DeprecationWarning, match=f"stopwise.live.{name}"):
+            assert getattr(stopwise.ledger, name) is getattr(stopwise.live, name)
+    with pytest.raises(AttributeError):
+        stopwise.ledger.no_such_name  # noqa: B018
 
 
 # ---------------------------------------------------------------- issue 20: live evaluations

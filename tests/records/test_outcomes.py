@@ -133,7 +133,7 @@ def test_several_files_read_as_one_and_a_row_repeated_across_files_is_refused(tm
     )
     with pytest.raises(ComparisonError, match=r"a\.csv, row 1: .* is already in .*a\.csv, row 1; 2 row\(s\)"):
         read_outcomes([a, a])
-    with pytest.raises(stopwise.ArgumentError, match="at least one outcome file"):
+    with pytest.raises(stopwise.errors.ArgumentError, match="at least one outcome file"):
         read_outcomes([])
 
 

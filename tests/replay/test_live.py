@@ -17,6 +17,8 @@ from stopwise.records import read_outcomes, synthetic_benchmark
 from stopwise.replay import live_looks, pair_orders, prepare_source, replay_looks, replay_source_looks
 
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}})
+STRATIFIED = Policy.model_validate({"betting": {"design": "stratified"}})
+"""The coverage-aware order with the per-group process (the default before the top-up design)."""
 
 
 def test_live_looks() -> None:
@@ -39,20 +41,37 @@ def _first_betting_stop(differences: np.ndarray, threshold: float, alpha: float,
     return -1, -1
 
 
-@pytest.mark.parametrize("policy", [UNIFORM, Policy()], ids=["uniform-pooled", "coverage-aware-stratified"])
+def _top_up_stop(differences: np.ndarray, groups: np.ndarray, threshold: float, alpha: float) -> tuple[int, int]:
+    """Per-look loop of the pooled scalar boundary on pi, then the fewest top-up tasks of decide (:func:`top_up_tasks`)."""
+    from stopwise.compare._topup import top_up_tasks
+
+    action, k = _first_betting_stop(differences, threshold, alpha, None, None, None)
+    if action < 0:
+        return action, k
+    labels, codes = np.unique(groups, return_inverse=True)
+    observed = np.arange(len(differences)) < k
+    return action, k + len(top_up_tasks(codes, observed, np.bincount(codes, minlength=len(labels))))
+
+
+@pytest.mark.parametrize("policy", [UNIFORM, STRATIFIED, Policy()], ids=["uniform-pooled", "coverage-aware-stratified", "top-up"])
 def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
     source = prepare_source(synthetic_benchmark(120, 3, rng=1), "synthetic")
     live = replay_source_looks(source, policy, thresholds=[0.0, 0.05], n_orders=6, rules=["betting-wor"], batch_rows=7)
-    stratified = policy.order.kind != "uniform"
+    top_up = policy.coverage.rule == "proportional" and policy.betting.design == "top-up"
+    stratified = policy.order.kind != "uniform" and not top_up
+    uniform = policy.model_copy(update={"order": policy.order.model_copy(update={"kind": "uniform"})})
+    assert live.pairs["method"].str.contains("top-up").all() == top_up
     for pair in source.pairs[:3]:
-        orders = pair_orders(source, pair, policy, 6)
+        orders = pair_orders(source, pair, uniform if top_up else policy, 6)
         groups = source.groups[pair.tasks]
         labels, counts = np.unique(groups, return_counts=True)
         sizes = dict(zip(labels.tolist(), counts.tolist(), strict=True))
         tested, baseline = source.pair_label(pair)
         for threshold in (0.0, 0.05):
             expected = [
-                _first_betting_stop(
+                _top_up_stop(pair.differences[order], groups[order], threshold, policy.tail_cutoff)
+                if top_up
+                else _first_betting_stop(
                     pair.differences[order],
                     threshold,
                     policy.tail_cutoff,
@@ -70,7 +89,7 @@ def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
             assert row["resolved_20"] == pytest.approx(np.mean([a >= 0 and k <= math.ceil(0.2 * pair.n_shared) for a, k in expected]))
 
 
-@pytest.mark.parametrize("policy", [UNIFORM, Policy()], ids=["uniform-pooled", "coverage-aware-stratified"])
+@pytest.mark.parametrize("policy", [UNIFORM, STRATIFIED, Policy()], ids=["uniform-pooled", "coverage-aware-stratified", "top-up"])
 def test_betting_batch_size_does_not_change_stops(policy: Policy) -> None:
     """Rows of several pairs in one call (the stratified loop over the looks) give the stops of small calls
     (a few rows: vectorised over the looks), to the last look and tie."""

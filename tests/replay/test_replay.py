@@ -198,13 +198,13 @@ def test_left_out_rows_and_systems_are_reported() -> None:
     rows.loc[rows.index[:10], "status"] = "pending"  # ten tasks of system-01
     rows.loc[rows.index[:10], "outcome"] = np.nan
     kept = replay_grid({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5], min_coverage=0.5)
-    assert kept.settings["excluded_rows"]["s"] == [{"reason": "status pending", "rows": 10, "tasks": 10}]
-    assert kept.settings["excluded_systems"]["s"] == {}
+    assert kept.settings.excluded_rows["s"] == [{"reason": "status pending", "rows": 10, "tasks": 10}]
+    assert kept.settings.excluded_systems["s"] == {}
     # pairs with system-01 have 10 of their 60 shared tasks pending: not a complete record, so they are
     # left out and listed (decide() counts N = 60 for them; the replay no longer shrinks N to 50)
-    assert set(kept.cases["n_shared"]) == {60} and len(kept.settings["excluded_pairs"]["s"]) == 4
+    assert set(kept.cases["n_shared"]) == {60} and len(kept.settings.excluded_pairs["s"]) == 4
     strict = replay_grid({"s": rows}, n_orders=5, thresholds=[0.0], budgets=[0.5])
-    assert strict.settings["excluded_systems"]["s"] == {"system-01": "usable outcomes on 83.3% of 60 tasks (< 95%)"}
+    assert strict.settings.excluded_systems["s"] == {"system-01": "usable outcomes on 83.3% of 60 tasks (< 95%)"}
     assert len(strict.cases) == 2
     pd.testing.assert_frame_equal(summarize(kept.cases), kept.summary)
 
@@ -213,6 +213,6 @@ def test_units_are_noted_not_silently_ignored() -> None:
     rows = synthetic_benchmark(40, 2, rng=0)
     rows["unit"] = np.where(rows["task"].str.endswith(("0", "1")), "shared-unit", "")
     result = replay_grid({"s": rows}, n_orders=3, thresholds=[0.0], budgets=[1.0])
-    assert result.settings["notes"]["s"] == [
+    assert result.settings.notes["s"] == [
         "8 tasks share analysis units with other tasks; the replay resamples tasks one by one, while decide() resamples whole units"
     ]

@@ -18,13 +18,16 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
-from rich.markup import escape
 
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.errors import InputError, StopwiseError, terminal_text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = [
     "EXIT_ERROR",
@@ -41,11 +44,13 @@ __all__ = [
     "PolicyFile",
     "StdoutClosed",
     "TestedSystem",
+    "comma_numbers",
     "console",
     "err_console",
     "input_path",
     "is_stdin",
     "print_json",
+    "progress_bar",
     "system_naming",
     "task_universe",
     "user_errors",
@@ -284,6 +289,46 @@ def system_naming(system: str | None, system_from: list[str] | None) -> str | No
     from stopwise.ingest import system_template
 
     return system_template(system_from)
+
+
+def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
+    """A transient Rich progress bar on console ``on``, to use as a context manager.
+
+    Its columns: ``label``, the bar, done/total, ``detail`` (a Rich column template such as
+    ``"{task.description}"``) and the elapsed time.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(detail), TimeElapsedColumn(), console=on, transient=True
+    )
+
+
+def comma_numbers(text: str, option: str, *, unit_interval: bool = False) -> list[float]:
+    """The numbers of a comma-separated option (``--thresholds 0,0.05``): at least one; with ``unit_interval``, each in (0, 1].
+
+    Examples
+    --------
+    >>> comma_numbers("0, 0.05,", "thresholds")
+    [0.0, 0.05]
+    >>> comma_numbers("0,0.5", "thresholds", unit_interval=True)
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: --thresholds must list numbers in (0, 1]; got '0,0.5'
+    >>> comma_numbers(" , ", "budgets")
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: --budgets must list at least one number; got ' , '
+    """
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InputError(f"--{option} must be comma-separated numbers; got {text!r}") from exc
+    if unit_interval and not (values and all(0 < v <= 1 for v in values)):
+        raise InputError(f"--{option} must list numbers in (0, 1]; got {text!r}")
+    if not values:
+        raise InputError(f"--{option} must list at least one number; got {text!r}")
+    return values
 
 
 def _group_sizes(values: list[str]) -> dict[str, int]:

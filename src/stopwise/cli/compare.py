@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     BaselineSystem,
     GroupSizes,
@@ -26,8 +26,6 @@ from stopwise.cli._common import (
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --help` stays light
-    import numpy as np
-    import pandas as pd
 
     from stopwise.records import DecisionRecord
 
@@ -183,30 +181,20 @@ def demo_command(
 ) -> None:
     """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets."""
     from stopwise._atomic import Outputs
-    from stopwise.compare import budget_task_count, decide
-    from stopwise.records import Policy, TaskUniverse, synthetic_benchmark, write_outcomes
+    from stopwise.compare import demo_comparison
+    from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs:
         folder = outputs.directory(out) if out is not None else None
         if tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
             raise InputError(
                 f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --tasks {tasks:,}, "
-                f"--systems {systems:,} (stopwise.synthetic_benchmark has no such limit)"
+                f"--systems {systems:,} (stopwise.records.synthetic_benchmark has no such limit)"
             )
-        rows = synthetic_benchmark(tasks, systems, rng=seed)
-        names = sorted(rows["system"].unique())
-        tested, baseline = names[-1], names[-2]
-        order, groups = _demo_order(rows, seed)
-        universe = TaskUniverse(order.tolist(), groups.tolist())
-        pair = rows[rows["system"].isin([tested, baseline])]
-        records = []
-        for budget in (0.05, 0.10, 0.25, 0.50, 0.75, 1.00):
-            k = budget_task_count(len(order), budget)
-            view = pair[pair["task"].isin(order[:k])]
-            policy = Policy.model_validate({"budget": {"limit": budget}})
-            records.append((budget, decide(view, tested, baseline, policy, universe=universe)))
+        demo = demo_comparison(seed, tasks, systems)
+        records = demo.decisions
         if folder is not None:
-            write_outcomes(rows, folder / "synthetic_outcomes.csv")
+            write_outcomes(demo.rows, folder / "synthetic_outcomes.csv")
             (folder / "decisions.jsonl").write_text("".join(r.model_dump_json() + "\n" for _, r in records), encoding="utf-8")
     if as_json:
         for _, record in records:
@@ -214,7 +202,7 @@ def demo_command(
     else:
         console.print(
             f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
-            f"{tasks} tasks in 6 groups, {systems} systems. Comparing {tested} (A) against {baseline} (B); "
+            f"{tasks} tasks in 6 groups, {systems} systems. Comparing {demo.tested} (A) against {demo.baseline} (B); "
             "each budget is treated as the limit; the first tasks of a seeded coverage-aware order of the planned "
             "tasks (the task universe) are observed."
         )
@@ -239,15 +227,6 @@ def demo_command(
         console.print(f"wrote {out / 'synthetic_outcomes.csv'} and {out / 'decisions.jsonl'}")
 
 
-def _demo_order(rows: pd.DataFrame, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The policy's default task order: one seeded coverage-aware order of the shared tasks, and their groups."""
-    from stopwise.compare import coverage_aware_orders
-
-    tasks = rows.drop_duplicates("task").sort_values("task")
-    order = coverage_aware_orders(tasks["group"].to_numpy(dtype=str), 1, rng=seed)[0]
-    return tasks["task"].to_numpy(dtype=str)[order], tasks["group"].to_numpy(dtype=str)[order]
-
-
 def order_command(
     tasks: Annotated[
         Path, typer.Argument(help="Task list or outcome rows (.csv, .jsonl, .parquet) with a task column; '-' reads standard input.")
@@ -258,7 +237,11 @@ def order_command(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the order and its policy sha256 as JSON.")] = False,
 ) -> None:
-    """Write the task order a live evaluation should follow, fixed by the policy before any outcome."""
+    """Write the task order a live evaluation should follow, fixed by the policy before any outcome.
+
+    The output is stamped with the kind drawn, its seed and a digest (columns order_kind, order_seed,
+    order_sha256), which decide checks under the betting-wor boundary.
+    """
     import pandas as pd
 
     from stopwise._atomic import Outputs
@@ -274,11 +257,13 @@ def order_command(
         if out_tmp is not None:
             order.to_csv(out_tmp, index=False)
     first = order.loc[order["covered"], "position"]
+    kind, digest = str(order["order_kind"].iloc[0]), str(order["order_sha256"].iloc[0])  # the kind drawn (uniform under top-up)
     if as_json:
-        print_json({"policy_sha256": chosen.sha256(), "kind": chosen.order.kind, "seed": chosen.order.seed, "order": order})
+        print_json({"policy_sha256": chosen.sha256(), "kind": kind, "seed": chosen.order.seed, "order_sha256": digest, "order": order})
         return
+    design = " (the betting boundary's top-up design: a uniformly random permutation)" if kind != chosen.order.kind else ""
     console.print(
-        f"{len(order)} tasks in {order['group'].nunique()} group(s); order {chosen.order.kind} (seed {chosen.order.seed}); "
+        f"{len(order)} tasks in {order['group'].nunique()} group(s); order {kind}{design} (seed {chosen.order.seed}, sha256 {digest[:16]}…); "
         f"policy sha256 {chosen.sha256()[:16]}…; coverage rule first met after {int(first.iloc[0]) if len(first) else '—'} tasks"
     )
     if out is not None:

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stopwise.cli._common import Inputs, console, err_console, user_errors
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
+from stopwise.cli._common import Inputs, comma_numbers, console, err_console, progress_bar, user_errors
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
@@ -32,15 +31,7 @@ early_app = typer.Typer(
 
 @contextmanager
 def _progress(label: str) -> Iterator[Any]:
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with progress_bar(label, "{task.description}", on=err_console) as bar:
         task = bar.add_task("", total=1)
 
         def update(done: int, total: int, description: str) -> None:
@@ -53,16 +44,6 @@ def _threshold(value: float | None, name: str) -> float | None:
     if value is not None and not 0 < value <= 1:
         raise InputError(f"--{name} must be a number in (0, 1]; got {value}")
     return value
-
-
-def _numbers(text: str, what: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
-    if not values or not all(0 < v <= 1 for v in values):
-        raise InputError(f"--{what} must list numbers in (0, 1]; got {text!r}")
-    return values
 
 
 def _pct(value: float) -> str:
@@ -237,7 +218,7 @@ def evaluate_command(
     Example: stopwise early evaluate runs.jsonl.gz --within service -o out/eval --variant lightgbm --variant tfidf-lr
     """
     from stopwise.early import VARIANTS, leave_one_out, make_variant, read_gold, read_runs
-    from stopwise.early._evaluate import EVALUATION_MARKER
+    from stopwise.early._evaluate import EVALUATION_KIND
     from stopwise.early._persist import check_output_dir
     from stopwise.records import write_outcomes
 
@@ -246,10 +227,10 @@ def evaluate_command(
         unknown = [n for n in names if n not in VARIANTS]
         if unknown:
             raise InputError(f"--variant must be one of {', '.join(VARIANTS)}; got {', '.join(unknown)}")
-        grid = _numbers(thresholds, "thresholds")
+        grid = comma_numbers(thresholds, "thresholds", unit_interval=True)
         _threshold(threshold, "threshold")
         if out is not None:
-            check_output_dir(out, force=force, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation")
+            check_output_dir(out, force=force, kind=EVALUATION_KIND)
         runs = read_runs(inputs.files(trajectories))
         golds = read_gold(inputs.file(gold)) if gold is not None else None
         models = {name: make_variant(name, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs) for name in names}

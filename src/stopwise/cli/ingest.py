@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
+import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from stopwise._atomic import Outputs
 from stopwise._limits import json_loads
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     Inputs,
     console,
@@ -18,6 +21,7 @@ from stopwise.cli._common import (
     err_console,
     errors_option,
     hint_system_naming,
+    is_stdin,
     print_json,
     scorer_option,
     system_from_option,
@@ -25,12 +29,31 @@ from stopwise.cli._common import (
     system_option,
     user_errors,
 )
-from stopwise.errors import FileFormatError, ValidationError
+from stopwise.errors import FileFormatError, InputError, ValidationError
+from stopwise.records._vocabulary import INGEST_FORMATS
 
-INGEST_FORMATS = ("swebench", "inspect", "tau2", "harbor", "hal")
-"""As :data:`stopwise.ingest.INGEST_FORMATS` (a test keeps them equal); spelled out so that ``--help`` imports no reader."""
+if TYPE_CHECKING:
+    from stopwise.ingest import IngestResult
+    from stopwise.records import OutcomeColumns
 
 _SHOWN = 10
+_STDOUT_FORMATS = ("csv", "jsonl")
+
+
+def _write_stdout(columns: OutcomeColumns, fmt: str) -> None:
+    """Write outcome rows to standard output as CSV or JSON lines (through a private temporary file)."""
+    from stopwise.records import write_outcomes
+
+    folder = tempfile.mkdtemp(prefix="stopwise-out-")
+    try:
+        target = Path(folder) / f"rows.{fmt}"
+        write_outcomes(columns, target, format=fmt)
+        sys.stdout.flush()
+        with target.open("rb") as handle:
+            shutil.copyfileobj(handle, sys.stdout.buffer, 1 << 20)
+        sys.stdout.buffer.flush()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _instance_ids(path: Path) -> list[str]:
@@ -56,7 +79,10 @@ def _instance_ids(path: Path) -> list[str]:
 
 def ingest_command(
     paths: Annotated[list[Path], typer.Argument(help="Harness files or run directories; '-' reads one log from standard input.", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Outcome rows to write (.parquet, .csv or .jsonl).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Outcome rows to write (.parquet, .csv or .jsonl); '-' writes them to standard output."),
+    ],
     format: Annotated[
         str, typer.Option("--format", "-f", help="auto, or one of: " + ", ".join(INGEST_FORMATS) + ".")
     ] = "auto",
@@ -75,6 +101,15 @@ def ingest_command(
         Path | None,
         typer.Option("--instances", help="Dataset instance ids (one per line or a JSON list), for SWE-bench results.json."),
     ] = None,
+    out_format: Annotated[
+        str | None,
+        typer.Option("--out-format", help="Format of the rows written: csv, jsonl (or parquet for a file); default: "
+                     "the --out suffix, csv for '-'."),
+    ] = None,
+    raw_task_ids: Annotated[
+        bool,
+        typer.Option("--raw-task-ids", help="Keep each file's own task ids (Harbor: 'dataset/task') instead of the canonical ones."),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace existing output files.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was read, skipped and written as JSON.")] = False,
 ) -> None:
@@ -85,14 +120,24 @@ def ingest_command(
     written by Inspect's eval_set is read whole (the newest attempt of each task).
 
     Example: stopwise ingest logs/ --system-from file -o outcomes.csv
+
+    With -o - the rows go to standard output (CSV, or JSON lines with --out-format jsonl) and the
+    summary to standard error: stopwise ingest logs/ -o - | stopwise decide - --tested A --baseline B
     """
     from stopwise.ingest import ingest
     from stopwise.records import write_outcomes, write_trajectories
 
+    to_stdout = is_stdin(out)
     with user_errors(), Outputs(force=force) as outputs, Inputs(paths) as inputs:
+        if is_stdin(trajectories):
+            raise InputError("--trajectories must name a file (.jsonl or .jsonl.gz); standard output is for -o -")
+        if to_stdout and as_json:
+            raise InputError("--json prints to standard output, where -o - writes the rows; write the rows to a file")
+        if to_stdout and (out_format or "csv") not in _STDOUT_FORMATS:
+            raise InputError(f"`--out-format` must be one of {', '.join(_STDOUT_FORMATS)} with -o -; got {out_format!r}")
         paths = inputs.files(paths)
         system = system_naming(system, system_from)
-        out_tmp = outputs.file(out)  # checked before anything is read; moved into place at the end
+        out_tmp = None if to_stdout else outputs.file(out)  # checked before anything is read; moved into place at the end
         traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None
         try:
@@ -106,15 +151,25 @@ def ingest_command(
                 elapsed=elapsed,
                 instances=ids,
                 trajectories=trajectories is not None,
+                task_ids="raw" if raw_task_ids else "canonical",
             )
         except ValidationError as exc:
             hint_system_naming(exc, system)
             raise
-        write_outcomes(result.columns, out_tmp)
-        wrote = [str(out)]
+        if out_tmp is None:
+            _write_stdout(result.columns, out_format or "csv")
+            wrote = ["<stdout>"]
+        else:
+            write_outcomes(result.columns, out_tmp, format=out_format)
+            wrote = [str(out)]
         if trajectories is not None and traj_tmp is not None and result.trajectories:
             write_trajectories(result.trajectories, traj_tmp)
             wrote.append(str(trajectories))
+    _report(result, wrote, as_json=as_json, to_stdout=to_stdout, want_trajectories=trajectories is not None)
+
+
+def _report(result: IngestResult, wrote: list[str], *, as_json: bool, to_stdout: bool, want_trajectories: bool) -> None:
+    """Print what was read, noted, skipped, ignored and written (to standard error when the rows own standard output)."""
     if as_json:
         print_json(
             {
@@ -128,20 +183,21 @@ def ingest_command(
             }
         )
         return
-    console.print(escape(result.summary()))
+    show = err_console if to_stdout else console  # the rows own standard output
+    show.print(escape(result.summary()))
     for note in result.notes:
-        console.print(f"  note: {escape(note)}")
+        show.print(f"  note: {escape(note)}")
     for item in result.skipped[:_SHOWN]:
-        console.print(f"  skipped: {escape(item.file)}: {escape(item.record)}: {escape(item.reason)}")
+        show.print(f"  skipped: {escape(item.file)}: {escape(item.record)}: {escape(item.reason)}")
     if len(result.skipped) > _SHOWN:
-        console.print(f"  ... and {len(result.skipped) - _SHOWN} more skipped runs")
+        show.print(f"  ... and {len(result.skipped) - _SHOWN} more skipped runs")
     for file, reason in list(result.ignored_files.items())[:_SHOWN]:
-        console.print(f"  ignored: {escape(file)}: {escape(reason)}")
+        show.print(f"  ignored: {escape(file)}: {escape(reason)}")
     if len(result.ignored_files) > _SHOWN:
-        console.print(f"  ... and {len(result.ignored_files) - _SHOWN} more ignored files")
-    if trajectories is not None and not result.trajectories:
+        show.print(f"  ... and {len(result.ignored_files) - _SHOWN} more ignored files")
+    if want_trajectories and not result.trajectories:
         err_console.print("warning: these logs hold no steps; no trajectories written")
-    console.print("wrote " + " and ".join(escape(w) for w in wrote))
+    show.print("wrote " + " and ".join(escape(w) for w in wrote))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,7 @@
 
 URL is ``sqlite:///path/ledger.db`` (or a plain path) or ``postgresql+psycopg://user@host:port/db``.
 ``stopwise watch`` follows a ledger (``watch URL EVALUATION``) or an Inspect log directory
-(``watch LOGDIR --tested A --baseline B``: :func:`stopwise.ledger.follow_inspect_logs`).
+(``watch LOGDIR --tested A --baseline B``: :func:`stopwise.live.follow_inspect_logs`).
 Exit codes: ``decide`` and ``watch`` exit with the decision's code (promote 0, reject 1, continue 2,
 abstain 3); ``verify`` exits 1 when the ledger does not verify; ``append`` exits 4 when an event was
 refused as a conflict; every user error exits 4.
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     EXIT_ERROR,
     BaselineSystem,
@@ -49,8 +49,8 @@ from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
     from stopwise.ledger import Ledger
-    from stopwise.ledger._follow import FollowLook, Look
-    from stopwise.ledger._follow_logs import LogLook
+    from stopwise.live._follow import FollowLook, Look
+    from stopwise.live._logs import LogLook
     from stopwise.records import DecisionRecord
 
 ledger_app = typer.Typer(
@@ -369,7 +369,7 @@ def watch_command(
 
 
 def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool) -> NoReturn:
-    from stopwise.ledger._follow import follow
+    from stopwise.live._follow import follow
 
     with user_errors(), _open(url) as ledger:
         looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
@@ -397,7 +397,7 @@ def _watch_logs(
     timeout: float | None,
 ) -> NoReturn:
     from stopwise.errors import ValidationError
-    from stopwise.ledger._follow_logs import follow_inspect_logs
+    from stopwise.live._logs import follow_inspect_logs
     from stopwise.records import Policy, load_policy
 
     with user_errors():

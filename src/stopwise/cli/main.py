@@ -31,11 +31,12 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
+from stopwise._redact import redact_url
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PIPE, StdoutClosed, err_console
 from stopwise.cli._examples import attach_examples
-from stopwise.errors import StopwiseError, escape_text, terminal_text
+from stopwise.errors import StopwiseError, terminal_text
 
 _base = typer.Typer(
     name="stopwise",
@@ -274,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, not a user error: say so plainly
         if os.environ.get("STOPWISE_DEBUG"):
             raise
-        text = escape(escape_text(f"{type(exc).__name__}: {exc}"[:2000]))
+        text = escape(redact_url(f"{type(exc).__name__}: {exc}")[:2000])
         err_console.print(f"[bold red]internal error:[/] {text}\nPlease report this as a bug.")
         return EXIT_INTERNAL
     return int(result) if isinstance(result, int) else 0

@@ -9,56 +9,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stopwise._atomic import check_output
-from stopwise.cli._common import Inputs, console, print_json, user_errors
+from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
+from stopwise.cli._common import Inputs, comma_numbers, console, print_json, progress_bar, user_errors
 from stopwise.errors import InputError
+from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
 if TYPE_CHECKING:  # the library is imported inside the command: `stopwise --help` stays light
     import pandas as pd
 
     from stopwise.records import Policy
+    from stopwise.replay import ReplayResult
 
-_DEFAULT_BUDGETS = "0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95"
-""":data:`stopwise.replay.DEFAULT_BUDGETS` as text (a test keeps them equal)."""
-LIVE_RULES = ("betting-wor", "fixed-budget")
-""":data:`stopwise.replay.LIVE_RULES` (a test keeps them equal)."""
-STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
-""":data:`stopwise.compare._betting.STRATEGIES` (a test keeps them equal)."""
+_DEFAULT_BUDGETS = ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
+"""The default of ``--budgets``: :data:`stopwise.replay.DEFAULT_BUDGETS` as text."""
 _Result = TypeVar("_Result")
 
 
 @contextmanager
 def _pairs_progress(label: str) -> Iterator[Callable[[int, int], None]]:
     """A transient progress bar over pairs x policies; yields the engine's ``progress(done, total)`` callback."""
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("pairs x policies"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
+    with progress_bar(label, "pairs x policies", on=console) as bar:
         task = bar.add_task(label, total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, advance=done, total=total)
 
         yield advance
-
-
-def _numbers(text: str, what: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        raise InputError(f"--{what} must be comma-separated numbers; got {text!r}") from exc
-    if not values:
-        raise InputError(f"--{what} must list at least one number; got {text!r}")
-    return values
 
 
 def _source_name(path: Path) -> str:
@@ -103,63 +82,118 @@ def replay_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the sources, minimum sufficient budgets (or live summary) and settings as JSON.")] = False,
 ) -> None:
     """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
-    import numpy as np
-
-    from stopwise.records import Policy, load_policy, read_outcomes
-    from stopwise.replay import STANDARD_POLICIES, replay_grid, table_two
-
     with user_errors():
         if out is not None:
             check_output(out, force=force, directory=True)  # before any computation; written atomically at the end
-        base = load_policy(policy) if policy is not None else Policy()
-        if policies == "all":
-            names: list[str] | None = [
-                n
-                for n, spec in STANDARD_POLICIES.items()
-                if (spec["order"] in ("uniform", "coverage-aware") if looks is not None else "boundary" not in spec)
-            ]
-        elif policies == "as-given":
-            names = None
-        else:
-            names = [p.strip() for p in policies.split(",") if p.strip()]
-            unknown = [p for p in names if p not in STANDARD_POLICIES]
-            if unknown:
-                raise InputError(f"--policies: unknown name(s) {', '.join(unknown)}; choose from {', '.join(STANDARD_POLICIES)}")
+        base, names = _base_and_names(policy, policies, live=looks is not None)
         if orders < 1:
             raise InputError(f"--orders must be a positive integer; got {orders}")
-        live_looks = _look_spec(looks, "looks") if looks is not None else None
-        live_fixed = _look_spec(fixed_looks, "fixed-looks") if fixed_looks is not None else None
-        if looks is None and (fixed_looks is not None or jobs != 1):
-            raise InputError("--fixed-looks and --jobs apply to the live-look replay; add --looks every (or --looks K)")
-        if looks is not None and (measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS):
-            raise InputError("--budgets, --measure, --scope and --decisions apply to the budget-grid replay, not to --looks")
-        chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
-        if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
-            raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")
-        if strategy not in STRATEGIES:
-            raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-        if jobs < 1:
-            raise InputError(f"--jobs must be a positive integer; got {jobs}")
-        records: dict[str, pd.DataFrame] = {}
-        with Inputs(outcomes) as inputs:
-            for path in outcomes:
-                name = _source_name(path)
-                if name in records:
-                    name = f"{name}-{len(records)}"
-                records[name] = read_outcomes(inputs.file(path))
-        shared = _Shared(records, base, names, _numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
-        if live_looks is not None:
-            _live(shared, live_looks, live_fixed, chosen_rules, strategy, jobs, out, force, as_json)
-            return
+        grid_options = measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS
+        live = _live_options(looks, fixed_looks, rules, strategy, jobs, grid_options=grid_options)
+        shared = _Shared(_read_sources(outcomes), base, names, comma_numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
+    if live is not None:
+        _replay_looks(shared, live, out, force, as_json)
+    else:
+        _replay_grid(shared, budgets, measure, scope, decisions, out, force, as_json)
+
+
+def _base_and_names(policy: Path | None, policies: str, *, live: bool) -> tuple[Policy, list[str] | None]:
+    """The base policy (--policy, or the primary one) and the named variants of --policies (None: as given)."""
+    from stopwise.records import Policy, load_policy
+    from stopwise.replay import STANDARD_POLICIES
+
+    base = load_policy(policy) if policy is not None else Policy()
+    if policies == "all":
+        # the live-look replay takes the policies with a uniform or coverage-aware order; the grid, those with no boundary
+        return base, [n for n, spec in STANDARD_POLICIES.items() if (spec["order"] in ("uniform", "coverage-aware") if live else "boundary" not in spec)]
+    if policies == "as-given":
+        return base, None
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    unknown = [p for p in names if p not in STANDARD_POLICIES]
+    if unknown:
+        raise InputError(f"--policies: unknown name(s) {', '.join(unknown)}; choose from {', '.join(STANDARD_POLICIES)}")
+    return base, names
+
+
+@dataclass(frozen=True)
+class _Looks:
+    """The options of the live-look replay (--looks and those that go with it), checked."""
+
+    looks: int | str
+    fixed_looks: int | str | None
+    rules: list[str]
+    strategy: str
+    jobs: int
+
+
+def _live_options(
+    looks: str | None, fixed_looks: str | None, rules: str, strategy: str, jobs: int, *, grid_options: bool
+) -> _Looks | None:
+    """The checked live-look options (None without --looks); refuses the options of the other replay."""
+    live_looks = _look_spec(looks, "looks") if looks is not None else None
+    live_fixed = _look_spec(fixed_looks, "fixed-looks") if fixed_looks is not None else None
+    if looks is None and (fixed_looks is not None or jobs != 1):
+        raise InputError("--fixed-looks and --jobs apply to the live-look replay; add --looks every (or --looks K)")
+    if looks is not None and grid_options:
+        raise InputError("--budgets, --measure, --scope and --decisions apply to the budget-grid replay, not to --looks")
+    chosen_rules = [r.strip() for r in rules.split(",") if r.strip()]
+    if live_looks is not None and (not chosen_rules or any(r not in LIVE_RULES for r in chosen_rules)):
+        raise InputError(f"--rules: choose from {', '.join(LIVE_RULES)}; got {rules!r}")
+    if strategy not in STRATEGIES:
+        raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    if jobs < 1:
+        raise InputError(f"--jobs must be a positive integer; got {jobs}")
+    if live_looks is None:
+        return None
+    return _Looks(looks=live_looks, fixed_looks=live_fixed, rules=chosen_rules, strategy=strategy, jobs=jobs)
+
+
+def _read_sources(outcomes: list[Path]) -> dict[str, pd.DataFrame]:
+    """Source name -> outcome rows of each file ('-': standard input); a repeated name gets a numeric suffix."""
+    from stopwise.records import read_outcomes
+
+    records: dict[str, pd.DataFrame] = {}
+    with Inputs(outcomes) as inputs:
+        for path in outcomes:
+            name = _source_name(path)
+            if name in records:
+                name = f"{name}-{len(records)}"
+            records[name] = read_outcomes(inputs.file(path))
+    return records
+
+
+def _replay_grid(
+    shared: _Shared,
+    budgets: str,
+    measure: str | None,
+    scope: str | None,
+    decisions: bool,
+    out: Path | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """The budget-grid replay: Table I, minimum sufficient budgets (Table II), notes and exclusions."""
+    from stopwise.replay import replay_grid
+
+    with user_errors():
         result = shared.run(
-            "replay", replay_grid, budgets=_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
+            "replay", replay_grid, budgets=comma_numbers(budgets, "budgets"), measure=measure, scope=scope, keep_decisions=decisions
         )
     written = _write(result, out, force)
     if as_json:
-        print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings, "wrote": [str(p) for p in written]})
+        print_json({"sources": result.sources, "sufficiency": result.sufficiency, "settings": result.settings.to_dict(), "wrote": [str(p) for p in written]})
         return
+    _print_grid(result, written, out)
+
+
+def _print_grid(result: ReplayResult, written: list[Path], out: Path | None) -> None:
+    import numpy as np
+
+    from stopwise.replay import table_two
+
+    settings = result.settings
     sources = Table(title="Sources (Table I)", header_style="bold")
-    for column in ("source", "systems", "pairs", "median overlap", "groups", *[f"pos. {100 * t:g} pp" for t in result.settings["thresholds"]]):
+    for column in ("source", "systems", "pairs", "median overlap", "groups", *[f"pos. {100 * t:g} pp" for t in settings.thresholds]):
         sources.add_column(column, justify="right")
     for row in result.sources.to_dict("records"):
         sources.add_row(
@@ -168,21 +202,21 @@ def replay_command(
             f"{row['pairs']} ({row['unordered_pairs']})",
             f"{row['median_overlap']:g}",
             str(row["groups"]),
-            *[str(row[f"positives_{t:g}"]) for t in result.settings["thresholds"]],
+            *[str(row[f"positives_{t:g}"]) for t in settings.thresholds],
         )
     console.print(sources)
     for name in result.sufficiency["policy"].unique():
         console.print(_frame_table(f"Minimum sufficient budgets — {name} (Table II)", table_two(result.sufficiency, name)))
-    for source, notes in result.settings["notes"].items():
+    for source, notes in settings.notes.items():
         for note in notes:
             console.print(f"note ({escape(source)}): {escape(note)}")
-    for source, rows in result.settings["excluded_rows"].items():
+    for source, rows in settings.excluded_rows.items():
         for row in rows:
             console.print(f"excluded ({escape(source)}): {row['rows']} row(s) on {row['tasks']} task(s): {escape(row['reason'])}")
-    for source, systems in result.settings["excluded_systems"].items():
+    for source, systems in settings.excluded_systems.items():
         for system, why in systems.items():
             console.print(f"excluded system ({escape(source)}): {escape(system)}: {escape(why)}")
-    for source, pairs in result.settings.get("excluded_pairs", {}).items():
+    for source, pairs in settings.excluded_pairs.items():
         for pair, why in pairs.items():
             console.print(f"excluded pair ({escape(source)}): {escape(pair)}: {escape(why)}")
     decided = int(result.cases["orders"].sum())
@@ -251,26 +285,18 @@ def _frame_table(title: str, frame: pd.DataFrame) -> Table:
     return table
 
 
-def _live(
-    shared: _Shared,
-    looks: int | str,
-    fixed_looks: int | str | None,
-    rules: list[str],
-    strategy: str,
-    jobs: int,
-    out: Path | None,
-    force: bool,
-    as_json: bool = False,
-) -> None:
+def _replay_looks(shared: _Shared, live: _Looks, out: Path | None, force: bool, as_json: bool) -> None:
     """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
     from stopwise.replay import replay_looks
     from stopwise.replay._live import summary_table
 
     with user_errors():
-        result = shared.run("live replay", replay_looks, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy, n_jobs=jobs)
+        result = shared.run(
+            "live replay", replay_looks, looks=live.looks, fixed_looks=live.fixed_looks, rules=live.rules, strategy=live.strategy, n_jobs=live.jobs
+        )
     written = _write(result, out, force)
     if as_json:
-        print_json({"summary": result.summary, "settings": result.settings, "wrote": [str(p) for p in written]})
+        print_json({"summary": result.summary, "settings": result.settings.to_dict(), "wrote": [str(p) for p in written]})
         return
     console.print(_frame_table("Live-look replay: first final action per (pair, order)", summary_table(result.summary)))
     console.print(

@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         measure_budget,
         routine_actions,
     )
+    from stopwise.compare._demo import DEMO_BUDGETS, DemoComparison, demo_comparison
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -40,7 +41,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         pair_outcomes,
         task_groups,
     )
-    from stopwise.compare._plan import order_universe, task_order
+    from stopwise.compare._plan import order_check, order_universe, task_order
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -49,18 +50,22 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         serfling_tails_from_moments,
         tail_probabilities,
     )
+    from stopwise.compare._topup import top_up_ends, top_up_tasks
+    from stopwise.compare._wor_exact import exact_wor_pvalue, exact_wor_pvalues, exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 __all__ = [
     "ABSTAIN",
     "CONTINUE",
+    "DEMO_BUDGETS",
     "MAX_LATTICE",
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
     "BettingBoundary",
     "BettingPaths",
+    "DemoComparison",
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
@@ -73,7 +78,11 @@ __all__ = [
     "coverage_from_sizes",
     "coverage_state",
     "decide",
+    "demo_comparison",
     "exact_tails_from_counts",
+    "exact_wor_pvalue",
+    "exact_wor_pvalues",
+    "exact_wor_tails_from_counts",
     "exceeds_threshold",
     "input_digest",
     "lattice_of",
@@ -82,6 +91,7 @@ __all__ = [
     "neyman_from_draws",
     "neyman_orders",
     "normal_tails_from_moments",
+    "order_check",
     "order_universe",
     "outcome_cells",
     "pair_outcomes",
@@ -92,5 +102,7 @@ __all__ = [
     "tail_probabilities",
     "task_groups",
     "task_order",
+    "top_up_ends",
+    "top_up_tasks",
     "uniform_orders",
 ]

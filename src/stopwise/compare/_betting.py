@@ -108,6 +108,12 @@ bets quadratically, and the knapsack infimum grows with the imbalance of the coe
 Use the stratified process whenever the order is not uniform over all N tasks (pass ``groups`` and
 ``group_sizes``); it is valid for any predictable group schedule, including the uniform one.
 
+With the coverage rule, the default live design does not need it: the top-up design
+(:mod:`stopwise.compare._topup`, policy ``[betting] design = "top-up"``) runs a uniformly random
+permutation pi, tests with the pooled process on pi's prefix and, after a crossing, runs the fewest
+tasks that meet coverage before acting; the action depends only on the pooled crossing, so the pooled
+guarantee carries over. The stratified process serves ``design = "stratified"`` (coverage-aware orders).
+
 Computation. The bets, A_t and the coefficients' increments are vectorised over rows and looks like
 the pooled process; the per-group running sums and the knapsack maxima come from
 :mod:`stopwise.compare._strata`: sorted at every look for a few rows, and for a batch (from
@@ -132,6 +138,7 @@ from numpy.typing import ArrayLike
 
 from stopwise.compare._strata import SETTLED_TOL, by_look, group_prefix, null_maxima
 from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.records._vocabulary import STRATEGIES
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
@@ -142,11 +149,6 @@ HORIZON = 0.1
 """h: the ``horizon`` bet's plug-in is tuned to the look after h N tasks."""
 HORIZON_TRUNCATION = 0.7
 """c of the ``horizon`` bet."""
-STRATEGIES = ("auto", "mixture", "max", "horizon", "agrapa", "plug-in")
-"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
-one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
-and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
-and the predictable ``plug-in`` baseline."""
 MIXTURE = ("max", "horizon")
 """The components of the ``mixture`` strategy, averaged with equal weights."""
 _TOL = SETTLED_TOL

@@ -15,10 +15,20 @@ before the budget limit is established (see :func:`decide`).
 Guards (warnings in the record): tails from fewer paired tasks than :data:`MIN_OBSERVED` names for
 the method; every observed difference on one side of the threshold before the limit (one tail is
 then exactly 0, which is meaningful only at the limit); rows outside the universe; universes without
-groups. Each is a :class:`stopwise.records.DecisionWarning` with a code; the record keeps its message.
+groups; and (issue 21) a look past the budget limit taken at the limit, the paper's rule acting on
+fewer than :data:`stopwise.records._vocabulary.RARE_DISCORDANCE` discordant tasks (with the exact
+one-look p-value of the sample as the measured risk), the unweighted and group-weighted means on
+different sides of the threshold under a group-driven order, and ``exact-wor``'s fallback or
+non-random sample. Each is a :class:`stopwise.records.DecisionWarning` with a code; the record
+keeps its message.
+
+Looks are what the policy planned: rows reaching past the budget limit are cut at the limit in the
+planned order (``[decision] past_limit = "at-limit"``, the rows beyond excluded with code
+``beyond-limit``) or the look is refused (``"refuse"``, or no planned order): never a silent second
+decision (:func:`_limit_look`).
 
 :func:`decide` is a pipeline of small steps: :func:`_decide_iv` (every argument validated and
-normalised), :func:`_paired`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
+normalised), :func:`_paired`, :func:`_limit_look`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
 one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`),
 :func:`_decision_warnings` and :func:`_decision_record`. Inside it an action is the
 :data:`stopwise.records.Action` word; the integer codes (:data:`PROMOTE` ...) serve the vectorised
@@ -28,6 +38,7 @@ one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from datetime import UTC, datetime
@@ -41,8 +52,11 @@ from stopwise._version import __version__
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
+from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
-from stopwise.errors import ComparisonError
+from stopwise.compare._topup import top_up_tasks
+from stopwise.compare._wor_exact import exact_wor_pvalue
+from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import (
     ACTION_CODE,
     ACTIONS,
@@ -53,6 +67,7 @@ from stopwise.records import (
     CoverageState,
     DecisionRecord,
     DecisionWarning,
+    Exclusion,
     OutcomeColumns,
     Policy,
     TailProvenance,
@@ -61,6 +76,7 @@ from stopwise.records import (
     WarningCode,
 )
 from stopwise.records._columns import TEXT_COLUMNS
+from stopwise.records._vocabulary import RARE_DISCORDANCE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,12 +94,14 @@ __all__ = [
     "routine_actions",
 ]
 
-MIN_OBSERVED: dict[str, int] = {"exact": 20, "bootstrap": 20, "normal": 30, "serfling": 30}
+MIN_OBSERVED: dict[str, int] = {"exact": 20, "bootstrap": 20, "normal": 30, "serfling": 30, "exact-wor": 1}
 """Fewest paired tasks for which each tail method's tails are trusted; below it the record warns.
 
 The bootstrap (exact or Monte Carlo) has at most 2^n distinct resample means and puts a tail of
 exactly 0 on any one-signed sample, whatever n; the normal and Serfling tails rest on a central
-limit approximation that the usual rule of thumb wants n >= 30 for."""
+limit approximation that the usual rule of thumb wants n >= 30 for. ``exact-wor`` is exact at every n.
+What matters more than n for the bootstrap is the number of discordant tasks: see
+:data:`stopwise.records._vocabulary.RARE_DISCORDANCE` (warning ``rare-discordance``)."""
 
 PROMOTE, REJECT, CONTINUE, ABSTAIN = (ACTION_CODE[a] for a in ("promote", "reject", "continue", "abstain"))
 """Action codes (:data:`stopwise.records.ACTION_CODE`), equal to the ``stopwise decide`` exit codes."""
@@ -167,8 +185,8 @@ def input_digest(rows: pd.DataFrame | OutcomeColumns, systems: tuple[str, ...]) 
     --------
     >>> import stopwise
     >>> from stopwise.compare import input_digest
-    >>> rows = stopwise.outcome_frame([{"system": "A", "task": "t", "outcome": 1}, {"system": "B", "task": "t", "outcome": 0}])
-    >>> input_digest(rows, ("A", "B")) == input_digest(rows.iloc[::-1], ("B", "A"))
+    >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1}, {"system": "B", "task": "t", "outcome": 0}])
+    >>> input_digest(rows, ("A", "B")) == input_digest(rows.take(np.array([1, 0])), ("B", "A"))
     True
     """
     sub = as_columns(rows)
@@ -251,8 +269,8 @@ def _checked_rows(rows: pd.DataFrame | OutcomeColumns) -> OutcomeColumns:
         return rows
     if type(rows).__name__ != "DataFrame":
         raise ComparisonError(
-            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcome_columns) or a pandas DataFrame "
-            f"(see stopwise.read_outcomes); got {type(rows).__name__}"
+            "outcome rows must be stopwise.OutcomeColumns (see stopwise.read_outcomes and stopwise.outcome_columns) or a "
+            f"pandas DataFrame; got {type(rows).__name__}"
         )
     return as_columns(rows, source="<DataFrame passed to decide>")
 
@@ -371,6 +389,59 @@ class _DecideInputs:
         """The fixed-budget rule decides by the observed mean alone (tail method ``none``)."""
         return self.policy.tail_method == "none" and not self.betting
 
+    @functools.cached_property
+    def betting_design(self) -> _BettingDesign:
+        """How the betting boundary runs on this universe (refuses an unfit planned order; betting only)."""
+        return _betting_design(self.policy, self.universe)
+
+
+@dataclasses.dataclass(frozen=True)
+class _BettingDesign:
+    """The betting boundary's process on the planned order, and what the record must say about the order."""
+
+    process: str
+    """``top-up`` (pooled on a uniform pi, coverage by topping up), ``pooled`` or ``stratified``."""
+    warning: str | None = None
+    """An ``order-provenance`` warning (None when the order is verified)."""
+
+
+def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDesign:
+    """The process the planned order supports and the order check (``[betting]`` of the policy).
+
+    The order's kind chooses the process: a uniform order runs the top-up design when the policy asks for
+    it (``betting-wor``, the coverage rule and ``design = "top-up"``) and the pooled process otherwise; a
+    coverage-aware one the stratified process. The kind is the stamp's (``stopwise order``), verified by
+    redrawing it; an order without a stamp that is exactly the draw ``stopwise order`` makes for this
+    policy (its kind, :func:`stopwise.compare._plan.drawn_kind`, and ``[order] seed``) counts as verified.
+    Any other order is refused, or with ``order_check = "warn"`` flagged in the record (a universe built in
+    Python without a stamp is always only flagged) and tested with the stratified process, the one valid
+    for any group schedule that is random within groups.
+    """
+    assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
+    problem = order_check(universe, RANDOM_KINDS)
+    kind = universe.stamp.kind if universe.stamp is not None else None
+    if problem is not None and universe.stamp is None:
+        for candidate in dict.fromkeys((drawn_kind(policy), policy.order.kind)):
+            if candidate in RANDOM_KINDS and order_check(universe.with_stamp(candidate, policy.order.seed), RANDOM_KINDS) is None:
+                problem, kind = None, candidate  # the policy's own seeded draw, unstamped
+                break
+    warning = None
+    if problem is not None:
+        lenient = universe.stamp is None and not universe.from_file
+        if not lenient and policy.betting.order_check == "refuse":
+            raise ComparisonError(
+                f"{problem}: the betting-wor boundary's guarantee needs a seeded random permutation "
+                f"({' or '.join(RANDOM_KINDS)}) written by `stopwise order`; write the order with it, or set "
+                "[betting] order_check = \"warn\" to decide anyway with a warning in the record"
+            )
+        warning = f"{problem}; the betting-wor guarantee assumes an order drawn at random within groups (stratified process)"
+        kind = "coverage-aware"
+    if not universe.has_groups:  # one group: coverage holds from the first task, nothing to top up
+        return _BettingDesign("pooled", warning)
+    if kind == "uniform":
+        return _BettingDesign("top-up" if top_up_design(policy) else "pooled", warning)
+    return _BettingDesign("stratified", warning)
+
 
 def _decide_iv(
     rows: pd.DataFrame | OutcomeColumns,
@@ -469,6 +540,92 @@ def _paired(iv: _DecideInputs) -> PairedOutcomes:
 
 
 @dataclasses.dataclass(frozen=True)
+class _PastLimit:
+    """A look whose rows reached past the budget limit, taken at the limit instead (``past_limit = "at-limit"``)."""
+
+    used: float
+    """Budget used by all the observed tasks (past the limit)."""
+    kept: int | None
+    """Observed tasks kept: the first ones in the planned order up to the limit (None: all, the betting
+    boundary being valid at every look)."""
+    rows: int
+    """Rows excluded as beyond the limit."""
+    tasks: int
+    """Distinct tasks of those rows."""
+
+
+def _task_budget(paired: PairedOutcomes, policy: Policy) -> np.ndarray:
+    """What each observed task adds to the budget used, in the policy's measure (:func:`measure_budget` summed)."""
+    measure = policy.budget.measure
+    if measure == "task_fraction":
+        return np.full(paired.n_observed, 1.0 / paired.n_shared)
+    if measure == "task_count":
+        return np.ones(paired.n_observed)
+    field = "cost" if measure == "cost_usd" else "elapsed"
+    spent = np.asarray(getattr(paired, f"tested_{field}"), dtype=float)
+    if policy.budget.scope == "pair":
+        spent = spent + np.asarray(getattr(paired, f"baseline_{field}"), dtype=float)
+    return spent
+
+
+def _limit_look(iv: _DecideInputs, paired: PairedOutcomes) -> tuple[PairedOutcomes, _PastLimit | None]:
+    """The look the policy planned: rows past the budget limit are refused or cut at the limit.
+
+    The budget used by the observed tasks is measured (never when the caller gives it: a given value
+    is at most the limit). The betting boundary, valid at every look, keeps every row and only warns
+    (``past-limit``) unless the policy refuses. The look is past the limit when the observed tasks without the last one
+    (in the planned order; without an order, the most expensive one) already reach the limit: the
+    first look at or over the limit is the planned one. Past the limit, ``past_limit = "refuse"``
+    refuses the look; ``"at-limit"``
+    keeps the shortest run of observed tasks, in the planned order, whose budget reaches the limit
+    -- the look at the limit a live run would have taken -- and excludes the rows on later tasks
+    (exclusion ``beyond-limit``). That needs the planned order; without one the look is refused.
+    """
+    policy = iv.policy
+    limit, measure = policy.budget.limit, policy.budget.measure
+    if iv.budget_used is not None or (measure == "task_fraction" and not iv.known):
+        return paired, None
+    used = measure_budget(paired, policy)
+    if used <= limit * (1 + 1e-12) or paired.n_observed == 0:
+        return paired, None
+    spent = _task_budget(paired, policy)
+    ordered = iv.universe is not None and iv.universe.ordered
+    order = np.argsort(paired.positions, kind="stable") if ordered else np.argsort(-spent, kind="stable")
+    # past the limit: the look without its last task (in the planned order; without one, whichever task
+    # that was) had already reached the limit. The first look at or over the limit is the planned one.
+    if used - float(spent[order[-1]]) < limit * (1 - 1e-12):
+        return paired, None
+    where = (
+        f"the observed tasks use {used:g} ({measure}), past the policy's budget limit {limit:g}: a look past the limit "
+        "is a second, unplanned look"
+    )
+    if policy.decision.past_limit == "refuse":
+        raise ComparisonError(
+            where + '; the policy refuses it (past_limit = "refuse"). Decide on the rows up to the limit, or write a new '
+            "policy with a larger limit before looking further"
+        )
+    if iv.betting:  # valid at every look: the look stands, and the record says it is past the planned budget
+        return paired, _PastLimit(used=used, kept=None, rows=0, tasks=0)
+    universe = iv.universe
+    if universe is None or not universe.ordered:
+        raise ComparisonError(
+            where + '; deciding at the limit (past_limit = "at-limit") needs the planned order to know which tasks came '
+            "first: pass the `stopwise order` output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
+        )
+    reached = np.cumsum(spent[order]) >= limit * (1 - 1e-12)
+    kept = int(np.argmax(reached)) + 1
+    last = int(paired.positions[order[kept - 1]])
+    row_positions = universe.positions(iv.rows.task)
+    beyond = row_positions > last
+    rows = iv.rows.take(~beyond)
+    cut = dataclasses.replace(iv, rows=rows)
+    again = _paired(cut)
+    exclusion = Exclusion.from_code("beyond-limit", rows=int(beyond.sum()), tasks=int(np.unique(row_positions[beyond]).size))
+    again = dataclasses.replace(again, excluded=(*again.excluded, exclusion))
+    return again, _PastLimit(used=used, kept=kept, rows=exclusion.rows, tasks=exclusion.tasks)
+
+
+@dataclasses.dataclass(frozen=True)
 class _Budget:
     """Where the look stands against the budget."""
 
@@ -520,7 +677,9 @@ def _observed(iv: _DecideInputs, paired: PairedOutcomes) -> _Observed:
     used_index = _prefix(paired) if iv.betting else np.arange(paired.n_observed)
     differences, groups = paired.differences[used_index], paired.groups[used_index]
     n = len(differences)
-    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, groups, rule=policy.coverage.rule)
+    # the top-up design judges coverage on every observed task (pi's prefix and the top-up tasks)
+    judged = paired.groups if iv.betting and iv.betting_design.process == "top-up" else groups
+    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, judged, rule=policy.coverage.rule)
     return _Observed(
         differences=differences,
         groups=groups,
@@ -545,19 +704,30 @@ class _Look:
     """Evidence against rejection (None when not computed)."""
     tail: TailProvenance | None = None
     """How the tails were computed (None when they were not)."""
+    reason: str | None = None
+    """The record's reason when the boundary words it itself (the top-up design); None: :func:`_reason`."""
+    coverage: CoverageState | None = None
+    """The coverage of the tasks the action rests on when the boundary chooses them (the top-up design); None:
+    the judged tasks'."""
+    warnings: tuple[DecisionWarning, ...] = ()
+    """Warnings of the boundary's own (listed after the guards)."""
 
 
 def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
     """The betting-wor boundary: a final action at any look once a p-value is at most a and coverage holds."""
     policy, universe = iv.policy, iv.universe
     assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
+    design = iv.betting_design
+    notes = () if design.warning is None else (DecisionWarning("order-provenance", design.warning),)
+    if design.process == "top-up":
+        return dataclasses.replace(_top_up_look(iv, paired, budget, seen), warnings=notes)
     r_promote = r_reject = None
     method, tail = "betting-wor", None
     if seen.covered:
         # A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled
         # process is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the
         # per-group (stratified) process is the valid one.
-        stratified = universe.has_groups and policy.order.kind != "uniform"
+        stratified = design.process == "stratified"
         result = betting_boundary(
             seen.differences,
             policy.threshold,
@@ -573,7 +743,66 @@ def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget
     promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
     reject = seen.covered and not promote and r_reject is not None and r_reject <= a
     action: Action = "promote" if promote else "reject" if reject else "abstain" if budget.at_limit else "continue"
-    return _Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail)
+    return _Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail, warnings=notes)
+
+
+def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
+    """The top-up design (:mod:`stopwise.compare._topup`): the pooled process on pi's observed prefix.
+
+    Once a test has crossed at look tau, the action is issued when, for some L from tau to the observed
+    prefix, pi's first L tasks and their fewest top-up tasks are all observed (coverage holds on that set,
+    which the record's coverage describes); otherwise the reason names the top-up tasks still to run.
+    The reason keeps tau and the p-value at tau.
+    """
+    policy, universe = iv.policy, iv.universe
+    assert universe is not None and universe.tasks is not None and universe.groups is not None
+    a = policy.tail_cutoff
+    if seen.n == 0:
+        return _Look(action="abstain" if budget.at_limit else "continue", method="betting-wor")
+    result = betting_boundary(
+        seen.differences, policy.threshold, population_size=paired.n_shared, alpha=a, confidence_bounds=False
+    )
+    method = result.method.replace(", pooled)", ", pooled on a uniform order, coverage by top-up)")
+    tail = TailProvenance(method="betting-wor", lattice=paired.lattice)
+    level = math.log(1.0 / a)
+    crossed = [np.flatnonzero(np.maximum.accumulate(log) >= level) for log in (result.log_capital_promote, result.log_capital_reject)]
+    at = [int(c[0]) + 1 if len(c) else None for c in crossed]
+    look = _Look(action="continue", method=method, r_promote=float(result.p_promote), r_reject=float(result.p_reject), tail=tail)
+    if at[0] is None and at[1] is None:
+        if budget.at_limit:
+            return dataclasses.replace(look, action="abstain", reason="at the budget limit: the betting-wor boundary was not crossed (both p-values exceed a)")
+        return dataclasses.replace(look, reason=f"betting-wor boundary not crossed on the first {seen.n} tasks of the planned order; budget remains")
+    side = 0 if at[1] is None or (at[0] is not None and at[0] <= at[1]) else 1
+    word: Action = "promote" if side == 0 else "reject"
+    tau = at[side]
+    assert tau is not None
+    log_capital = (result.log_capital_promote, result.log_capital_reject)[side]
+    p_tau = float(min(1.0, math.exp(-float(np.max(log_capital[:tau])))))
+    crossing = (
+        f"betting-wor boundary crossed at look {tau} of the planned order: anytime-valid p_{word} = {p_tau:.3g} <= a "
+        f"(mean difference {'exceeds' if side == 0 else 'below'} the threshold)"
+    )
+    # The action rests on pi's first L tasks plus their fewest top-up, for some L from tau to the observed prefix:
+    # monotone in the rows (more rows never undo it), and the set the replay's live run observes at L = tau.
+    codes = np.searchsorted(np.asarray(paired.universe_labels), universe.groups)
+    observed = np.zeros(universe.n_tasks, dtype=bool)
+    observed[paired.positions] = True
+    sizes = np.asarray(paired.universe_sizes, dtype=np.int64)
+    planned = np.arange(universe.n_tasks)
+    for length in range(tau, seen.n + 1):
+        extra = top_up_tasks(codes, planned < length, sizes)
+        if observed[extra].all():
+            basis = np.r_[planned[:length], extra]
+            coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=policy.coverage.rule)
+            where = f"; coverage met on the first {length} tasks of the planned order" + (f" and {len(extra)} top-up task(s)" if len(extra) else "")
+            return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
+    missing = universe.tasks[[i for i in top_up_tasks(codes, planned < seen.n, sizes) if not observed[i]]]
+    shown = ", ".join(missing[:20].tolist()) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
+    if budget.at_limit:
+        return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
+    return dataclasses.replace(
+        look, reason=crossing + f"; coverage not yet met: run the {len(missing)} top-up task(s) {shown}, then decide again"
+    )
 
 
 def _fixed_budget_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
@@ -606,8 +835,84 @@ def _fixed_budget_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budge
     return dataclasses.replace(look, action=ACTIONS[int(code)])
 
 
+def _stratified_mean(paired: PairedOutcomes, seen: _Observed) -> float | None:
+    """The group-weighted mean sum_g (n_g / N) mean_g of the judged tasks; None unless every group is observed."""
+    labels, sizes = paired.universe_labels, paired.universe_sizes
+    if len(labels) < 2:
+        return None
+    index = np.searchsorted(labels, seen.groups)
+    if not np.array_equal(labels[np.minimum(index, len(labels) - 1)], seen.groups):
+        return None
+    counts = np.bincount(index, minlength=len(labels))
+    if (counts == 0).any():
+        return None
+    means = np.bincount(index, weights=seen.differences, minlength=len(labels)) / counts
+    return float((means * sizes).sum() / sizes.sum())
+
+
+def _one_look_warnings(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed, look: _Look) -> list[DecisionWarning]:
+    """Warnings about the fixed-budget rule's final action (issue 21): rare discordance, weighting, exact-wor's model."""
+    policy = iv.policy
+    out: list[DecisionWarning] = []
+    if iv.betting or iv.forced or look.action not in ("promote", "reject") or seen.n == 0:
+        return out
+    n, big_n, d = seen.n, paired.n_shared, seen.differences
+    method = policy.tail_method
+    grouped_order = policy.order.kind != "uniform" and len(paired.universe_labels) > 1
+    discordant = int(np.count_nonzero(d))
+    if method in ("exact", "bootstrap", "normal") and discordant < RARE_DISCORDANCE and n < big_n:
+        wins, losses = int((d > 0).sum()), int((d < 0).sum())
+        risk = "; no exact figure for differences other than 0/±1 (averages of several attempts)"
+        if paired.lattice == 1:
+            try:
+                p_promote, p_reject = exact_wor_pvalue(wins, losses, n, big_n, policy.threshold)
+            except ArgumentError:
+                pass
+            else:
+                p = p_promote if look.action == "promote" else p_reject
+                risk = (
+                    f"; measured risk: the exact one-look p-value of this sample (sampling n = {n} of N = {big_n} without "
+                    f"replacement) is {p:.3g} against a = {policy.tail_cutoff:g}"
+                )
+        out.append(
+            DecisionWarning(
+                "rare-discordance",
+                f"the fixed-budget rule will {look.action} on {discordant} discordant task(s) ({wins} wins, {losses} losses) "
+                f"of {n}: with fewer than {RARE_DISCORDANCE} its {method} tail is not level a{risk}; "
+                'tail_method = "exact-wor" keeps the level',
+            )
+        )
+    stratified = _stratified_mean(paired, seen) if grouped_order else None
+    if stratified is not None and (stratified > policy.threshold) != seen.exceeds:
+        out.append(
+            DecisionWarning(
+                "unweighted-estimate",
+                f"the {policy.order.kind} order draws tasks by group, so the unweighted mean {float(d.mean()):.4g} the "
+                "fixed-budget rule uses (as the paper does) over-represents small groups; the group-weighted (stratified) "
+                f"mean {stratified:.4g} lies on the other side of the threshold {policy.threshold:g}",
+            )
+        )
+    if method == "exact-wor" and look.tail is not None and look.tail.fallback:
+        out.append(DecisionWarning("exact-wor-fallback", f"exact-wor not used: {look.tail.why}"))
+    if method == "exact-wor" and grouped_order:
+        out.append(
+            DecisionWarning(
+                "not-random-sample",
+                f"the exact-wor test assumes the observed tasks are a simple random sample of the N = {big_n} planned "
+                f"tasks; a {policy.order.kind} order draws them by group, so its level is not guaranteed (use a uniform "
+                "order with it)",
+            )
+        )
+    return out
+
+
 def _decision_warnings(
-    iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed, look: _Look
+    iv: _DecideInputs,
+    paired: PairedOutcomes,
+    budget: _Budget,
+    seen: _Observed,
+    look: _Look,
+    past: _PastLimit | None = None,
 ) -> list[DecisionWarning]:
     """The guards of the look, in the order the record lists them (:data:`stopwise.records.WARNING_CODES`)."""
     warnings = [DecisionWarning("no-groups", note) for note in paired.notes]
@@ -631,10 +936,11 @@ def _decision_warnings(
         if e.code == "outside-universe":
             warn("outside-universe", f"{e.rows} row(s) on {e.tasks} task(s) outside the planned task universe were excluded")
     if seen.waiting:
+        top_up = iv.betting and iv.betting_design.process == "top-up"
         warn(
             "waiting",
             f"{seen.waiting} observed task(s) lie beyond the longest observed prefix of the planned order "
-            f"({n} tasks) and wait for the tasks before them",
+            + (f"({n} tasks): they count for coverage (top-up), not for the boundary" if top_up else f"({n} tasks) and wait for the tasks before them"),
         )
     minimum = MIN_OBSERVED.get(policy.tail_method, 0)
     if not iv.betting and look.tail is not None and n < minimum:
@@ -650,6 +956,23 @@ def _decision_warnings(
             f"all {n} observed differences are {'above' if seen.exceeds else 'at or below'} the threshold this early: one "
             "tail is exactly 0, which the fixed-budget rule may use only at the budget limit",
         )
+    warnings.extend(look.warnings)
+    if past is not None and past.kept is None:
+        warn(
+            "past-limit",
+            f"the rows reach past the budget limit ({past.used:g} used, limit {policy.budget.limit:g}, "
+            f"{policy.budget.measure}): the betting-wor boundary is valid at every look, so this look uses them, but it "
+            "lies past the planned budget",
+        )
+    elif past is not None:
+        limit = policy.budget.limit
+        warn(
+            "past-limit",
+            f"the rows reach past the budget limit ({past.used:g} used, limit {limit:g}, {policy.budget.measure}): the look "
+            f"was taken at the limit, on the first {past.kept} observed task(s) of the planned order; {past.rows} row(s) on "
+            f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
+        )
+    warnings.extend(_one_look_warnings(iv, paired, seen, look))
     return warnings
 
 
@@ -667,7 +990,8 @@ def _decision_record(
         tested=iv.tested,
         baseline=iv.baseline,
         action=look.action,
-        reason=_reason(
+        reason=look.reason
+        or _reason(
             look.action,
             covered=seen.covered,
             enforce=policy.coverage.rule == "proportional",
@@ -688,7 +1012,7 @@ def _decision_record(
         tail_method=look.method,
         tail=look.tail,
         budget=BudgetState(measure=policy.budget.measure, used=budget.used, limit=policy.budget.limit, at_limit=budget.at_limit),
-        coverage=seen.coverage,
+        coverage=look.coverage or seen.coverage,
         excluded=list(paired.excluded),
         flagged=list(paired.flagged),
         policy_sha256=policy.sha256(),
@@ -729,8 +1053,8 @@ def decide(
     Parameters
     ----------
     rows : OutcomeColumns or pandas.DataFrame
-        Outcome rows (:func:`stopwise.read_outcome_columns`, :func:`stopwise.read_outcomes`); a
-        frame built in Python is validated like a file (:func:`stopwise.validate_outcomes`). Only rows of the policy's statuses are used;
+        Outcome rows (:func:`stopwise.read_outcomes`, :func:`stopwise.outcome_columns`); a
+        frame built in Python is validated like a file (as :func:`stopwise.outcome_columns` does). Only rows of the policy's statuses are used;
         the rest are excluded and counted in the record.
     tested, baseline : str
         The tested system A and the baseline B.
@@ -766,7 +1090,7 @@ def decide(
     Examples
     --------
     >>> import stopwise
-    >>> rows = stopwise.outcome_frame(
+    >>> rows = stopwise.outcome_columns(
     ...     [{"system": "A", "task": f"t{i}", "outcome": 1, "group": "g"} for i in range(40)]
     ...     + [{"system": "B", "task": f"t{i}", "outcome": int(i < 10), "group": "g"} for i in range(40)])
     >>> stopwise.decide(rows, "A", "B").action  # no universe: the 40 tasks need not be all of it
@@ -779,9 +1103,9 @@ def decide(
     'continue'
     """
     iv = _decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng)
-    paired = _paired(iv)
+    paired, past = _limit_look(iv, _paired(iv))
     budget = _budget_state(iv, paired)
     seen = _observed(iv, paired)
     look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
-    warnings = _decision_warnings(iv, paired, budget, seen, look)
+    warnings = _decision_warnings(iv, paired, budget, seen, look, past)
     return _decision_record(iv, paired, budget, seen, look, warnings)

@@ -2,7 +2,7 @@
 
 :func:`outcome_cells` (duplicates, statuses, attempts averaging, cost and time sums, the one
 group-conflict check) is shared by :func:`pair_outcomes` (and so :func:`stopwise.decide`) and the
-replay's :func:`stopwise.prepare_source`; all of it is vectorised with ``bincount`` over factorised
+replay's :func:`stopwise.replay.prepare_source`; all of it is vectorised with ``bincount`` over factorised
 (system, task) codes of :class:`stopwise.OutcomeColumns` (a pandas frame is taken as its columns), so the
 decision path never needs pandas.
 """

@@ -2,6 +2,13 @@
 
 It belongs to the decision layer: ``stopwise order`` writes it and ``stopwise decide --tasks`` reads it
 back as the task universe.
+
+With ``boundary = "betting-wor"``, the coverage rule and the ``top-up`` design (the default; policy
+``[betting] design``), the order drawn is a uniformly random permutation pi of the planned tasks whatever
+``[order] kind`` says: the pooled betting process is valid on pi's prefix, and coverage is met by topping
+up once the boundary is crossed (:mod:`stopwise.compare._topup`). Every order is stamped with the kind
+actually drawn, its seed and a digest (:class:`stopwise.records.OrderStamp`: columns ``order_kind``,
+``order_seed``, ``order_sha256``), which ``decide`` checks (:func:`order_check`).
 """
 
 from __future__ import annotations
@@ -15,11 +22,47 @@ from stopwise.compare._orders import cost_first_orders, coverage_aware_orders, u
 from stopwise.compare._pairing import task_groups
 from stopwise.errors import ComparisonError, PolicyError
 from stopwise.records import Policy, TaskUniverse
+from stopwise.records._universe import STAMP_COLUMNS, OrderStamp, order_digest
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["order_universe", "task_order"]
+__all__ = ["drawn_kind", "order_check", "order_universe", "task_order", "top_up_design"]
+
+RANDOM_KINDS = ("uniform", "coverage-aware")
+"""Order kinds that are seeded random permutations (uniform, or uniform within groups)."""
+
+
+def top_up_design(policy: Policy) -> bool:
+    """The betting boundary runs the top-up design: ``betting-wor``, the coverage rule and ``[betting] design = "top-up"``.
+
+    Examples
+    --------
+    >>> from stopwise import Policy
+    >>> from stopwise.compare._plan import top_up_design
+    >>> top_up_design(Policy()), top_up_design(Policy(decision={"boundary": "betting-wor"}))
+    (False, True)
+    """
+    return (
+        policy.decision.boundary == "betting-wor"
+        and policy.coverage.rule == "proportional"
+        and policy.betting.design == "top-up"
+    )
+
+
+def drawn_kind(policy: Policy) -> str:
+    """The order kind ``stopwise order`` draws for a policy: ``uniform`` under the top-up design, else ``[order] kind``.
+
+    Examples
+    --------
+    >>> from stopwise import Policy
+    >>> from stopwise.compare._plan import drawn_kind
+    >>> drawn_kind(Policy()), drawn_kind(Policy(decision={"boundary": "betting-wor"}))
+    ('coverage-aware', 'uniform')
+    >>> drawn_kind(Policy(decision={"boundary": "betting-wor"}, betting={"design": "stratified"}))
+    'coverage-aware'
+    """
+    return "uniform" if top_up_design(policy) else policy.order.kind
 
 
 def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system: str | None = None) -> pd.DataFrame:
@@ -35,7 +78,8 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
         (one per system, task and attempt) are accepted and reduced to their distinct tasks.
     policy : Policy, optional
         Its ``order.kind`` and ``order.seed`` choose the order (default: the primary policy,
-        coverage-aware). ``neyman`` needs completed outcomes and is a replay-only order.
+        coverage-aware); under the betting boundary's top-up design the order is uniform
+        (:func:`drawn_kind`). ``neyman`` needs completed outcomes and is a replay-only order.
     cost_system : str, optional
         For ``cost-first``: the system whose ``cost_usd`` ranks the tasks (cheapest first).
 
@@ -43,7 +87,8 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     -------
     pandas.DataFrame
         ``position`` (1-based), ``task``, ``group`` and ``covered``: whether the first
-        ``position`` tasks meet the coverage rule (``False`` where it is impossible at that count).
+        ``position`` tasks meet the coverage rule (``False`` where it is impossible at that count);
+        then the provenance ``order_kind``, ``order_seed`` and ``order_sha256`` (the same on every row).
 
     Examples
     --------
@@ -68,7 +113,7 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     labels = task_groups(frame["task"], frame["group"], source="the task list")
     unique = pd.DataFrame({"task": sorted(frame["task"].unique())})
     unique["group"] = unique["task"].map(labels).fillna("")
-    kind, seed = policy.order.kind, policy.order.seed
+    kind, seed = drawn_kind(policy), policy.order.seed
     if kind == "uniform":
         order = uniform_orders(len(unique), 1, rng=seed)[0]
     elif kind == "coverage-aware":
@@ -91,7 +136,10 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     k = np.arange(1, len(result) + 1)
     required = required_counts(np.bincount(codes), k)
     covered = (required.sum(axis=1) <= k) & (seen >= required).all(axis=1)
-    return pd.DataFrame({"position": k, "task": result["task"], "group": result["group"], "covered": covered})
+    table = pd.DataFrame({"position": k, "task": result["task"], "group": result["group"], "covered": covered})
+    digest = order_digest(kind, seed, TaskUniverse(table["task"].tolist(), table["group"].tolist()).sha256())
+    table["order_kind"], table["order_seed"], table["order_sha256"] = kind, int(seed), digest
+    return table
 
 
 def order_universe(order: pd.DataFrame) -> TaskUniverse:
@@ -106,4 +154,48 @@ def order_universe(order: pd.DataFrame) -> TaskUniverse:
     {'a': 6, 'b': 4}
     """
     ranked = order.sort_values("position", kind="stable")
-    return TaskUniverse(ranked["task"].astype(str).tolist(), ranked["group"].astype(str).tolist())
+    stamp = None
+    if all(c in ranked.columns for c in STAMP_COLUMNS) and len(ranked):
+        first = ranked.iloc[0]
+        stamp = OrderStamp(str(first["order_kind"]), int(first["order_seed"]), str(first["order_sha256"]))
+    return TaskUniverse(ranked["task"].astype(str).tolist(), ranked["group"].astype(str).tolist(), stamp=stamp)
+
+
+def order_check(universe: TaskUniverse, kinds: tuple[str, ...]) -> str | None:
+    """Why the planned order is not a seeded random permutation of one of ``kinds``; None when it is.
+
+    The universe must carry a stamp (:attr:`stopwise.TaskUniverse.stamp`) of one of ``kinds`` whose
+    digest matches, and the stamped kind and seed must redraw exactly this order from its task set
+    (:func:`task_order` sorts the tasks before the seeded draw): an edited, reordered or hand-written
+    order fails.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from stopwise import Policy, TaskUniverse
+    >>> from stopwise.compare._plan import order_check, order_universe, task_order
+    >>> tasks = pd.DataFrame({"task": [f"t{i}" for i in range(10)], "group": ["a"] * 6 + ["b"] * 4})
+    >>> universe = order_universe(task_order(tasks, Policy(order={"kind": "uniform", "seed": 4})))
+    >>> order_check(universe, ("uniform",)) is None
+    True
+    >>> order_check(universe, ("coverage-aware",))
+    "the planned order is a 'uniform' order; this design needs coverage-aware"
+    >>> order_check(TaskUniverse(universe.tasks.tolist()[::-1], universe.groups.tolist()[::-1]), ("uniform",))
+    'the planned order carries no provenance stamp (not written by `stopwise order`)'
+    """
+    import pandas as pd
+
+    stamp = universe.stamp
+    if stamp is None:
+        return "the planned order carries no provenance stamp (not written by `stopwise order`)"
+    if stamp.kind not in kinds:
+        return f"the planned order is a {stamp.kind!r} order; this design needs {' or '.join(kinds)}"
+    if not stamp.matches(universe):
+        return "the planned order does not match its stamped digest (edited after `stopwise order` wrote it)"
+    assert universe.tasks is not None and universe.groups is not None
+    frame = pd.DataFrame({"task": universe.tasks, "group": universe.groups})
+    policy = Policy.model_validate({"order": {"kind": stamp.kind, "seed": stamp.seed}})
+    redrawn = task_order(frame, policy)["task"].tolist()
+    if redrawn != universe.tasks.tolist():
+        return f"the planned order is not the {stamp.kind!r} draw of seed {stamp.seed} of its tasks"
+    return None

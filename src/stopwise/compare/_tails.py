@@ -21,6 +21,13 @@ the evidence against rejection. Methods behind one interface (:func:`tail_probab
     Paired normal test: ``R_promote = Phi((delta - mean) / se)``, cluster-robust se with units.
 ``serfling``
     Serfling's finite-population bound for sampling n of N tasks without replacement (range 2).
+``exact-wor``
+    The exact one-look test for 0/±1 differences when the n observed tasks are a simple random
+    sample without replacement of the N planned tasks (:mod:`stopwise.compare._wor_exact`): level a
+    at every n, unlike the bootstrap with few discordant tasks. The tails are its p-values
+    (``r_promote + r_reject`` need not be 1). Other differences (averages of k attempts) and
+    samples too large to enumerate fall back to ``serfling`` (valid, conservative), and
+    ``fallback`` says why.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from stopwise.compare._pairing import MAX_LATTICE, lattice_of
+from stopwise.compare._wor_exact import exact_wor_pvalue
 from stopwise.errors import ArgumentError
 from stopwise.records import COMPUTED_TAIL_METHODS, ComputedTailMethod
 
@@ -412,11 +420,11 @@ def _tail_iv(
             raise ArgumentError("`units` must have one entry per difference")
         if np.unique(unit_array).size == len(values):  # one task per unit: nothing is grouped
             unit_array = None
-    if method == "serfling":
+    if method in ("serfling", "exact-wor"):
         if population_size is None or population_size < len(values):
-            raise ArgumentError("`population_size` must be given and at least the number of differences for serfling")
+            raise ArgumentError(f"`population_size` must be given and at least the number of differences for {method}")
         if unit_array is not None:
-            raise ArgumentError("the serfling bound assumes tasks sampled one by one; it cannot account for grouped units")
+            raise ArgumentError(f"the {method} tails assume tasks sampled one by one; they cannot account for grouped units")
     return values, unit_array
 
 
@@ -438,7 +446,7 @@ def tail_probabilities(
         The observed paired differences D_i in [-1, 1].
     threshold : float, optional
         delta, the required improvement.
-    method : {"exact", "bootstrap", "normal", "serfling"}, optional
+    method : {"exact", "bootstrap", "normal", "serfling", "exact-wor"}, optional
         See the module docstring. ``exact`` works on a fine grid off the lattice (bracketing the
         exact value) and falls back to ``bootstrap`` with grouped units; ``method`` says which.
     n_resamples : int, optional
@@ -448,7 +456,7 @@ def tail_probabilities(
     units : array_like, optional
         Analysis unit of each difference; units holding several tasks are resampled whole.
     population_size : int, optional
-        N, the number of shared tasks (needed by ``serfling``).
+        N, the number of shared tasks (needed by ``serfling`` and ``exact-wor``).
 
     Returns
     -------
@@ -497,6 +505,23 @@ def tail_probabilities(
         how = "paired normal" + (" (cluster-robust se)" if unit_array is not None else "")
         return TailProbabilities(r_promote, r_reject, how, "normal", n, lattice)
     assert population_size is not None
+    fallback = None
+    if method == "exact-wor":
+        if lattice == 1 and bool((np.abs(values) <= 1).all()):
+            wins, losses = int((values > 0).sum()), int((values < 0).sum())
+            try:
+                r_promote, r_reject = exact_wor_pvalue(wins, losses, n, population_size, threshold)
+            except ArgumentError as exc:  # the enumeration is too large
+                fallback = f"exact-wor enumeration too large ({exc}); Serfling bound used"
+            else:
+                how = f"exact-wor (n={n} of N={population_size}; {wins} wins, {losses} losses)"
+                return TailProbabilities(r_promote, r_reject, how, "exact-wor", n, lattice)
+        else:
+            fallback = (
+                "differences not all 0 or ±1 (e.g. averages of several attempts): exact-wor is exact only for 0/1 "
+                "outcomes; the Serfling bound (valid without replacement, conservative) was used"
+            )
     promote_tail, reject_tail = serfling_tails_from_moments(values.sum(), len(values), population_size, [threshold])
     r_promote, r_reject = float(promote_tail[0]), float(reject_tail[0])
-    return TailProbabilities(r_promote, r_reject, f"serfling (n={n} of N={population_size})", "serfling", n, lattice)
+    how = f"serfling (n={n} of N={population_size})" + ("; exact-wor unavailable" if fallback else "")
+    return TailProbabilities(r_promote, r_reject, how, "serfling", n, lattice, fallback=fallback)

@@ -22,13 +22,13 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 
+from stopwise._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._behavior import BEHAVIOR_FEATURES
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._checks import check_trajectories
 from stopwise.early._featurizer import Corpus, PrefixFeaturizer, feature_specs, fit_text, prefix_indicator, term_lookup
 from stopwise.early._halting import Verdict, first_crossing
 from stopwise.early._heads import HEADS, validation_split
-from stopwise.early._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
 from stopwise.errors import InputError
 from stopwise.records import Trajectory

@@ -347,13 +347,24 @@ class BehaviorState:
         return self._vector()
 
     def _vector(self) -> np.ndarray:
-        k = self.k
+        """The behavioral features after the latest step, in the order of the feature list."""
+        values = [*self._volume_values(), *self._last_step_values(), *self._position_values(), *self._rate_values(), *self._test_values()]
+        out = np.asarray(values, dtype=np.float64)
+        if out.shape[0] != _N:  # pragma: no cover - guards the feature list against drift
+            raise RuntimeError(f"behavioral vector has {out.shape[0]} values, expected {_N}")
+        return out
+
+    def _edits_and_runs(self) -> tuple[int, int]:
         counts = self.category_counts
         n_edits = counts["edit_create"] + counts["edit_replace"] + counts["edit_insert"] + counts["edit_delete"]
-        n_runs = counts["test"] + counts["python"] + counts["cli"]
-        info = self.info
-        values: list[float] = [
-            k,
+        return n_edits, counts["test"] + counts["python"] + counts["cli"]
+
+    def _volume_values(self) -> list[float]:
+        """Counts and sizes so far: steps, actions, characters, categories, errors."""
+        counts = self.category_counts
+        n_edits, n_runs = self._edits_and_runs()
+        return [
+            self.k,
             self.n_actions,
             self.n_observations,
             self.n_tool_calls,
@@ -370,32 +381,45 @@ class BehaviorState:
             self.n_empty,
             self.n_long,
         ]
+
+    def _last_step_values(self) -> list[float]:
+        """What the latest step was (NaN before the first step)."""
+        info = self.info
         if info is None:
-            values += [_NAN] * len(_LAST)
-        else:
-            test_pass = info.tests_passed is not None and (info.tests_passed or 0) > 0 and not info.tests_failed
-            test_fail = bool(info.tests_failed)
-            values += [
-                _CATEGORY_CODE[info.category],
-                _CHANNEL_CODE[info.channel],
-                info.n_calls,
-                info.has_output,
-                info.tool_error,
-                "traceback" in info.errors,
-                test_pass,
-                test_fail,
-                info.action_chars,
-                info.observation_chars,
-                info.reasoning_chars,
-                self.is_repeat,
-            ]
+            return [_NAN] * len(_LAST)
+        test_pass = info.tests_passed is not None and (info.tests_passed or 0) > 0 and not info.tests_failed
+        test_fail = bool(info.tests_failed)
+        return [
+            _CATEGORY_CODE[info.category],
+            _CHANNEL_CODE[info.channel],
+            info.n_calls,
+            info.has_output,
+            info.tool_error,
+            "traceback" in info.errors,
+            test_pass,
+            test_fail,
+            info.action_chars,
+            info.observation_chars,
+            info.reasoning_chars,
+            self.is_repeat,
+        ]
+
+    def _position_values(self) -> list[float]:
+        """Per tracked event: the step it first happened, whether it happened, steps since it last happened."""
+        values: list[float] = []
         for first, last in zip(self.first, self.last, strict=True):
             if first < 0:
                 values += [_NAN, 0.0, _NAN]
             else:
-                values += [first, 1.0, k - last]
+                values += [first, 1.0, self.k - last]
+        return values
+
+    def _rate_values(self) -> list[float]:
+        """Ratios, per-step rates, repeats and streaks."""
+        k, counts, info = self.k, self.category_counts, self.info
+        n_edits, n_runs = self._edits_and_runs()
         per_step = 1.0 / k if k else 0.0
-        values += [
+        return [
             (counts["view"] + counts["search"]) / (n_edits + 1),
             n_edits / (counts["test"] + 1),
             n_runs / (self.n_tool_calls + 1),
@@ -426,12 +450,15 @@ class BehaviorState:
             counts["message"] * per_step,
             (info.observation_chars / (self.chars_feedback * per_step + 1.0)) if info is not None else _NAN,
         ]
+
+    def _test_values(self) -> list[float]:
+        """Errors seen and what the test summaries said."""
         fail_trend = (
             float(self.latest_fail < self.previous_fail)
             if not (math.isnan(self.latest_fail) or math.isnan(self.previous_fail))
             else _NAN
         )
-        values += [
+        return [
             *[self.seen_errors[e] for e in ERROR_KINDS],
             self.seen_tool_error,
             self.seen_pass,
@@ -442,7 +469,3 @@ class BehaviorState:
             fail_trend,
             self.n_summaries,
         ]
-        out = np.asarray(values, dtype=np.float64)
-        if out.shape[0] != _N:  # pragma: no cover - guards the feature list against drift
-            raise RuntimeError(f"behavioral vector has {out.shape[0]} values, expected {_N}")
-        return out

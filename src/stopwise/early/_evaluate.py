@@ -30,8 +30,8 @@ from stopwise.records import Trajectory, outcome_columns
 
 __all__ = ["THRESHOLDS", "EarlyEvaluation", "leave_one_out"]
 
-EVALUATION_MARKER = ".stopwise-evaluation"
-"""Marker file of an evaluation directory stopwise wrote."""
+EVALUATION_KIND = "stopwise.early.evaluation"
+"""The kind of output (:func:`stopwise._atomic.output_kind`) an evaluation directory holds."""
 
 THRESHOLDS: tuple[float, ...] = (0.75, 0.80, 0.85, 0.90, 0.95, 0.97)
 """The threshold grid of the paper's Table III."""
@@ -149,9 +149,9 @@ class EarlyEvaluation:
         """Write ``runs.csv``, ``predictions.csv.gz``, ``folds.csv``, ``evaluation.json`` (and ``extra`` CSVs) into a directory.
 
         Written atomically (a temporary directory renamed into place); an existing directory is replaced only when
-        empty, or with ``force`` when stopwise wrote it as an evaluation (marker ``.stopwise-evaluation``).
+        empty, or with ``force`` when stopwise wrote it as an evaluation (:mod:`stopwise._atomic`).
         """
-        from stopwise.early._persist import write_dir
+        from stopwise._atomic import write_directory
 
         meta = {
             "stopwise_version": __version__,
@@ -164,15 +164,17 @@ class EarlyEvaluation:
             **self.info,
         }
 
-        def write(folder: Path) -> None:
+        def write(folder: Path) -> list[Path]:
             self.runs.to_csv(folder / "runs.csv", index=False)
             self.predictions.to_csv(folder / "predictions.csv.gz", index=False, float_format="%.17g")
             self.folds.to_csv(folder / "folds.csv", index=False)
             for name, frame in (extra or {}).items():
                 frame.to_csv(folder / name, index=False)
             (folder / "evaluation.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+            return [folder / name for name in ("runs.csv", "predictions.csv.gz", "folds.csv", *(extra or {}), "evaluation.json")]
 
-        return write_dir(path, write, marker_name=EVALUATION_MARKER, tag="stopwise.early.evaluation", force=force)
+        write_directory(path, write, force=force, kind=EVALUATION_KIND, name="--out")
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EarlyEvaluation:
@@ -248,6 +250,52 @@ def _models_iv(models: Any) -> dict[str, Any]:
     return out
 
 
+def _leave_one_out_iv(
+    trajectories: Sequence[Trajectory],
+    models: Any,
+    by: str,
+    within: str | None,
+    exclude_same: str | None,
+    min_halt_step: int,
+    source: str,
+) -> tuple[dict[str, Any], list[Trajectory]]:
+    """The named variants and the checked runs (each with the meta keys the folds need); every argument checked."""
+    variants = _models_iv(models)
+    for name, value in (("by", by), ("within", within), ("exclude_same", exclude_same)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise InputError(f"`{name}` must be a non-empty text (agent or a meta key); got {value!r}")
+    if not isinstance(min_halt_step, int) or isinstance(min_halt_step, bool) or min_halt_step < 0:
+        raise InputError(f"`min_halt_step` must be a non-negative integer; got {min_halt_step!r}")
+    keys = [k for k in (by, within, exclude_same) if k is not None]
+    return variants, check_trajectories(trajectories, source=source, meta_keys=keys)
+
+
+def _fold_plan(
+    runs: Sequence[Trajectory], by: str, within: str | None, exclude_same: str | None
+) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+    """(stratum, held-out value, training indices, test indices) of every fold, strata and values sorted."""
+    held = np.array([str(meta_value(r, by)) for r in runs], dtype=object)
+    strata = np.array([str(meta_value(r, within)) if within else "" for r in runs], dtype=object)
+    same = np.array([str(meta_value(r, exclude_same)) for r in runs], dtype=object) if exclude_same else None
+    folds_plan: list[tuple[str, str, np.ndarray, np.ndarray]] = []
+    for stratum in sorted(set(strata)):
+        in_stratum = strata == stratum
+        values = sorted(set(held[in_stratum]))
+        if len(values) < 2:
+            where = f" within {within} = {stratum!r}" if within else ""
+            raise InputError(f"leave-one-out by {by!r} needs at least 2 values{where}; got {values}")
+        for value in values:
+            test = np.flatnonzero(in_stratum & (held == value))
+            train_mask = in_stratum & (held != value)
+            if same is not None:
+                train_mask &= ~np.isin(same, np.unique(same[test]))
+            train = np.flatnonzero(train_mask)
+            if train.shape[0] == 0:
+                raise InputError(f"fold holding out {by} = {value!r} has no training runs left (check `exclude_same`)")
+            folds_plan.append((stratum, value, train, test))
+    return folds_plan
+
+
 def leave_one_out(
     trajectories: Sequence[Trajectory],
     models: Any = None,
@@ -306,7 +354,7 @@ def leave_one_out(
     ...     return Trajectory(agent=agent, task=f"t{i % 5}", attempt=i // 5, outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 6)
     >>> runs = [run(agent, i) for agent in ("a", "b", "c") for i in range(24)]
-    >>> small = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=20))
+    >>> small = EarlyOutcomeModel(n_components=2, min_df=1, min_steps=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=10))
     >>> evaluation = leave_one_out(runs, small, by="agent")
     >>> m = evaluation.metrics(0.9, 0.9)
     >>> m.n_runs, m.accuracy, round(m.delta_steps, 3)
@@ -314,33 +362,8 @@ def leave_one_out(
     >>> evaluation.outcome_rows(0.9, 0.9)["status"].value_counts().to_dict()
     {'predicted': 72}
     """
-    variants = _models_iv(models)
-    for name, value in (("by", by), ("within", within), ("exclude_same", exclude_same)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise InputError(f"`{name}` must be a non-empty text (agent or a meta key); got {value!r}")
-    if not isinstance(min_halt_step, int) or isinstance(min_halt_step, bool) or min_halt_step < 0:
-        raise InputError(f"`min_halt_step` must be a non-negative integer; got {min_halt_step!r}")
-    keys = [k for k in (by, within, exclude_same) if k is not None]
-    runs = check_trajectories(trajectories, source=source, meta_keys=keys)
-    held = np.array([str(meta_value(r, by)) for r in runs], dtype=object)
-    strata = np.array([str(meta_value(r, within)) if within else "" for r in runs], dtype=object)
-    same = np.array([str(meta_value(r, exclude_same)) for r in runs], dtype=object) if exclude_same else None
-    folds_plan: list[tuple[str, str, np.ndarray, np.ndarray]] = []
-    for stratum in sorted(set(strata)):
-        in_stratum = strata == stratum
-        values = sorted(set(held[in_stratum]))
-        if len(values) < 2:
-            where = f" within {within} = {stratum!r}" if within else ""
-            raise InputError(f"leave-one-out by {by!r} needs at least 2 values{where}; got {values}")
-        for value in values:
-            test = np.flatnonzero(in_stratum & (held == value))
-            train_mask = in_stratum & (held != value)
-            if same is not None:
-                train_mask &= ~np.isin(same, np.unique(same[test]))
-            train = np.flatnonzero(train_mask)
-            if train.shape[0] == 0:
-                raise InputError(f"fold holding out {by} = {value!r} has no training runs left (check `exclude_same`)")
-            folds_plan.append((stratum, value, train, test))
+    variants, runs = _leave_one_out_iv(trajectories, models, by, within, exclude_same, min_halt_step, source)
+    folds_plan = _fold_plan(runs, by, within, exclude_same)
     min_df = min(int(m.min_df) for m in variants.values())
     corpus = Corpus(runs, gold=gold, min_df=min_df, progress=progress)
     test_all = np.concatenate([t for *_, t in folds_plan])

@@ -27,8 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from stopwise._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS, BehaviorState
-from stopwise.early._params import Constraint, Interval, check_params, check_random_state
 from stopwise.early._reference import REFERENCE_FEATURES, REFERENCE_GROUPS, GoldSolution, ReferenceState, as_gold
 from stopwise.early._text import TEXT_BLOCKS, BlockState, TextBlock, analyze, fit_block, intern_counts
 from stopwise.errors import ArgumentError, InputError

@@ -4,7 +4,7 @@ Cross-fitted calibration (:mod:`stopwise.early._risk`) fits one :class:`~stopwis
 fold and tests the thresholds on their out-of-fold scores. Deploying the average of those same fold heads —
 rather than heads refitted on all runs, which nothing has measured — keeps the deployed model one that the
 calibration runs speak for: on simulated runs its wrong-halt rate meets the bound in ≥ 95 % of repetitions,
-the refitted model's does not (``benchmarks/early_risk_simulation.py --cross-fit``). A prediction costs the
+the refitted model's does not (``experiments/early_risk_simulation.py --cross-fit``). A prediction costs the
 sum of the fold heads' boosting rounds.
 """
 
@@ -49,7 +49,7 @@ class FoldAverageClassifier:
     >>> from stopwise.early import DualHeadClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(400, 3)); y = (X[:, 0] > 0).astype(int); groups = np.arange(400) // 10
-    >>> folds = [DualHeadClassifier(n_estimators=30, min_child_samples=5, random_state=s).fit(X, y, groups=groups) for s in (1, 2)]
+    >>> folds = [DualHeadClassifier(n_estimators=10, min_child_samples=5, random_state=s).fit(X, y, groups=groups) for s in (1, 2)]
     >>> average = FoldAverageClassifier(folds)
     >>> x = np.array([[2.0, 0, 0]])
     >>> bool(np.allclose(average.predict_proba(x), (folds[0].predict_proba(x) + folds[1].predict_proba(x)) / 2))

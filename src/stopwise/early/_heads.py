@@ -17,8 +17,8 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit
 
+from stopwise._params import N_JOBS, Constraint, Interval, OneOf, check_params, check_random_state
 from stopwise.early._calibration import PlattCalibrator
-from stopwise.early._params import N_JOBS, Constraint, Interval, OneOf, check_params, check_random_state
 from stopwise.errors import InputError
 
 __all__ = ["BACKBONES", "HEADS", "DualHeadClassifier", "LightGBMHead", "LogisticHead", "validation_split"]

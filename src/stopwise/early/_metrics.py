@@ -89,6 +89,31 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if values.shape[0] else float("nan")
 
 
+def _agent_table(
+    agents: np.ndarray, outcome: np.ndarray, early_outcome: np.ndarray, executed: np.ndarray, n_steps: np.ndarray
+) -> tuple[pd.DataFrame, float]:
+    """Per agent: Pass@1 with and without early halting, ranks and steps saved; and the Spearman ρ of the two Pass@1."""
+    table = (
+        pd.DataFrame({"agent": agents, "outcome": outcome, "early": early_outcome, "executed": executed, "n_steps": n_steps})
+        .groupby("agent", sort=True)
+        .agg(runs=("outcome", "size"), pass1_full=("outcome", "mean"), pass1_early=("early", "mean"), executed=("executed", "sum"), full=("n_steps", "sum"))
+        .reset_index()
+    )
+    table["delta_pass1"] = table["pass1_early"] - table["pass1_full"]
+    table["rank_full"] = rankdata(-table["pass1_full"].to_numpy(), method="min").astype(int)
+    table["rank_early"] = rankdata(-table["pass1_early"].to_numpy(), method="min").astype(int)
+    table["delta_rank"] = table["rank_full"] - table["rank_early"]
+    table["delta_steps"] = table["executed"] / table["full"] - 1.0
+    table = table.drop(columns=["executed", "full"])
+    if table.shape[0] >= 2:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rho = float(spearmanr(table["pass1_full"], table["pass1_early"]).statistic)
+    else:
+        rho = float("nan")
+    return table, rho
+
+
 def early_metrics(
     runs: pd.DataFrame,
     predictions: pd.DataFrame,
@@ -162,25 +187,7 @@ def early_metrics(
     cum_out = pred["cum_out"].to_numpy(dtype=np.float64)[at]
     early_outcome = np.where(halted, predicted, outcome)
 
-    agents = runs["agent"].to_numpy()
-    table = (
-        pd.DataFrame({"agent": agents, "outcome": outcome, "early": early_outcome, "executed": executed, "n_steps": n_steps})
-        .groupby("agent", sort=True)
-        .agg(runs=("outcome", "size"), pass1_full=("outcome", "mean"), pass1_early=("early", "mean"), executed=("executed", "sum"), full=("n_steps", "sum"))
-        .reset_index()
-    )
-    table["delta_pass1"] = table["pass1_early"] - table["pass1_full"]
-    table["rank_full"] = rankdata(-table["pass1_full"].to_numpy(), method="min").astype(int)
-    table["rank_early"] = rankdata(-table["pass1_early"].to_numpy(), method="min").astype(int)
-    table["delta_rank"] = table["rank_full"] - table["rank_early"]
-    table["delta_steps"] = table["executed"] / table["full"] - 1.0
-    table = table.drop(columns=["executed", "full"])
-    if table.shape[0] >= 2:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rho = float(spearmanr(table["pass1_full"], table["pass1_early"]).statistic)
-    else:
-        rho = float("nan")
+    table, rho = _agent_table(runs["agent"].to_numpy(), outcome, early_outcome, executed, n_steps)
 
     halts = pd.DataFrame(
         {

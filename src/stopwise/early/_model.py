@@ -9,13 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from stopwise.early._checks import check_trajectories
-from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer
-from stopwise.early._fold_average import FoldAverageClassifier
-from stopwise.early._guard import FamiliarityGuard, fit_guard
-from stopwise.early._halting import Verdict, first_crossing
-from stopwise.early._heads import HEADS, DualHeadClassifier
-from stopwise.early._params import (
+from stopwise._params import (
     Constraint,
     Interval,
     OneOf,
@@ -24,6 +18,12 @@ from stopwise.early._params import (
     check_random_state,
     names_predicate,
 )
+from stopwise.early._checks import check_trajectories
+from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer
+from stopwise.early._fold_average import FoldAverageClassifier
+from stopwise.early._guard import FamiliarityGuard, fit_guard
+from stopwise.early._halting import Verdict, first_crossing
+from stopwise.early._heads import HEADS, DualHeadClassifier
 from stopwise.early._quality import MIN_PRECISION, quality_figures, reliability, unvalidated
 from stopwise.early._reference import GoldSolution
 from stopwise.early._risk import (
@@ -157,7 +157,7 @@ class EarlyOutcomeModel(BaseEstimator):
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
     >>> runs = [run(i, i % 2 == 0) for i in range(48)]
-    >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=30)
+    >>> heads = DualHeadClassifier(min_child_samples=5, n_estimators=10)
     >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=heads, guard_quantile=None).fit(runs)
     >>> model.predict([run(1, False)])[0].predicted
     0

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stopwise._params import Interval, check_params
 from stopwise.early._halting import Verdict, halt_decision, halt_reason
-from stopwise.early._params import Interval, check_params
 from stopwise.early._reference import GoldSolution, as_gold
 from stopwise.errors import InputError
 from stopwise.records import Step, Trajectory
@@ -56,7 +56,7 @@ class OnlineMonitor:
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30),
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=10),
     ...                           guard_quantile=None)  # 48 toy runs validate no threshold: the guard would hold every halt
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> monitor = model.monitor("update the page")
@@ -231,7 +231,7 @@ def monitor_run(
     ...     obs = "done" if ok else "[isError] failed"
     ...     return Trajectory(agent=f"a{i % 3}", task=f"t{i % 8}", outcome=int(ok), task_text="update the page",
     ...                       steps=[Step(action="update_page()", tool="update_page", observation=obs)] * 12)
-    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=30),
+    >>> model = EarlyOutcomeModel(n_components=4, min_df=1, classifier=DualHeadClassifier(min_child_samples=5, n_estimators=10),
     ...                           guard_quantile=None)  # 48 toy runs validate no threshold: the guard would hold every halt
     >>> model = model.fit([run(i, i % 2 == 0) for i in range(48)])
     >>> result = monitor_run(model, run(1, False))

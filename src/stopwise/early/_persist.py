@@ -14,7 +14,8 @@ Layout::
                        instead of the three above when the model deploys the average of its K cross-fitting
                        fold heads (``deployed_heads="fold-average"``): one set per fold, j = 0..K−1
 
-      .stopwise-model  marker: the format tag; only a directory holding it is ever replaced
+      .stopwise-output marker (:mod:`stopwise._atomic`): ``stopwise.early.model <version>``; only a directory
+                       holding it is ever replaced (directories saved before 0.1 hold ``.stopwise-model`` instead)
 
 Format 3 added ``deployed_heads`` and the fold-head sets; a format-2 directory (always heads refitted on all
 training runs) still loads, as ``deployed_heads="refit"``.
@@ -33,27 +34,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import stat
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from stopwise._atomic import MARKER, check_output, write_directory
+from stopwise._params import check_params
 from stopwise._version import __version__
 from stopwise.early._calibration import PlattCalibrator
 from stopwise.early._featurizer import PrefixFeaturizer, feature_specs
 from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard
 from stopwise.early._heads import HEADS, DualHeadClassifier, LightGBMHead, LogisticHead
-from stopwise.early._params import check_params
 from stopwise.early._risk import RiskControl
 from stopwise.early._text import TEXT_BLOCKS, TextBlock
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MARKER", "check_output_dir", "is_model_dir", "load_model", "save_model", "write_dir"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MODEL_KIND", "check_output_dir", "load_model", "save_model"]
 
 FORMAT = "stopwise.early.model"
 FORMAT_VERSION = 3
@@ -76,94 +76,23 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-MARKER = ".stopwise-model"
-"""File every saved model directory holds; its text is :data:`FORMAT` and the format version."""
+MODEL_KIND = FORMAT
+"""The kind of output (:func:`stopwise._atomic.output_kind`) a saved model directory holds."""
 
 
-def _marker_text() -> str:
-    return f"{FORMAT} {FORMAT_VERSION}\n"
-
-
-def is_model_dir(path: Path, *, marker_name: str = MARKER, tag: str = FORMAT) -> bool:
-    """Whether ``path`` is a directory stopwise wrote (it holds the marker file starting with the format tag)."""
-    marker = path / marker_name
-    try:
-        return marker.is_file() and not marker.is_symlink() and marker.stat().st_size < 256 and marker.read_text(encoding="utf-8").startswith(tag + " ")
-    except OSError:
-        return False
-
-
-def write_dir(path: str | os.PathLike[str], write: Any, *, marker_name: str, tag: str, force: bool = False) -> Path:
-    """Write a stopwise output directory atomically.
-
-    ``write(tmp)`` fills a temporary directory beside ``path``, the marker ``marker_name`` (text ``tag``
-    and a version) is added, and the directory is renamed into place.
-
-    An existing ``path`` is replaced only when empty, or with ``force`` when it holds the same marker; on any
-    failure nothing is left behind.
-    """
-    target = check_output_dir(path, force=force, marker_name=marker_name, tag=tag)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        write(tmp)
-        (tmp / marker_name).write_text(f"{tag} 1\n", encoding="utf-8")
-        check_output_dir(target, force=force, marker_name=marker_name, tag=tag)
-        _swap_into_place(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
-
-
-def _swap_into_place(tmp: Path, target: Path) -> None:
-    """Rename the finished folder ``tmp`` to ``target``, moving an earlier ``target`` aside and back on failure."""
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-        old.rmdir()
-        target.rename(old)
-    try:
-        tmp.rename(target)
-    except BaseException:
-        if old is not None:
-            old.rename(target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def check_output_dir(path: str | os.PathLike[str], *, force: bool = False, marker_name: str = MARKER, tag: str = FORMAT) -> Path:
+def check_output_dir(path: str | os.PathLike[str], *, force: bool = False, kind: str = MODEL_KIND) -> Path:
     """Refuse an output directory stopwise may not replace; called before any work and again when saving.
 
-    Allowed: a path that does not exist, an empty directory, or (with ``force``) a model directory stopwise
-    wrote (marker file). Refused: a file, a directory with anything else in it, the current directory or one
-    of its parents.
+    Allowed: a path that does not exist, an empty directory, or (with ``force``) a directory stopwise
+    wrote as the same ``kind`` of output. Refused: a file, a directory with anything else in it, the
+    current directory or one of its parents (:func:`stopwise._atomic.check_output`).
 
     Raises
     ------
-    InputError
+    OutputExistsError
         Naming the path and the rule (field ``--out``).
     """
-    target = Path(path)
-    if not target.exists() and not target.is_symlink():
-        return target
-    if target.is_symlink() or not target.is_dir():
-        raise InputError(f"--out {target}: exists and is not a directory; refusing to replace it")
-    cwd = Path.cwd().resolve()
-    resolved = target.resolve()
-    if resolved == cwd or resolved in cwd.parents:
-        raise InputError(f"--out {target}: is the current directory or one of its parents; choose a new directory for the model")
-    if not any(target.iterdir()):
-        return target
-    if not is_model_dir(target, marker_name=marker_name, tag=tag):
-        raise InputError(
-            f"--out {target}: exists and holds files stopwise did not write (no {marker_name} marker); refusing to replace it — "
-            "choose a new or empty directory"
-        )
-    if not force:
-        raise InputError(f"--out {target}: a saved {tag.rsplit('.', 1)[-1]} is already there; pass --force to replace it")
-    return target
+    return check_output(path, force=force, directory=True, kind=kind, name="--out")
 
 
 def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False) -> Path:
@@ -173,64 +102,60 @@ def save_model(model: Any, path: str | os.PathLike[str], *, force: bool = False)
     An existing ``path`` is replaced only if it is empty, or with ``force`` if stopwise wrote it (see
     :func:`check_output_dir`); nothing else is ever deleted.
     """
-    target = check_output_dir(path, force=force)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        featurizer = model.featurizer_
-        arrays: dict[str, np.ndarray] = {}
-        for name, block in featurizer.blocks_.items():
-            (tmp / f"vocabulary_{name}.txt").write_text("".join(f"{term}\n" for term in block.vocabulary), encoding="utf-8")
-            arrays[f"{name}.idf"] = block.idf
-            arrays[f"{name}.projection"] = block.projection
-        np.savez_compressed(tmp / "text.npz", **arrays)  # type: ignore[arg-type]
-        classifier = model.classifier_
-        fold_average = isinstance(classifier, FoldAverageClassifier)
-        if fold_average:
-            fold_heads = [_save_head_set(tmp, c, f"fold{j}_") for j, c in enumerate(classifier.classifiers_)]
-        else:
-            heads = _save_head_set(tmp, classifier, "")
-        used = set(int(j) for j in model.columns_)
-        manifest = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "stopwise_version": __version__,
-            "params": {k: _jsonable(v) for k, v in model.get_params(deep=False).items() if k != "classifier"},
-            "classifier": None if model.classifier is None else {k: _jsonable(v) for k, v in model.classifier.get_params().items()},
-            "reference": bool(featurizer.reference_),
-            "features": [
-                {"name": spec.name, "family": spec.family, "group": spec.group, "used": j in used}
-                for j, spec in enumerate(featurizer.features_)
-            ],
-            "text_blocks": {
-                name: {"kind": block.kind, "n_terms": int(block.vocabulary.shape[0]), "n_components": block.n_components}
-                for name, block in featurizer.blocks_.items()
-            },
-            "deployed_heads": "fold-average" if fold_average else "refit",
-            **({"fold_heads": fold_heads} if fold_average else {"heads": heads}),
-            "thresholds": dict(model.thresholds_),
-            "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
-            "calibration_tasks": [str(t) for t in model.calibration_tasks_],
-            "guard": model.guard_.as_dict() if model.guard_ is not None else None,
-            "quality": model.quality_,
-            "reliability": model.reliability_,
-            "training": {
-                "n_runs": model.n_train_runs_,
-                "n_prefixes": model.n_train_prefixes_,
-                "validation_tasks": [str(g) for g in classifier.validation_groups_],
-                "n_validation_rows": None if fold_average else int(classifier.validation_mask_.sum()),
-            },
-            "files": {},
-        }
-        manifest["files"] = {p.name: _digest(p) for p in sorted(tmp.iterdir())}
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        (tmp / MARKER).write_text(_marker_text(), encoding="utf-8")
-        check_output_dir(target, force=force)
-        _swap_into_place(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+    write_directory(path, lambda folder: _write_model(model, folder), force=force, kind=MODEL_KIND, version=FORMAT_VERSION, name="--out")
+    return Path(path)
+
+
+def _write_model(model: Any, tmp: Path) -> list[Path]:
+    """Write the model's files and ``manifest.json`` into the fresh directory ``tmp``; returns their paths."""
+    featurizer = model.featurizer_
+    arrays: dict[str, np.ndarray] = {}
+    for name, block in featurizer.blocks_.items():
+        (tmp / f"vocabulary_{name}.txt").write_text("".join(f"{term}\n" for term in block.vocabulary), encoding="utf-8")
+        arrays[f"{name}.idf"] = block.idf
+        arrays[f"{name}.projection"] = block.projection
+    np.savez_compressed(tmp / "text.npz", **arrays)  # type: ignore[arg-type]
+    classifier = model.classifier_
+    fold_average = isinstance(classifier, FoldAverageClassifier)
+    if fold_average:
+        fold_heads = [_save_head_set(tmp, c, f"fold{j}_") for j, c in enumerate(classifier.classifiers_)]
+    else:
+        heads = _save_head_set(tmp, classifier, "")
+    used = set(int(j) for j in model.columns_)
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "stopwise_version": __version__,
+        "params": {k: _jsonable(v) for k, v in model.get_params(deep=False).items() if k != "classifier"},
+        "classifier": None if model.classifier is None else {k: _jsonable(v) for k, v in model.classifier.get_params().items()},
+        "reference": bool(featurizer.reference_),
+        "features": [
+            {"name": spec.name, "family": spec.family, "group": spec.group, "used": j in used}
+            for j, spec in enumerate(featurizer.features_)
+        ],
+        "text_blocks": {
+            name: {"kind": block.kind, "n_terms": int(block.vocabulary.shape[0]), "n_components": block.n_components}
+            for name, block in featurizer.blocks_.items()
+        },
+        "deployed_heads": "fold-average" if fold_average else "refit",
+        **({"fold_heads": fold_heads} if fold_average else {"heads": heads}),
+        "thresholds": dict(model.thresholds_),
+        "risk_control": {head: rc.as_dict() for head, rc in model.risk_control_.items()},
+        "calibration_tasks": [str(t) for t in model.calibration_tasks_],
+        "guard": model.guard_.as_dict() if model.guard_ is not None else None,
+        "quality": model.quality_,
+        "reliability": model.reliability_,
+        "training": {
+            "n_runs": model.n_train_runs_,
+            "n_prefixes": model.n_train_prefixes_,
+            "validation_tasks": [str(g) for g in classifier.validation_groups_],
+            "n_validation_rows": None if fold_average else int(classifier.validation_mask_.sum()),
+        },
+        "files": {},
+    }
+    manifest["files"] = {p.name: _digest(p) for p in sorted(tmp.iterdir()) if p.name != MARKER}
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return sorted(p for p in tmp.iterdir() if p.name != MARKER)
 
 
 def _head_files(backbone: str, prefix: str) -> list[str]:
@@ -321,14 +246,28 @@ def _expect_shapes(path: Path, shapes: dict[str, tuple[tuple[int, ...], str]], e
 
 
 _CHECK_HEADS = (
-    "import sys, lightgbm\n"
+    "import hashlib, io, sys, lightgbm\n"
     "for path in sys.argv[1:]:\n"
-    "    lightgbm.Booster(model_file=path)\n"
+    "    data = open(path, 'rb').read()\n"
+    "    lightgbm.Booster(model_str=io.TextIOWrapper(io.BytesIO(data), encoding='utf-8').read())\n"
+    "    print(hashlib.sha256(data).hexdigest())\n"
 )
+"""The child's check: parse each file's text as the loader reads it (``Path.read_text``), print its bytes' sha256."""
+
+_PARSED_DIGESTS: set[str] = set()
+"""sha256 of every LightGBM model text a child process of this process has parsed without error (kept in memory only)."""
 
 
 def _check_lightgbm_texts(paths: list[Path], n_features: int) -> None:
-    """Check each head's LightGBM model text in Python, then let LightGBM parse them in one child process first."""
+    """Check each head's LightGBM model text in Python, then let LightGBM parse them in one child process first.
+
+    The child costs an interpreter start and a LightGBM import, so it runs once per distinct file content in this
+    process: a file whose sha256 is that of bytes a child has already parsed without error is not parsed again.
+    The safety property is kept: the child is skipped only for a file whose bytes have the sha256 of bytes a child
+    already read and parsed as the loader will (the child reports the digest of what it parsed; the set lives in
+    this process's memory only, never on disk), so crafted text still aborts a child, not the caller, and a changed
+    file has a new digest and goes to a child again.
+    """
     for path in paths:
         with path.open(encoding="utf-8") as handle:
             lines = handle.read(4096).splitlines()  # the header only: the trees are parsed later
@@ -337,6 +276,9 @@ def _check_lightgbm_texts(paths: list[Path], n_features: int) -> None:
             raise _problem(path, "header", "must be a LightGBM binary-classification model (tree / num_class=1 / objective=binary)")
         if header.get("max_feature_idx") != str(n_features - 1):
             raise _problem(path, "max_feature_idx", f"must be {n_features - 1} (the model's feature count − 1)", header.get("max_feature_idx"))
+    paths = [path for path in paths if _digest(path) not in _PARSED_DIGESTS]
+    if not paths:
+        return
     import subprocess
     import sys
 
@@ -345,6 +287,7 @@ def _check_lightgbm_texts(paths: list[Path], n_features: int) -> None:
 
     done = parse(paths)
     if done.returncode == 0:
+        _PARSED_DIGESTS.update(done.stdout.decode("ascii", "replace").split())
         return
     for path in paths:  # the batch failed: one child per file names the culprit
         single = parse([path]) if len(paths) > 1 else done
@@ -422,8 +365,6 @@ def load_model(path: str | os.PathLike[str]) -> Any:
 
 
 def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -> Any:
-    from stopwise.early._model import EarlyOutcomeModel
-
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise _problem(manifest_path, "files", "must map file names to sha256 digests", type(files).__name__)
@@ -441,26 +382,8 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
         file = _safe_file(folder, name, MAX_FILE_BYTES)
         if _digest(file) != digest:
             raise _problem(file, "sha256", "must match the digest recorded in manifest.json (the file was changed)", _digest(file)[:16])
-    params = dict(manifest["params"])
-    params.setdefault("deployed_heads", "refit")  # format 2: heads refitted on all training runs, always
-    try:
-        kwargs: dict[str, Any] = {k: (tuple(v) if k == "exclude" else v) for k, v in params.items()}
-        classifier = None if heads_params is None else DualHeadClassifier(**heads_params)
-        model = EarlyOutcomeModel(**kwargs, classifier=classifier)
-    except TypeError as exc:
-        raise _problem(manifest_path, "params", f"must be EarlyOutcomeModel parameters ({exc})") from exc
-    check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
-    if model.classifier is not None:
-        check_params("DualHeadClassifier", model.classifier.get_params(), DualHeadClassifier._parameter_constraints)
-    if deployed == "fold-average" and (
-        model.deployed_heads != "fold-average" or model.max_halt_error is None or model.calibration_folds != len(head_sets)
-    ):
-        raise _problem(
-            manifest_path, "fold_heads",
-            "must hold one head set per cross-fitting fold of a model with max_halt_error, calibration_folds and "
-            "deployed_heads='fold-average'", len(head_sets),
-        )
-    expected = feature_specs(int(params["n_components"]), reference=bool(manifest["reference"]))
+    model = _unfitted_model(manifest, manifest_path, heads_params, deployed, len(head_sets))
+    expected = feature_specs(model.n_components, reference=bool(manifest["reference"]))
     saved = manifest["features"]
     if [(s.name, s.family, s.group) for s in expected] != [(f["name"], f["family"], f["group"]) for f in saved]:
         raise _problem(manifest_path, "features", "must match this library's feature definitions; retrain the model")
@@ -512,6 +435,34 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     model.n_train_runs_ = int(manifest["training"]["n_runs"])
     model.n_train_prefixes_ = int(manifest["training"]["n_prefixes"])
     _restore_thresholds(model, manifest, manifest_path, featurizer.n_features_)
+    return model
+
+
+def _unfitted_model(
+    manifest: dict[str, Any], manifest_path: Path, heads_params: dict[str, Any] | None, deployed: str, n_head_sets: int
+) -> Any:
+    """The saved parameters as an unfitted :class:`EarlyOutcomeModel`, every parameter checked."""
+    from stopwise.early._model import EarlyOutcomeModel
+
+    params = dict(manifest["params"])
+    params.setdefault("deployed_heads", "refit")  # format 2: heads refitted on all training runs, always
+    try:
+        kwargs: dict[str, Any] = {k: (tuple(v) if k == "exclude" else v) for k, v in params.items()}
+        classifier = None if heads_params is None else DualHeadClassifier(**heads_params)
+        model = EarlyOutcomeModel(**kwargs, classifier=classifier)
+    except TypeError as exc:
+        raise _problem(manifest_path, "params", f"must be EarlyOutcomeModel parameters ({exc})") from exc
+    check_params("EarlyOutcomeModel", model.get_params(), type(model)._parameter_constraints)
+    if model.classifier is not None:
+        check_params("DualHeadClassifier", model.classifier.get_params(), DualHeadClassifier._parameter_constraints)
+    if deployed == "fold-average" and (
+        model.deployed_heads != "fold-average" or model.max_halt_error is None or model.calibration_folds != n_head_sets
+    ):
+        raise _problem(
+            manifest_path, "fold_heads",
+            "must hold one head set per cross-fitting fold of a model with max_halt_error, calibration_folds and "
+            "deployed_heads='fold-average'", n_head_sets,
+        )
     return model
 
 

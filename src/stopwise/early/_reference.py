@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from stopwise._files import read_text
 from stopwise.early._categories import EDITS, READS
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
 from stopwise.records import Step
@@ -244,12 +245,7 @@ def read_gold(path: str | os.PathLike[str]) -> dict[str, GoldSolution]:
     ['a.py']
     """
     file = Path(path)
-    if not file.exists():
-        raise FileFormatError(f"{file}: no such file")
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{file}: cannot be read as UTF-8 JSONL: {exc}") from exc
+    lines = read_text(file, "file of gold solutions (JSONL)").splitlines()
     out: dict[str, GoldSolution] = {}
     problems: list[Problem] = []
     for number, line in enumerate(lines, start=1):

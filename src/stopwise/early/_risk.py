@@ -72,7 +72,7 @@ in the same ways, each documented rather than hidden:
    would remove this at five times the training cost; the unfamiliar-run guard holds runs whose text coverage
    falls below what the validation runs showed.
 
-``benchmarks/early_risk_simulation.py --cross-fit`` and ``tests/early/test_risk.py`` measure the combined effect:
+``experiments/early_risk_simulation.py --cross-fit`` and ``tests/early/test_risk.py`` measure the combined effect:
 a simulated learner with task effects, cross-fitted on 60 tasks, whose true risk at the chosen threshold is
 computed on fresh tasks. At δ = 0.05 the bound holds in ≥ 95 % of 500 repetitions for the deployed fold average
 (99.2 % among halted runs, 98.6 % among all runs) and for the fold models (95.2 %, 96.8 %), but *not* for a

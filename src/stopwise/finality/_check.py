@@ -512,8 +512,37 @@ def check_runs(
     if record is not None and not isinstance(record, OpenEffectsRecord):
         raise TypeError(f"record must be an OpenEffectsRecord or None; got {type(record).__name__}")
     checked = _check_runs_iv(runs)
-    index = {r.run: i for i, r in enumerate(checked)}
+    labels = _run_labels(argument, checked, record)
+    roots, unit_sizes, unit_reasons = _analysis_units(argument, checked, record)
+    results: list[RunCheck] = []
+    for i, run in enumerate(checked):
+        size = unit_sizes[i]
+        grouped = size > 1
+        label, label_reasons = labels[i]
+        results.append(
+            RunCheck(
+                run=run.run,
+                system=run.system,
+                task=run.task,
+                attempt=run.attempt,
+                outcome=run.outcome,
+                group=run.group,
+                argument=argument.name,
+                label=label,
+                label_reasons=label_reasons,
+                unit="grouped" if grouped else "separate",
+                unit_id=f"unit:{checked[roots[i]].run}" if grouped else "",
+                unit_size=size,
+                unit_reasons=unit_reasons[i],
+            )
+        )
+    return results
 
+
+def _run_labels(
+    argument: CompletionArgument, checked: list[ScoredRun], record: OpenEffectsRecord | None
+) -> list[tuple[LabelStatus, list[str]]]:
+    """Each run's label status and its reasons (decisive first): the argument's findings, then the record's."""
     own: dict[str, list[EffectEntry]] = {}
     incoming: dict[str, list[tuple[EffectEntry, str]]] = {}
     if record is not None:
@@ -538,8 +567,14 @@ def check_runs(
             findings += rec_findings
         findings.sort(key=lambda f: _ORDER[f.kind])  # the decisive reasons first
         labels.append((_status_of(findings), [f.reason for f in findings] + notes))
+    return labels
 
-    # analysis units
+
+def _analysis_units(
+    argument: CompletionArgument, checked: list[ScoredRun], record: OpenEffectsRecord | None
+) -> tuple[list[int], list[int], list[list[str]]]:
+    """Each run's analysis unit (the index of the unit's first run), the unit's size, and the unit's reasons."""
+    index = {r.run: i for i, r in enumerate(checked)}
     connects, doc_unit_reasons = _carryover(argument)
     components = _Components(len(checked))
     extra: dict[int, list[str]] = {}
@@ -574,35 +609,16 @@ def check_runs(
     sizes: dict[int, int] = {}
     for root in roots:
         sizes[root] = sizes.get(root, 0) + 1
-
-    results: list[RunCheck] = []
+    reasons: list[list[str]] = []
     for i, run in enumerate(checked):
-        size = sizes[roots[i]]
-        grouped = size > 1
+        grouped = sizes[roots[i]] > 1
         unit_reasons = list(doc_unit_reasons) + extra.get(i, [])
         if not grouped and connects and not run.environment:
             unit_reasons.append("no other run is known to share its environment")
         unit_reasons.append(
-            f"grouped: one analysis unit of {size} connected runs"
+            f"grouped: one analysis unit of {sizes[roots[i]]} connected runs"
             if grouped
             else "separate: no open route reaches another run"
         )
-        label, label_reasons = labels[i]
-        results.append(
-            RunCheck(
-                run=run.run,
-                system=run.system,
-                task=run.task,
-                attempt=run.attempt,
-                outcome=run.outcome,
-                group=run.group,
-                argument=argument.name,
-                label=label,
-                label_reasons=label_reasons,
-                unit="grouped" if grouped else "separate",
-                unit_id=f"unit:{checked[roots[i]].run}" if grouped else "",
-                unit_size=size,
-                unit_reasons=unit_reasons,
-            )
-        )
-    return results
+        reasons.append(unit_reasons)
+    return roots, [sizes[root] for root in roots], reasons

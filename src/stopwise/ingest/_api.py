@@ -136,8 +136,6 @@ def _paths_iv(paths: PathLike | Iterable[PathLike]) -> list[PathLike]:
 
 
 def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> IngestResult:
-    if fmt != "auto" and fmt not in INGEST_FORMATS:
-        raise InputError(f"`format` must be auto or one of {', '.join(INGEST_FORMATS)}; got {fmt!r}")
     units: dict[str, list[tuple[Path, str, Any]]] = {f: [] for f in INGEST_FORMATS}
     ignored: dict[str, str] = {}
     formats: dict[str, str] = {}
@@ -169,8 +167,7 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
     collectors: list[Collector] = []
     if units["swebench"]:
         collector = Collector("swebench", options)
-        for file, kind, doc in units["swebench"]:
-            _swebench.read_document(collector, file, doc, kind=kind)
+        _swebench.read_documents(collector, units["swebench"], ignored)
         collectors.append(collector)
     if units["inspect"]:
         collector = Collector("inspect", options)
@@ -183,14 +180,14 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
             if kind == "results":
                 _tau2.read_results(collector, file, doc)
             elif file.resolve().parent.name != "simulations" or file.resolve().parent.parent not in results_dirs:
-                ignored[str(file)] = "a tau2 simulation file without its results.json"
+                ignored[str(file)] = _tau2.orphan_reason(file, ignored)
                 formats.pop(str(file), None)
             else:
                 formats.pop(str(file), None)
         collectors.append(collector)
     if units["harbor"]:
         collector = Collector("harbor", options)
-        _harbor.read_documents(collector, units["harbor"])
+        _harbor.read_documents(collector, units["harbor"], ignored)
         collectors.append(collector)
     if units["hal"]:
         collector = Collector("hal", options)
@@ -220,6 +217,7 @@ def ingest(
     elapsed: str = "total",
     instances: Iterable[str] | None = None,
     trajectories: bool = False,
+    task_ids: str = "canonical",
 ) -> IngestResult:
     """Read harness logs into outcome rows (and trajectories), with nothing left out silently.
 
@@ -231,9 +229,12 @@ def ingest(
     format : {"auto", "swebench", "inspect", "tau2", "harbor", "hal"}, optional
         ``auto`` (default) tells each file's format from its content.
     system : str, optional
-        The system name for every row, or a template over the log's fields (``"{task}/{model}"``
-        for Inspect; see ``docs/ingest.md`` for each format's fields). Default: the log's
-        model or agent.
+        The system name for every row, or a template over the log's fields: ``{file}`` and
+        ``{dir}`` everywhere, and where the format has them ``{run_id}``, ``{agent}``,
+        ``{model}``, ``{kwargs.NAME}`` (the agent's keyword arguments) and the format's own
+        (``"{task}/{model}"`` for Inspect; ``docs/ingest.md`` lists each format's). Default: the
+        log's model or agent. Runs of one system (SWE-bench run ids, Harbor jobs, Terminal-Bench
+        runs) become its attempts.
     scorer : str, optional
         Inspect: the scorer whose value is the outcome (``"NAME"`` or ``"NAME:KEY"`` for a dict
         score; default the eval's first scorer). Harbor: the reward key (default ``reward``).
@@ -254,6 +255,10 @@ def ingest(
         list only the resolved instances.
     trajectories : bool, optional
         Also build trajectories from logs that hold the messages (Inspect, tau2).
+    task_ids : {"canonical", "raw"}, optional
+        ``canonical`` (default) task ids pair up across a benchmark's file shapes (Harbor's
+        ``<dataset>/<task>`` becomes ``<task>``, as in its job summaries and legacy Terminal-Bench);
+        ``raw`` keeps each file's own id.
 
     Returns
     -------
@@ -287,6 +292,8 @@ def ingest(
     {'empty_patch': 1}
     """
     options = options_iv(
+        "ingest",
+        format=format,
         system=system,
         scorer=scorer,
         errors=errors,
@@ -294,6 +301,7 @@ def ingest(
         elapsed=elapsed,
         instances=instances,
         trajectories=trajectories,
+        task_ids=task_ids,
     )
     return _run(paths, format, options)
 
@@ -322,6 +330,7 @@ def read_swebench(
     [('my_agent', 'a__b-1', 1.0), ('my_agent', 'a__b-2', 0.0), ('my_agent', 'a__b-3', 0.0)]
     """
     options = options_iv(
+        "read_swebench",
         system=system, scorer=None, errors=errors, empty_patch=empty_patch, elapsed="total",
         instances=instances, trajectories=False,
     )
@@ -355,6 +364,7 @@ def read_inspect(
     0    m/x    1        0      1.0        2.5
     """
     options = options_iv(
+        "read_inspect",
         system=system, scorer=scorer, errors=errors, empty_patch="fail", elapsed=elapsed,
         instances=None, trajectories=trajectories,
     )
@@ -387,6 +397,7 @@ def read_tau2(
     0  gpt-4.1    0  airline      1.0      0.02       31.0
     """
     options = options_iv(
+        "read_tau2",
         system=system, scorer=None, errors=errors, empty_patch="fail", elapsed="total",
         instances=None, trajectories=trajectories,
     )
@@ -400,11 +411,13 @@ def read_harbor(
     scorer: str | None = None,
     errors: str = "pending",
     elapsed: str = "total",
+    task_ids: str = "canonical",
 ) -> IngestResult:
     """Read Harbor trial / job ``result.json`` files (and legacy Terminal-Bench ``results.json``).
 
-    Task = task name, attempts number the trials of a task by start time, outcome = the verifier's
-    reward. See :func:`ingest` for the parameters.
+    Task = the canonical task id (``task_ids="raw"``: the task name as written), attempts number
+    the trials of a task by job (or run) and start time, outcome = the verifier's reward. See
+    :func:`ingest` for the parameters.
 
     Examples
     --------
@@ -421,8 +434,9 @@ def read_harbor(
     0  terminus-2/gpt-5  hello      1.0       0.4      120.0
     """
     options = options_iv(
+        "read_harbor",
         system=system, scorer=scorer, errors=errors, empty_patch="fail", elapsed=elapsed,
-        instances=None, trajectories=False,
+        instances=None, trajectories=False, task_ids=task_ids,
     )
     return _run(path, "harbor", options)
 
@@ -456,6 +470,7 @@ def read_hal(
     1    7      NaN  pending        3.0
     """
     options = options_iv(
+        "read_hal",
         system=system, scorer=scorer, errors=errors, empty_patch=empty_patch, elapsed=elapsed,
         instances=None, trajectories=False,
     )

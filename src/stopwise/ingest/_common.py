@@ -28,13 +28,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
 from stopwise._limits import bounded_read, json_loads, limit
+from stopwise._params import Constraint, OneOf, Predicate, check_params
 from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
+from stopwise.records._vocabulary import INGEST_FORMATS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,22 +48,43 @@ __all__ = [
     "source_flags",
 ]
 
-INGEST_FORMATS: tuple[str, ...] = ("swebench", "inspect", "tau2", "harbor", "hal")
-"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
 
 UnknownPolicy = Literal["pending", "fail", "drop"]
 _UNKNOWN_POLICIES: tuple[UnknownPolicy, ...] = get_args(UnknownPolicy)
 ElapsedKind = Literal["total", "agent"]
 _ELAPSED_KINDS: tuple[ElapsedKind, ...] = get_args(ElapsedKind)
-_Word = TypeVar("_Word", bound=str)
+TaskIds = Literal["canonical", "raw"]
+_TASK_IDS: tuple[TaskIds, ...] = get_args(TaskIds)
 
 
-def _one_of(name: str, value: object, choices: tuple[_Word, ...]) -> _Word:
-    """``value`` as one of ``choices`` (typed as their Literal), or an InputError naming the option."""
-    for choice in choices:
-        if value == choice:
-            return choice
-    raise InputError(f"`{name}` must be one of {', '.join(choices)}; got {value!r}")
+def _text_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and bool(value.strip()))
+
+
+def _instance_ids(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str | bytes):
+        return False
+    ids = [str(i).strip() for i in value]
+    return bool(ids) and all(ids)
+
+
+INGEST_CONSTRAINTS: dict[str, Constraint] = {
+    "format": OneOf(("auto", *INGEST_FORMATS)),
+    "system": Predicate(_text_or_none, "non-empty text (a name or a template such as '{model}') or None"),
+    "scorer": Predicate(_text_or_none, "non-empty text or None"),
+    "errors": OneOf(_UNKNOWN_POLICIES),
+    "empty_patch": OneOf(_UNKNOWN_POLICIES),
+    "elapsed": OneOf(_ELAPSED_KINDS),
+    "task_ids": OneOf(_TASK_IDS),
+    "instances": Predicate(_instance_ids, "a collection of instance ids (at least one, none blank, not one string) or None"),
+    "trajectories": OneOf((False, True)),
+}
+"""The ingest functions' parameter rules, declared once (:mod:`stopwise._params`)."""
+
+COVERED = "covered by "
+"""How the reason of a file left out because a summary read instead covers it begins (in ``ignored_files``)."""
 
 _OLD_SOURCE_SEPARATOR = "|"
 """Separated the file from the flags in the ``source`` values stopwise 0.0 wrote: ``"swebench:report.json|error"``."""
@@ -142,7 +165,8 @@ class IngestResult:
     formats: dict[str, str] = field(default_factory=dict)
     """The format each file was read as."""
     ignored_files: dict[str, str] = field(default_factory=dict)
-    """Files met while walking a directory that are not harness logs, with the reason."""
+    """Files met while walking a directory that are not harness logs, or that a summary read instead
+    covers (reason ``"covered by ..."``), with the reason."""
     notes: list[str] = field(default_factory=list)
     """What the adapters chose on the way (e.g. which Inspect scorer gave the outcome)."""
 
@@ -192,8 +216,11 @@ class IngestResult:
                 f"{len(self.skipped)} runs not turned into rows: "
                 + "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
             )
-        if self.ignored_files:
-            lines.append(f"{len(self.ignored_files)} files ignored (not harness logs)")
+        covered = sum(1 for reason in self.ignored_files.values() if reason.startswith(COVERED))
+        if len(self.ignored_files) > covered:
+            lines.append(f"{len(self.ignored_files) - covered} files ignored (not harness logs)")
+        if covered:
+            lines.append(f"{covered} files not read: a summary read instead covers them")
         return "\n".join(lines)
 
 
@@ -208,6 +235,7 @@ class Options:
     elapsed: ElapsedKind = "total"
     instances: tuple[str, ...] | None = None
     trajectories: bool = False
+    task_ids: TaskIds = "canonical"
 
     def pick_elapsed(self, total: float | None, agent: float | None) -> float | None:
         """The elapsed time the ``elapsed`` option asks for, falling back to the other when it is missing."""
@@ -216,6 +244,7 @@ class Options:
 
 
 def options_iv(
+    owner: str = "ingest",
     *,
     system: str | None,
     scorer: str | None,
@@ -224,33 +253,41 @@ def options_iv(
     elapsed: str,
     instances: Iterable[str] | None,
     trajectories: bool,
+    task_ids: str = "canonical",
+    format: str = "auto",
 ) -> Options:
-    """Validate and normalise the adapter options (the ``_iv`` step of every public reader)."""
-    if system is not None and (not isinstance(system, str) or not system.strip()):
-        raise InputError(f"`system` must be non-empty text (a name or a template such as '{{model}}'); got {system!r}")
-    if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
-        raise InputError(f"`scorer` must be non-empty text; got {scorer!r}")
-    errors_choice = _one_of("errors", errors, _UNKNOWN_POLICIES)
-    empty_choice = _one_of("empty_patch", empty_patch, _UNKNOWN_POLICIES)
-    elapsed_choice = _one_of("elapsed", elapsed, _ELAPSED_KINDS)
-    ids: tuple[str, ...] | None = None
-    if instances is not None:
-        if isinstance(instances, str):
-            raise InputError("`instances` must be a collection of instance ids, not one string")
-        ids = tuple(str(i).strip() for i in instances)
-        bad = [i for i in ids if not i]
-        if not ids or bad:
-            raise InputError("`instances` must hold at least one instance id and no blank ones")
-    if not isinstance(trajectories, bool):
-        raise InputError(f"`trajectories` must be True or False; got {trajectories!r}")
+    """Validate and normalise the adapter options (the ``_iv`` step of every public reader).
+
+    Each argument is checked against :data:`INGEST_CONSTRAINTS`; a bad one is an
+    :class:`~stopwise.errors.InputError` naming ``owner``, the parameter, the rule and the value.
+    """
+    ids: Any = instances
+    if instances is not None and not isinstance(instances, str | bytes):
+        try:
+            ids = tuple(str(i).strip() for i in instances)
+        except TypeError:
+            ids = instances
+    params = {
+        "format": format,
+        "system": system,
+        "scorer": scorer,
+        "errors": errors,
+        "empty_patch": empty_patch,
+        "elapsed": elapsed,
+        "task_ids": task_ids,
+        "instances": ids,
+        "trajectories": trajectories,
+    }
+    check_params(owner, params, INGEST_CONSTRAINTS)
     return Options(
         system=system.strip() if system else None,
         scorer=scorer.strip() if scorer else None,
-        errors=errors_choice,
-        empty_patch=empty_choice,
-        elapsed=elapsed_choice,
-        instances=ids,
+        errors=_UNKNOWN_POLICIES[_UNKNOWN_POLICIES.index(errors)],
+        empty_patch=_UNKNOWN_POLICIES[_UNKNOWN_POLICIES.index(empty_patch)],
+        elapsed=_ELAPSED_KINDS[_ELAPSED_KINDS.index(elapsed)],
+        instances=ids if isinstance(ids, tuple) else None,
         trajectories=trajectories,
+        task_ids=_TASK_IDS[_TASK_IDS.index(task_ids)],
     )
 
 
@@ -273,6 +310,9 @@ class Record:
     steps: list[Step] | None = None
     task_text: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    run: str | None = None
+    """The harness run the record came from (a SWE-bench run id, a Harbor job, a Terminal-Bench run):
+    records of one (system, task) from different runs are different attempts, numbered by run."""
 
     @property
     def source(self) -> str:
@@ -316,6 +356,7 @@ class Collector:
         steps: list[Step] | None = None,
         task_text: str = "",
         meta: Mapping[str, Any] | None = None,
+        run: str | None = None,
     ) -> None:
         """Add one run. ``unknown`` names why its outcome is unknown (``error``, ``empty_patch``, ``unscored``)."""
         all_flags = list(dict.fromkeys(flags))
@@ -351,6 +392,7 @@ class Collector:
                 steps=steps if self.options.trajectories else None,
                 task_text=task_text,
                 meta=dict(meta or {}),
+                run=run,
             )
         )
 
@@ -512,6 +554,49 @@ class _Fields(dict[str, Any]):
         raise KeyError(key)
 
 
+def path_fields(path: Path) -> dict[str, Any]:
+    """The template fields every format offers: ``file`` (the file name without suffix) and ``dir`` (its folder)."""
+    name = path.name
+    for suffix in (".json", ".eval"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return {"file": name, "dir": path.resolve().parent.name}
+
+
+class Kwargs:
+    """The ``{kwargs.NAME}`` template field: one keyword argument the harness passed to the agent.
+
+    A missing NAME is an error naming the file and the keyword arguments the run has.
+    """
+
+    def __init__(self, file: str, values: Mapping[str, Any] | None) -> None:
+        self._file = file
+        self._values = {str(k): v for k, v in (values or {}).items()}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._values:
+            have = ", ".join(sorted(self._values)) or "none"
+            raise InputError(f"{self._file}: the run has no agent keyword argument {name!r} to name the system (kwargs: {have})")
+        value = self._values[name]
+        if isinstance(value, dict | list):
+            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        return "" if value is None else value
+
+    def __format__(self, spec: str) -> str:
+        return format(json.dumps(self._values, sort_keys=True, separators=(",", ":")) if self._values else "", spec)
+
+
+def _field_label(name: str, value: Any) -> str:
+    if isinstance(value, Kwargs):
+        return "{" + name + ".NAME}"
+    if isinstance(value, dict):
+        return "{" + name + "[KEY]}"
+    return "{" + name + "}"
+
+
 def system_name(template: str | None, fields: Mapping[str, Any], default: str, file: str) -> str:
     """The system name: ``default`` unless a name or a ``{field}`` template was given."""
     if template is None:
@@ -521,9 +606,9 @@ def system_name(template: str | None, fields: Mapping[str, Any], default: str, f
     except KeyError as exc:
         raise InputError(
             f"{file}: `system` template names an unknown field {{{exc.args[0]}}}; this format offers "
-            + ", ".join("{" + k + "}" for k in sorted(fields))
+            + ", ".join(_field_label(k, v) for k, v in sorted(fields.items()))
         ) from None
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError, AttributeError) as exc:
         raise InputError(f"`system` is not a valid template ({exc}); got {template!r}") from None
     return name.strip()
 
@@ -621,7 +706,9 @@ def finish(
     files = tuple(dict.fromkeys(f for c in collectors for f in c.files))
     if not records:
         what = f"{len(skipped)} runs were read but none became a row" if skipped else "no runs were found"
-        raise ValidationError([Problem(", ".join(files) or "<input>", None, None, f"must hold at least one run; {what}")])
+        notes = [n for c in collectors for n in c.notes]
+        why = f" ({'; '.join(notes)})" if notes else ""
+        raise ValidationError([Problem(", ".join(files) or "<input>", None, None, f"must hold at least one run; {what}{why}")])
     _number_attempts(records)
     _check_duplicates(records)
     records.sort(key=lambda r: (r.system, r.task, r.attempt or 0))
@@ -695,7 +782,22 @@ def _number_attempts(records: list[Record]) -> None:
 def _check_duplicates(records: list[Record]) -> None:
     seen: dict[tuple[str, str, int], Record] = {}
     problems: list[Problem] = []
+    in_run: dict[tuple[str, str, str], Record] = {}
     for r in records:
+        if r.run is not None:
+            first_in_run = in_run.setdefault((r.system, r.task, r.run), r)
+            if first_in_run is not r:
+                where = r.file if first_in_run.file == r.file else f"{first_in_run.file} and {r.file}"
+                problems.append(
+                    Problem(
+                        r.file,
+                        None,
+                        "system, task, run",
+                        f"({r.system}, {r.task}) must be read once per run but is read twice in run {r.run} "
+                        f"(from {where}); give the runs different system names (`system`) or ingest them separately",
+                    )
+                )
+                continue
         key = (r.system, r.task, r.attempt or 0)
         first = seen.get(key)
         if first is None:

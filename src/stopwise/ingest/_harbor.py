@@ -12,7 +12,14 @@
 * **legacy Terminal-Bench** ``results.json`` (``results`` list of ``TrialResults``:
   ``task_id``, ``trial_name``, ``is_resolved``, ``failure_mode``, ``trial_started_at``, ...).
 
-One row per trial; attempts number the trials of one (system, task) by start time.
+One row per trial; attempts number the trials of one (system, task) by run (the Harbor job folder,
+the Terminal-Bench run folder), then start time: several jobs or runs of one agent read in one call
+are one system with distinct attempts.
+
+Task ids. Harbor names a registry task ``<dataset>/<task>`` (``terminal-bench/cobol-modernization``)
+in a trial's ``task_name`` but only ``<task>`` in trial names (so in job summaries) and in legacy
+Terminal-Bench; the canonical task id is the part after the last ``/``, so that the rows of a trial,
+a job summary and a legacy run pair up. ``task_ids="raw"`` keeps ``task_name`` as written.
 """
 
 from __future__ import annotations
@@ -22,17 +29,22 @@ from pathlib import Path
 from typing import Any
 
 from stopwise.ingest._common import (
+    COVERED,
     Collector,
+    Kwargs,
     load_json,
     nonneg,
     number,
     obj,
+    path_fields,
     repository_of,
     seconds_between,
     system_name,
 )
 
 _TB_OK_MODES = frozenset({"unset", "none", ""})
+_TRIAL_NAME_TASK_CHARS = 32
+"""Harbor names a trial ``<first 32 characters of the task name>__<7 random characters>``."""
 
 
 def kind_of(doc: Any) -> str | None:
@@ -55,16 +67,31 @@ def _group(task: str, dataset: str) -> str:
     return repository_of(task) if "swe" in dataset.lower() else ""
 
 
-def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]]) -> None:
-    """Add the trials of Harbor / Terminal-Bench documents (``(path, kind, doc)``) to ``collector``."""
+def task_id(collector: Collector, name: str) -> str:
+    """The canonical task id of a Harbor task name (the dataset prefix removed), or the raw name."""
+    name = name.strip()
+    return name if collector.options.task_ids == "raw" else name.rsplit("/", 1)[-1]
+
+
+def _covering_run(path: Path, tb_run_dirs: Sequence[Path]) -> Path | None:
+    here = path.resolve().parent
+    return next((d for d in tb_run_dirs if d in here.parents or d == here), None)
+
+
+def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]], ignored: dict[str, str]) -> None:
+    """Add the trials of Harbor / Terminal-Bench documents (``(path, kind, doc)``) to ``collector``.
+
+    Trial files that a run-level Terminal-Bench ``results.json`` covers are listed in ``ignored``.
+    """
     trial_dirs = [p.resolve().parent for p, kind, _ in units if kind in ("trial", "tb_trial")]
     tb_run_dirs = [p.resolve().parent for p, kind, _ in units if kind == "tb_run"]
+    covered = 0
     for path, kind, doc in units:
         file = str(path)
         here = path.resolve().parent
         if kind == "trial":
             collector.files.append(file)
-            _trial(collector, file, None, doc)
+            _trial(collector, path, None, doc, job=here.parent.name)
         elif kind == "job":
             collector.files.append(file)
             if any(here in d.parents for d in trial_dirs):
@@ -74,22 +101,50 @@ def read_documents(collector: Collector, units: Sequence[tuple[Path, str, Any]])
             if isinstance(embedded, list) and embedded:
                 for row, trial in enumerate(embedded, start=1):
                     if isinstance(trial, dict):
-                        _trial(collector, file, row, trial)
+                        _trial(collector, path, row, trial, job=here.name)
                     else:
                         collector.problem(file, row, "trial_results", "a trial result must be a JSON object", trial)
             else:
-                _job_stats(collector, file, doc)
+                _job_stats(collector, path, doc)
         elif kind == "tb_run":
             collector.files.append(file)
             _tb_run(collector, path, doc)
         elif kind == "tb_trial":
-            if any(d in here.parents or d == here for d in tb_run_dirs):
+            run_dir = _covering_run(path, tb_run_dirs)
+            if run_dir is not None:
+                ignored[file] = f"{COVERED}the run's {run_dir / 'results.json'}"
+                covered += 1
                 continue
             collector.files.append(file)
-            _tb_trial(collector, file, None, doc, _tb_system(collector, path.parent, file))
+            run = _tb_run_dir(path.resolve().parent, doc)
+            _tb_trial(collector, file, None, doc, _tb_system(collector, run, path), run.name)
+    if covered:
+        collector.notes.append(f"{covered} Terminal-Bench trial results.json files not read: their run's results.json covers them")
+    if collector.options.task_ids == "canonical":
+        _complete_cut_tasks(collector)
 
 
-def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any]) -> None:
+def _complete_cut_tasks(collector: Collector) -> None:
+    """Give job-summary rows the full task id when a trial row read in the same call shows it (Harbor cuts names)."""
+    full = {r.task for r in collector.records if r.meta.get("task_name") is not None}
+    by_prefix: dict[str, set[str]] = {}
+    for task in full:
+        by_prefix.setdefault(task[:_TRIAL_NAME_TASK_CHARS].rstrip("_-"), set()).add(task)
+    completed: dict[str, str] = {}
+    for record in collector.records:
+        if record.meta.get("from_summary") and record.task not in full:
+            matches = by_prefix.get(record.task, set())
+            if len(matches) == 1:
+                completed[record.task] = record.task = next(iter(matches))
+    if completed:
+        collector.notes.append(
+            "task ids of job summaries completed from the trials read: "
+            + ", ".join(f"{cut} -> {whole}" for cut, whole in sorted(completed.items()))
+        )
+
+
+def _trial(collector: Collector, path: Path, row: int | None, doc: Mapping[str, Any], *, job: str) -> None:
+    file = str(path)
     task = doc.get("task_name")
     trial_name = doc.get("trial_name")
     if not isinstance(task, str) or not task.strip():
@@ -100,7 +155,16 @@ def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, A
     agent, model = agent_info.get("name"), model_info.get("name")
     dataset = str(doc.get("source") or "")
     default = "/".join(str(x) for x in (agent, model) if x)
-    fields = {"agent": agent, "model": model, "provider": model_info.get("provider"), "dataset": dataset}
+    agent_config = obj(obj(doc.get("config")).get("agent"))
+    fields = {
+        **path_fields(path),
+        "agent": agent,
+        "model": model,
+        "provider": model_info.get("provider"),
+        "dataset": dataset,
+        "run_id": job,
+        "kwargs": Kwargs(file, obj(agent_config.get("kwargs"))),
+    }
     system = system_name(collector.options.system, fields, default, file)
     if not system:
         collector.problem(file, row, "agent_info.name", "must name the agent (or pass `system`)", agent)
@@ -140,7 +204,7 @@ def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, A
 
     flags: list[str] = []
     exception = doc.get("exception_info")
-    meta: dict[str, Any] = {"trial_name": trial_name, "dataset": dataset}
+    meta: dict[str, Any] = {"trial_name": trial_name, "dataset": dataset, "task_name": task, "job": job}
     if isinstance(exception, dict) and exception.get("exception_type"):
         flags.append(f"exception:{exception['exception_type']}")
         meta["exception"] = str(exception.get("exception_message") or "")[:500]
@@ -150,23 +214,27 @@ def _trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, A
     total = seconds_between(doc.get("started_at"), doc.get("finished_at"))
     agent_time = seconds_between(phase.get("started_at"), phase.get("finished_at"))
     elapsed = collector.options.pick_elapsed(total, agent_time)
+    canonical = task_id(collector, task)
     collector.add(
         file=file,
         system=system,
-        task=task.strip(),
+        task=canonical,
         outcome=reward,
         unknown="error" if reward is None else None,
         flags=flags,
-        group=_group(task, dataset),
-        order=(str(doc.get("started_at") or ""), str(trial_name or "")),
+        group=_group(canonical, dataset),
+        order=(job, str(doc.get("started_at") or ""), str(trial_name or "")),
         cost_usd=nonneg(agent_result.get("cost_usd")),
         elapsed_s=elapsed,
         record=f"trial {trial_name}",
         meta=meta,
+        run=f"{job}/{trial_name}",
     )
 
 
-def _job_stats(collector: Collector, file: str, doc: Mapping[str, Any]) -> None:
+def _job_stats(collector: Collector, path: Path, doc: Mapping[str, Any]) -> None:
+    file = str(path)
+    job = path.resolve().parent.name
     evals = doc["stats"].get("evals")
     if not isinstance(evals, dict) or not evals:
         collector.problem(file, None, "stats.evals", "must hold per-agent statistics (or pass the trial result.json files)")
@@ -179,7 +247,9 @@ def _job_stats(collector: Collector, file: str, doc: Mapping[str, Any]) -> None:
         parts = str(eval_key).split("__")
         agent, model, dataset = (parts[0], "__".join(parts[1:-1]), parts[-1]) if len(parts) >= 3 else (parts[0], "", parts[-1])
         default = "/".join(x for x in (agent, model) if x)
-        system = system_name(collector.options.system, {"agent": agent, "model": model, "dataset": dataset}, default, file)
+        fields = {**path_fields(path), "agent": agent, "model": model, "dataset": dataset, "run_id": job,
+                  "kwargs": Kwargs(file, None)}
+        system = system_name(collector.options.system, fields, default, file)
         reward_stats = obj(stats.get("reward_stats"))
         key = collector.options.scorer or ("reward" if "reward" in reward_stats else None)
         if key is None and len(reward_stats) == 1:
@@ -204,8 +274,11 @@ def _job_stats(collector: Collector, file: str, doc: Mapping[str, Any]) -> None:
         for exc_type, names in obj(stats.get("exception_stats")).items():
             for name in names or []:
                 exceptions[str(name)] = str(exc_type)
+        cut = []
         for trial_name in sorted(set(outcome_of) | set(exceptions)):
             task = trial_name.rsplit("__", 1)[0] if "__" in trial_name else trial_name
+            if len(task) >= _TRIAL_NAME_TASK_CHARS - 2:
+                cut.append(task)
             reward = outcome_of.get(trial_name)
             collector.add(
                 file=file,
@@ -215,9 +288,15 @@ def _job_stats(collector: Collector, file: str, doc: Mapping[str, Any]) -> None:
                 unknown="error" if reward is None else None,
                 flags=[f"exception:{exceptions[trial_name]}"] if trial_name in exceptions else [],
                 group=_group(task, dataset),
-                order=("", trial_name),
+                order=(job, "", trial_name),
                 record=f"trial {trial_name}",
-                meta={"trial_name": trial_name, "dataset": dataset},
+                meta={"trial_name": trial_name, "dataset": dataset, "job": job, "from_summary": True},
+                run=f"{job}/{trial_name}",
+            )
+        if cut:
+            collector.notes.append(
+                f"{file}: task ids taken from trial names, which Harbor cuts at {_TRIAL_NAME_TASK_CHARS} characters; "
+                f"these may be cut: {', '.join(sorted(set(cut)))} (read the trial result.json files for full ids)"
             )
 
 
@@ -228,34 +307,65 @@ def _to_float(text: Any) -> Any:
         return text
 
 
-def _tb_system(collector: Collector, start: Path, file: str) -> str:
-    """The system of a legacy Terminal-Bench run: ``run_metadata.json`` in the run folder (searched upwards)."""
-    run_dir = start
-    for candidate in (start, *list(start.parents)[:3]):
+def _tb_run_dir(trial_dir: Path, doc: Mapping[str, Any]) -> Path:
+    """The run folder of a legacy Terminal-Bench trial file (``<run>/<task_id>/<trial_name>/results.json``)."""
+    for candidate in (trial_dir, *list(trial_dir.parents)[:3]):
         if (candidate / "run_metadata.json").is_file():
-            run_dir = candidate
-            break
+            return candidate
+    if trial_dir.parent.name == str(doc.get("task_id") or "").strip() and trial_dir.parent != trial_dir.parent.parent:
+        return trial_dir.parent.parent
+    return trial_dir
+
+
+def _tb_system(collector: Collector, run_dir: Path, path: Path) -> str:
+    """The system of a legacy Terminal-Bench run: ``run_metadata.json`` in the run folder, else the folder holding the runs."""
+    file = str(path)
     agent = model = None
+    kwargs: dict[str, Any] = {}
     meta_path = run_dir / "run_metadata.json"
     if meta_path.is_file():
         meta = load_json(meta_path)
         if isinstance(meta, dict):
             agent, model = meta.get("agent_name"), meta.get("model_name")
-    default = "/".join(str(x) for x in (agent, model) if x) or run_dir.name
-    return system_name(collector.options.system, {"agent": agent, "model": model, "run": run_dir.name}, default, file)
+            kwargs = obj(meta.get("agent_kwargs"))
+    default = "/".join(str(x) for x in (agent, model) if x)
+    if not default:
+        default = run_dir.parent.name or run_dir.name
+        if collector.options.system is None:
+            collector.notes.append(
+                f"{file}: no run_metadata.json in its run folder {run_dir.name}; system named by the folder holding "
+                f"the runs ({default}); the runs are its attempts (name the system with `system`)"
+            )
+    fields = {
+        **path_fields(path),
+        "agent": agent,
+        "model": model,
+        "run": run_dir.name,
+        "run_id": run_dir.name,
+        "kwargs": Kwargs(file, kwargs),
+    }
+    return system_name(collector.options.system, fields, default, file)
 
 
 def _tb_run(collector: Collector, path: Path, doc: Mapping[str, Any]) -> None:
     file = str(path)
-    system = _tb_system(collector, path.parent, file)
+    run_dir = path.resolve().parent
+    system = _tb_system(collector, run_dir, path)
+    n_resolved = doc.get("n_resolved")
+    resolved = sum(1 for t in doc["results"] if isinstance(t, dict) and t.get("is_resolved") is True)
+    if isinstance(n_resolved, int) and not isinstance(n_resolved, bool) and n_resolved != resolved:
+        collector.problem(
+            file, None, "n_resolved", f"must equal the number of trials with is_resolved true ({resolved})", n_resolved
+        )
+        return
     for row, trial in enumerate(doc["results"], start=1):
         if not isinstance(trial, dict):
             collector.problem(file, row, "results", "a trial result must be a JSON object", trial)
             continue
-        _tb_trial(collector, file, row, trial, system)
+        _tb_trial(collector, file, row, trial, system, run_dir.name)
 
 
-def _tb_trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any], system: str) -> None:
+def _tb_trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any], system: str, run: str) -> None:
     task = doc.get("task_id")
     if not isinstance(task, str) or not task.strip():
         collector.problem(file, row, "task_id", "must be the task id", task)
@@ -276,8 +386,9 @@ def _tb_trial(collector: Collector, file: str, row: int | None, doc: Mapping[str
         outcome=None if resolved is None else float(resolved),
         unknown="error" if resolved is None else None,
         flags=flags,
-        order=(str(doc.get("trial_started_at") or ""), str(doc.get("trial_name") or "")),
+        order=(run, str(doc.get("trial_started_at") or ""), str(doc.get("trial_name") or "")),
         elapsed_s=elapsed,
         record=f"trial {doc.get('trial_name')}",
-        meta={"trial_name": doc.get("trial_name"), "failure_mode": mode},
+        meta={"trial_name": doc.get("trial_name"), "failure_mode": mode, "run": run},
+        run=f"{run}/{doc.get('trial_name')}",
     )

@@ -200,6 +200,33 @@ def _name_fields(path: Path, eval_spec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+class _OutputModel:
+    """The ``{output_model}`` field: the one model the samples' ``output.model`` names.
+
+    Custom model APIs logged as ``mockllm/model`` say there which model produced the samples.
+    """
+
+    def __init__(self, file: str, samples: Sequence[Any]) -> None:
+        self.file = file
+        self.models = sorted(
+            {
+                str(model)
+                for s in samples
+                if isinstance(s, dict)
+                for model in [(s.get("output") or {}).get("model") if isinstance(s.get("output"), dict) else None]
+                if isinstance(model, str) and model
+            }
+        )
+
+    def __format__(self, spec: str) -> str:
+        if len(self.models) != 1:
+            raise InputError(
+                f"{self.file}: must have one model in its samples' output.model to name the system by it; "
+                f"its samples name {len(self.models)} models in output.model ({', '.join(self.models) or 'none'})"
+            )
+        return format(self.models[0], spec)
+
+
 class _Missing:
     def __init__(self, file: str, field: str) -> None:
         self.file, self.field = file, field
@@ -222,7 +249,7 @@ def _header(path: Path, kind: str, doc: Any) -> Mapping[str, Any]:
             names = archive.namelist()
             for name in ("header.json", "_journal/start.json"):
                 if name in names:
-                    head = _member_json(archive, path, name)
+                    head = member_json(archive, path, name)
                     return head.get("eval") or {} if isinstance(head, dict) else {}
     except (zipfile.BadZipFile, OSError):
         return {}
@@ -290,7 +317,7 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
     return zip_member(archive, path, name)  # bounded, refuses encrypted members (ingest/_common.py)
 
 
-def _member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
+def member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
     try:
         return json_loads(_member(archive, path, name), f"{path}: member {name}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -306,16 +333,16 @@ def load_eval(path: Path) -> dict[str, Any]:
     with archive:
         names = archive.namelist()
         if "header.json" in names:
-            doc = _member_json(archive, path, "header.json")
+            doc = member_json(archive, path, "header.json")
         elif "_journal/start.json" in names:
-            doc = _member_json(archive, path, "_journal/start.json")
+            doc = member_json(archive, path, "_journal/start.json")
             doc.setdefault("status", "started")
         else:
             raise FileFormatError(f"{path}: not an Inspect .eval log (no header.json or _journal/start.json)")
         if not isinstance(doc, dict):
             raise FileFormatError(f"{path}: header.json must be a JSON object")
         sample_names = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
-        doc["samples"] = [_member_json(archive, path, n) for n in sample_names]
+        doc["samples"] = [member_json(archive, path, n) for n in sample_names]
     return doc
 
 
@@ -384,7 +411,11 @@ def _task_text(sample: Mapping[str, Any]) -> str:
 
 
 def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
-    """Add the samples of one Inspect log (already loaded) to ``collector``."""
+    """Add the samples of one Inspect log (already loaded) to ``collector``.
+
+    A log without samples (cancelled before any sample finished, or written with
+    ``log_samples=False``) gives no rows and a note; the other logs of a folder are still read.
+    """
     file = str(path)
     collector.files.append(file)
     eval_spec = doc.get("eval")
@@ -392,23 +423,47 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
         collector.problem(file, None, "eval", "must be the eval spec object of an Inspect log", eval_spec)
         return
     samples = doc.get("samples")
-    if not isinstance(samples, list) or not samples:
-        collector.problem(
-            file,
-            None,
-            "samples",
-            "must hold the logged samples; this log has none (was it written with log_samples=False?)",
-            None if samples is None else len(samples) if isinstance(samples, list) else samples,
+    if samples is not None and not isinstance(samples, list):
+        collector.problem(file, None, "samples", "must be a list of samples", type(samples).__name__)
+        return
+    if not samples:
+        collector.notes.append(
+            f"{file}: no samples (log status {doc.get('status') or 'unknown'}); no rows from this log"
+            + ("" if doc.get("status") in ("cancelled", "error", "started") else " (was it written with log_samples=False?)")
         )
         return
+    system = _log_system(collector, path, eval_spec, samples)
+    if not system:
+        return
+    chosen = _choose_scorer(collector, file, eval_spec, samples)
+    if chosen is None:
+        return
+    scorer, key, available = chosen
+    for row, sample in enumerate(samples, start=1):
+        _read_sample(collector, file, row, sample, system=system, scorer=scorer, key=key, task_name=eval_spec.get("task"))
+    collector.notes.append(
+        f"{file}: outcome from scorer '{scorer or '(none)'}'"
+        + (f" (of {', '.join(available)})" if len(available) > 1 else "")
+        + (f"; log status {doc.get('status')}" if doc.get("status") not in (None, "success") else "")
+    )
+
+
+def _log_system(collector: Collector, path: Path, eval_spec: Mapping[str, Any], samples: Sequence[Any]) -> str:
+    """The system name of one log (its model, or the ``system`` template); "" after a problem."""
+    file = str(path)
     model = eval_spec.get("model")
-    task_name = eval_spec.get("task")
     default = str(model) if isinstance(model, str) and model else ""
-    system = printable(system_name(collector.options.system, _name_fields(path, eval_spec), default, file))
+    fields = {**_name_fields(path, eval_spec), "output_model": _OutputModel(file, samples)}
+    system = printable(system_name(collector.options.system, fields, default, file))
     if not system:
         collector.problem(file, None, "eval.model", "must name the model (or pass `system`)", model)
-        return
+    return system
 
+
+def _choose_scorer(
+    collector: Collector, file: str, eval_spec: Mapping[str, Any], samples: Sequence[Any]
+) -> tuple[str, str | None, list[str]] | None:
+    """(scorer, dict key, scorers available) for one log; None after a problem."""
     available = sorted({name for s in samples if isinstance(s, dict) for name in (s.get("scores") or {})})
     spec_order = [s.get("name") for s in eval_spec.get("scorers") or [] if isinstance(s, dict)]
     requested = collector.options.scorer
@@ -420,99 +475,107 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
             collector.problem(
                 file, None, "scores", f"must include the requested scorer; this log has {', '.join(available)}", requested
             )
-            return
+            return None
     else:
         ordered = [str(n) for n in spec_order if n in available] + [n for n in available if n not in spec_order]
         scorer = ordered[0] if ordered else ""
+    return scorer, key, available
 
-    for row, sample in enumerate(samples, start=1):
-        if not isinstance(sample, dict):
-            collector.problem(file, row, None, "a sample must be a JSON object", type(sample).__name__)
-            continue
-        sample_id, epoch = sample.get("id"), sample.get("epoch")
-        if isinstance(sample_id, bool) or not isinstance(sample_id, str | int) or str(sample_id).strip() == "":
-            collector.problem(file, row, "id", "must be a sample id (text or integer)", sample_id)
-            continue
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
-            collector.problem(file, row, "epoch", "must be an integer >= 1", epoch)
-            continue
-        task = str(sample_id)
-        record = f"sample {task} epoch {epoch}"
-        flags: list[str] = []
-        error = sample.get("error")
-        if error:
-            flags.append("error")
-        limit = sample.get("limit")
-        if isinstance(limit, dict) and limit.get("type"):
-            flags.append(f"limit:{limit['type']}")
-        elif isinstance(limit, str) and limit:
-            flags.append(f"limit:{limit}")
 
-        outcome: float | None = None
-        unknown: str | None = None
-        score = (sample.get("scores") or {}).get(scorer) if scorer else None
-        if isinstance(score, dict) and "value" in score:
-            value = score["value"]
-            if isinstance(value, dict):
-                if key is None or key not in value:
-                    collector.problem(
-                        file,
-                        row,
-                        f"scores.{scorer}.value",
-                        "is a dict; pick one of its keys with scorer='"
-                        + scorer
-                        + ":KEY' (keys: "
-                        + ", ".join(sorted(map(str, value)))
-                        + ")",
-                        record,
-                    )
-                    continue
-                value = value[key]
-            outcome, rule = score_outcome(value)
-            if rule is not None:
-                collector.problem(file, row, f"scores.{scorer}.value", rule, value)
-                continue
-            if outcome is None:
-                unknown = "error" if error else "unscored"
-        else:
-            unknown = "error" if error else "unscored"
+def _sample_flags(sample: Mapping[str, Any]) -> list[str]:
+    flags: list[str] = []
+    if sample.get("error"):
+        flags.append("error")
+    limit = sample.get("limit")
+    if isinstance(limit, dict) and limit.get("type"):
+        flags.append(f"limit:{limit['type']}")
+    elif isinstance(limit, str) and limit:
+        flags.append(f"limit:{limit}")
+    return flags
 
-        cost = None
-        usages = sample.get("model_usage") or {}
-        if isinstance(usages, dict):
-            costs = [nonneg(u.get("total_cost")) for u in usages.values() if isinstance(u, dict)]
-            present = [c for c in costs if c is not None]
-            cost = sum(present) if present else None
-        elapsed = collector.options.pick_elapsed(nonneg(sample.get("total_time")), nonneg(sample.get("working_time")))
 
-        steps = None
-        if collector.options.trajectories:
-            attachments = sample.get("attachments") or {}
-            messages = [_resolve(m, attachments) for m in sample.get("messages") or [] if isinstance(m, dict)]
-            steps = steps_from_messages(messages, tool_calls=_tool_calls)
-        meta: dict[str, Any] = {"scorer": scorer, "epoch": epoch, "inspect_task": task_name}
-        if isinstance(error, dict) and error.get("message"):
-            meta["error"] = str(error["message"])[:500]
-        if isinstance(limit, dict):
-            meta["limit"] = limit
-        collector.add(
-            file=file,
-            system=system,
-            task=task,
-            outcome=outcome,
-            unknown=unknown,
-            flags=flags,
-            attempt=epoch - 1,
-            cost_usd=cost,
-            elapsed_s=elapsed,
-            record=record,
-            steps=steps,
-            task_text=_task_text(sample) if collector.options.trajectories else "",
-            meta=meta,
-        )
-    collector.notes.append(
-        f"{file}: outcome from scorer '{scorer or '(none)'}'"
-        + (f" (of {', '.join(available)})" if len(available) > 1 else "")
-        + (f"; log status {doc.get('status')}" if doc.get("status") not in (None, "success") else "")
+def _sample_outcome(
+    collector: Collector, file: str, row: int, sample: Mapping[str, Any], scorer: str, key: str | None, record: str
+) -> tuple[float | None, str | None] | None:
+    """(outcome, why unknown) of one sample; None after a problem."""
+    error = sample.get("error")
+    score = (sample.get("scores") or {}).get(scorer) if scorer else None
+    if not (isinstance(score, dict) and "value" in score):
+        return None, "error" if error else "unscored"
+    value = score["value"]
+    if isinstance(value, dict):
+        if key is None or key not in value:
+            keys = ", ".join(sorted(map(str, value)))
+            rule = f"is a dict; pick one of its keys with scorer='{scorer}:KEY' (keys: {keys})"
+            collector.problem(file, row, f"scores.{scorer}.value", rule, record)
+            return None
+        value = value[key]
+    outcome, problem = score_outcome(value)
+    if problem is not None:
+        collector.problem(file, row, f"scores.{scorer}.value", problem, value)
+        return None
+    return outcome, (("error" if error else "unscored") if outcome is None else None)
+
+
+def _sample_cost(sample: Mapping[str, Any]) -> float | None:
+    usages = sample.get("model_usage") or {}
+    if not isinstance(usages, dict):
+        return None
+    present = [c for c in (nonneg(u.get("total_cost")) for u in usages.values() if isinstance(u, dict)) if c is not None]
+    return sum(present) if present else None
+
+
+def _read_sample(
+    collector: Collector,
+    file: str,
+    row: int,
+    sample: Any,
+    *,
+    system: str,
+    scorer: str,
+    key: str | None,
+    task_name: Any,
+) -> None:
+    """Add one sample (one epoch of one task) of a log."""
+    if not isinstance(sample, dict):
+        collector.problem(file, row, None, "a sample must be a JSON object", type(sample).__name__)
+        return
+    sample_id, epoch = sample.get("id"), sample.get("epoch")
+    if isinstance(sample_id, bool) or not isinstance(sample_id, str | int) or str(sample_id).strip() == "":
+        collector.problem(file, row, "id", "must be a sample id (text or integer)", sample_id)
+        return
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        collector.problem(file, row, "epoch", "must be an integer >= 1", epoch)
+        return
+    task = str(sample_id)
+    record = f"sample {task} epoch {epoch}"
+    scored = _sample_outcome(collector, file, row, sample, scorer, key, record)
+    if scored is None:
+        return
+    outcome, unknown = scored
+    steps = None
+    if collector.options.trajectories:
+        attachments = sample.get("attachments") or {}
+        messages = [_resolve(m, attachments) for m in sample.get("messages") or [] if isinstance(m, dict)]
+        steps = steps_from_messages(messages, tool_calls=_tool_calls)
+    meta: dict[str, Any] = {"scorer": scorer, "epoch": epoch, "inspect_task": task_name}
+    error, limit = sample.get("error"), sample.get("limit")
+    if isinstance(error, dict) and error.get("message"):
+        meta["error"] = str(error["message"])[:500]
+    if isinstance(limit, dict):
+        meta["limit"] = limit
+    collector.add(
+        file=file,
+        system=system,
+        task=task,
+        outcome=outcome,
+        unknown=unknown,
+        flags=_sample_flags(sample),
+        attempt=epoch - 1,
+        cost_usd=_sample_cost(sample),
+        elapsed_s=collector.options.pick_elapsed(nonneg(sample.get("total_time")), nonneg(sample.get("working_time"))),
+        record=record,
+        steps=steps,
+        task_text=_task_text(sample) if collector.options.trajectories else "",
+        meta=meta,
     )
-

@@ -1,10 +1,11 @@
 """tau2-bench results: the monolithic ``results.json`` or the directory format.
 
 * monolithic: ``{"timestamp", "info", "tasks", "simulations": [SimulationRun, ...]}``
-* directory: ``results.json`` holds ``info``, ``tasks`` and a ``simulation_index`` (id, task_id,
-  trial, reward, termination_reason, agent_cost, duration per simulation); the simulations live
-  in ``simulations/<id>.json`` beside it. A simulation whose file is missing still becomes a row
-  from its index entry (without a trajectory).
+* directory: ``results.json`` holds ``info``, ``tasks`` and (in recent versions) a
+  ``simulation_index`` (id, task_id, trial, reward, termination_reason, agent_cost, duration per
+  simulation); the simulations live in ``simulations/<id>.json`` beside it. A simulation whose
+  file is missing still becomes a row from its index entry (without a trajectory); without an
+  index, the simulation files are read as they are.
 
 One row per simulation: task = ``task_id``, attempt = ``trial``, outcome = ``reward_info.reward``,
 cost = ``agent_cost``, elapsed = ``duration``, group = the domain
@@ -19,7 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from stopwise._limits import json_loads
-from stopwise.ingest._common import Collector, nonneg, number, obj, steps_from_messages, system_name, text_of
+from stopwise.ingest._common import (
+    Collector,
+    Kwargs,
+    nonneg,
+    number,
+    obj,
+    path_fields,
+    steps_from_messages,
+    system_name,
+    text_of,
+)
 
 NORMAL_ENDINGS = frozenset({"user_stop", "agent_stop"})
 """Termination reasons of a conversation that ended normally."""
@@ -28,11 +39,11 @@ NON_EVALUABLE = frozenset({"infrastructure_error", "context_window_exceeded"})
 
 
 def is_results(doc: Any) -> bool:
-    """True for a tau2 results document (either format)."""
+    """True for a tau2 results document (either format; the directory format may lack ``simulation_index``)."""
     return (
         isinstance(doc, dict)
         and isinstance(doc.get("info"), dict)
-        and ("simulations" in doc or "simulation_index" in doc)
+        and ("simulations" in doc or "simulation_index" in doc or "tasks" in doc)
         and ("agent_info" in doc["info"] or "environment_info" in doc["info"])
     )
 
@@ -40,6 +51,18 @@ def is_results(doc: Any) -> bool:
 def is_simulation(doc: Any) -> bool:
     """True for one simulation file of the directory format."""
     return isinstance(doc, dict) and "task_id" in doc and "termination_reason" in doc and "info" not in doc
+
+
+def orphan_reason(path: Path, ignored: Mapping[str, str]) -> str:
+    """Why a simulation file is not read: no ``results.json`` in the folder above, or one that is no tau2 results."""
+    folder = path.resolve().parent
+    results = folder.parent / "results.json"
+    if folder.name != "simulations" or not results.is_file():
+        return "a tau2 simulation file without its results.json (expected in the folder above simulations/)"
+    why = ignored.get(str(results)) or next((v for k, v in ignored.items() if Path(k).resolve() == results), None)
+    if why is None:
+        return f"a tau2 simulation file whose results.json ({results}) was not given"
+    return f"a tau2 simulation file whose results.json ({results}) was not read: {why}"
 
 
 def _tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -101,7 +124,16 @@ def read_results(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     env = obj(info.get("environment_info"))
     domain = str(env.get("domain_name") or "")
     default = str(agent.get("llm") or agent.get("implementation") or "")
-    fields = {"llm": agent.get("llm"), "agent": agent.get("implementation"), "domain": domain, "user_llm": user.get("llm")}
+    fields = {
+        **path_fields(path),
+        "llm": agent.get("llm"),
+        "model": agent.get("llm"),
+        "agent": agent.get("implementation"),
+        "domain": domain,
+        "user_llm": user.get("llm"),
+        "run_id": doc.get("timestamp"),
+        "kwargs": Kwargs(file, obj(agent.get("llm_args"))),
+    }
     system = system_name(collector.options.system, fields, default, file)
     if not system:
         collector.problem(file, None, "info.agent_info.llm", "must name the agent's model (or pass `system`)", None)

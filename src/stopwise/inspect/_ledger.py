@@ -11,9 +11,9 @@ and ``final_tasks(evaluation, system, tasks)`` (which of ``tasks`` have a final 
 
 from __future__ import annotations
 
-import re
 from typing import Any, Protocol, runtime_checkable
 
+from stopwise._redact import redact_url
 from stopwise.errors import InputError
 from stopwise.records import DecisionRecord, Policy
 
@@ -35,22 +35,6 @@ class LedgerLike(Protocol):
     def decide(self, evaluation: str) -> DecisionRecord:
         """Decide from every outcome stored so far and append the decision record."""
         ...
-
-
-_PASSWORD = re.compile(r"(://[^/:@]*:)[^/@]*@")
-
-
-def redact_url(url: str) -> str:
-    """A database URL with its password hidden, for logs and metadata.
-
-    Examples
-    --------
-    >>> redact_url("postgresql+psycopg://eval:s3cret@db:5432/ledger")
-    'postgresql+psycopg://eval:***@db:5432/ledger'
-    >>> redact_url("sqlite:///runs/ledger.db")
-    'sqlite:///runs/ledger.db'
-    """
-    return _PASSWORD.sub(r"\1***@", url)
 
 
 def open_any(ledger: Any) -> tuple[LedgerLike, str]:

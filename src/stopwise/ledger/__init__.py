@@ -12,40 +12,51 @@ evaluation workers writing to one database.
   registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
   chain and every decision.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
-* :func:`follow` takes a look at a ledger whenever new events arrive (``stopwise watch LEDGER EVAL``);
-  :func:`follow_inspect_logs` does the same for an Inspect log directory as its logs finish
-  (``stopwise watch LOGDIR --tested A --baseline B``), without a ledger.
+
+Following a ledger (``stopwise watch``) is :mod:`stopwise.live`'s; ``follow``, ``Look``,
+``follow_inspect_logs``, ``InspectLogDir`` and ``LogLook`` are still importable from here, deprecated.
 
 The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._schema`.
 """
 
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
-from stopwise.ledger._follow import Look, follow
-from stopwise.ledger._follow_logs import InspectLogDir, LogLook, follow_inspect_logs
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._schema import SCHEMA_VERSION
+
+_MOVED_TO_LIVE = frozenset({"InspectLogDir", "LogLook", "Look", "follow", "follow_inspect_logs"})
 
 __all__ = [
     "SCHEMA_VERSION",
     "VOLATILE_RECORD_FIELDS",
     "AppendResult",
     "EventKey",
-    "InspectLogDir",
     "Ledger",
     "LedgerDecision",
-    "LogLook",
-    "Look",
     "Mismatch",
     "Registration",
     "VerifyResult",
     "canonical_json",
     "chain_digest",
     "event_digest",
-    "follow",
-    "follow_inspect_logs",
     "genesis_digest",
     "ledger_url",
     "open_ledger",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The followers' old home: ``stopwise.ledger.follow`` and co., deprecated aliases of :mod:`stopwise.live`."""
+    if name in _MOVED_TO_LIVE:
+        import warnings
+
+        import stopwise.live
+
+        warnings.warn(
+            f"stopwise.ledger.{name} moved to stopwise.live.{name}; the old name will be removed after 0.1",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(stopwise.live, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import StaticPool
 
+from stopwise._redact import redact_url
 from stopwise.errors import LedgerError
 
 __all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file"]
@@ -43,7 +44,7 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
     if scheme in ("sqlite", "sqlite+pysqlite"):
         return "sqlite://" + rest
     raise LedgerError(
-        f"ledger URL {text!r}: unsupported scheme {scheme!r}; use a path or sqlite:///path for SQLite, "
+        f"ledger URL {redact_url(text)!r}: unsupported scheme {scheme!r}; use a path or sqlite:///path for SQLite, "
         "or postgresql+psycopg://user@host:port/database for PostgreSQL"
     )
 
@@ -54,7 +55,7 @@ def _sqlite_engine(url: str) -> Engine:
     if not memory:
         parent = Path(str(database)).parent
         if not parent.is_dir():
-            raise LedgerError(f"ledger {url}: folder {parent} does not exist; create it first")
+            raise LedgerError(f"ledger {redact_url(url)}: folder {parent} does not exist; create it first")
     kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
     connect_args: dict[str, Any] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
     if memory:  # the one in-memory connection may be used from worker threads (the Inspect manager's calls)
@@ -110,4 +111,4 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, pool_pre_ping=True)
     except (ArgumentError, ModuleNotFoundError, ImportError) as exc:
         hint = " (install the postgres extra: pip install 'stopwise[postgres]')" if "psycopg" in str(exc) else ""
-        raise LedgerError(f"ledger {url}: cannot create a database engine: {exc}{hint}") from exc
+        raise LedgerError(redact_url(f"ledger {url}: cannot create a database engine: {exc}{hint}")) from exc

@@ -15,9 +15,9 @@ import pandas as pd
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from stopwise._redact import redact_url
 from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
@@ -48,10 +48,7 @@ def _now() -> str:
 
 
 def _display(url: str) -> str:
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # pragma: no cover - a URL that did parse once
-        return url
+    return redact_url(url)
 
 
 class Ledger:

@@ -155,7 +155,7 @@ class OutcomeColumns:
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, source: str = "<DataFrame>") -> OutcomeColumns:
-        """Rows of a pandas frame (see :func:`stopwise.outcome_columns`, which this calls).
+        """Rows of a pandas frame: the frame path of :func:`stopwise.outcome_columns` (cheap checks for a canonical frame).
 
         Raises
         ------

@@ -20,10 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise.errors import PolicyError
-from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, Status, TailMethod
+from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, PastLimit, Status, TailMethod
 
 __all__ = [
     "DEFAULT_POLICY_TOML",
+    "BettingPolicy",
     "BudgetPolicy",
     "CoveragePolicy",
     "DecisionPolicy",
@@ -113,6 +114,35 @@ class DecisionPolicy(_Section):
     advance (before the limit it continues). ``betting-wor``: an anytime-valid paired betting
     confidence sequence over the N planned tasks sampled without replacement (Waudby-Smith &
     Ramdas), valid at every look; it needs a task universe with its planned order."""
+    past_limit: PastLimit = "at-limit"
+    """A look whose rows reach past the budget limit (more tasks, cost or time than the limit):
+    ``at-limit`` decides on the tasks up to the limit in the planned order -- the look the policy
+    planned -- excludes the rest (exclusion ``beyond-limit``) and warns (``past-limit``); it needs
+    the planned order (a tasks file) and refuses the look without one. ``refuse`` always refuses
+    it. Either way no final action is taken silently past the limit. Left out of the canonical
+    JSON while it is the default, so earlier policies keep their sha256."""
+
+
+# -- the betting boundary's live design and order check (issue 21) ------------------------------------
+BettingDesign = Literal["top-up", "stratified"]
+OrderCheck = Literal["refuse", "warn"]
+
+
+class BettingPolicy(_Section):
+    """How the ``betting-wor`` boundary meets the coverage rule, and how it checks the planned order.
+
+    Left out of the canonical JSON while it is the default, so policies written before it keep their sha256.
+    """
+
+    design: BettingDesign = "top-up"
+    """With the coverage rule in force: ``top-up`` runs a uniformly random permutation pi of the planned
+    tasks, tests with the pooled process on pi's observed prefix and, once it crosses, runs the fewest
+    further tasks that bring the observed set to coverage before the action (``stopwise order`` writes pi);
+    ``stratified`` runs the coverage-aware order and tests with the per-group (stratified) process.
+    Without the coverage rule the design does not apply."""
+    order_check: OrderCheck = "refuse"
+    """A planned order that is not a seeded random permutation of the kind the design needs (``cost-first``,
+    ``neyman``, an edited or hand-written tasks file): ``refuse`` the decision, or ``warn`` in the record."""
 
 
 FlagToken = Annotated[str, Strict(), Field(pattern=r"^[^\s;]+$")]
@@ -153,8 +183,9 @@ class Policy(_Section):
     """Bootstrap tail cutoff a: a final action needs its tail probability at or below it."""
     tail_method: TailMethod = "exact"
     """``exact`` bootstrap (B -> infinity, Monte-Carlo fallback off the lattice), Monte-Carlo
-    ``bootstrap``, paired ``normal`` test, ``serfling`` finite-population bound, or ``none`` (forced:
-    decide by the observed margin alone)."""
+    ``bootstrap``, paired ``normal`` test, ``serfling`` finite-population bound, ``exact-wor`` (the
+    exact one-look test for 0/1 outcomes sampled without replacement from the N planned tasks:
+    :mod:`stopwise.compare._wor_exact`), or ``none`` (forced: decide by the observed margin alone)."""
     bootstrap_resamples: StrictInt = Field(default=200, ge=1, le=MAX_BOOTSTRAP_RESAMPLES)
     """B, the number of Monte-Carlo resamples (the paper uses 200; at most 100,000)."""
     seed: StrictInt = Field(default=0, ge=0)
@@ -172,6 +203,8 @@ class Policy(_Section):
     """The boundary (added with the task universe; a policy without ``[decision]`` gets the
     fixed-budget rule, so old policy files stay valid, but the canonical JSON of every policy now
     holds ``decision`` and its sha256 differs from the one stamped by earlier versions)."""
+    betting: BettingPolicy = BettingPolicy()
+    """The betting boundary's live design and order check; left out of the canonical JSON at its default."""
 
     @field_validator("statuses")
     @classmethod
@@ -185,6 +218,10 @@ class Policy(_Section):
         data = self.model_dump(mode="json")
         if self.flags == FlagPolicy():
             del data["flags"]
+        if self.betting == BettingPolicy():
+            del data["betting"]
+        if self.decision.past_limit == "at-limit":  # added with issue 21: the default keeps old digests
+            del data["decision"]["past_limit"]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def sha256(self) -> str:
@@ -208,6 +245,8 @@ tail_cutoff = 0.05
 #             averages of k attempts (Monte-Carlo fallback for other outcomes; the record says so)
 # bootstrap - Monte-Carlo bootstrap with bootstrap_resamples draws, seeded by seed
 # normal    - paired normal test;  serfling - Serfling finite-population bound
+# exact-wor - exact one-look test for 0/1 outcomes under sampling without replacement of the N
+#             planned tasks (level a at any n; Serfling bound for averages of several attempts)
 # none      - forced: decide by the observed margin alone (a comparison policy, not for reports)
 tail_method = "exact"
 bootstrap_resamples = 200
@@ -242,6 +281,19 @@ scope = "tested"
 #                without replacement): may promote or reject at ANY look once the boundary is
 #                crossed and coverage holds. Needs the planned task order (decide --tasks).
 boundary = "fixed-budget"
+# A look whose rows reach past the budget limit: "at-limit" decides on the tasks up to the limit in
+# the planned order (needs decide --tasks) and says so in the record; "refuse" refuses the look.
+past_limit = "at-limit"
+
+[betting]
+# with betting-wor and the coverage rule:
+# top-up     - run a uniformly random permutation of the planned tasks (stopwise order writes it); once
+#              the boundary is crossed, run the fewest further tasks that meet coverage, then act
+# stratified - run the coverage-aware order, per-group (stratified) boundary: valid, but resolves later
+design = "top-up"
+# a planned order that is not a seeded random permutation of the kind the design needs (cost-first,
+# a hand-written tasks file): refuse the decision, or warn in the record
+order_check = "refuse"
 
 [flags]
 # Rows carrying any of the "exclude" flags are left out and counted in the record's exclusions;

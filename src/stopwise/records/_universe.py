@@ -12,6 +12,12 @@ in ``""`` carries no group information; coverage is then judged over one group.
 The digest (:meth:`TaskUniverse.sha256`) is the sha256 of the universe's canonical JSON: for a
 universe of tasks ``{"groups": [...], "tasks": [...]}`` in planned order, for one from counts
 ``{"group_sizes": {...}, "n_tasks": N}`` (sorted keys, no spaces). It is stamped on decision records.
+
+Order provenance. ``stopwise order`` stamps its output with the order's kind, seed and digest
+(:class:`OrderStamp`, columns ``order_kind``, ``order_seed``, ``order_sha256``); the universe read back
+keeps the stamp (:attr:`TaskUniverse.stamp`) and whether it came from a file. The digest is the sha256
+of ``{"kind": ..., "seed": ..., "universe": <the universe's sha256>}`` (canonical JSON): an edited
+order no longer matches it. The stamp is not part of the universe's own digest.
 """
 
 from __future__ import annotations
@@ -20,18 +26,50 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from stopwise.errors import ArgumentError, Problem, TaskUniverseError
 
-__all__ = ["MAX_UNIVERSE_TASKS", "TaskUniverse", "TaskUniverseError", "read_task_universe"]
+__all__ = ["MAX_UNIVERSE_TASKS", "OrderStamp", "TaskUniverse", "TaskUniverseError", "order_digest", "read_task_universe"]
 
 MAX_UNIVERSE_TASKS = 10_000_000
 """Largest N a universe may declare (bounds memory of coverage tables built from it)."""
 
 _UNIVERSE_COLUMNS = ("task", "group", "position", "covered")
+STAMP_COLUMNS = ("order_kind", "order_seed", "order_sha256")
+"""The provenance columns of the ``stopwise order`` output (the same value on every row)."""
+
+
+def order_digest(kind: str, seed: int, universe_sha256: str) -> str:
+    """sha256 of the canonical JSON ``{"kind", "seed", "universe"}`` of a planned order.
+
+    Examples
+    --------
+    >>> from stopwise.records._universe import order_digest
+    >>> len(order_digest("uniform", 0, "0" * 64))
+    64
+    """
+    document = {"kind": str(kind), "seed": int(seed), "universe": str(universe_sha256)}
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class OrderStamp:
+    """Where a planned order came from: its kind, seed and digest (written by ``stopwise order``)."""
+
+    kind: str
+    """The order kind drawn (``uniform``, ``coverage-aware``, ``cost-first``)."""
+    seed: int
+    """The seed of the draw."""
+    sha256: str
+    """:func:`order_digest` of the kind, seed and the universe's sha256."""
+
+    def matches(self, universe: TaskUniverse) -> bool:
+        """The digest is that of this kind, seed and universe (the order was not edited)."""
+        return universe.ordered and self.sha256 == order_digest(self.kind, self.seed, universe.sha256())
 
 
 class TaskUniverse:
@@ -60,9 +98,17 @@ class TaskUniverse:
     {'easy': 300, 'hard': 210}
     """
 
-    __slots__ = ("_group_sizes", "_groups", "_index", "_n", "_sha", "_tasks")
+    __slots__ = ("_from_file", "_group_sizes", "_groups", "_index", "_n", "_sha", "_stamp", "_tasks")
 
-    def __init__(self, tasks: Sequence[str], groups: Sequence[str] | None = None, *, source: str = "<tasks>") -> None:
+    def __init__(
+        self,
+        tasks: Sequence[str],
+        groups: Sequence[str] | None = None,
+        *,
+        source: str = "<tasks>",
+        stamp: OrderStamp | None = None,
+        from_file: bool = False,
+    ) -> None:
         task_array = np.asarray(list(tasks), dtype=object)
         problems: list[Problem] = []
         if task_array.ndim != 1 or len(task_array) == 0:
@@ -111,6 +157,8 @@ class TaskUniverse:
         self._group_sizes = {str(g): int(s) for g, s in zip(labels, sizes, strict=True)}
         self._index: tuple[np.ndarray, np.ndarray] | None = None
         self._sha: str | None = None
+        self._stamp = stamp
+        self._from_file = bool(from_file)
 
     @classmethod
     def from_counts(cls, n_tasks: int, group_sizes: Mapping[str, int] | None = None) -> TaskUniverse:
@@ -169,7 +217,36 @@ class TaskUniverse:
         universe._group_sizes = {str(k).strip(): int(sizes[k]) for k in sorted(sizes)}
         universe._index = None
         universe._sha = None
+        universe._stamp = None
+        universe._from_file = False
         return universe
+
+    @property
+    def stamp(self) -> OrderStamp | None:
+        """The order's provenance (``stopwise order``'s kind, seed and digest); None when not stamped."""
+        return self._stamp
+
+    @property
+    def from_file(self) -> bool:
+        """Read from a tasks file (:func:`read_task_universe`) rather than built in Python."""
+        return self._from_file
+
+    def with_stamp(self, kind: str, seed: int) -> TaskUniverse:
+        """A copy of the universe stamped as the seeded draw of an order kind (the digest computed here).
+
+        Examples
+        --------
+        >>> from stopwise import TaskUniverse
+        >>> u = TaskUniverse(["t2", "t1"]).with_stamp("uniform", 3)
+        >>> u.stamp.kind, u.stamp.seed, u.stamp.matches(u)
+        ('uniform', 3, True)
+        """
+        if self._tasks is None:
+            raise ArgumentError("a universe from counts has no order to stamp")
+        stamped = TaskUniverse(self._tasks.tolist(), None if self._groups is None else self._groups.tolist())
+        stamped._stamp = OrderStamp(str(kind), int(seed), order_digest(kind, seed, self.sha256()))
+        stamped._from_file = self._from_file
+        return stamped
 
     @property
     def n_tasks(self) -> int:
@@ -256,8 +333,9 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     The file (CSV, JSONL or Parquet) has a ``task`` column, optionally the group column and a
     ``position`` column (1-based planned positions, a permutation of 1..N; rows are put in that
     order). Without ``position`` the row order is the planned order. The order output's
-    ``covered`` column is accepted and ignored; any other column is an error (a misspelt
-    ``group`` would otherwise silently drop coverage).
+    ``covered`` column is accepted and ignored, and its provenance columns ``order_kind``,
+    ``order_seed`` and ``order_sha256`` (one value on every row) become :attr:`TaskUniverse.stamp`;
+    any other column is an error (a misspelt ``group`` would otherwise silently drop coverage).
 
     Parameters
     ----------
@@ -294,7 +372,7 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     source = str(file)
     cells = read_table(file, what="tasks file").cells
     columns = [str(c) for c in cells]
-    allowed = ("task", group_column, "position", "covered")
+    allowed = ("task", group_column, "position", "covered", *STAMP_COLUMNS)
     problems: list[Problem] = []
     if "task" not in columns:
         raise TaskUniverseError(
@@ -318,6 +396,7 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     n = len(cells["task"])
     if n == 0:
         raise TaskUniverseError([Problem(source, None, "task", "must list at least one planned task", None)])
+    stamp = _read_stamp(cells, columns, source)
     tasks = np.asarray(cells["task"], dtype=object)
     groups = np.asarray(cells[group_column], dtype=object) if group_column in columns else None
     if groups is not None:
@@ -354,7 +433,7 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
         tasks = tasks[order]
         groups = groups[order] if groups is not None else None
         try:
-            return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source)
+            return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source, stamp=stamp, from_file=True)
         except TaskUniverseError as exc:
             # report rows of the file, not planned positions
             raise TaskUniverseError(
@@ -363,4 +442,25 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
                     for p in exc.problems
                 ]
             ) from None
-    return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source)
+    return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source, stamp=stamp, from_file=True)
+
+
+def _read_stamp(cells: Mapping[str, object], columns: list[str], source: str) -> OrderStamp | None:
+    """The provenance columns as an :class:`OrderStamp` (all three, one value each), or None when absent."""
+    present = [c for c in STAMP_COLUMNS if c in columns]
+    if not present:
+        return None
+    if len(present) != len(STAMP_COLUMNS):
+        missing = [c for c in STAMP_COLUMNS if c not in columns]
+        raise TaskUniverseError([Problem(source, None, missing[0], "the order's provenance needs all of " + ", ".join(STAMP_COLUMNS), None)])
+    values = {}
+    for column in STAMP_COLUMNS:
+        distinct = {str(v.item() if isinstance(v, np.generic) else v) for v in np.asarray(cells[column], dtype=object)}
+        if len(distinct) != 1:
+            raise TaskUniverseError([Problem(source, None, column, "must hold one value on every row", ", ".join(sorted(distinct))[:80])])
+        values[column] = distinct.pop()
+    try:
+        seed = int(float(values["order_seed"]))
+    except ValueError:
+        raise TaskUniverseError([Problem(source, None, "order_seed", "must be an integer", values["order_seed"])]) from None
+    return OrderStamp(values["order_kind"], seed, values["order_sha256"])

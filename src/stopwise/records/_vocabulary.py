@@ -18,13 +18,20 @@ __all__ = [
     "BOUNDARIES",
     "COMPUTED_TAIL_METHODS",
     "COVERAGE_RULES",
+    "DEFAULT_BUDGETS",
+    "INGEST_FORMATS",
+    "LIVE_RULES",
     "STATUSES",
+    "STRATEGIES",
     "TAIL_METHODS",
     "Action",
     "Boundary",
     "ComputedTailMethod",
     "CoverageRule",
+    "IngestFormat",
+    "LiveRule",
     "Status",
+    "Strategy",
     "TailMethod",
 ]
 
@@ -32,7 +39,7 @@ Status = Literal["final", "pending", "predicted"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 """Allowed values of ``status``: a final label, an unresolved one, or an early prediction."""
 
-ComputedTailMethod = Literal["exact", "bootstrap", "normal", "serfling"]
+ComputedTailMethod = Literal["exact", "bootstrap", "normal", "serfling", "exact-wor"]
 COMPUTED_TAIL_METHODS: tuple[ComputedTailMethod, ...] = get_args(ComputedTailMethod)
 """Tail methods that compute tail probabilities."""
 
@@ -52,6 +59,25 @@ Action = Literal["promote", "reject", "continue", "abstain"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
 """The four actions, in exit-code order (promote 0, reject 1, continue 2, abstain 3)."""
 
+Strategy = Literal["auto", "mixture", "max", "horizon", "agrapa", "plug-in"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+"""Betting strategies: ``auto`` (default: ``mixture`` for the pooled process, ``max`` for the stratified
+one), ``mixture`` (the average of the ``max`` and ``horizon`` capitals), ``max`` (the larger of the aGRAPA
+and plug-in bets), ``horizon`` (the larger of the aGRAPA and the horizon-tuned plug-in bets), ``agrapa``
+and the predictable ``plug-in`` baseline."""
+
+LiveRule = Literal["betting-wor", "fixed-budget"]
+LIVE_RULES: tuple[LiveRule, ...] = get_args(LiveRule)
+"""The rules a live-look replay compares."""
+
+IngestFormat = Literal["swebench", "inspect", "tau2", "harbor", "hal"]
+INGEST_FORMATS: tuple[IngestFormat, ...] = get_args(IngestFormat)
+"""Harness formats :func:`~stopwise.ingest.ingest` reads, in the order detection tries them."""
+
+DEFAULT_BUDGETS: tuple[float, ...] = tuple(k / 100 for k in range(5, 100, 5))
+"""The replay's budget fractions, 5 % to 95 % in 5-point steps (``stopwise.replay.DEFAULT_BUDGETS`` is
+the same as a NumPy array)."""
+
 __all__ += [  # the action codes, exclusion and warning codes (decide's vocabulary)
     "ACTION_CODE",
     "EXCLUSION_CODES",
@@ -66,7 +92,7 @@ __all__ += [  # the action codes, exclusion and warning codes (decide's vocabula
 ACTION_CODE: dict[Action, int] = {action: code for code, action in enumerate(ACTIONS)}
 """Each action's integer code, its place in :data:`ACTIONS` (the ``stopwise decide`` exit code)."""
 
-ExclusionCode = Literal["duplicate", "status", "flag", "not-shared", "outside-universe", "no-partner"]
+ExclusionCode = Literal["duplicate", "status", "flag", "not-shared", "outside-universe", "no-partner", "beyond-limit"]
 EXCLUSION_CODES: tuple[ExclusionCode, ...] = get_args(ExclusionCode)
 """Why outcome rows were left out of a decision (:attr:`stopwise.records.Exclusion.code`)."""
 
@@ -77,6 +103,7 @@ EXCLUSION_REASONS: dict[ExclusionCode, str] = {
     "not-shared": "task not shared by both systems",
     "outside-universe": "task outside the planned task universe",
     "no-partner": "partner system has no usable outcome on the task yet",
+    "beyond-limit": "task beyond the budget limit in the planned order (policy past_limit = at-limit)",
 }
 """The reason text of each exclusion code, as records store it (``str.format`` fields in braces).
 
@@ -124,7 +151,9 @@ def exclusion_code(reason: str) -> ExclusionCode | None:
 
 
 WarningCode = Literal[
-    "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided"
+    "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
+    "order-provenance",
+    "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -134,4 +163,35 @@ planned task is observed but the budget used given is below the limit; ``no-univ
 groups are inferred from the rows; ``outside-universe`` rows on tasks outside the universe were
 excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of the planned order;
 ``few-observed`` fewer paired tasks than the tail method wants; ``one-sided`` every observed
-difference on one side of the threshold before the budget limit."""
+difference on one side of the threshold before the budget limit; ``order-provenance`` the betting
+boundary's planned order is not a verified seeded random permutation of the kind its guarantee needs;
+then the one-look codes of issue 21 (``past-limit``, ``rare-discordance``, ``unweighted-estimate``,
+``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below)."""
+
+PastLimit = Literal["at-limit", "refuse"]
+PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)
+"""What ``decide`` does with a look beyond the budget limit (``[decision] past_limit``): decide on the
+tasks up to the limit in the planned order and say so (``at-limit``), or refuse the look."""
+
+ISSUE21_WARNINGS = """The warning codes added with issue 21 (the end of :data:`WARNING_CODES`), in the order a record lists them:
+
+``past-limit`` the rows reach past the budget limit and the look was taken at the limit (the rows
+beyond it excluded, code ``beyond-limit``); ``rare-discordance`` the paper's fixed-budget rule took a
+final action on fewer than :data:`RARE_DISCORDANCE` discordant tasks (the message gives the exact
+without-replacement p-value of the sample, the measured risk); ``unweighted-estimate`` under a
+group-driven order the unweighted mean and the group-weighted (stratified) mean lie on different sides
+of the threshold; ``exact-wor-fallback`` the ``exact-wor`` test was asked for but the differences are
+not 0/±1 (or the enumeration is too large), so the Serfling bound was used; ``not-random-sample`` the
+``exact-wor`` test assumes a simple random sample of the planned tasks, which a group-driven order is not.
+"""
+
+RARE_DISCORDANCE = 10
+"""Fewest discordant tasks (non-zero differences) on which the paper's rule acts without a
+``rare-discordance`` warning.
+
+Chosen by exact enumeration (N = 500, n = 20, 50, 100, 150, 250, delta = 0, a = 0.05; see
+``docs/guide.md``, "One look at the limit"): on every sample with at least 10 discordant tasks where the bootstrap rule
+acts, the exact without-replacement p-value of its action is at most 0.07 (1.4 a); below 10 it
+reaches 0.96 (no discordant task), 0.26 (one), 0.10 (two, five, eight)."""
+
+__all__ += ["PAST_LIMITS", "RARE_DISCORDANCE", "PastLimit"]

@@ -30,6 +30,7 @@ from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
 from stopwise.replay._report import markdown_report, markdown_table, plot_unresolved, table_two
 from stopwise.replay._run import ReplayResult, replay_grid, source_table
+from stopwise.replay._settings import LiveReplaySettings, ReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
 
 __getattr__, __dir__ = _lazy_exports(
@@ -51,9 +52,11 @@ __all__ = [
     "STANDARD_POLICIES",
     "SUMMARY_KEYS",
     "LiveReplay",
+    "LiveReplaySettings",
     "PolicyReplay",
     "ReplayPair",
     "ReplayResult",
+    "ReplaySettings",
     "ReplaySource",
     "comparison_policies",
     "cost_first_orders",

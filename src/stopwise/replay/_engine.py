@@ -24,6 +24,7 @@ from stopwise.compare import (
     cost_first_orders,
     coverage_aware_orders,
     exact_tails_from_counts,
+    exact_wor_tails_from_counts,
     exceeds_threshold,
     lattice_threshold,
     neyman_from_draws,
@@ -34,19 +35,19 @@ from stopwise.compare import (
     stratified_draws,
     uniform_orders,
 )
-from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.errors import ComparisonError
 from stopwise.records import ACTIONS, Policy
+from stopwise.records._vocabulary import DEFAULT_BUDGETS as BUDGET_FRACTIONS
+from stopwise.replay._checks import check_replay_args
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_source_grid"]
 
-DEFAULT_BUDGETS = np.round(np.arange(5, 100, 5) / 100, 2)
-"""The paper's budget grid: 5 % to 95 % in 5-point steps."""
+DEFAULT_BUDGETS = np.array(BUDGET_FRACTIONS)
+"""The paper's budget grid: 5 % to 95 % in 5-point steps (:data:`stopwise.records._vocabulary.DEFAULT_BUDGETS` as an array)."""
 REPLAY_EXACT_MAX_SUPPORT = 1 << 13
 """Largest bootstrap-sum support 2 N L + 1 for which the replay computes exact tails; pairs on a
 finer lattice use the Monte-Carlo bootstrap (with common random resampling counts, as a GEMM)."""
-MAX_ORDERS = 100_000
-"""Most task orders per pair a replay takes (each order is a row of task indices held in memory)."""
 
 ProgressCallback = Callable[[int], None]
 
@@ -364,6 +365,13 @@ def _tails(
     elif method == "normal":
         item.r_promote, item.r_reject = normal_tails_from_moments(total, squares, kf, thresholds)
         item.tail_method = "paired normal"
+    elif method == "exact-wor" and counts is not None and pair.lattice == 1:  # one cached table per (k, delta)
+        r_promote, r_reject = exact_wor_tails_from_counts(counts[..., 2], counts[..., 0], k, pair.n_shared, thresholds)
+        item.r_promote, item.r_reject = np.nan_to_num(r_promote, nan=1.0), np.nan_to_num(r_reject, nan=1.0)
+        item.tail_method = f"exact-wor (N={pair.n_shared})"
+    elif method == "exact-wor":  # not 0/1 differences: decide's fallback, the Serfling bound
+        item.r_promote, item.r_reject = serfling_tails_from_moments(total, kf, pair.n_shared, thresholds)
+        item.tail_method = f"serfling (N={pair.n_shared}; exact-wor unavailable: differences not 0/1)"
     else:
         item.r_promote, item.r_reject = serfling_tails_from_moments(total, kf, pair.n_shared, thresholds)
         item.tail_method = f"serfling (N={pair.n_shared})"
@@ -419,29 +427,6 @@ def _monte_carlo_tails(
     for item in items:
         assert item.r_promote is not None
         item.r_reject = 1.0 - item.r_promote
-
-
-def checked_grid(thresholds: Sequence[float], n_orders: int) -> np.ndarray:
-    """The thresholds as an array, after checking them and the order count K of a replay.
-
-    Raises
-    ------
-    ArgumentError
-        When the thresholds are not a non-empty list of numbers in [-1, 1), or K is not an integer
-        from 1 to :data:`MAX_ORDERS`.
-
-    Examples
-    --------
-    >>> from stopwise.replay._engine import checked_grid
-    >>> checked_grid([0, 0.05], 10).tolist()
-    [0.0, 0.05]
-    """
-    thresholds_arr = np.asarray(thresholds, dtype=float)
-    if thresholds_arr.ndim != 1 or len(thresholds_arr) == 0 or not ((thresholds_arr >= -1) & (thresholds_arr < 1)).all():
-        raise ArgumentError("`thresholds` must be a non-empty list of numbers in [-1, 1)")
-    if int(n_orders) != n_orders or not 1 <= n_orders <= MAX_ORDERS:
-        raise ArgumentError(f"`n_orders` must be an integer from 1 to {MAX_ORDERS:,}; got {n_orders!r}")
-    return thresholds_arr
 
 
 def replay_source_grid(
@@ -503,16 +488,11 @@ def replay_source_grid(
     0  system-01  system-02     0.5        0      20        0
     1  system-01  system-02     1.0        0      20        0
     """
-    thresholds_arr = checked_grid(thresholds, n_orders)
+    check_replay_args("replay_source_grid", thresholds=thresholds, budgets=budgets, n_orders=n_orders, measure=measure, scope=scope)
+    thresholds_arr = np.asarray(thresholds, dtype=float)
     budgets_arr = np.asarray(budgets, dtype=float)
-    if budgets_arr.ndim != 1 or len(budgets_arr) == 0 or not ((budgets_arr > 0) & (budgets_arr <= 1)).all():
-        raise ArgumentError("`budgets` must be a non-empty list of fractions in (0, 1]")
     measure = measure or policy.budget.measure
     scope = scope or policy.budget.scope
-    if measure not in ("task_fraction", "task_count", "cost_usd", "elapsed_s"):
-        raise ArgumentError(f"`measure` must be task_fraction, task_count, cost_usd or elapsed_s; got {measure!r}")
-    if scope not in ("tested", "pair"):
-        raise ArgumentError(f"`scope` must be tested or pair; got {scope!r}")
     work: list[_PairWork] = []
     for plan in _plans(source, policy, n_orders, budgets_arr, measure, scope):
         work.extend(_plan_work(source, plan, policy, thresholds_arr))

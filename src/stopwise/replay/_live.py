@@ -5,9 +5,13 @@ budget-grid replay, :func:`stopwise.replay.pair_orders`); at every look the rule
 of the prefix so far and the run stops at the first promote or reject. Two rules are replayed:
 
 * ``betting-wor`` — the anytime-valid betting boundary (:func:`stopwise.compare.betting_paths`):
-  promote at the first look at which the promote capital has reached 1/a, reject likewise. Under a
-  uniform order the pooled process is used; under any other order the stratified (per-group)
-  process over the pair's task groups.
+  promote at the first look at which the promote capital has reached 1/a, reject likewise. With the
+  coverage rule and the policy's ``[betting] design = "top-up"`` (the default) the top-up design
+  (:mod:`stopwise.compare._topup`): the pooled process on uniformly random orders pi (the orders of the
+  policy with ``[order] kind = "uniform"``, the same seed), and the run stops when the top-up after the
+  crossing look ends (:func:`stopwise.compare._topup.top_up_ends`, a (K, N) table per plan, so every
+  (pair, order, look) stays an array computation). Otherwise, under a uniform order the pooled process
+  is used; under any other order the stratified (per-group) process over the pair's task groups.
 * ``fixed-budget`` — the paper's primary rule re-declared at every look (the only way to stop early
   with a fixed-budget rule): at each look the prefix is treated as the budget limit and the routine
   of Fig. 2 runs with exact bootstrap tails (paired normal tails where the pair's lattice is too fine
@@ -23,11 +27,12 @@ K orders the rate is compared with ``a + 2 SE``, ``SE = sqrt(a (1 - a) / K)``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +52,17 @@ from stopwise.compare import (
     routine_actions,
 )
 from stopwise.compare._betting import resolve_strategy
+from stopwise.compare._topup import top_up_ends
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
-from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders, checked_grid
+from stopwise.records._vocabulary import LIVE_RULES
+from stopwise.replay._checks import check_replay_args
+from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
+from stopwise.replay._settings import LiveReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["LIVE_RULES", "LiveReplay", "live_looks", "replay_looks", "replay_source_looks"]
 
-LIVE_RULES = ("betting-wor", "fixed-budget")
-"""The rules a live-look replay compares."""
 CURVE_BUDGETS = np.round(np.arange(1, 101) / 100, 2)
 """Budget fractions of the resolved-by-budget curve."""
 _NONE = -1
@@ -284,14 +291,14 @@ class LiveReplay:
     summary : pandas.DataFrame
         Per (source, policy, rule, threshold): pairs, positives, mean and maximum wrong rate, pairs above
         a + 2 SE, share resolved by 10 % and 20 %, stopping-time quartiles over all runs.
-    settings : dict
-        Policy, thresholds, orders, looks, strategy and version.
+    settings : LiveReplaySettings
+        Policy, thresholds, orders, looks, strategy and version (``live_settings.json``: its ``to_dict()``).
     """
 
     pairs: pd.DataFrame
     curve: pd.DataFrame
     summary: pd.DataFrame
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: LiveReplaySettings
 
     def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
         """Write the live-look tables and figure into a new directory, atomically; return the written paths.
@@ -310,7 +317,7 @@ class LiveReplay:
         texts = {f"{name}.csv": table.to_csv(index=False) for name, table in (("live_pairs", self.pairs), ("live_summary", self.summary), ("live_curve", self.curve))}
         texts["live_summary.json"] = self.summary.to_json(orient="records", indent=1)
         texts["live_summary.md"] = "# Live-look replay\n\n" + markdown_table(summary_table(self.summary)) + "\n"
-        texts["live_settings.json"] = json.dumps(self.settings, indent=1, sort_keys=True)
+        texts["live_settings.json"] = json.dumps(self.settings.to_dict(), indent=1, sort_keys=True)
         for name, text in texts.items():
             (out / name).write_text(text, encoding="utf-8")
         written = [out / name for name in texts]
@@ -345,30 +352,16 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def plot_live(curve: pd.DataFrame, path: str | Path, *, threshold: float = 0.0) -> Path:
     """Resolved-by-budget curves at one threshold: a line per (source, rule)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from stopwise.replay._report import percent_figure
 
     part = curve[np.isclose(curve["threshold"], threshold)]
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
-    for (source, policy, rule), block in part.groupby(["source", "policy", "rule"], sort=False):
-        block = block.sort_values("budget")
-        style = "-" if rule == "betting-wor" else "--"
-        ax.plot(100 * block["budget"], 100 * block["resolved"], style, label=f"{source} — {policy} — {rule}")
-    ax.set_xlabel("tasks observed (% of the planned tasks)")
-    ax.set_ylabel("runs stopped with promote or reject (%)")
-    ax.set_title(f"Live looks after every task: resolved by budget at {100 * threshold:g} pp")
-    ax.set_ylim(0, 100)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    out = Path(path)
-    partial = out.with_name(out.stem + ".partial" + out.suffix)
-    fig.savefig(partial)
-    plt.close(fig)
-    partial.replace(out)
-    return out
+    title = f"Live looks after every task: resolved by budget at {100 * threshold:g} pp"
+    with percent_figure(path, title, "tasks observed (% of the planned tasks)", "runs stopped with promote or reject (%)", legend="lower right") as ax:
+        for (source, policy, rule), block in part.groupby(["source", "policy", "rule"], sort=False):
+            block = block.sort_values("budget")
+            style = "-" if rule == "betting-wor" else "--"
+            ax.plot(100 * block["budget"], 100 * block["resolved"], style, label=f"{source} — {policy} — {rule}")
+    return Path(path)
 
 
 def _pair_row(stops: _Stops, pair: ReplayPair, positive: bool, alpha: float) -> dict[str, Any]:
@@ -463,19 +456,21 @@ def replay_source_looks(
     ('betting-wor', 6, True)
     """
     policy = policy if policy is not None else Policy()
-    thresholds_arr = checked_grid(thresholds, n_orders)
-    unknown = [r for r in rules if r not in LIVE_RULES]
-    if unknown or not rules:
-        raise ArgumentError(f"`rules` must be a non-empty subset of {', '.join(LIVE_RULES)}; got {list(rules)}")
-    if int(batch_rows) != batch_rows or batch_rows < 1:
-        raise ArgumentError(f"`batch_rows` must be a positive integer; got {batch_rows!r}")
+    check_replay_args(
+        "replay_source_looks", thresholds=thresholds, n_orders=n_orders, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy,
+        batch_rows=batch_rows, n_jobs=n_jobs,
+    )
+    thresholds_arr = np.asarray(thresholds, dtype=float)
     if policy.order.kind not in ("uniform", "coverage-aware"):
         raise ArgumentError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
     alpha = policy.tail_cutoff
     enforce = policy.coverage.rule == "proportional"
-    stratified = policy.order.kind != "uniform"
+    top_up = enforce and policy.betting.design == "top-up" and "betting-wor" in rules
+    stratified = policy.order.kind != "uniform" and not top_up
     used = resolve_strategy(strategy, stratified)  # an unknown name is an ArgumentError here, before any work
     orders_of = Orders(source, policy, n_orders)
+    # the top-up design runs the betting rule on uniform orders pi (the same draws as a uniform policy's)
+    uniform_of = Orders(source, policy.model_copy(update={"order": policy.order.model_copy(update={"kind": "uniform"})}), n_orders)
     plans: dict[int, tuple[np.ndarray, list[ReplayPair]]] = {}
     for pair in source.pairs:
         orders = orders_of.for_pair(pair)
@@ -493,14 +488,20 @@ def replay_source_looks(
             codes = codes_task[orders] if stratified else None
             sizes = np.bincount(codes_task, minlength=len(labels)) if stratified else None
             bet_looks = live_looks(n, looks)
+            pi = uniform_of.for_pair(pairs[0]) if top_up else orders
+            ends = top_up_ends(codes_task[pi], np.bincount(codes_task, minlength=len(labels))) if top_up else None
             fix_looks = live_looks(n, fixed_looks if fixed_looks is not None else max(1, math.ceil(n / 20)))
             fixed = [_fixed_stops(pair, orders, gate, fix_looks, alpha, tails) for pair in pairs] if "fixed-budget" in rules else []
             for t_index, threshold in enumerate(thresholds_arr):
                 positive = [exceeds_threshold(p.differences, p.lattice, float(threshold)) for p in pairs]
                 for rule in rules:
-                    if rule == "betting-wor":
+                    if rule == "betting-wor" and ends is not None:
+                        plan = _BettingPlan(pi, float(threshold), None, None, None, bet_looks, alpha, strategy)
+                        stops: list[_Stops] = [_topped_up(run, ends) for run in _run_betting(pairs, plan, batch_rows, pool)]
+                        methods = [f"betting-wor ({used}, pooled on uniform orders, coverage by top-up)"] * len(pairs)
+                    elif rule == "betting-wor":
                         plan = _BettingPlan(orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy)
-                        stops: list[_Stops] = _run_betting(pairs, plan, batch_rows, pool)
+                        stops = _run_betting(pairs, plan, batch_rows, pool)
                         methods = [f"betting-wor ({used}, {'stratified' if stratified else 'pooled'})"] * len(pairs)
                     else:
                         stops = [runs[t_index] for runs, _ in fixed]
@@ -519,19 +520,26 @@ def replay_source_looks(
             pool.shutdown()
     table = pd.DataFrame(rows)
     curve = _aggregate_curve(pd.concat(curves, ignore_index=True))
-    settings = {
-        "stopwise_version": __version__,
-        "policy": json.loads(policy.canonical_json()),
-        "policy_sha256": policy.sha256(),
-        "thresholds": [float(t) for t in thresholds_arr],
-        "n_orders": int(n_orders),
-        "looks": looks,
-        "fixed_looks": fixed_looks if fixed_looks is not None else "every 5% of tasks",
-        "rules": list(rules),
-        "strategy": strategy,
-        "truth": "positive iff Delta_full > delta on the complete shared task set",
-    }
+    settings = LiveReplaySettings(
+        stopwise_version=__version__,
+        policy=json.loads(policy.canonical_json()),
+        policy_sha256=policy.sha256(),
+        thresholds=tuple(float(t) for t in thresholds_arr),
+        n_orders=int(n_orders),
+        looks=looks,
+        fixed_looks=fixed_looks if fixed_looks is not None else "every 5% of tasks",
+        rules=tuple(rules),
+        strategy=strategy,
+        truth="positive iff Delta_full > delta on the complete shared task set",
+    )
     return LiveReplay(pairs=table, curve=curve, summary=summarize_live(table, curve), settings=settings)
+
+
+def _topped_up(run: _Stops, ends: np.ndarray) -> _Stops:
+    """A pooled run's stops moved to the end of the top-up after the crossing look (``ends``: (K, N), per order)."""
+    resolved = run.action != _NONE
+    at = np.where(resolved, run.stop, 1) - 1
+    return _Stops(run.action, np.where(resolved, ends[np.arange(len(at)), at], _NONE))
 
 
 def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, pool: ThreadPoolExecutor | None) -> list[_Stops]:
@@ -704,12 +712,16 @@ def replay_looks(
     >>> from stopwise.records import synthetic_benchmark
     >>> from stopwise.replay import replay_looks
     >>> live = replay_looks({"synthetic": synthetic_benchmark(100, 3, rng=0)}, thresholds=[0.0], n_orders=10, looks=5)
-    >>> sorted(live.summary["rule"]), live.settings["looks"]
+    >>> sorted(live.summary["rule"]), live.settings.looks
     (['betting-wor', 'fixed-budget'], 5)
     """
     from stopwise.replay._policies import comparison_policies
     from stopwise.replay._source import prepare_source
 
+    check_replay_args(
+        "replay_looks", thresholds=thresholds, n_orders=n_orders, looks=looks, fixed_looks=fixed_looks, rules=rules, strategy=strategy,
+        min_coverage=min_coverage, min_shared=min_shared, batch_rows=batch_rows, n_jobs=n_jobs,
+    )
     base = policy if policy is not None else Policy()
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
     sources = [
@@ -740,11 +752,13 @@ def replay_looks(
     ]
     pairs = pd.concat([p.pairs for p in parts], ignore_index=True)
     curve = pd.concat([p.curve for p in parts], ignore_index=True)
-    settings = dict(parts[0].settings)
-    settings.pop("policy", None)
-    settings.pop("policy_sha256", None)
-    settings["policies"] = {name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()}
-    settings["sources"] = [s.name for s in sources]
-    settings["min_coverage"] = float(min_coverage)
-    settings["min_shared"] = int(min_shared)
+    settings = dataclasses.replace(
+        parts[0].settings,
+        policy=None,
+        policy_sha256=None,
+        policies={name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()},
+        sources=tuple(s.name for s in sources),
+        min_coverage=float(min_coverage),
+        min_shared=int(min_shared),
+    )
     return LiveReplay(pairs=pairs, curve=curve, summary=summarize_live(pairs, curve), settings=settings)

@@ -28,8 +28,10 @@ proportional to n_g sigma_g of the completed record, prior variance information)
 bootstrap rule; its allocation departs from proportional coverage by design, so the coverage rule is
 recorded (coverage failure) but not enforced. ``bootstrap-mc``: the paper's Monte-Carlo
 bootstrap (B from the policy, 200 by default). ``betting`` and ``betting-uniform``: the anytime-valid
-``betting-wor`` boundary (``[decision] boundary``) under the coverage-aware order with the coverage rule
-(stratified process) or under a uniform order (pooled process); they are replayed with live looks
+``betting-wor`` boundary (``[decision] boundary``) with the coverage rule (the top-up design: the pooled
+process on a seeded uniform order, coverage topped up before the action; ``[betting] design =
+"stratified"`` replays the stratified process under the coverage-aware order instead) or without it under
+a uniform order (pooled process); they are replayed with live looks
 (``stopwise replay --looks``), not on the budget grid. Every other name sets the ``fixed-budget``
 boundary."""
 

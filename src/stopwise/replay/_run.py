@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +15,11 @@ from stopwise._version import __version__
 from stopwise.compare import exceeds_threshold
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Policy
+from stopwise.replay._checks import check_replay_args
 from stopwise.replay._engine import DEFAULT_BUDGETS, replay_source_grid
 from stopwise.replay._metrics import sufficiency, summarize
 from stopwise.replay._policies import comparison_policies
+from stopwise.replay._settings import ReplaySettings
 from stopwise.replay._source import ReplaySource, prepare_source
 
 __all__ = ["ReplayResult", "replay_grid", "source_table"]
@@ -70,9 +72,9 @@ class ReplayResult:
         Pairs, overlaps and positive counts per source (the paper's Table I).
     decisions : pandas.DataFrame or None
         One row per decision, when requested.
-    settings : dict
+    settings : ReplaySettings
         Everything needed to rerun: policies (canonical JSON and sha256), thresholds, budgets,
-        orders, measure, filters, library version.
+        orders, measure, filters, exclusions, library version (``settings.json``: its ``to_dict()``).
     """
 
     cases: pd.DataFrame
@@ -80,7 +82,7 @@ class ReplayResult:
     sufficiency: pd.DataFrame
     sources: pd.DataFrame
     decisions: pd.DataFrame | None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: ReplaySettings
 
     def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
         """Write the records, tables and figure into a new directory, atomically; returns the written paths.
@@ -110,7 +112,7 @@ class ReplayResult:
         for name, table in (("summary", self.summary), ("sufficiency", self.sufficiency)):
             (out / f"{name}.json").write_text(table.to_json(orient="records", indent=1))
             written.append(out / f"{name}.json")
-        (out / "settings.json").write_text(json.dumps(self.settings, indent=1, sort_keys=True))
+        (out / "settings.json").write_text(json.dumps(self.settings.to_dict(), indent=1, sort_keys=True))
         (out / "report.md").write_text(markdown_report(self))
         written += [out / "settings.json", out / "report.md"]
         if figure:
@@ -180,6 +182,10 @@ def replay_grid(
     >>> row["source"], row["policy"], float(row["min_sufficient_budget"])
     ('synthetic', 'primary', 0.1)
     """
+    check_replay_args(
+        "replay_grid", thresholds=thresholds, budgets=budgets, n_orders=n_orders, measure=measure, scope=scope, min_coverage=min_coverage,
+        min_shared=min_shared,
+    )
     base = policy if policy is not None else Policy()
     chosen = {"policy": base} if policies is None else comparison_policies(base, list(policies))
     betting = [name for name, p in chosen.items() if p.decision.boundary == "betting-wor"]
@@ -227,21 +233,21 @@ def replay_grid(
                 decisions.append(run.decisions)
     all_cases = pd.concat(cases, ignore_index=True)
     summary = summarize(all_cases, base.targets, n_boot=n_boot, rng=base.seed)
-    settings = {
-        "stopwise_version": __version__,
-        "policies": {name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()},
-        "thresholds": [float(t) for t in thresholds],
-        "budgets": [float(b) for b in budgets],
-        "n_orders": int(n_orders),
-        "measure": measure or base.budget.measure,
-        "scope": scope or base.budget.scope,
-        "min_coverage": float(min_coverage),
-        "min_shared": int(min_shared),
-        "excluded_systems": {s.name: s.excluded_systems for s in sources},
-        "excluded_rows": {s.name: [e.model_dump() for e in s.excluded_rows] for s in sources},
-        "notes": {s.name: s.notes for s in sources},
-        "excluded_pairs": {s.name: {f"{k[0]} vs {k[1]}": v for k, v in s.excluded_pairs.items()} for s in sources},
-    }
+    settings = ReplaySettings(
+        stopwise_version=__version__,
+        policies={name: {"sha256": p.sha256(), "policy": json.loads(p.canonical_json())} for name, p in chosen.items()},
+        thresholds=tuple(float(t) for t in thresholds),
+        budgets=tuple(float(b) for b in budgets),
+        n_orders=int(n_orders),
+        measure=measure or base.budget.measure,
+        scope=scope or base.budget.scope,
+        min_coverage=float(min_coverage),
+        min_shared=int(min_shared),
+        excluded_systems={s.name: s.excluded_systems for s in sources},
+        excluded_rows={s.name: [e.model_dump() for e in s.excluded_rows] for s in sources},
+        notes={s.name: s.notes for s in sources},
+        excluded_pairs={s.name: {f"{k[0]} vs {k[1]}": v for k, v in s.excluded_pairs.items()} for s in sources},
+    )
     return ReplayResult(
         cases=all_cases,
         summary=summary,

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 
 from stopwise.compare import lattice_of, outcome_cells
-from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.errors import ComparisonError
 from stopwise.records import Exclusion, OutcomeColumns
+from stopwise.replay._checks import check_replay_args
 
 __all__ = ["ReplayPair", "ReplaySource", "prepare_source"]
 
@@ -138,10 +139,7 @@ def prepare_source(
     >>> len(source.pairs), source.pairs[0].n_shared, source.pairs[0].lattice
     (6, 60, 1)
     """
-    if not 0.0 <= min_coverage <= 1.0:
-        raise ArgumentError(f"`min_coverage` must be in [0, 1]; got {min_coverage!r}")
-    if int(min_shared) != min_shared or min_shared < 1:
-        raise ArgumentError(f"`min_shared` must be a positive integer; got {min_shared!r}")
+    check_replay_args("prepare_source", min_coverage=min_coverage, min_shared=min_shared)
     cells = outcome_cells(rows, statuses=statuses, group_column=group_column, status_reason=lambda s: f"status {s}", source=name)
     excluded_rows = list(cells.excluded)
     if not cells.usable.any():

@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from stopwise._files import read_text
+from stopwise._redact import redact_url
 from stopwise.errors import FileFormatError, InputError
 from stopwise.report._page import Report
 
@@ -41,6 +43,7 @@ def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) ->
     from stopwise.report._page import Section, Table
 
     text = os.fspath(url)
+    shown = redact_url(text)  # what messages and the page show: the URL without its password
     if text.startswith(("sqlite:", "sqlite+pysqlite:")):
         from sqlalchemy.engine import make_url
         from sqlalchemy.exc import ArgumentError
@@ -48,24 +51,24 @@ def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) ->
         try:
             database = make_url(text).database or ""
         except ArgumentError as exc:
-            raise FileFormatError(f"{text}: not a ledger URL: {exc}") from None
+            raise FileFormatError(f"{shown}: not a ledger URL: {redact_url(str(exc))}") from None
         if database in ("", ":memory:") or not Path(database).is_file():
-            raise FileFormatError(f"{text}: no such ledger file")
+            raise FileFormatError(f"{shown}: no such ledger file")
     elif "://" not in text and not Path(text).is_file():
-        raise FileFormatError(f"{text}: no such ledger file")
+        raise FileFormatError(f"{shown}: no such ledger file")
     with open_ledger(text) as ledger:
         names = ledger.evaluations()
         if evaluation is None:
             if len(names) != 1:
                 listing = ", ".join(names) if names else "none"
-                raise InputError(f"{text}: name the evaluation with --evaluation; the ledger holds {len(names)} ({listing})")
+                raise InputError(f"{shown}: name the evaluation with --evaluation; the ledger holds {len(names)} ({listing})")
             evaluation = names[0]
         elif evaluation not in names:
-            raise InputError(f"{text}: no evaluation {evaluation!r}; the ledger holds {', '.join(names) or 'none'}")
+            raise InputError(f"{shown}: no evaluation {evaluation!r}; the ledger holds {', '.join(names) or 'none'}")
         chain = ledger.decisions(evaluation)
     if not chain:
-        raise InputError(f"{text}: evaluation {evaluation!r} holds no decision yet")
-    page = decision_report([link.record for link in chain], source=f"ledger {text}, evaluation {evaluation}")
+        raise InputError(f"{shown}: evaluation {evaluation!r} holds no decision yet")
+    page = decision_report([link.record for link in chain], source=f"ledger {shown}, evaluation {evaluation}")
     page.title = f"Decision history of {evaluation}"
     page.sections.append(
         Section(
@@ -118,7 +121,7 @@ def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
     'finality'
     """
     if text is not None:
-        return _kind_of_text(text, str(path))
+        return _kind_of_text(text, redact_url(path))
     if _is_ledger(path):
         return "ledger"
     folder = Path(path)
@@ -134,15 +137,8 @@ def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
             "(evaluation.json, predictions.csv.gz)"
         )
     if not folder.exists():
-        raise FileFormatError(f"{folder}: no such file or folder")
-    return _kind_of_text(_read(folder), str(folder))
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot be read: {exc}") from None
+        raise FileFormatError(f"{redact_url(path)}: no such file or folder")
+    return _kind_of_text(read_text(folder, "report input"), str(folder))
 
 
 def build_report(
@@ -179,7 +175,7 @@ def build_report(
     if kind != "auto" and kind not in REPORT_KINDS:
         raise InputError(f"report kind must be auto or one of {', '.join(REPORT_KINDS)}; got {kind!r}")
     chosen = detect_kind(path, text) if kind == "auto" else kind
-    name = str(path)
+    name = redact_url(path)
     if chosen == "ledger":
         return ledger_report(path, evaluation)
     if chosen in ("replay", "early"):
@@ -192,7 +188,7 @@ def build_report(
         from stopwise.report._early import early_report
 
         return early_report(path, threshold=threshold)
-    body = text if text is not None else _read(Path(path))
+    body = text if text is not None else read_text(path, "report input")
     if chosen == "decision":
         from stopwise.report._decision import decision_report, parse_decisions
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,28 +70,33 @@ def _pct(values: pd.Series) -> list[float | None]:
     return [None if not np.isfinite(v) else 100 * float(v) for v in values.to_numpy(dtype=float)]
 
 
+def _sweep_lines(sweeps: dict[str, pd.DataFrame]) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
+    """(dash, colour, legend name, sweep rows by threshold) of each variant's halting modes, in legend order."""
+    for v, (variant, sweep) in enumerate(sweeps.items()):
+        for mode, (colour, label) in _MODES.items():
+            part = sweep[sweep["mode"] == mode].sort_values("threshold")
+            yield _DASHES[v % len(_DASHES)], colour, f"{chart_text(variant)}: {label}" if len(sweeps) > 1 else label, part
+
+
 def _precision_chart(sweeps: dict[str, pd.DataFrame], by: str) -> Chart:
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for v, (variant, sweep) in enumerate(sweeps.items()):
-        for mode, (colour, label) in _MODES.items():
-            part = sweep[sweep["mode"] == mode].sort_values("threshold")
-            name = f"{chart_text(variant)}: {label}" if len(sweeps) > 1 else label
-            fig.add_trace(
-                go.Scatter(
-                    x=part["threshold"], y=_pct(part["precision"]), mode="lines+markers", name=f"{name} — precision",
-                    line={"color": colour, "dash": _DASHES[v % len(_DASHES)]},
-                    hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>precision %{{y:.1f}}%<extra></extra>",
-                )
+    for dash, colour, name, part in _sweep_lines(sweeps):
+        fig.add_trace(
+            go.Scatter(
+                x=part["threshold"], y=_pct(part["precision"]), mode="lines+markers", name=f"{name} — precision",
+                line={"color": colour, "dash": dash},
+                hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>precision %{{y:.1f}}%<extra></extra>",
             )
-            fig.add_trace(
-                go.Scatter(
-                    x=part["threshold"], y=_pct(part["coverage"]), mode="lines+markers", name=f"{name} — runs halted",
-                    line={"color": colour, "dash": _DASHES[v % len(_DASHES)], "width": 1}, marker={"symbol": "x", "size": 6}, opacity=0.55,
-                    hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>halted %{{y:.1f}}% of runs<extra></extra>",
-                )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=part["threshold"], y=_pct(part["coverage"]), mode="lines+markers", name=f"{name} — runs halted",
+                line={"color": colour, "dash": dash, "width": 1}, marker={"symbol": "x", "size": 6}, opacity=0.55,
+                hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>halted %{{y:.1f}}% of runs<extra></extra>",
             )
+        )
     fig.update_layout(title="Precision of halted runs and share of runs halted, against the threshold", xaxis_title="threshold on the calibrated probability",
                       yaxis_title="%", yaxis_range=[0, 102], legend={"orientation": "h", "y": -0.3})
     caption = (
@@ -106,24 +112,21 @@ def _savings_chart(sweeps: dict[str, pd.DataFrame], token_source: str) -> Chart:
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for v, (variant, sweep) in enumerate(sweeps.items()):
-        for mode, (colour, label) in _MODES.items():
-            part = sweep[sweep["mode"] == mode].sort_values("threshold")
-            name = f"{chart_text(variant)}: {label}" if len(sweeps) > 1 else label
-            fig.add_trace(
-                go.Scatter(
-                    x=part["threshold"], y=_pct(-part["delta_steps"]), mode="lines+markers", name=f"{name} — steps saved",
-                    line={"color": colour, "dash": _DASHES[v % len(_DASHES)]},
-                    hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>steps saved %{{y:.1f}}%<extra></extra>",
-                )
+    for dash, colour, name, part in _sweep_lines(sweeps):
+        fig.add_trace(
+            go.Scatter(
+                x=part["threshold"], y=_pct(-part["delta_steps"]), mode="lines+markers", name=f"{name} — steps saved",
+                line={"color": colour, "dash": dash},
+                hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>steps saved %{{y:.1f}}%<extra></extra>",
             )
-            fig.add_trace(
-                go.Scatter(
-                    x=part["threshold"], y=_pct(-part["delta_tokens_in"]), mode="lines", name=f"{name} — input {token_source} saved",
-                    line={"color": colour, "dash": _DASHES[v % len(_DASHES)], "width": 1}, opacity=0.55,
-                    hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>input {token_source} saved %{{y:.1f}}%<extra></extra>",
-                )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=part["threshold"], y=_pct(-part["delta_tokens_in"]), mode="lines", name=f"{name} — input {token_source} saved",
+                line={"color": colour, "dash": dash, "width": 1}, opacity=0.55,
+                hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>input {token_source} saved %{{y:.1f}}%<extra></extra>",
             )
+        )
     fig.update_layout(title="Steps and input cost saved, against the threshold", xaxis_title="threshold on the calibrated probability",
                       yaxis_title="% of the full evaluation saved", legend={"orientation": "h", "y": -0.3})
     caption = (

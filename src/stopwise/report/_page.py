@@ -1,15 +1,15 @@
-"""One self-contained HTML page: sections of facts, tables and Plotly charts, every user string escaped.
+r"""One self-contained HTML page: sections of facts, tables and Plotly charts, every user string escaped.
 
 The page needs no network to be read: Plotly's JavaScript bundle is inlined once in the page head
 and each chart's data is inlined as JSON beside its ``<div>``. Text that came from user input
-(system names, task names, reasons, file names) is HTML-escaped here, at the one place where text
-becomes HTML; chart labels are escaped with :func:`chart_text` because Plotly reads a subset of
-HTML tags in labels.
+(system names, task names, reasons, file names) is escaped here with :func:`stopwise._text.for_html`
+(control and bidirectional characters shown as ``\xNN`` / ``\uNNNN``, then HTML-escaped), at the one
+place where text becomes HTML; chart labels are escaped with :func:`chart_text` because Plotly reads
+a subset of HTML tags in labels.
 """
 
 from __future__ import annotations
 
-import html
 import os
 import tempfile
 from collections.abc import Sequence
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stopwise._text import for_html
 from stopwise._version import __version__
 
 __all__ = ["Callout", "Chart", "Facts", "Report", "Section", "Table", "Text", "chart_text"]
@@ -30,11 +31,11 @@ def chart_text(value: object) -> str:
     >>> chart_text("<b>bold</b> & co")
     '&lt;b&gt;bold&lt;/b&gt; &amp; co'
     """
-    return html.escape(str(value), quote=False)
+    return for_html(value, quote=False)
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    return for_html(value)
 
 
 @dataclass(frozen=True)

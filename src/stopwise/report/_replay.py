@@ -294,10 +294,13 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
         if "summary" not in tables:
             sections = _live_sections(live["live_curve"], live["live_summary"], 0.05)
             return Report("Live-look replay", f"Replay of {source}", sections, kind="replay")
-        summary, sufficiency, sources, settings = tables["summary"], tables["sufficiency"], tables["sources"], tables["settings"]
+        summary, sufficiency, sources = tables["summary"], tables["sufficiency"], tables["sources"]
+        from stopwise.replay import ReplaySettings
+
+        settings = ReplaySettings.from_dict(tables["settings"], source=str(Path(result) / "settings.json"))
     else:
         summary, sufficiency, sources, settings = result.summary, result.sufficiency, result.sources, result.settings
-    policies: dict[str, Any] = settings.get("policies", {})
+    policies: dict[str, Any] = settings.policies
     first: Any = next(iter(policies.values()))["policy"] if policies else {}
     targets: dict[str, Any] = first.get("targets", {}) if isinstance(first, dict) else {}
     alpha, gamma, eta = (float(targets.get(k, d)) for k, d in (("alpha", 0.05), ("gamma", 0.05), ("eta", 0.25)))
@@ -309,10 +312,10 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
                     ("sources", ", ".join(map(str, summary["source"].unique()))),
                     ("policies", ", ".join(map(str, summary["policy"].unique()))),
                     ("thresholds δ", ", ".join(f"{100 * t:g} pp" for t in sorted(summary["threshold"].unique()))),
-                    ("task orders per pair", settings.get("n_orders", "?")),
-                    ("budget measure", f"{settings.get('measure', '?')} ({settings.get('scope', '?')})"),
+                    ("task orders per pair", settings.n_orders),
+                    ("budget measure", f"{settings.measure} ({settings.scope})"),
                     ("targets", f"α = {alpha:g}, γ = {gamma:g}, η = {eta:g}"),
-                    ("stopwise version", settings.get("stopwise_version", "?")),
+                    ("stopwise version", settings.stopwise_version),
                 ]
             ),
             Table(["policy", "sha256"], [[name, p.get("sha256", "?")] for name, p in policies.items()], caption="The policies replayed, by the sha256 of their canonical JSON.", numeric=[False, False]),
@@ -346,9 +349,9 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
         )
     if live:
         sections += _live_sections(live["live_curve"], live["live_summary"], alpha)
-    notes = [f"{s}: {n}" for s, items in settings.get("notes", {}).items() for n in items]
-    excluded = [f"{s}: {r['rows']} row(s) on {r['tasks']} task(s): {r['reason']}" for s, items in settings.get("excluded_rows", {}).items() for r in items]
-    dropped = [f"{s}: system {name}: {why}" for s, items in settings.get("excluded_systems", {}).items() for name, why in items.items()]
+    notes = [f"{s}: {n}" for s, items in settings.notes.items() for n in items]
+    excluded = [f"{s}: {r['rows']} row(s) on {r['tasks']} task(s): {r['reason']}" for s, items in settings.excluded_rows.items() for r in items]
+    dropped = [f"{s}: system {name}: {why}" for s, items in settings.excluded_systems.items() for name, why in items.items()]
     if notes or excluded or dropped:
         sections.append(Section("Notes and exclusions", [Text(line) for line in [*notes, *excluded, *dropped]]))
     return Report("Completed-record replay", f"Replay of {source}" if source else "", sections, kind="replay")

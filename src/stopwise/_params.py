@@ -1,9 +1,12 @@
 """Declared parameter constraints and the one message shape every bad value gets.
 
-Each estimator lists its constraints once (``_parameter_constraints``, as in scikit-learn);
-:func:`check_params` validates them all before any computation and raises
-:class:`~stopwise.errors.InputError` with the message
-``"<Owner>: `name` must be <rule>; got <value>."``.
+A public entry point lists its constraints once (``_parameter_constraints`` of an estimator, as in
+scikit-learn; a module-level table of a function) and :func:`check_params` validates them all before
+any computation, raising ``error`` (:class:`~stopwise.errors.InputError` by default; the replay raises
+:class:`~stopwise.errors.ArgumentError`, also a ``ValueError``) with the message
+``"<owner>: `name` must be <rule>; got <value>."``.
+
+Used by :mod:`stopwise.early` (the estimators) and :mod:`stopwise.replay` (``replay_grid``, ``replay_looks``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,20 @@ from typing import Any
 
 import numpy as np
 
-from stopwise.errors import InputError
+from stopwise.errors import InputError, StopwiseError
 
-__all__ = ["Constraint", "Interval", "OneOf", "Predicate", "check_params", "check_random_state", "param_error"]
+__all__ = [
+    "Constraint",
+    "Interval",
+    "OneOf",
+    "Predicate",
+    "check_params",
+    "check_random_state",
+    "names_predicate",
+    "number_list",
+    "param_error",
+    "whole_number",
+]
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ class Predicate:
 Constraint = Interval | OneOf | Predicate
 
 
-def param_error(owner: str, name: str, rule: str, value: Any) -> InputError:
+def param_error(owner: str, name: str, rule: str, value: Any, error: type[StopwiseError] = InputError) -> StopwiseError:
     """Build the standard error for a parameter that breaks its rule.
 
     Examples
@@ -103,21 +117,63 @@ def param_error(owner: str, name: str, rule: str, value: Any) -> InputError:
     >>> str(param_error("EarlyOutcomeModel", "min_df", "an integer in [1, inf)", 0))
     'EarlyOutcomeModel: `min_df` must be an integer in [1, inf); got 0.'
     """
-    return InputError(f"{owner}: `{name}` must be {rule}; got {value!r}.")
+    return error(f"{owner}: `{name}` must be {rule}; got {value!r}.")
 
 
-def check_params(owner: str, params: Mapping[str, Any], constraints: Mapping[str, Constraint]) -> None:
+def check_params(
+    owner: str, params: Mapping[str, Any], constraints: Mapping[str, Constraint], *, error: type[StopwiseError] = InputError
+) -> None:
     """Validate every parameter against its declared constraint.
 
     Raises
     ------
     InputError
-        For the first parameter that breaks its rule, naming owner, parameter, rule and value.
+        (or ``error``) For the first parameter that breaks its rule, naming owner, parameter, rule and value.
+
+    Examples
+    --------
+    >>> check_params("f", {"k": 0}, {"k": Interval(int, 1, None)})
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: f: `k` must be an integer in [1, inf); got 0.
     """
     for name, constraint in constraints.items():
         value = params[name]
         if not constraint.accepts(value):
-            raise param_error(owner, name, constraint.describe(), value)
+            raise param_error(owner, name, constraint.describe(), value, error)
+
+
+def whole_number(low: int, high: int | None = None) -> Predicate:
+    """An integer (or a float with an integer value) from ``low`` to ``high`` (None: no upper end).
+
+    Examples
+    --------
+    >>> rule = whole_number(1, 100_000)
+    >>> rule.accepts(5), rule.accepts(5.0), rule.accepts(0), rule.accepts(True), rule.describe()
+    (True, True, False, False, 'an integer from 1 to 100,000')
+    """
+    def test(v: Any) -> bool:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(float(v)) or int(float(v)) != v:
+            return False
+        return low <= float(v) and (high is None or float(v) <= high)
+
+    return Predicate(test, f"an integer from {low:,} to {high:,}" if high is not None else f"an integer >= {low:,}")
+
+
+def number_list(interval: Interval, what: str) -> Predicate:
+    """A non-empty one-dimensional list of numbers, each accepted by ``interval`` (``what`` names them).
+
+    Examples
+    --------
+    >>> rule = number_list(Interval(float, 0, 1, closed="right"), "fractions")
+    >>> rule.accepts([0.5, 1]), rule.accepts([]), rule.accepts([0, 0.5]), rule.describe()
+    (True, False, False, 'a non-empty list of fractions in (0, 1]')
+    """
+    def test(v: Any) -> bool:
+        values = np.asarray(v, dtype=float)
+        return values.ndim == 1 and len(values) > 0 and all(interval.accepts(float(x)) for x in values)
+
+    return Predicate(test, f"a non-empty list of {what} in {interval.describe().split(' in ', 1)[1]}")
 
 
 def _is_names(value: Any, allowed: Iterable[str]) -> bool:

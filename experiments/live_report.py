@@ -9,7 +9,7 @@ with the stratified process and the coverage rule is replayed on a random subsam
 also replayed, to show what the default mixture bet buys, and the one-look sign-test ceiling of
 "resolved by b" is computed on every win/tie/loss record (benchmarks/live_replay.py).
 
-Usage: python benchmarks/live_report.py [--orders 500] [--stratified-pairs 60] [--stratified-orders 100]
+Usage: python -m experiments.live_report [--orders 500] [--stratified-pairs 60] [--stratified-orders 100]
        [--jobs 2] [--doc docs/live_looks.md]
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from benchmarks._data import records_path
+from benchmarks.live_replay import one_look_ceiling
 
-from _data import records_path
-from live_replay import one_look_ceiling
 from stopwise import Policy
 from stopwise.records import read_outcomes
 from stopwise.replay import prepare_source, replay_source_looks
@@ -34,7 +34,8 @@ from stopwise.replay._report import markdown_table
 
 RECORDS = ["swebench_verified", "swebench_verified_bashonly", "swebench_lite", "terminal_bench_1_5", "terminal_bench_2"]
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
-PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"design": "stratified"}})
+"""The coverage-aware order and its stratified process (the primary policy's betting design before top-up)."""
 
 
 def _wrong_quantiles(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -123,7 +124,7 @@ def main() -> None:
     lines = [
         "# Live looks: the betting boundary against the fixed-budget rule under repeated looks",
         "",
-        f"Produced by `python benchmarks/live_report.py --orders {args.orders} --stratified-orders {args.stratified_orders}` "
+        f"Produced by `python -m experiments.live_report --orders {args.orders} --stratified-orders {args.stratified_orders}` "
         f"({elapsed / 60:.0f} min on the shared 2-core machine) from every record in "
         "`../shared/data/records`. Do not edit by hand.",
         "",
@@ -146,7 +147,7 @@ def main() -> None:
         "",
         f"## Issue 9 targets on swebench_verified (uniform orders, 0 pp, {args.orders} orders)",
         "",
-        "`python benchmarks/live_replay.py` gives the same figures at 500 orders for the betting boundary, with its timing.",
+        "`python -m benchmarks.live_replay` gives the same figures at 500 orders for the betting boundary, with its timing.",
         "",
         f"* every pair's wrong-decision rate ≤ a + 2 SE: **{'met' if bet['pairs_over_bound'] == 0 else 'NOT met'}** — "
         f"{bet['pairs_over_bound']} of {bet['pairs']} pairs above the bound; mean {100 * bet['mean_wrong_rate']:.2f} %, "
@@ -234,10 +235,10 @@ def main() -> None:
         "## Reproduce",
         "",
         "```",
-        "python benchmarks/live_report.py            # this page",
+        "python -m experiments.live_report            # this page",
         "stopwise replay ../shared/data/records/swebench_verified/outcomes.csv --looks every --policies betting-uniform \\",
         "    --thresholds 0 --jobs 2 -o out/live       # the same replay for one record, with per-pair tables",
-        "python benchmarks/betting_null_simulation.py  # the null simulation of issue 9",
+        "python -m experiments.betting_null_simulation  # the null simulation of issue 9",
         "```",
         "",
     ]

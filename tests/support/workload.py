@@ -1,7 +1,7 @@
 """A seeded load generator for the ledger: synthetic outcome events and a writer process.
 
 Used by the concurrency and durability tests (``tests/ledger``) and the throughput benchmark
-(``benchmarks/ledger_throughput.py``); the writer is a module-level function so that worker processes
+(``benchmarks/ledger_throughput.py``); it lives with the tests, not in the wheel; the writer is a module-level function so that worker processes
 started with the ``spawn`` method can import it.
 
 Event ``k`` of a workload is task ``k // 2`` of the planned universe, of the tested system when ``k``
@@ -32,7 +32,7 @@ def worker_events(
 
     Examples
     --------
-    >>> from stopwise.ledger._workload import worker_events
+    >>> from tests.support.workload import worker_events
     >>> [(e["system"], e["task"]) for e in worker_events(1, 2, 6)]
     [('B', 'task-000000'), ('B', 'task-000001'), ('B', 'task-000002')]
     """

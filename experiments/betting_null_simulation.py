@@ -15,7 +15,7 @@ paper's fixed-budget rule re-declared at every look every 5 % of the tasks and a
 complete budget) for contrast. The rate is over simulated benchmarks; SE = sqrt(r (1 - r) / S); the
 guarantee is checked as rate <= a + 2 sqrt(a (1 - a) / S).
 
-Usage: python benchmarks/betting_null_simulation.py [--sims 2000] [--seed 0]
+Usage: python -m experiments.betting_null_simulation [--sims 2000] [--seed 0]
 """
 
 from __future__ import annotations

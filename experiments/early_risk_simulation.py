@@ -1,6 +1,6 @@
 """The Learn-then-Test guarantee on simulated runs with known risks, at scale (the tests run small slices).
 
-Run: ``.venv/bin/python benchmarks/early_risk_simulation.py [--reps 2000] [--n 1000] [--epsilon 0.05] [--delta 0.05]``
+Run: ``.venv/bin/python -m experiments.early_risk_simulation [--reps 2000] [--n 1000] [--epsilon 0.05] [--delta 0.05]``
 and ``... --cross-fit [--reps 500] [--epsilon 0.1]`` for cross-fitted calibration.
 
 **Held-out calibration runs** (default). Halting scores are uniform on (0, 1) and a halt at score m is wrong with

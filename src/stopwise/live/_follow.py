@@ -1,14 +1,20 @@
-"""Following a ledger: take a look whenever new outcome events arrive, until the comparison is decided."""
+"""Following a ledger: take a look whenever new outcome events arrive, until the comparison is decided.
+
+Also what every follower shares: the look (:class:`FollowLook`), the polling rules and the wait between polls.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from stopwise.errors import ComparisonError, LedgerError, StopwiseError
-from stopwise.ledger._ledger import Ledger
 from stopwise.records import ACTIONS, DecisionRecord
+
+if TYPE_CHECKING:
+    from stopwise.ledger import Ledger
 
 __all__ = ["FINAL_ACTIONS", "FollowLook", "Look", "follow"]
 

@@ -1,6 +1,6 @@
 """Risk-controlled thresholds and the unfamiliar-run guard on the shared trajectories (issue 13's "done when").
 
-Run: ``.venv/bin/python benchmarks/early_risk_report.py [--out out/early_risk] [--from-saved] [--skip-loao]``
+Run: ``.venv/bin/python -m experiments.early_risk_report [--out out/early_risk] [--from-saved] [--skip-loao]``
 (``--agents-matching postgres`` runs the leave-one-agent-out part on the matching agents only: a quick slice).
 
 1. **Leave-one-agent-out on MCPMark** with ``max_halt_error`` (Learn-then-Test, confidence 0.9, cross-fitted
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from benchmarks.early_common import load
 
-from early_common import load
 from stopwise.early import EarlyEvaluation, EarlyOutcomeModel, leave_one_out
 from stopwise.early._featurizer import Corpus
 from stopwise.early._halting import first_crossing, halt_points

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from stopwise.errors import ComparisonError, FileFormatError, InputError
-from stopwise.ledger._follow import FollowLook, check_polling, wait_for_next_poll
+from stopwise.live._follow import FollowLook, check_polling, wait_for_next_poll
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,7 +99,7 @@ class InspectLogDir:
     Examples
     --------
     >>> import json, pathlib, tempfile
-    >>> from stopwise.ledger import InspectLogDir
+    >>> from stopwise.live import InspectLogDir
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> log = {"version": 2, "status": "started", "eval": {"task": "t", "model": "m/x"}, "samples": []}
     >>> _ = (d / "a.json").write_text(json.dumps(log))
@@ -262,13 +262,13 @@ class InspectLogDir:
 
 def _eval_status(file: Path) -> tuple[str | None, int]:
     """(status, number of samples) of a ``.eval`` archive; raises one of _UNREADABLE while it is being written."""
-    from stopwise.ingest._inspect import _member_json
+    from stopwise.ingest._inspect import member_json
 
     with zipfile.ZipFile(file) as archive:
         names = archive.namelist()
         if "header.json" not in names:
             return ("started" if "_journal/start.json" in names else None), 0
-        header = _member_json(archive, file, "header.json")
+        header = member_json(archive, file, "header.json")
         n_samples = sum(1 for n in names if n.startswith("samples/") and n.endswith(".json"))
     status = header.get("status") if isinstance(header, dict) else None
     return (status if isinstance(status, str) else None), n_samples
@@ -336,7 +336,7 @@ def follow_inspect_logs(
     Examples
     --------
     >>> import json, pathlib, tempfile
-    >>> from stopwise.ledger import follow_inspect_logs
+    >>> from stopwise.live import follow_inspect_logs
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> look = next(follow_inspect_logs(d, "m/a", "m/b", timeout=0))
     >>> look.record, look.reason

@@ -1,0 +1,24 @@
+"""Following an evaluation while it runs: decide again whenever new outcomes arrive, until decided.
+
+The library of ``stopwise watch``. It sits above :mod:`stopwise.ledger` (storage) and
+:mod:`stopwise.ingest` (harness logs), below :mod:`stopwise.inspect`, :mod:`stopwise.report` and the CLI.
+
+* :func:`follow` takes a look at a ledger whenever new events arrive (``stopwise watch LEDGER EVAL``);
+  each look is a :class:`Look`.
+* :func:`follow_inspect_logs` does the same for an Inspect log directory as its logs finish
+  (``stopwise watch LOGDIR --tested A --baseline B``), without a ledger; each look is a
+  :class:`LogLook`, and :class:`InspectLogDir` polls the directory for the rows of its finished logs.
+"""
+
+from stopwise.live._follow import FINAL_ACTIONS, FollowLook, Look, follow
+from stopwise.live._logs import InspectLogDir, LogLook, follow_inspect_logs
+
+__all__ = [
+    "FINAL_ACTIONS",
+    "FollowLook",
+    "InspectLogDir",
+    "LogLook",
+    "Look",
+    "follow",
+    "follow_inspect_logs",
+]
