@@ -19,7 +19,7 @@ look (the two systems give the same outcomes: the boundary is not crossed, the l
 end, each over more pairs than the one before).
 Target: median event-loop time per ``complete_sample`` < 5 ms (it was about 31 ms on the loop).
 
-Run: ``PYTHONPATH=src python benchmarks/inspect_complete_sample.py [--tasks 200]``
+Run from the repository root: ``PYTHONPATH=src python -m benchmarks.inspect_complete_sample [--tasks 200]``
 """
 
 from __future__ import annotations
