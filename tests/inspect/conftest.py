@@ -70,8 +70,11 @@ class FakeLedger:
         self.history.append(record)
         return record
 
-    def decisions(self, evaluation: str) -> list[stopwise.DecisionRecord]:
-        return list(self.history)
+    def decisions(self, evaluation: str, *, after: int = 0) -> list[stopwise.DecisionRecord]:
+        return list(self.history)[after:]
+
+    def final_tasks(self, evaluation: str, system: str, tasks: list[str]) -> set[str]:
+        return {r["task"] for r in self.rows if r["system"] == system and r["status"] == "final"} & set(tasks)
 
 
 @pytest.fixture

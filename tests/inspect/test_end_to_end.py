@@ -22,6 +22,7 @@ from stopwise.cli.main import main
 from stopwise.ingest import ingest, system_template
 
 MAX_SAMPLES = 4
+PACE = 2  # paired_early_stopping's default: the faster system waits 2 completed samples ahead
 
 FIXED_BUDGET_TOML = """\
 threshold = 0.0
@@ -86,11 +87,20 @@ def test_betting_boundary_stops_the_evaluation_once_crossed(betting_run: tuple[P
     final = history[-1].record
     assert final.action == "promote" and all(link.record.action == "continue" for link in history[:-1])
     assert len(history) == summary["looks"]
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(f"sqlite:///{out / 'ledger.db'}")
+    with engine.connect() as conn:  # when each event was received, beside when the decision was stored
+        received = conn.execute(text("SELECT system, received_at FROM stopwise_outcomes")).all()
+    engine.dispose()
+    for system in ("tested", "baseline"):  # once the decision was stored, only samples in flight were appended
+        assert sum(1 for s, at in received if s == system and at > history[-1].created_at) <= MAX_SAMPLES
     for system, log in _logs(out).items():
         ran, stops = len(log.samples), log.results.early_stopping.early_stops
         assert ran + len(stops) == 200
-        # after the decision at n_observed pairs, at most the samples already in flight ran
-        assert final.n_observed <= ran <= final.n_observed + MAX_SAMPLES + 1
+        # after the decision at n_observed pairs, at most the samples already in flight ran; a system may
+        # have been up to PACE completed samples ahead of the other when the decision was taken
+        assert final.n_observed <= ran <= final.n_observed + PACE + MAX_SAMPLES + 1
         assert ran < 100, "the boundary should be crossed well before the end at a 35 pp difference"
         assert all(s.reason.startswith("stopwise promote: ") for s in stops)
         meta = log.results.early_stopping.metadata

@@ -234,7 +234,9 @@ def test_inspect_running_another_order_than_planned_is_noted(
     assert managers[0].comparison.planned == universe.tasks.tolist()
     for log in logs.values():
         notes = log.results.early_stopping.metadata["notes"]
-        assert len(notes) == 2 and all("another order than the planned universe" in n for n in notes)
+        assert len([n for n in notes if "another order than the planned universe" in n]) == 2
+        # the fake ledger never decides: the task that ends first also notes that later decisions are in the ledger
+        assert all("another order" in n or "not decided when this task ended" in n for n in notes)
 
 
 def test_a_failing_ledger_stops_the_evaluation_and_says_why(
@@ -256,3 +258,77 @@ def test_a_failing_ledger_stops_the_evaluation_and_says_why(
         assert len(log.samples) + len(summary.early_stops) == 30 and len(log.samples) <= 4 + 2 + 2
         assert all(s.reason.startswith("stopwise ledger append failed (task ") for s in summary.early_stops)
         assert "OSError: disk I/O error" in summary.metadata["error"]
+
+
+def test_a_deleted_ledger_file_fails_closed_and_both_systems_stop(example: ModuleType, tmp_path: Path) -> None:
+    """The ledger's SQLite file (and its -wal, -shm) deleted mid-run: no later append is "accepted", both stop."""
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    path = tmp_path / "ledger.db"
+    calls = 0
+
+    @solver
+    def delete_after(k: int) -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            nonlocal calls
+            calls += 1
+            if calls == k:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+            return await generate(state)
+
+        return solve
+
+    managers = paired_early_stopping(f"sqlite:///{path}", "ev", tested="tested", baseline="baseline")
+    tasks = _tasks(example, managers, n=N)
+    for task in tasks:
+        task.solver = delete_after(12)
+    logs = _eval(tasks, tmp_path)
+    comparison = managers[0].comparison
+    assert comparison.error is not None and "database file was removed" in comparison.error
+    assert not path.exists()
+    for log in logs.values():
+        summary = log.results.early_stopping
+        assert len(log.samples) + len(summary.early_stops) == N and len(log.samples) <= 12 + 2 + 2
+        assert summary.early_stops and all(s.reason.startswith("stopwise ledger ") for s in summary.early_stops)
+        assert all("database file was removed" in s.reason for s in summary.early_stops)
+        meta = summary.metadata
+        assert "database file was removed" in meta["error"] and any("the ledger failed" in n for n in meta["notes"])
+
+
+def test_an_in_memory_ledger_serves_the_worker_threads(example: ModuleType, tmp_path: Path) -> None:
+    managers = paired_early_stopping("sqlite:///:memory:", "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers, n=12), tmp_path)
+    comparison = managers[0].comparison
+    assert comparison.error is None and comparison.looks > 0
+    assert all(log.status == "success" and log.results.early_stopping.metadata["error"] is None for log in logs.values())
+    assert len(comparison.ledger.outcomes("ev")) == sum(len(log.samples) for log in logs.values())
+
+
+def test_pacing_never_holds_a_system_whose_partner_failed(
+    fake_ledger: Any, example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect calls no complete_task for a failed task: the faster system stops waiting once its partner stalls."""
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    from stopwise.inspect import _manager
+
+    monkeypatch.setattr(_manager, "_PACE_STALL_S", 0.5)
+
+    @solver
+    def fail_at(sample_id: str) -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            if str(state.sample_id) == sample_id:
+                raise RuntimeError("the tested system broke")
+            return await generate(state)
+
+        return solve
+
+    ledger = fake_ledger(decide_after=None)
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    tasks = _tasks(example, managers, n=N)
+    tasks[0].solver = fail_at(example.questions(N)[5].id)
+    logs = _eval(tasks, tmp_path)
+    assert logs["tested"].status == "error"
+    assert logs["baseline"].status == "success" and len(logs["baseline"].samples) == N  # no decision: it ran all
+

@@ -2,6 +2,11 @@
 
 :func:`stopwise.ledger.open_ledger` returns an object with these methods (SQLite or PostgreSQL);
 the protocol keeps the manager independent of the storage and lets tests count the calls.
+
+Two more methods, optional, make the ledger the single source of pairing state (several
+processes, retries): ``decisions(evaluation, after=k)`` (the decision links after sequence ``k``)
+and ``final_tasks(evaluation, system, tasks)`` (which of ``tasks`` have a final outcome of
+``system``). A ledger object without them is read through this process's own appends and looks.
 """
 
 from __future__ import annotations

@@ -21,9 +21,18 @@ each with its own manager. :func:`paired_early_stopping` builds the two managers
 * ``complete_task`` returns the latest decision record (and the counts of what was appended and
   skipped) as the log's early-stopping metadata.
 
+The ledger is the single source of pairing state: whether a pair is complete (the partner's final
+outcome of the task) and whether the comparison is decided (its decision chain) are read from the
+ledger, not from this process's memory, so a worker process per system on one ledger, a retried
+eval in a new process or a task run again all see one comparison. The first final decision in the
+chain stays the decision. A process reads the chain after each append and, before scheduling a
+sample, when its last read is older than ``refresh`` seconds.
+
 Samples already running when the decision is taken finish and are appended (nothing is lost);
-the decision is not re-taken for them. Ledger calls are synchronous and short (one transaction).
-If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
+the decision is not re-taken for them. Every call runs in a worker thread
+(``anyio.to_thread.run_sync``), so a ledger transaction or a look never holds the event loop that
+drives the samples in flight; with both tasks in one process, the faster system waits while it is
+``pace`` samples ahead of the slower. If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
 either system is scheduled (``EarlyStop`` with the error as reason) and the error is in the log's
 metadata: the samples already scored stay in the Inspect logs, and the evaluation does not go on
 without its audit trail.
@@ -34,10 +43,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+import anyio.to_thread
 import numpy as np
 
 from stopwise._version import __version__
@@ -60,6 +72,10 @@ _log = logging.getLogger("stopwise.inspect")
 Role = Literal["tested", "baseline"]
 _FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
+_PACE_POLL_S = 0.005
+_PACE_STALL_S = 30.0
+"""Pacing stops holding a system once its partner has completed no sample for this long: Inspect tells
+the manager nothing when a task fails (no ``complete_task``), and the partner may have failed."""
 
 
 @dataclass
@@ -78,6 +94,10 @@ class _Side:
     started: bool = False
     done: bool = False
     eval_id: str = ""
+    model: str = ""
+    run: str = ""
+    task_id: str = ""
+    progress_at: float = 0.0  # time.monotonic() of the last start or completed sample
     counts: _Counts = field(default_factory=_Counts)
 
 
@@ -136,6 +156,8 @@ class PairedComparison:
         universe: TaskUniverse | Sequence[str] | None = None,
         group: str | None = None,
         scorer: str | None = None,
+        refresh: float = 1.0,
+        pace: int | None = 2,
     ) -> None:
         if not isinstance(evaluation, str) or not evaluation.strip():
             raise InputError(f"`evaluation` must be a non-empty id; got {evaluation!r}")
@@ -148,6 +170,11 @@ class PairedComparison:
             raise InputError(f"`group` must name a sample metadata key; got {group!r}")
         if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
             raise InputError(f"`scorer` must be NAME or NAME:KEY; got {scorer!r}")
+        if isinstance(refresh, bool) or not isinstance(refresh, int | float) or not 0 <= refresh < float("inf"):
+            raise InputError(f"`refresh` must be a number of seconds >= 0; got {refresh!r}")
+        if pace is not None and (isinstance(pace, bool) or not isinstance(pace, int) or pace < 1):
+            raise InputError(f"`pace` must be a number of samples >= 1 or None; got {pace!r}")
+        self.pace = pace
         self.policy = _policy_iv(policy)
         if self.policy.budget.measure not in ("task_fraction", "task_count"):
             raise PolicyError(
@@ -174,7 +201,12 @@ class PairedComparison:
         self._allowed = 0
         self._registered = False
         self._sides: dict[Role, _Side] = {"tested": _Side(tested), "baseline": _Side(baseline)}
+        # Tasks known to have a final outcome of each system: a cache of what the ledger holds (it
+        # only grows), filled by this process's appends and by reading the ledger.
         self._seen: dict[Role, set[str]] = {"tested": set(), "baseline": set()}
+        self._refresh = float(refresh)
+        self._decision_seq = 0  # the last decision link read from the ledger
+        self._synced_at = float("-inf")
         self._lock = threading.Lock()
 
     # -- state -----------------------------------------------------------------------------------
@@ -249,13 +281,61 @@ class PairedComparison:
         )
         self._registered = True
         # A re-run (or a resumed run) of an evaluation the ledger has already decided stops at once.
+        self._sync()
+
+    # -- the ledger is the single source of pairing state -----------------------------------------
+
+    def _sync(self) -> None:
+        """Read the decision links appended since the last read (by any process) from the ledger.
+
+        The first final decision in the chain is the comparison's decision and stays so (a look
+        taken concurrently by another process before it saw that decision cannot undo it); before
+        it, the latest link is the current decision. A ledger without ``decisions`` is read through
+        this process's own looks only.
+        """
         history = getattr(self.ledger, "decisions", None)
-        if callable(history):
-            links = history(self.evaluation)
-            if links:
-                last = getattr(links[-1], "record", links[-1])
-                if isinstance(last, DecisionRecord):
-                    self.decision = last
+        self._synced_at = time.monotonic()
+        if not callable(history):
+            return
+        try:
+            links = history(self.evaluation, after=self._decision_seq)
+        except TypeError:  # a ledger object whose `decisions` takes no `after`
+            links = list(history(self.evaluation))[self._decision_seq :]
+        for link in links:
+            self._decision_seq = int(getattr(link, "sequence", self._decision_seq + 1))
+            record = getattr(link, "record", link)
+            if isinstance(record, DecisionRecord) and not self.final:
+                self.decision = record
+
+    def ahead(self, role: Role) -> bool:
+        """Whether ``role`` should wait before its next sample (it is ``pace`` samples ahead of its partner).
+
+        It waits when it has completed ``pace`` samples more than its partner, which runs in this
+        process, has not finished and has completed a sample in the last ``_PACE_STALL_S`` seconds
+        (a failed task is never waited for), and nothing is decided.
+        Lock-free reads of counters (the caller polls on the event loop, holding no worker thread).
+        Pacing only holds the faster system, never both: the slower one always proceeds.
+        """
+        if self.pace is None or self.error is not None or self.final:
+            return False
+        partner = self._sides[_PARTNER[role]]
+        if not partner.started or partner.done or time.monotonic() - partner.progress_at > _PACE_STALL_S:
+            return False
+        return self._sides[role].counts.completed - partner.counts.completed >= self.pace
+
+    def _stale(self) -> bool:
+        return time.monotonic() - self._synced_at >= self._refresh
+
+    def _pair_complete(self, role: Role, task: str) -> bool:
+        """Whether the partner system has a final outcome of ``task`` (in any process), read from the ledger."""
+        partner = _PARTNER[role]
+        if task in self._seen[partner]:
+            return True
+        final_tasks = getattr(self.ledger, "final_tasks", None)
+        if callable(final_tasks) and task in final_tasks(self.evaluation, self._sides[partner].system, [task]):
+            self._seen[partner].add(task)
+            return True
+        return False
 
     # -- the four calls, for one side ----------------------------------------------------------
 
@@ -263,6 +343,15 @@ class PairedComparison:
         side = self._sides[role]
         label = f"task {spec.task!r} ({role} {side.system!r})"
         with self._lock:
+            model = str(getattr(spec, "model", "") or "")
+            run = str(getattr(spec, "run_id", "") or "")
+            task_id = str(getattr(spec, "task_id", "") or "")
+            if side.started and model == side.model and (task_id == side.task_id or run != side.run):
+                # the same task started again with the same model: eval_set retrying it after an error (same
+                # run and task id, a new eval id; Inspect calls no complete_task for the failed attempt) or a
+                # later run (a re-run of the script): a new log. Another task of the same run on this manager
+                # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
+                side.started, side.done, side.counts = False, False, _Counts()
             if side.started:
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
@@ -283,6 +372,8 @@ class PairedComparison:
             self._check_scorer(spec, label)
             self._plan(ids, groups, label)
             side.started = True
+            side.model, side.run, side.task_id = model, run, task_id
+            side.progress_at = time.monotonic()
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
 
     def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
@@ -304,6 +395,11 @@ class PairedComparison:
 
         side = self._sides[role]
         with self._lock:
+            if self.error is None and not self.final and self._stale():
+                try:  # another process may have decided (or this one, from a sample just completed)
+                    self._sync()
+                except Exception as exc:
+                    self._fail("read", None, exc)
             if self.error is not None:
                 side.counts.stopped += 1
                 return EarlyStop(
@@ -377,6 +473,7 @@ class PairedComparison:
             row["group"] = self._group_of[task]
         with self._lock:
             side.counts.completed += 1
+            side.progress_at = time.monotonic()
             if self.error is not None:
                 return
             try:
@@ -391,16 +488,26 @@ class PairedComparison:
                 side.counts.unscored += 1
                 return
             self._seen[role].add(task)
-            if not self.final and task in self._seen[_PARTNER[role]]:
+            try:
+                # the ledger, not this process, knows whether the pair is complete and whether another
+                # process has decided already
+                self._sync()
+                paired = not self.final and self._pair_complete(role, task)
+            except Exception as exc:
+                self._fail("read", task, exc)
+                return
+            if paired:
                 self._look()
 
     def _look(self) -> None:
         try:
-            self.decision = self.ledger.decide(self.evaluation)
+            record = self.ledger.decide(self.evaluation)
         except Exception as exc:
             self._fail("decide", None, exc)
             return
         self.looks += 1
+        if not self.final:
+            self.decision = record
 
     def _fail(self, call: str, task: str | None, exc: Exception) -> None:
         """Record a ledger failure: no later sample is scheduled, and the log says why."""
@@ -414,13 +521,30 @@ class PairedComparison:
         with self._lock:
             notes = list(self._order_notes)
             side.done = True
-            if not partner.started:
+            if self.error is None:
+                try:  # the log carries the latest decision in the ledger, whoever took it
+                    self._sync()
+                except Exception as exc:
+                    self._fail("read", None, exc)
+            if self.error is not None:
                 notes.append(
-                    f"the paired task ({partner.system!r}) had not started when this task ended: run both tasks in "
-                    "one eval() call with max_tasks >= 2 so their samples interleave"
+                    "the ledger failed, so no later sample of either system was scheduled in this process; the "
+                    "samples scored before stay in the Inspect log (see `error`)"
+                )
+            elif self.decision is None and not partner.started:
+                notes.append(
+                    f"no task had outcomes of both systems in the ledger when this task ended, so no decision was "
+                    f"taken: run the paired task ({partner.system!r}) at the same time, in one eval() call with "
+                    "max_tasks >= 2 or in a worker process per system on one ledger, so their samples interleave"
                 )
             elif self.decision is None:
                 notes.append("no task had outcomes of both systems yet, so no decision was taken")
+            elif not self.final and not (partner.started and partner.done):
+                notes.append(
+                    f"not decided when this task ended (latest action {self.decision.action!r}); the paired task may "
+                    "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
+                    "stopwise ledger export --decisions)"
+                )
             return {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
@@ -440,6 +564,7 @@ class PairedComparison:
                 },
                 "stopped": side.counts.stopped,
                 "looks": self.looks,
+                "ledger_decisions": self._decision_seq,
                 "action": None if self.decision is None else self.decision.action,
                 "error": self.error,
                 "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
@@ -464,22 +589,31 @@ class SystemEarlyStopping:
     def __repr__(self) -> str:
         return f"SystemEarlyStopping({self.comparison.evaluation!r}, {self.role}={self.system!r})"
 
+    # Every call runs in a worker thread (Inspect runs on anyio): a ledger transaction or a look
+    # (~20 ms of CPU) never holds the event loop that drives the other samples in flight.
+
     async def start_task(self, task: EvalSpec, samples: list[Sample], epochs: int) -> str:
         """Fix the planned universe (first task) or check it (second), register; returns the manager name."""
-        self.comparison.start(self.role, task, samples, epochs)
+        await anyio.to_thread.run_sync(self.comparison.start, self.role, task, samples, epochs)
         return f"stopwise ({self.comparison.evaluation}: {self.role} {self.system})"
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
-        """``EarlyStop`` once the comparison is decided or the sample lies beyond the budget, else None."""
-        return self.comparison.schedule(self.role, id, epoch)
+        """``EarlyStop`` once the comparison is decided or the sample lies beyond the budget, else None.
+
+        While this system is ``pace`` samples ahead of its partner (in this process), it waits
+        first, so that neither system runs far past the decision.
+        """
+        while self.comparison.ahead(self.role):
+            await anyio.sleep(_PACE_POLL_S)
+        return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
 
     async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:
         """Append the sample's outcome to the ledger; decide when it completes a pair."""
-        self.comparison.complete(self.role, id, epoch, scores)
+        await anyio.to_thread.run_sync(self.comparison.complete, self.role, id, epoch, scores)
 
     async def complete_task(self) -> dict[str, Any]:
         """The latest decision record and the counts, as the log's early-stopping metadata."""
-        return self.comparison.finish(self.role)
+        return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
 
 
 def paired_early_stopping(
@@ -492,6 +626,8 @@ def paired_early_stopping(
     universe: TaskUniverse | Sequence[str] | None = None,
     group: str | None = None,
     scorer: str | None = None,
+    refresh: float = 1.0,
+    pace: int | None = 2,
 ) -> tuple[SystemEarlyStopping, SystemEarlyStopping]:
     """Two Inspect early-stopping managers, for the tested and the baseline system, sharing one ledger.
 
@@ -516,6 +652,15 @@ def paired_early_stopping(
         Sample metadata key holding the coverage group of each sample.
     scorer : str, optional
         ``NAME`` or ``NAME:KEY`` of the scorer whose value is the outcome (default: the first).
+    refresh : float, optional
+        Seconds between reads of the ledger's decision chain before a sample is scheduled (default
+        1). The pairing state lives in the ledger: a worker process per system on one ledger, or a
+        retried eval in a new process, sees the pairs and the decision of the others; this bounds
+        how long a process may schedule samples after another one decided.
+    pace : int or None, optional
+        When both tasks run in this process, the system that has completed ``pace`` samples more
+        than the other waits before starting its next sample (default 2), so that neither runs far
+        past the decision; None: no pacing. Tasks in different processes are not paced.
 
     Returns
     -------
@@ -547,5 +692,7 @@ def paired_early_stopping(
         universe=universe,
         group=group,
         scorer=scorer,
+        refresh=refresh,
+        pace=pace,
     )
     return SystemEarlyStopping(comparison, "tested"), SystemEarlyStopping(comparison, "baseline")

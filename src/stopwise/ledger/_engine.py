@@ -14,7 +14,7 @@ from sqlalchemy.pool import StaticPool
 from stopwise._redact import redact_url
 from stopwise.errors import LedgerError
 
-__all__ = ["ledger_url", "make_engine"]
+__all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file"]
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 """How long a SQLite writer waits for another process's write transaction before giving up."""
@@ -57,7 +57,10 @@ def _sqlite_engine(url: str) -> Engine:
         if not parent.is_dir():
             raise LedgerError(f"ledger {redact_url(url)}: folder {parent} does not exist; create it first")
     kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs)
+    connect_args: dict[str, Any] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    if memory:  # the one in-memory connection may be used from worker threads (the Inspect manager's calls)
+        connect_args["check_same_thread"] = False
+    engine = create_engine(url, connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -79,6 +82,25 @@ def _sqlite_engine(url: str) -> Engine:
         connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite ledger URL (None for PostgreSQL and in-memory SQLite)."""
+    if not url.startswith("sqlite"):
+        return None
+    database = make_url(url).database
+    if database in (None, "", ":memory:") or str(database).startswith("file:"):
+        return None
+    return Path(os.path.abspath(str(database)))
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path`` now, None when there is none: a removed or replaced file changes it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def make_engine(url: str) -> Engine:

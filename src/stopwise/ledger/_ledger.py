@@ -22,7 +22,7 @@ from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
-from stopwise.ledger._engine import ledger_url, make_engine
+from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
 from stopwise.ledger._events import column_payloads
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
@@ -85,6 +85,8 @@ class Ledger:
     def __init__(self, url: str | os.PathLike[str]) -> None:
         self.url = ledger_url(url)
         self._engine = make_engine(self.url)
+        self._file = sqlite_file(self.url)
+        self._identity: tuple[int, int] | None = None
         self._postgres = self._engine.dialect.name == "postgresql"
         self._insert = pg_insert if self._postgres else sqlite_insert
         self._registrations: dict[str, Registration] = {}
@@ -95,6 +97,8 @@ class Ledger:
         except BaseException:
             self._engine.dispose()
             raise
+        if self._file is not None:  # fail closed: the file this ledger writes to is the one at its path
+            self._identity = file_identity(self._file)
 
     # ------------------------------------------------------------------ plumbing
     @contextmanager
@@ -104,13 +108,36 @@ class Ledger:
             with self._engine.connect() as conn:
                 if write:
                     conn = conn.execution_options(stopwise_write=True)
+                self._check_file()
                 with conn.begin():
                     yield conn
+                if write:  # a commit into a file removed meanwhile is not durable: nothing is acknowledged
+                    self._check_file()
         except StopwiseError:
             raise
         except SQLAlchemyError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise LedgerError(f"ledger {_display(self.url)}: database error: {first}") from exc
+
+    def _check_file(self) -> None:
+        """Fail closed when the SQLite database file was removed or replaced since the ledger was opened.
+
+        An open SQLite connection keeps writing to a deleted file (and its ``-wal``) without an error,
+        so every later append would be "accepted" into a file that no longer exists at the ledger's
+        path. The file's (device, inode) recorded at open is compared with the path's before each
+        transaction and after each write (one ``stat``, about a microsecond).
+        """
+        if self._identity is None or self._file is None:
+            return
+        current = file_identity(self._file)
+        if current != self._identity:
+            what = "was removed" if current is None else "was replaced by another file"
+            raise LedgerError(
+                f"ledger {_display(self.url)}: its database file {what} since the ledger was opened; nothing more is "
+                "written or read through this ledger (fail closed: its audit trail is no longer on disk at that path). "
+                "Restore the file, or register the evaluation in a new ledger and append the Inspect logs to it "
+                "(stopwise ingest, stopwise ledger append)"
+            )
 
     def _ensure_schema(self) -> None:
         with self._tx(write=True) as conn:
@@ -187,6 +214,14 @@ class Ledger:
         tested, baseline = str(tested).strip(), str(baseline).strip()
         if not tested or not baseline or tested == baseline:
             raise LedgerError(f"tested and baseline must be two different non-empty system names; got {tested!r}, {baseline!r}")
+        if policy.decision.boundary == "betting-wor" and not getattr(universe, "ordered", True):
+            # Refused before anything is locked: such an evaluation could never decide.
+            raise LedgerError(
+                f"evaluation {name!r}: the policy's betting-wor boundary needs the planned task order, but the task "
+                f"universe gives counts only ({universe.n_tasks} tasks), so no decision could ever be taken. Register "
+                "the planned tasks in planned order instead (stopwise order ... -o order.csv, then stopwise ledger init "
+                "... --tasks order.csv), or use a policy with the fixed-budget boundary"
+            )
         universe_json = universe_to_json(universe)
         policy_sha = policy.sha256()
         universe_sha = universe_sha256(universe)
@@ -280,7 +315,9 @@ class Ledger:
 
         The rows are validated against the outcome-row contract first (nothing is stored when one
         breaks it). Then, in one transaction: events with a new key are stored; an event whose key
-        is stored with the same content is a duplicate (acknowledged again, not stored twice); one
+        is stored with the same content is a duplicate (acknowledged again, not stored twice; the
+        content is every field but ``source``, so an event re-sent from another log or a retried
+        run is a duplicate and the stored event keeps its first source); one
         whose key is stored with different content is a conflict (refused, recorded in the
         conflicts table, never overwriting). The method returns after the commit.
 
@@ -355,10 +392,10 @@ class Ledger:
             accepted = [i for i in unique if keys[i] in inserted]
             judged = [i for i in range(len(keys)) if not (keys[i] in inserted and first[keys[i]] == i)]
             stored = self._stored_digests(conn, reg.id, [keys[i] for i in judged if keys[i] not in inserted])
-            stored.update({keys[i]: digests[i] for i in accepted})
+            stored.update({keys[i]: (digests[i], payloads[i]["source"]) for i in accepted})
             conflict_rows = []
             for i in judged:
-                if stored[keys[i]] == digests[i]:
+                if _same_content(payloads[i], digests[i], *stored[keys[i]]):
                     duplicates.append(i)
                     continue
                 refused.append(i)
@@ -370,7 +407,7 @@ class Ledger:
                         "attempt": keys[i][2],
                         "row_json": canonical_json(payloads[i]),
                         "digest": digests[i],
-                        "stored_digest": stored[keys[i]],
+                        "stored_digest": stored[keys[i]][0],
                         "received_at": now,
                     }
                 )
@@ -405,19 +442,22 @@ class Ledger:
         if problems:
             raise ValidationError(problems)
 
-    def _stored_digests(self, conn: Connection, evaluation_id: int, keys: list[EventKey]) -> dict[EventKey, str]:
+    def _stored_digests(
+        self, conn: Connection, evaluation_id: int, keys: list[EventKey]
+    ) -> dict[EventKey, tuple[str, str]]:
+        """(digest, source) of the stored events with these keys."""
         tasks = sorted({k[1] for k in keys})
         wanted = set(keys)
-        found: dict[EventKey, str] = {}
+        found: dict[EventKey, tuple[str, str]] = {}
         c = S.outcomes.c
         for start in range(0, len(tasks), _CHUNK):
-            query = select(c.system, c.task, c.attempt, c.digest).where(
+            query = select(c.system, c.task, c.attempt, c.digest, c.source).where(
                 c.evaluation_id == evaluation_id, c.task.in_(tasks[start : start + _CHUNK])
             )
-            for system, task, attempt, digest in conn.execute(query):
+            for system, task, attempt, digest, source in conn.execute(query):
                 key = (system, task, int(attempt))
                 if key in wanted:
-                    found[key] = digest
+                    found[key] = (digest, source)
         return found
 
     def _snapshot(self, reg: Registration) -> tuple[OutcomeColumns, np.ndarray, int]:
@@ -554,24 +594,46 @@ class Ledger:
             conn.execute(S.decisions.insert().values(evaluation_id=reg.id, **{name: getattr(link, name) for name in _LINK_COLUMNS}))
         return link
 
-    def decisions(self, evaluation: str) -> list[LedgerDecision]:
-        """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`)."""
+    def decisions(self, evaluation: str, *, after: int = 0) -> list[LedgerDecision]:
+        """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`).
+
+        ``after``: only the links with a higher sequence (what a live reader has not seen yet).
+        """
         reg = self.registration(evaluation)
         return [
             LedgerDecision(record=_parse_record(r.record_json), **{name: getattr(r, name) for name in _LINK_COLUMNS})
-            for r in self._decision_rows(reg)
+            for r in self._decision_rows(reg, after=after)
         ]
 
-    def _decision_rows(self, reg: Registration) -> list[Any]:
+    def _decision_rows(self, reg: Registration, *, after: int = 0) -> list[Any]:
         d = S.decisions.c
         with self._tx(write=False) as conn:
             return list(
                 conn.execute(
                     select(*(d[name] for name in _LINK_COLUMNS))
-                    .where(d.evaluation_id == reg.id)
+                    .where(d.evaluation_id == reg.id, d.sequence > int(after))
                     .order_by(d.sequence)
                 )
             )
+
+    def final_tasks(self, evaluation: str, system: str, tasks: Iterable[str] | None = None) -> set[str]:
+        """The tasks (of ``tasks`` when given) that have a final outcome event of ``system``.
+
+        The live Inspect manager reads pairing state here, so that every process appending to the
+        ledger sees the same pairs.
+        """
+        reg = self.registration(evaluation)
+        c = S.outcomes.c
+        base = select(c.task).where(c.evaluation_id == reg.id, c.system == str(system), c.status == "final")
+        wanted = None if tasks is None else sorted({str(t) for t in tasks})
+        found: set[str] = set()
+        with self._tx(write=False) as conn:
+            if wanted is None:
+                found.update(conn.execute(base).scalars())
+            for start in range(0, len(wanted or ()), _CHUNK):
+                assert wanted is not None
+                found.update(conn.execute(base.where(c.task.in_(wanted[start : start + _CHUNK]))).scalars())
+        return found
 
     def verify(self, evaluation: str) -> VerifyResult:
         """Recompute the registration digests, every outcome digest, the chain and every decision.
@@ -694,6 +756,21 @@ class Ledger:
             links = [link.to_json_dict() for link in self.decisions(evaluation)]
             written.append(str(export_decisions(links, decisions_path, force=force)))
         return written
+
+
+def _same_content(payload: Mapping[str, Any], digest: str, stored_digest: str, stored_source: str) -> bool:
+    """Whether an event repeats a stored one: same content, whatever ``source`` each names.
+
+    ``source`` is provenance (which file or run reported the event), not content: the same sample
+    read again from another log, or re-appended by a retried Inspect eval (a new eval id), is a
+    duplicate. The stored event keeps its first source, and its digest (which covers ``source``) is
+    unchanged, so ``verify`` recomputes it as before.
+    """
+    if digest == stored_digest:
+        return True
+    if payload["source"] == stored_source:
+        return False
+    return event_digest({**payload, "source": stored_source}) == stored_digest
 
 
 def _name(evaluation: str) -> str:
