@@ -183,8 +183,6 @@ def order_check(universe: TaskUniverse, kinds: tuple[str, ...]) -> str | None:
     >>> order_check(TaskUniverse(universe.tasks.tolist()[::-1], universe.groups.tolist()[::-1]), ("uniform",))
     'the planned order carries no provenance stamp (not written by `stopwise order`)'
     """
-    import pandas as pd
-
     stamp = universe.stamp
     if stamp is None:
         return "the planned order carries no provenance stamp (not written by `stopwise order`)"
@@ -192,6 +190,24 @@ def order_check(universe: TaskUniverse, kinds: tuple[str, ...]) -> str | None:
         return f"the planned order is a {stamp.kind!r} order; this design needs {' or '.join(kinds)}"
     if not stamp.matches(universe):
         return "the planned order does not match its stamped digest (edited after `stopwise order` wrote it)"
+    key = (universe.sha256(), stamp)
+    if key not in _REDRAWN:
+        if len(_REDRAWN) >= _REDRAWN_MAX:
+            _REDRAWN.pop(next(iter(_REDRAWN)))
+        _REDRAWN[key] = _redraw_problem(universe, stamp)
+    return _REDRAWN[key]
+
+
+_REDRAWN: dict[tuple[str, OrderStamp], str | None] = {}
+"""The redraw check's answer per (universe sha256, stamp): a live evaluation decides on the same universe
+at every look, and the seeded redraw (a pandas sort and a draw over every task) cost more than the look."""
+_REDRAWN_MAX = 64
+
+
+def _redraw_problem(universe: TaskUniverse, stamp: OrderStamp) -> str | None:
+    """Whether the stamped kind and seed redraw exactly this order from its task set (None when they do)."""
+    import pandas as pd
+
     assert universe.tasks is not None and universe.groups is not None
     frame = pd.DataFrame({"task": universe.tasks, "group": universe.groups})
     policy = Policy.model_validate({"order": {"kind": stamp.kind, "seed": stamp.seed}})
