@@ -42,15 +42,21 @@ __all__ = [
     "PlannedCount",
     "PlannedTasks",
     "PolicyFile",
+    "Quiet",
+    "Reporter",
     "StdoutClosed",
     "TestedSystem",
+    "collapsed",
     "comma_numbers",
     "console",
     "err_console",
     "input_path",
     "is_stdin",
+    "old_spelling",
     "print_json",
+    "progress",
     "progress_bar",
+    "renamed",
     "system_naming",
     "task_universe",
     "user_errors",
@@ -291,6 +297,201 @@ def system_naming(system: str | None, system_from: list[str] | None) -> str | No
     return system_template(system_from)
 
 
+PROGRESS_SECONDS = 30.0
+"""Seconds between two plain progress lines (when standard error is not a terminal); the environment variable
+``STOPWISE_PROGRESS_SECONDS`` overrides it."""
+
+
+def _clock(seconds: float) -> str:
+    """``seconds`` as H:MM:SS.
+
+    Examples
+    --------
+    >>> _clock(3725.4)
+    '1:02:05'
+    """
+    whole = int(max(seconds, 0.0))
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def _interval() -> float:
+    try:
+        value = float(os.environ.get("STOPWISE_PROGRESS_SECONDS", PROGRESS_SECONDS))
+    except ValueError:
+        return PROGRESS_SECONDS
+    return value if value > 0 and math.isfinite(value) else PROGRESS_SECONDS
+
+
+class Reporter:
+    """Progress of one long command: a transient Rich bar on a terminal, plain lines elsewhere, nothing when quiet.
+
+    Call it as ``reporter(done, total, description)`` (absolute counts), or :meth:`advance` with an
+    increment. Off a terminal (a pipe, a CI log) it prints a line ``label: done/total (pct), elapsed
+    H:MM:SS, ETA H:MM:SS — description`` on standard error at the start, at every 10 % and at least
+    every :data:`PROGRESS_SECONDS` seconds (a line saying the command is still running when the work
+    has no count, or between two counts), and a last line with the total time. With ``after``
+    (work that is often quick, such as ``ingest``), off a terminal nothing is printed before the
+    first interval has passed. Build it with :func:`progress`.
+    """
+
+    def __init__(self, label: str, *, quiet: bool, on: Console, every: float | None = None, after: bool = False) -> None:
+        import threading
+        import time
+
+        self.label = label
+        self.quiet = quiet
+        self.on = on
+        self.every = _interval() if every is None else every
+        self.done = 0
+        self.total: int | None = None
+        self.description = ""
+        self._time = time.monotonic
+        self._start = self._time()
+        self._last_line = self._start
+        self._last_tenth = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Progress | None = None
+        self._task: Any = None
+        self.plain = not quiet and not on.is_terminal
+        self.after = after
+        self._printed = False
+
+    def __enter__(self) -> Reporter:
+        import threading
+
+        if self.quiet:
+            return self
+        if not self.plain:
+            self._bar = progress_bar(escape(self.label), "{task.description}", on=self.on)
+            self._bar.__enter__()
+            self._task = self._bar.add_task("", total=None)
+            return self
+        if not self.after:
+            self._line("started")
+        self._thread = threading.Thread(target=self._tick, name="stopwise-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.__exit__(kind, error, trace)
+        if self.plain and kind is None and (self._printed or not self.after):
+            self._line(f"done in {_clock(self._time() - self._start)}", whole=True)
+
+    def __call__(self, done: int, total: int | None = None, description: str = "") -> None:
+        with self._lock:
+            self.done = done
+            self.total = total if total is not None else self.total
+            self.description = description or self.description
+        self._update()
+
+    def advance(self, step: int, total: int | None = None) -> None:
+        """Add ``step`` to the count done (the replay engines report increments)."""
+        with self._lock:
+            self.done += step
+            self.total = total if total is not None else self.total
+        self._update()
+
+    def _update(self) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, total=self.total, description=escape(self.description))
+        elif self.plain:
+            tenth = 10 * self.done // self.total if self.total else 0
+            if self.total is not None and self.done >= self.total:
+                return  # the last line says it (with the total time)
+            if (tenth > self._last_tenth and not self.after) or self._time() - self._last_line >= self.every:
+                self._last_tenth = max(tenth, self._last_tenth)
+                self._line()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(min(self.every, 1.0)):
+            if self._time() - self._last_line >= self.every:
+                self._line()
+
+    def _line(self, note: str = "", *, whole: bool = False) -> None:
+        """One plain progress line on standard error: the count, the time and the description (or ``note``)."""
+        with self._lock:
+            now = self._time()
+            self._last_line = now
+            self._printed = True
+            elapsed = now - self._start
+            count = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)" if self.total else ""
+            if whole:
+                parts = [count, note]
+            elif note:
+                parts = [note]
+            else:
+                eta = f", ETA {_clock(elapsed * (self.total - self.done) / self.done)}" if self.total and 0 < self.done < self.total else ""
+                parts = [count or "still running", f"elapsed {_clock(elapsed)}{eta}"]
+                parts += [f"— {self.description}"] if self.description else []
+            self.on.print(escape(f"{self.label}: " + ", ".join(p for p in parts[:2] if p) + "".join(f" {p}" for p in parts[2:])), highlight=False, soft_wrap=True)
+
+
+def progress(label: str, *, quiet: bool = False, detail: str = "", after: bool = False, on: Console | None = None) -> Reporter:
+    """The progress of one long command, to use as a context manager (see :class:`Reporter`); on standard error by default.
+
+    Examples
+    --------
+    >>> with progress("replay", quiet=True) as report:
+    ...     report(1, 2, "pairs x policies")
+    """
+    reporter = Reporter(label, quiet=quiet, on=on if on is not None else err_console, after=after)
+    reporter.description = detail  # what is counted, until the work describes its step
+    return reporter
+
+
+def quiet_option() -> Any:
+    """The ``--quiet/-q`` option of the long commands: no progress lines or bar."""
+    return typer.Option("--quiet", "-q", help="Print no progress (by default: a bar on a terminal, a line every 10 % or 30 s elsewhere).")
+
+
+Quiet = Annotated[bool, quiet_option()]
+
+
+def old_spelling(old: str, new: str) -> Any:
+    """A hidden option ``old``, the spelling before ``new``: still accepted for one release, with a notice (:func:`renamed`)."""
+    return typer.Option(old, hidden=True, help=f"Deprecated spelling of {new}.")
+
+
+def renamed(value: Any, old_value: Any, *, old: str, new: str, default: Any) -> Any:
+    """The value of an option renamed from ``old`` to ``new``: ``old_value`` (with a notice on standard error) when the old spelling was given.
+
+    Giving both spellings with different values is an :class:`~stopwise.errors.InputError`.
+
+    Examples
+    --------
+    >>> renamed(7, None, old="--random-state", new="--seed", default=42)
+    7
+    """
+    if old_value is None:
+        return value
+    err_console.print(f"[bold yellow]deprecated:[/] {old} is now {new}; {old} will be removed in the next release")
+    if value != default and value != old_value:
+        raise InputError(f"give {new} only (not also {old}, its deprecated spelling)")
+    return old_value
+
+
+def collapsed(lines: list[str]) -> list[str]:
+    """``lines`` with repeats of one line shown once, with a count (``… (×1,700)``), in first-seen order.
+
+    Examples
+    --------
+    >>> collapsed(["a", "b", "a", "a"])
+    ['a (×3)', 'b']
+    """
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line] = counts.get(line, 0) + 1
+    return [line if n == 1 else f"{line} (×{n:,})" for line, n in counts.items()]
+
+
 def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
     """A transient Rich progress bar on console ``on``, to use as a context manager.
 
@@ -368,6 +569,28 @@ def task_universe(tasks: Path | None, n_tasks: int | None, group_size: list[str]
     if n_tasks is None and not sizes:
         return None
     return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
+
+
+def _usage_names() -> None:
+    """Usage lines name arguments as Click does (``TASKS``, ``[PATH]``, ``OUTCOMES...``), not as ``{tasks}``.
+
+    Typer 0.2x writes a required argument as ``{name}`` in the usage line, which reads like a template
+    placeholder; its hook is replaced here (a Typer without the hook is left as it is).
+    """
+    import typer.core
+
+    argument: Any = getattr(typer.core, "TyperArgument", None)
+    if argument is None or not hasattr(argument, "_usage_display_name"):
+        return
+
+    def usage_name(self: Any) -> str:
+        name = str(self.metavar if self.metavar is not None else self.name).upper()
+        return (name if self.required else f"[{name}]") + ("..." if self.nargs != 1 else "")
+
+    argument._usage_display_name = usage_name
+
+
+_usage_names()
 
 
 # Options several commands take. Each ``*_option(panel)`` makes the typer option (under a help panel of the
