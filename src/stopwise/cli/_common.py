@@ -24,7 +24,7 @@ import typer
 from rich.console import Console, ConsoleDimensions
 
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.errors import InputError, StopwiseError, terminal_text
+from stopwise.errors import InputError, Problem, StopwiseError, ValidationError, terminal_text
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -119,11 +119,50 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except StopwiseError as exc:
-        message = str(exc)
+        message = _collapsed_problems(exc) if isinstance(exc, ValidationError) else str(exc)
         for spooled, shown in _STDIN_NAMES.items():
             message = message.replace(spooled, shown)
         err_console.print(f"[bold red]error:[/] {escape(terminal_text(message))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
+
+
+_SHOWN_PROBLEMS = 20
+"""Distinct problems an error message spells out."""
+
+
+def _collapsed_problems(error: ValidationError) -> str:
+    """The message of ``error`` with the problems that differ only by row shown once, with a count and their first rows.
+
+    ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700 lines.
+
+    Examples
+    --------
+    >>> from stopwise.errors import Problem
+    >>> same = [Problem("rows.csv", i, "system", "must be 'A' or 'B'", "C") for i in range(1, 1701)]
+    >>> print(_collapsed_problems(ValidationError([*same, Problem("rows.csv", 9, "task", "must be planned", "t9")])))
+    1,701 problems in the input:
+      rows.csv, field 'system': must be 'A' or 'B'; got 'C' (×1,700: rows 1, 2, 3, …)
+      rows.csv, row 9, field 'task': must be planned; got 't9'
+    """
+    import dataclasses
+
+    groups: dict[tuple[str, str | None, str, str], list[Problem]] = {}
+    for problem in error.problems:
+        groups.setdefault((problem.file, problem.field, problem.rule, repr(problem.value)), []).append(problem)
+    if len(groups) == len(error.problems):
+        return str(error)
+    lines = []
+    for same in list(groups.values())[:_SHOWN_PROBLEMS]:
+        if len(same) == 1:
+            lines.append(str(same[0]))
+            continue
+        rows = [str(p.row) for p in same if p.row is not None]
+        where = f": rows {', '.join(rows[:3])}" + (", …" if len(rows) > 3 else "") if rows else ""
+        lines.append(f"{dataclasses.replace(same[0], row=None, line=None)} (×{len(same):,}{where})")
+    if len(groups) > _SHOWN_PROBLEMS:
+        lines.append(f"... and {len(groups) - _SHOWN_PROBLEMS:,} more distinct problems")
+    n = len(error.problems)
+    return f"{n:,} problem{'s' if n != 1 else ''} in the {error.subject}:\n  " + "\n  ".join(lines)
 
 
 def is_stdin(path: Path | str | None) -> bool:
