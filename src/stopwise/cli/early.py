@@ -218,7 +218,7 @@ def train_command(
 @early_app.command("evaluate")
 def evaluate_command(
     trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files with final outcomes; '-' reads standard input.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep (optional: the tables are printed).")] = None,
     by: Annotated[str, typer.Option(help="Hold out one value at a time: agent or a meta key (service, model).")] = "agent",
     within: Annotated[str | None, typer.Option(help="Meta key whose values form separate leave-one-out studies.")] = None,
     exclude_same: Annotated[str | None, typer.Option(help="Meta key; training drops runs sharing the held-out value.")] = None,
