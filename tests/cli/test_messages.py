@@ -63,3 +63,19 @@ def test_replay_policy_file_alone_replays_that_file(tmp_path: Path, outcomes: Pa
     assert main(["replay", str(outcomes), "--orders", "3", "--json", "-q"]) == 0
     named = json.loads(capsys.readouterr().out)
     assert alone["settings"]["policies"] == as_given["settings"]["policies"] != named["settings"]["policies"]
+
+
+def test_ledger_append_names_the_closest_planned_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = synthetic_benchmark(60, 3, rng=0)
+    rows = rows[rows["system"].isin(["system-01", "system-02"])]
+    tasks = tmp_path / "tasks.csv"
+    rows.drop_duplicates("task")[["task", "group"]].to_csv(tasks, index=False)
+    db = str(tmp_path / "ledger.db")
+    assert main(["ledger", "init", db, "ev", "-t", "system-01", "-b", "system-02", "--tasks", str(tasks)]) == 0
+    first = rows[rows["task"] == "repo-alpha-0000"]  # both systems' rows of one task
+    misspelt = first.assign(task="repo-alpa-0000")  # an h left out
+    capsys.readouterr()
+    assert main(["ledger", "append", db, "ev", str(write_outcomes(misspelt, tmp_path / "bad.csv"))]) == 4
+    err = capsys.readouterr().err
+    assert "must be a task of the evaluation's planned universe (did you mean 'repo-alpha-0000'" in err
+    assert "row 2, field 'task'" in err  # two rows: each named, as before

@@ -46,7 +46,6 @@ __all__ = [
     "Reporter",
     "StdoutClosed",
     "TestedSystem",
-    "collapsed",
     "comma_numbers",
     "console",
     "err_console",
@@ -127,11 +126,13 @@ def user_errors() -> Iterator[None]:
 
 
 _SHOWN_PROBLEMS = 20
-"""Distinct problems an error message spells out."""
+"""Lines of problems an error message spells out."""
+_ROWS_NAMED = 3
+"""A problem repeated on more rows than this is printed once, with a count and its first rows."""
 
 
 def _collapsed_problems(error: ValidationError) -> str:
-    """The message of ``error`` with the problems that differ only by row shown once, with a count and their first rows.
+    """The message of ``error`` with a problem repeated on more than 3 rows (the same file, field, rule and value) shown once, with a count and its first rows.
 
     ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700 lines.
 
@@ -149,18 +150,18 @@ def _collapsed_problems(error: ValidationError) -> str:
     groups: dict[tuple[str, str | None, str, str], list[Problem]] = {}
     for problem in error.problems:
         groups.setdefault((problem.file, problem.field, problem.rule, repr(problem.value)), []).append(problem)
-    if len(groups) == len(error.problems):
+    if all(len(same) <= _ROWS_NAMED for same in groups.values()):
         return str(error)
-    lines = []
-    for same in list(groups.values())[:_SHOWN_PROBLEMS]:
-        if len(same) == 1:
-            lines.append(str(same[0]))
+    lines: list[str] = []
+    for same in groups.values():
+        if len(same) <= _ROWS_NAMED:
+            lines += [str(p) for p in same]
             continue
-        rows = [str(p.row) for p in same if p.row is not None]
-        where = f": rows {', '.join(rows[:3])}" + (", …" if len(rows) > 3 else "") if rows else ""
+        rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
+        where = f": rows {', '.join(rows)}, …" if rows else ""
         lines.append(f"{dataclasses.replace(same[0], row=None, line=None)} (×{len(same):,}{where})")
-    if len(groups) > _SHOWN_PROBLEMS:
-        lines.append(f"... and {len(groups) - _SHOWN_PROBLEMS:,} more distinct problems")
+    if len(lines) > _SHOWN_PROBLEMS:
+        lines[_SHOWN_PROBLEMS:] = [f"... and {len(lines) - _SHOWN_PROBLEMS:,} more"]
     n = len(error.problems)
     return f"{n:,} problem{'s' if n != 1 else ''} in the {error.subject}:\n  " + "\n  ".join(lines)
 
@@ -515,20 +516,6 @@ def renamed(value: Any, old_value: Any, *, old: str, new: str, default: Any) -> 
     if value != default and value != old_value:
         raise InputError(f"give {new} only (not also {old}, its deprecated spelling)")
     return old_value
-
-
-def collapsed(lines: list[str]) -> list[str]:
-    """``lines`` with repeats of one line shown once, with a count (``… (×1,700)``), in first-seen order.
-
-    Examples
-    --------
-    >>> collapsed(["a", "b", "a", "a"])
-    ['a (×3)', 'b']
-    """
-    counts: dict[str, int] = {}
-    for line in lines:
-        counts[line] = counts.get(line, 0) + 1
-    return [line if n == 1 else f"{line} (×{n:,})" for line, n in counts.items()]
 
 
 def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
