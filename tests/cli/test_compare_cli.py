@@ -106,14 +106,14 @@ def test_policy_init_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_demo_runs_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--tasks", "120", "--systems", "4", "--out", str(tmp_path / "demo")]) == 0
+    assert main(["demo", "--n-tasks", "120", "--systems", "4", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "Decision record at 100 % budget" in out
     lines = (tmp_path / "demo" / "decisions.jsonl").read_text().splitlines()
     assert len(lines) == 6
     records = [DecisionRecord.model_validate_json(line) for line in lines]
     assert [r.n_observed for r in records] == [6, 12, 30, 60, 90, 120]
-    assert main(["demo", "--tasks", "120", "--systems", "4", "--json"]) == 0
+    assert main(["demo", "--n-tasks", "120", "--systems", "4", "--json"]) == 0
     again = [DecisionRecord.model_validate_json(line) for line in capsys.readouterr().out.splitlines()]
     assert [r.digest() for r in again] == [r.digest() for r in records]  # equal but for decided_at
 
@@ -122,14 +122,14 @@ def test_demo_never_writes_into_a_directory_it_did_not_write(tmp_path: Path, cap
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "decisions.jsonl").write_text("my own notes\n")
-    assert main(["demo", "--tasks", "60", "--systems", "3", "--out", str(mine)]) == 4
+    assert main(["demo", "--n-tasks", "60", "--systems", "3", "--out", str(mine)]) == 4
     assert "is a directory stopwise did not write" in capsys.readouterr().err
     assert sorted(p.name for p in mine.iterdir()) == ["decisions.jsonl"] and (mine / "decisions.jsonl").read_text() == "my own notes\n"
     ours = tmp_path / "ours"
-    assert main(["demo", "--tasks", "60", "--systems", "3", "--out", str(ours)]) == 0
-    assert main(["demo", "--tasks", "60", "--systems", "3", "--out", str(ours)]) == 4
+    assert main(["demo", "--n-tasks", "60", "--systems", "3", "--out", str(ours)]) == 0
+    assert main(["demo", "--n-tasks", "60", "--systems", "3", "--out", str(ours)]) == 4
     assert "pass --force to replace it" in capsys.readouterr().err
-    assert main(["demo", "--tasks", "60", "--systems", "3", "--seed", "1", "--out", str(ours), "--force"]) == 0
+    assert main(["demo", "--n-tasks", "60", "--systems", "3", "--seed", "1", "--out", str(ours), "--force"]) == 0
     assert {p.name for p in ours.iterdir()} == {".stopwise-output", "decisions.jsonl", "synthetic_outcomes.csv"}
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".stopwise-tmp")]
 
@@ -138,13 +138,25 @@ def test_demo_never_writes_into_a_directory_it_did_not_write(tmp_path: Path, cap
     ("args", "message"),
     [
         (["--seed", "-1"], "Invalid value for '--seed'"),  # a usage error: exit 4 like every input error
-        (["--tasks", "10001"], "the demo takes at most 10,000 tasks and 20 systems; got --tasks 10,001"),
-        (["--systems", "21"], "got --tasks 400, --systems 21"),
+        (["--n-tasks", "10001"], "the demo takes at most 10,000 tasks and 20 systems; got --n-tasks 10,001"),
+        (["--systems", "21"], "got --n-tasks 400, --systems 21"),
     ],
 )
 def test_demo_refuses_bad_sizes_and_seeds(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", *args]) == 4
     assert message in capsys.readouterr().err
+
+
+def test_demo_accepts_its_old_tasks_spelling_with_a_notice(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--n-tasks", "60", "--systems", "3", "--json"]) == 0
+    new = capsys.readouterr()
+    assert main(["demo", "--tasks", "60", "--systems", "3", "--json"]) == 0
+    old = capsys.readouterr()
+    assert "deprecated: --tasks is now --n-tasks" in old.err and "deprecated" not in new.err
+    digests = [[DecisionRecord.model_validate_json(line).digest() for line in run.out.splitlines()] for run in (new, old)]
+    assert digests[0] == digests[1]
+    assert main(["demo", "--tasks", "60", "--n-tasks", "80"]) == 4
+    assert "give --n-tasks only" in capsys.readouterr().err
 
 
 def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

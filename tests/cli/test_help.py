@@ -1,9 +1,13 @@
-"""Every command's ``--help`` ends with an example."""
+"""Every command's ``--help`` ends with an example, and shows its help texts and defaults whole."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from stopwise.cli._examples import attach_examples
 from stopwise.cli.main import app, main
@@ -30,3 +34,42 @@ def test_help_shows_an_example(path: tuple[str, ...], capsys: pytest.CaptureFixt
     assert main([*path, "--help"]) == 0
     out = capsys.readouterr().out
     assert "Example" in out and "stopwise " + path[0] in out.split("Example", 1)[1]
+
+
+def _command(path: tuple[str, ...]) -> Any:
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return command
+
+
+def _squeezed(text: str) -> str:
+    """Text without whitespace and the help panels' box characters, so that wrapping does not matter."""
+    return re.sub(r"[\s│╭╮╰╯─]+", "", text)
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
+def test_help_shows_every_bracket_and_default_whole(path: tuple[str, ...]) -> None:
+    """Rendered at 60 columns: no ``[word]`` of a help text swallowed as Rich markup, no default cut with "…", usage names plain."""
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    shown = _squeezed(result.output)
+    command = _command(path)
+    texts = [command.help or "", command.epilog or ""] + [p.help or "" for p in command.params if not p.hidden]
+    for text in texts:
+        for word in re.findall(r"(?<!\\)\[[\w-]+\]", text.replace("\\[", "[")):
+            assert _squeezed(word) in shown, f"{' '.join(path)} --help swallows {word} (Rich markup): {text!r}"
+    for param in command.params:
+        if param.hidden or not getattr(param, "show_default", True) or isinstance(param.default, bool):
+            continue
+        if isinstance(param.default, str | int | float) and str(param.default) != "":
+            assert _squeezed(f"[default: {param.default}]") in shown, f"{' '.join(path)} --help cuts the default of {param.name}"
+    usage = next(line for line in result.output.splitlines() if "Usage:" in line)
+    assert "{" not in usage, usage
+
+
+def test_old_spellings_are_hidden_but_accepted() -> None:
+    """Renamed options keep their old spelling for one release, out of the help."""
+    shown = CliRunner().invoke(app, ["early", "train", "--help"], env={"COLUMNS": "200"}).output
+    assert "--seed" in shown and "--jobs" in shown and "--random-state" not in shown and "--n-jobs" not in shown
+    assert "--n-tasks" in CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "200"}).output

@@ -128,7 +128,7 @@ def test_literal_constants_match_the_library() -> None:
     from stopwise.replay import DEFAULT_BUDGETS
 
     assert early_cli.THRESHOLDS == THRESHOLDS and common_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
-    assert replay_cli._DEFAULT_BUDGETS == ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
+    assert replay_cli._DEFAULT_BUDGETS == ", ".join(f"{b:g}" for b in DEFAULT_BUDGETS)
 
 
 def test_the_library_and_the_command_line_share_one_vocabulary() -> None:

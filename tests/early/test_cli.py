@@ -72,9 +72,9 @@ def test_train_deployed_heads_option(app: typer.Typer, data: Path, deployed: str
     folder = data / f"risk-{deployed}"
     args = ["early", "train", str(data / "runs.jsonl.gz"), "--out", str(folder), "--min-steps", "5", "--max-halt-error", "0.1",
             "--calibration-folds", "3", "--json"]
-    code, out = _invoke(app, *args, *(["--deployed-heads", deployed] if deployed == "refit" else []))  # fold-average: the default
-    assert code == 0, out
-    summary = json.loads(out)
+    result = CliRunner().invoke(app, [*args, *(["--deployed-heads", deployed] if deployed == "refit" else [])])  # fold-average: the default
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)  # progress and warnings go to standard error
     assert summary["deployed_heads"] == deployed and summary["cross_fitted"] is True
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["deployed_heads"] == deployed and manifest["params"]["deployed_heads"] == deployed

@@ -68,12 +68,12 @@ def test_train_with_max_halt_error_shows_the_guarantee_and_the_validation_figure
     assert "precision [95% CI]" in out and "|ΔPass@1|" in out
     model = load_model(data / "ltt")
     assert model.quality_["reference"] == "calibration runs" and set(model.risk_control_) == {"success", "failure"}
-    code, out = _invoke(
-        app, "early", "train", str(data / "runs.jsonl.gz"), "-o", str(data / "ltt-json"), "--min-steps", "5",
+    result = CliRunner().invoke(app, [
+        "early", "train", str(data / "runs.jsonl.gz"), "-o", str(data / "ltt-json"), "--min-steps", "5",
         "--max-halt-error", "0.1", "--calibration-folds", "2", "--json",
-    )
-    summary = json.loads(out)
-    assert code == 0 and summary["cross_fitted"] and summary["calibration_tasks"] == 24
+    ])
+    summary = json.loads(result.stdout)  # progress and warnings go to standard error
+    assert result.exit_code == 0 and summary["cross_fitted"] and summary["calibration_tasks"] == 24
     assert summary["quality"]["reference"] == "cross-fitted training runs (2 task folds)" and summary["quality"]["n_runs"] == 96
     assert set(summary["thresholds"]) == {"success", "failure"}
     assert summary["quality"]["heads"]["failure"]["halted"] >= 0 and "warnings" in summary["quality"]
@@ -141,7 +141,7 @@ def test_train_never_replaces_a_folder_it_did_not_write(app: typer.Typer, tiny: 
 
 
 def test_n_jobs_beyond_the_cpu_count_is_a_user_error(app: typer.Typer, tiny: Path, tmp_path: Path) -> None:
-    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(tmp_path / "m"), "--n-jobs", "100000")
+    code, out = _invoke(app, "early", "train", str(tiny / "runs.jsonl.gz"), "-o", str(tmp_path / "m"), "--jobs", "100000")
     assert code == 4 and "n_jobs" in out and "CPU count" in out
     assert not (tmp_path / "m").exists() and list(tmp_path.iterdir()) == []
 

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console, ConsoleDimensions
 
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.errors import InputError, StopwiseError, terminal_text
+from stopwise.errors import InputError, Problem, StopwiseError, ValidationError, terminal_text
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -42,6 +42,8 @@ __all__ = [
     "PlannedCount",
     "PlannedTasks",
     "PolicyFile",
+    "Quiet",
+    "Reporter",
     "StdoutClosed",
     "TestedSystem",
     "comma_numbers",
@@ -49,8 +51,11 @@ __all__ = [
     "err_console",
     "input_path",
     "is_stdin",
+    "old_spelling",
     "print_json",
+    "progress",
     "progress_bar",
+    "renamed",
     "system_naming",
     "task_universe",
     "user_errors",
@@ -113,11 +118,52 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except StopwiseError as exc:
-        message = str(exc)
+        message = _collapsed_problems(exc) if isinstance(exc, ValidationError) else str(exc)
         for spooled, shown in _STDIN_NAMES.items():
             message = message.replace(spooled, shown)
         err_console.print(f"[bold red]error:[/] {escape(terminal_text(message))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
+
+
+_SHOWN_PROBLEMS = 20
+"""Lines of problems an error message spells out."""
+_ROWS_NAMED = 3
+"""A problem repeated on more rows than this is printed once, with a count and its first rows."""
+
+
+def _collapsed_problems(error: ValidationError) -> str:
+    """The message of ``error`` with a problem repeated on more than 3 rows (the same file, field, rule and value) shown once, with a count and its first rows.
+
+    ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700 lines.
+
+    Examples
+    --------
+    >>> from stopwise.errors import Problem
+    >>> same = [Problem("rows.csv", i, "system", "must be 'A' or 'B'", "C") for i in range(1, 1701)]
+    >>> print(_collapsed_problems(ValidationError([*same, Problem("rows.csv", 9, "task", "must be planned", "t9")])))
+    1,701 problems in the input:
+      rows.csv, field 'system': must be 'A' or 'B'; got 'C' (×1,700: rows 1, 2, 3, …)
+      rows.csv, row 9, field 'task': must be planned; got 't9'
+    """
+    import dataclasses
+
+    groups: dict[tuple[str, str | None, str, str], list[Problem]] = {}
+    for problem in error.problems:
+        groups.setdefault((problem.file, problem.field, problem.rule, repr(problem.value)), []).append(problem)
+    if all(len(same) <= _ROWS_NAMED for same in groups.values()):
+        return str(error)
+    lines: list[str] = []
+    for same in groups.values():
+        if len(same) <= _ROWS_NAMED:
+            lines += [str(p) for p in same]
+            continue
+        rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
+        where = f": rows {', '.join(rows)}, …" if rows else ""
+        lines.append(f"{dataclasses.replace(same[0], row=None, line=None)} (×{len(same):,}{where})")
+    if len(lines) > _SHOWN_PROBLEMS:
+        lines[_SHOWN_PROBLEMS:] = [f"... and {len(lines) - _SHOWN_PROBLEMS:,} more"]
+    n = len(error.problems)
+    return f"{n:,} problem{'s' if n != 1 else ''} in the {error.subject}:\n  " + "\n  ".join(lines)
 
 
 def is_stdin(path: Path | str | None) -> bool:
@@ -291,6 +337,187 @@ def system_naming(system: str | None, system_from: list[str] | None) -> str | No
     return system_template(system_from)
 
 
+PROGRESS_SECONDS = 30.0
+"""Seconds between two plain progress lines (when standard error is not a terminal); the environment variable
+``STOPWISE_PROGRESS_SECONDS`` overrides it."""
+
+
+def _clock(seconds: float) -> str:
+    """``seconds`` as H:MM:SS.
+
+    Examples
+    --------
+    >>> _clock(3725.4)
+    '1:02:05'
+    """
+    whole = int(max(seconds, 0.0))
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def _interval() -> float:
+    try:
+        value = float(os.environ.get("STOPWISE_PROGRESS_SECONDS", PROGRESS_SECONDS))
+    except ValueError:
+        return PROGRESS_SECONDS
+    return value if value > 0 and math.isfinite(value) else PROGRESS_SECONDS
+
+
+class Reporter:
+    """Progress of one long command: a transient Rich bar on a terminal, plain lines elsewhere, nothing when quiet.
+
+    Call it as ``reporter(done, total, description)`` (absolute counts), or :meth:`advance` with an
+    increment. Off a terminal (a pipe, a CI log) it prints a line ``label: done/total (pct), elapsed
+    H:MM:SS, ETA H:MM:SS — description`` on standard error at the start, at every 10 % and at least
+    every :data:`PROGRESS_SECONDS` seconds (a line saying the command is still running when the work
+    has no count, or between two counts), and a last line with the total time. With ``after``
+    (work that is often quick, such as ``ingest``), off a terminal nothing is printed before the
+    first interval has passed. Build it with :func:`progress`.
+    """
+
+    def __init__(self, label: str, *, quiet: bool, on: Console, every: float | None = None, after: bool = False) -> None:
+        import threading
+        import time
+
+        self.label = label
+        self.quiet = quiet
+        self.on = on
+        self.every = _interval() if every is None else every
+        self.done = 0
+        self.total: int | None = None
+        self.description = ""
+        self._time = time.monotonic
+        self._start = self._time()
+        self._last_line = self._start
+        self._last_tenth = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Progress | None = None
+        self._task: Any = None
+        self.plain = not quiet and not on.is_terminal
+        self.after = after
+        self._printed = False
+
+    def __enter__(self) -> Reporter:
+        import threading
+
+        if self.quiet:
+            return self
+        if not self.plain:
+            self._bar = progress_bar(escape(self.label), "{task.description}", on=self.on)
+            self._bar.__enter__()
+            self._task = self._bar.add_task("", total=None)
+            return self
+        if not self.after:
+            self._line("started")
+        self._thread = threading.Thread(target=self._tick, name="stopwise-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.__exit__(kind, error, trace)
+        if self.plain and kind is None and (self._printed or not self.after):
+            self._line(f"done in {_clock(self._time() - self._start)}", whole=True)
+
+    def __call__(self, done: int, total: int | None = None, description: str = "") -> None:
+        with self._lock:
+            self.done = done
+            self.total = total if total is not None else self.total
+            self.description = description or self.description
+        self._update()
+
+    def advance(self, step: int, total: int | None = None) -> None:
+        """Add ``step`` to the count done (the replay engines report increments)."""
+        with self._lock:
+            self.done += step
+            self.total = total if total is not None else self.total
+        self._update()
+
+    def _update(self) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, total=self.total, description=escape(self.description))
+        elif self.plain:
+            tenth = 10 * self.done // self.total if self.total else 0
+            if self.total is not None and self.done >= self.total:
+                return  # the last line says it (with the total time)
+            if (tenth > self._last_tenth and not self.after) or self._time() - self._last_line >= self.every:
+                self._last_tenth = max(tenth, self._last_tenth)
+                self._line()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(min(self.every, 1.0)):
+            if self._time() - self._last_line >= self.every:
+                self._line()
+
+    def _line(self, note: str = "", *, whole: bool = False) -> None:
+        """One plain progress line on standard error: the count, the time and the description (or ``note``)."""
+        with self._lock:
+            now = self._time()
+            self._last_line = now
+            self._printed = True
+            elapsed = now - self._start
+            count = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)" if self.total else ""
+            if whole:
+                parts = [count, note]
+            elif note:
+                parts = [note]
+            else:
+                eta = f", ETA {_clock(elapsed * (self.total - self.done) / self.done)}" if self.total and 0 < self.done < self.total else ""
+                parts = [count or "still running", f"elapsed {_clock(elapsed)}{eta}"]
+                parts += [f"— {self.description}"] if self.description else []
+            self.on.print(escape(f"{self.label}: " + ", ".join(p for p in parts[:2] if p) + "".join(f" {p}" for p in parts[2:])), highlight=False, soft_wrap=True)
+
+
+def progress(label: str, *, quiet: bool = False, detail: str = "", after: bool = False, on: Console | None = None) -> Reporter:
+    """The progress of one long command, to use as a context manager (see :class:`Reporter`); on standard error by default.
+
+    Examples
+    --------
+    >>> with progress("replay", quiet=True) as report:
+    ...     report(1, 2, "pairs x policies")
+    """
+    reporter = Reporter(label, quiet=quiet, on=on if on is not None else err_console, after=after)
+    reporter.description = detail  # what is counted, until the work describes its step
+    return reporter
+
+
+def quiet_option() -> Any:
+    """The ``--quiet/-q`` option of the long commands: no progress lines or bar."""
+    return typer.Option("--quiet", "-q", help="Print no progress (by default: a bar on a terminal, a line every 10 % or 30 s elsewhere).")
+
+
+Quiet = Annotated[bool, quiet_option()]
+
+
+def old_spelling(old: str, new: str) -> Any:
+    """A hidden option ``old``, the spelling before ``new``: still accepted for one release, with a notice (:func:`renamed`)."""
+    return typer.Option(old, hidden=True, help=f"Deprecated spelling of {new}.")
+
+
+def renamed(value: Any, old_value: Any, *, old: str, new: str, default: Any) -> Any:
+    """The value of an option renamed from ``old`` to ``new``: ``old_value`` (with a notice on standard error) when the old spelling was given.
+
+    Giving both spellings with different values is an :class:`~stopwise.errors.InputError`.
+
+    Examples
+    --------
+    >>> renamed(7, None, old="--random-state", new="--seed", default=42)
+    7
+    """
+    if old_value is None:
+        return value
+    err_console.print(f"[bold yellow]deprecated:[/] {old} is now {new}; {old} will be removed in the next release")
+    if value != default and value != old_value:
+        raise InputError(f"give {new} only (not also {old}, its deprecated spelling)")
+    return old_value
+
+
 def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
     """A transient Rich progress bar on console ``on``, to use as a context manager.
 
@@ -368,6 +595,28 @@ def task_universe(tasks: Path | None, n_tasks: int | None, group_size: list[str]
     if n_tasks is None and not sizes:
         return None
     return TaskUniverse.from_counts(n_tasks if n_tasks is not None else sum(sizes.values()), sizes or None)
+
+
+def _usage_names() -> None:
+    """Usage lines name arguments as Click does (``TASKS``, ``[PATH]``, ``OUTCOMES...``), not as ``{tasks}``.
+
+    Typer 0.2x writes a required argument as ``{name}`` in the usage line, which reads like a template
+    placeholder; its hook is replaced here (a Typer without the hook is left as it is).
+    """
+    import typer.core
+
+    argument: Any = getattr(typer.core, "TyperArgument", None)
+    if argument is None or not hasattr(argument, "_usage_display_name"):
+        return
+
+    def usage_name(self: Any) -> str:
+        name = str(self.metavar if self.metavar is not None else self.name).upper()
+        return (name if self.required else f"[{name}]") + ("..." if self.nargs != 1 else "")
+
+    argument._usage_display_name = usage_name
+
+
+_usage_names()
 
 
 # Options several commands take. Each ``*_option(panel)`` makes the typer option (under a help panel of the

@@ -19,7 +19,7 @@ EXAMPLES: dict[str, list[str]] = {
         "cat outcomes.csv | stopwise decide - -t A -b B",
     ],
     "order": ["stopwise order tasks.csv -p policy.toml -o order.csv"],
-    "demo": ["stopwise demo --seed 0 --tasks 400 --out demo/ && stopwise report demo/decisions.jsonl"],
+    "demo": ["stopwise demo --seed 0 --n-tasks 400 --out demo/ && stopwise report demo/decisions.jsonl"],
     "replay": [
         "stopwise replay ../shared/data/records/*/outcomes.csv -k 500 -o replay/",
         "stopwise replay outcomes.csv --policies all --thresholds 0,0.05 --json | jq '.sufficiency[0]'",

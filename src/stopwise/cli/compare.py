@@ -19,7 +19,9 @@ from stopwise.cli._common import (
     TestedSystem,
     console,
     input_path,
+    old_spelling,
     print_json,
+    renamed,
     task_universe,
     user_errors,
 )
@@ -171,24 +173,29 @@ MAX_DEMO_SYSTEMS = 20
 
 def demo_command(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the synthetic record and the task order.")] = 0,
-    tasks: Annotated[int, typer.Option(help="Tasks in the synthetic benchmark.")] = 400,
+    n_tasks: Annotated[int, typer.Option("--n-tasks", help="Tasks in the synthetic benchmark (N).")] = 400,
     systems: Annotated[int, typer.Option(help="Systems in the synthetic benchmark.")] = 8,
     out: Annotated[
         Path | None, typer.Option(help="Also write the record and decision records into this (new or empty) directory.")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision records as JSON lines.")] = False,
+    old_tasks: Annotated[int | None, old_spelling("--tasks", "--n-tasks")] = None,
 ) -> None:
-    """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets."""
+    """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets.
+
+    --n-tasks is a count; elsewhere --tasks names a planned-tasks file (its old spelling here, --tasks N, still works for one release).
+    """
     from stopwise._atomic import Outputs
     from stopwise.compare import demo_comparison
     from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs:
+        tasks = renamed(n_tasks, old_tasks, old="--tasks", new="--n-tasks", default=400)
         folder = outputs.directory(out) if out is not None else None
         if tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
             raise InputError(
-                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --tasks {tasks:,}, "
+                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --n-tasks {tasks:,}, "
                 f"--systems {systems:,} (stopwise.records.synthetic_benchmark has no such limit)"
             )
         demo = demo_comparison(seed, tasks, systems)
@@ -231,7 +238,7 @@ def order_command(
     tasks: Annotated[
         Path, typer.Argument(help="Task list or outcome rows (.csv, .jsonl, .parquet) with a task column; '-' reads standard input.")
     ],
-    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy TOML (its [order] kind and seed).")] = None,
+    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy TOML (its \\[order] kind and seed).")] = None,
     cost_system: Annotated[str | None, typer.Option(help="For a cost-first order: the system whose cost_usd ranks tasks.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the order as CSV here (default: print it).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +10,17 @@ import typer
 from rich.table import Table
 
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.cli._common import Inputs, comma_numbers, console, err_console, progress_bar, user_errors
+from stopwise.cli._common import (
+    Inputs,
+    Quiet,
+    comma_numbers,
+    console,
+    err_console,
+    old_spelling,
+    progress,
+    renamed,
+    user_errors,
+)
 from stopwise.errors import InputError
 
 if TYPE_CHECKING:  # stopwise.early imports scikit-learn and LightGBM: only inside the commands
@@ -24,20 +32,8 @@ THRESHOLDS = (0.75, 0.80, 0.85, 0.90, 0.95, 0.97)
 early_app = typer.Typer(
     name="early",
     help="Early outcome prediction within a task: train, evaluate leave-one-agent-out, monitor a run.",
-    no_args_is_help=True,
-)
+    no_args_is_help=True,)
 
-
-
-@contextmanager
-def _progress(label: str) -> Iterator[Any]:
-    with progress_bar(label, "{task.description}", on=err_console) as bar:
-        task = bar.add_task("", total=1)
-
-        def update(done: int, total: int, description: str) -> None:
-            bar.update(task, completed=done, total=max(total, 1), description=escape(description))
-
-        yield update
 
 
 def _threshold(value: float | None, name: str) -> float | None:
@@ -101,6 +97,23 @@ def _print_quality(summary: dict[str, Any]) -> None:
         err_console.print(f"[bold yellow]warning:[/] {escape(warning)}")
 
 
+def _warn_never_halts(summary: dict[str, Any]) -> None:
+    """A warning, saying what to change, when the trained model halts no run (no head has a threshold)."""
+    heads = summary["quality"]["heads"]
+    if any(q["threshold"] is not None for q in heads.values()):
+        return
+    risk = summary["risk_control"]
+    if risk:
+        first = next(iter(risk.values()))
+        err_console.print(
+            f"[bold yellow]warning:[/] this model never halts a run: no head's threshold showed a wrong-halt rate at most "
+            f"{first['epsilon']:g} at confidence {1 - first['delta']:g}, so it saves no steps. Raise --max-halt-error "
+            "(e.g. 0.10 or 0.15), lower --risk-confidence, or train on more runs (more calibration runs)."
+        )
+    else:
+        err_console.print("[bold yellow]warning:[/] this model never halts a run (every head is off): turn a head on.")
+
+
 @early_app.command("train")
 def train_command(
     trajectories: Annotated[
@@ -133,10 +146,13 @@ def train_command(
     exclude: Annotated[list[str] | None, typer.Option(help="Feature family or group to leave out (repeatable).")] = None,
     backbone: Annotated[str, typer.Option(help="Per-head classifier: lightgbm or logistic.")] = "lightgbm",
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (task, text, fail_to_pass, pass_to_pass).")] = None,
-    random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
-    n_jobs: Annotated[int, typer.Option(help="LightGBM threads (at most the CPU count).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 42,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="LightGBM threads (at most the CPU count).")] = 1,
+    random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
+    n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing model directory written by stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training summary and validation figures as JSON.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Fit the calibrated success and failure heads on finished runs and save the model.
 
@@ -149,6 +165,8 @@ def train_command(
     from stopwise.early._persist import check_output_dir
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
+        seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
+        jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         if deployed_heads not in DEPLOYED_HEADS:
             raise InputError(f"--deployed-heads must be one of {', '.join(DEPLOYED_HEADS)}; got {deployed_heads!r}")
         runs = read_runs(inputs.files(trajectories))
@@ -158,8 +176,8 @@ def train_command(
             failure_threshold=_threshold(failure_threshold, "failure-threshold"),
             min_steps=min_steps,
             exclude=tuple(exclude or ()),
-            classifier=DualHeadClassifier(backbone=backbone, n_jobs=n_jobs),
-            random_state=random_state,
+            classifier=DualHeadClassifier(backbone=backbone, n_jobs=jobs),
+            random_state=seed,
             max_halt_error=max_halt_error,
             risk_confidence=risk_confidence,
             risk_unit=risk_unit,
@@ -170,12 +188,13 @@ def train_command(
             guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
         check_output_dir(out, force=force)
-        with err_console.status(f"training on {len(runs)} runs"):
+        with progress("early train", quiet=quiet, detail=f"training on {len(runs):,} runs"):
             model.fit(runs, gold=golds)
         path = model.save(out, force=force)
     summary = _train_summary(model, path)
     if as_json:
         print(json.dumps(summary, indent=2))
+        _warn_never_halts(summary)
         return
     heads = model.classifier_
     rounds = summary["fold_boosting_rounds"] or {name: [n] for name, n in summary["boosting_rounds"].items()}
@@ -193,25 +212,29 @@ def train_command(
         )
     _print_quality(summary)
     console.print(f"wrote {escape(str(path))}")
+    _warn_never_halts(summary)
 
 
 @early_app.command("evaluate")
 def evaluate_command(
     trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files with final outcomes; '-' reads standard input.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep (optional: the tables are printed).")] = None,
     by: Annotated[str, typer.Option(help="Hold out one value at a time: agent or a meta key (service, model).")] = "agent",
     within: Annotated[str | None, typer.Option(help="Meta key whose values form separate leave-one-out studies.")] = None,
     exclude_same: Annotated[str | None, typer.Option(help="Meta key; training drops runs sharing the held-out value.")] = None,
     variant: Annotated[list[str] | None, typer.Option(help="lightgbm, dense-lr or tfidf-lr (repeatable).")] = None,
-    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds of the sweep.")] = ",".join(f"{t:g}" for t in THRESHOLDS),
+    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds of the sweep.")] = ", ".join(f"{t:g}" for t in THRESHOLDS),
     min_steps: Annotated[int, typer.Option(help="Drop training runs shorter than this.")] = 10,
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL.")] = None,
     outcomes: Annotated[Path | None, typer.Option(help="Write the early-stopped outcome rows (status predicted) here.")] = None,
     threshold: Annotated[float, typer.Option(help="Dual threshold for --outcomes and the per-agent table.")] = 0.95,
-    random_state: Annotated[int, typer.Option(help="Seed of everything random.")] = 42,
-    n_jobs: Annotated[int, typer.Option(help="LightGBM threads (at most the CPU count).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 42,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="LightGBM threads (at most the CPU count).")] = 1,
+    random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
+    n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweeps and the per-agent table as JSON.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Leave-one-agent-out (or leave-one-group-out) evaluation with the paper's metrics and threshold sweep.
 
@@ -223,6 +246,8 @@ def evaluate_command(
     from stopwise.records import write_outcomes
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
+        seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
+        jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         names = variant or ["lightgbm"]
         unknown = [n for n in names if n not in VARIANTS]
         if unknown:
@@ -233,8 +258,8 @@ def evaluate_command(
             check_output_dir(out, force=force, kind=EVALUATION_KIND)
         runs = read_runs(inputs.files(trajectories))
         golds = read_gold(inputs.file(gold)) if gold is not None else None
-        models = {name: make_variant(name, min_steps=min_steps, random_state=random_state, n_jobs=n_jobs) for name in names}
-        with _progress("evaluate") as update:
+        models = {name: make_variant(name, min_steps=min_steps, random_state=seed, n_jobs=jobs) for name in names}
+        with progress("early evaluate", quiet=quiet) as update:
             evaluation = leave_one_out(
                 runs, models, by=by, within=within, exclude_same=exclude_same, gold=golds,
                 source=", ".join(str(p) for p in trajectories), progress=update,
@@ -330,6 +355,7 @@ def monitor_command(
     if as_json:
         for result in results:
             print(json.dumps(result.as_dict(steps=steps), default=str))
+        _warn_first_step(results)
         return
     for run, result in zip(chosen, results, strict=False):
         if steps:
@@ -361,6 +387,22 @@ def monitor_command(
             )
     if len(chosen) > limit:
         console.print(f"(replayed {limit} of {len(chosen)} matching runs; raise --limit for more)")
+    _warn_first_step(results)
+
+
+FIRST_STEP_SHARE = 0.8
+"""``early monitor`` warns when at least this share of the replayed runs (and 3 or more) halt at step 1."""
+
+
+def _warn_first_step(results: list[Any]) -> None:
+    """A warning, saying what to change, when the monitor halts (almost) every run at its first step, from the prompt alone."""
+    first = sum(1 for r in results if r.halted and r.halt_step is not None and r.halt_step <= 1)
+    if first >= 3 and first >= FIRST_STEP_SHARE * len(results):
+        err_console.print(
+            f"[bold yellow]warning:[/] {first} of {len(results)} runs halted at step 1, from the task prompt alone, before the "
+            "agent acted: the thresholds judge the task, not the run. Raise --failure-threshold / --success-threshold "
+            "(e.g. 0.99), or retrain with `stopwise early train --max-halt-error` for thresholds with a wrong-halt guarantee."
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.cli._common import Inputs, console, err_console, user_errors
+from stopwise.cli._common import Inputs, Quiet, console, err_console, progress, user_errors
 
 __all__ = ["register"]
 
@@ -157,6 +157,7 @@ def _replay(
         typer.Option("--out", help="Also write the record, open-effects records, checks and outcome rows here."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Run the paper's controlled replay against a local HTTP service and print its table.
 
@@ -172,7 +173,8 @@ def _replay(
             raise InputError(f"--repetitions must be an integer from 1 to 100; got {repetitions}")
         if out is not None:
             check_output(out, force=force, directory=True)  # before the replay; written atomically at the end
-        result = run_controlled_replay(ReplaySchedule(repetitions=repetitions), conditions=condition or None)
+        with progress("finality replay", quiet=quiet, detail=f"{repetitions} repetitions"):
+            result = run_controlled_replay(ReplaySchedule(repetitions=repetitions), conditions=condition or None)
         files = result.write(out, force=force) if out is not None else []
     if as_json:
         console.print_json(json.dumps(result.summary()))

@@ -16,6 +16,7 @@ from stopwise._limits import json_loads
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     Inputs,
+    Quiet,
     console,
     elapsed_option,
     err_console,
@@ -23,6 +24,7 @@ from stopwise.cli._common import (
     hint_system_naming,
     is_stdin,
     print_json,
+    progress,
     scorer_option,
     system_from_option,
     system_naming,
@@ -112,6 +114,7 @@ def ingest_command(
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace existing output files.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was read, skipped and written as JSON.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Read harness logs (SWE-bench, Inspect AI, tau2-bench, Harbor / Terminal-Bench, HAL) into outcome rows.
 
@@ -141,18 +144,19 @@ def ingest_command(
         traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None
         try:
-            result = ingest(
-                paths,
-                format=format,
-                system=system,
-                scorer=scorer,
-                errors=errors,
-                empty_patch=empty_patch,
-                elapsed=elapsed,
-                instances=ids,
-                trajectories=trajectories is not None,
-                task_ids="raw" if raw_task_ids else "canonical",
-            )
+            with progress("ingest", quiet=quiet, detail=f"reading {len(paths):,} path(s)", after=True):
+                result = ingest(
+                    paths,
+                    format=format,
+                    system=system,
+                    scorer=scorer,
+                    errors=errors,
+                    empty_patch=empty_patch,
+                    elapsed=elapsed,
+                    instances=ids,
+                    trajectories=trajectories is not None,
+                    task_ids="raw" if raw_task_ids else "canonical",
+                )
         except ValidationError as exc:
             hint_system_naming(exc, system)
             raise

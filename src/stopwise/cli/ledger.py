@@ -36,6 +36,7 @@ from stopwise.cli._common import (
     hint_system_naming,
     n_tasks_option,
     policy_option,
+    print_json,
     scorer_option,
     system_from_option,
     system_naming,
@@ -55,8 +56,7 @@ if TYPE_CHECKING:
 
 ledger_app = typer.Typer(
     help="A durable decision ledger (SQLite or PostgreSQL): register, append, decide, verify, export.",
-    no_args_is_help=True,
-)
+    no_args_is_help=True,)
 
 Url = Annotated[str, typer.Argument(help="Ledger: a path or sqlite:///path (SQLite), or postgresql+psycopg://user@host:port/db.")]
 Evaluation = Annotated[str, typer.Argument(help="The evaluation's name.")]
@@ -107,6 +107,7 @@ def append_command(
     url: Url,
     evaluation: Evaluation,
     rows: Annotated[Path, typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print {accepted, duplicates, conflicts, conflict_keys} as JSON.")] = False,
 ) -> None:
     """Append outcome rows (idempotent: a repeat is acknowledged, a changed repeat is refused as a conflict).
 
@@ -118,7 +119,13 @@ def append_command(
         frame = read_outcomes(rows)
         with _open(url) as ledger:
             result = ledger.append(evaluation, frame)
-    console.print(f"{result.accepted} accepted, {result.duplicates} already stored (acknowledged), {result.conflicts} conflicts")
+    if as_json:
+        print_json({
+            "accepted": result.accepted, "duplicates": result.duplicates, "conflicts": result.conflicts,
+            "conflict_keys": [{"system": s, "task": t, "attempt": a} for s, t, a in result.conflict_keys],
+        })
+    else:
+        console.print(f"{result.accepted} accepted, {result.duplicates} already stored (acknowledged), {result.conflicts} conflicts")
     if result.conflicts:
         shown = ", ".join(f"({s}, {t}, {a})" for s, t, a in result.conflict_keys[:10])
         err_console.print(
@@ -270,27 +277,36 @@ _AnyLook = TypeVar("_AnyLook", bound="FollowLook")
 
 
 def _follow_live(
-    title: str, looks: Iterable[_AnyLook], counters: Callable[[_AnyLook], list[tuple[str, str]]], waiting: Callable[[_AnyLook], str | None]
+    title: str,
+    looks: Iterable[_AnyLook],
+    counters: Callable[[_AnyLook], list[tuple[str, str]]],
+    waiting: Callable[[_AnyLook], str | None],
+    *,
+    as_json: bool = False,
 ) -> _AnyLook | None:
-    """Show each look in the live table of ``stopwise watch`` as it comes; the last look (None when there was none)."""
+    """Show each look in the live table of ``stopwise watch`` as it comes (on standard error with --json); the last look (None when there was none)."""
     from rich.live import Live
 
     last: _AnyLook | None = None
-    with Live(_look_table(title, [], None, None, "starting"), console=console, transient=not console.is_terminal, auto_refresh=False) as live:
+    on = err_console if as_json else console  # with --json, standard output holds the record alone
+    with Live(_look_table(title, [], None, None, "starting"), console=on, transient=not on.is_terminal, auto_refresh=False) as live:
         for look in looks:
             last = look
             live.update(_look_table(title, counters(look), look.record, waiting(look), "decided" if look.final else "following"), refresh=True)
     return last
 
 
-def _finish(record: DecisionRecord | None, waiting: str | None) -> NoReturn:
-    """Print the last decision and exit with its code (2 while there is none)."""
+def _finish(record: DecisionRecord | None, waiting: str | None, *, as_json: bool = False) -> NoReturn:
+    """Print the last decision (JSON with ``as_json``) and exit with its code (2 while there is none)."""
     from stopwise.cli.compare import exit_with_record
 
     if record is None:
-        console.print(f"no decision yet: {escape(waiting or 'no outcomes')}")
+        if as_json:
+            print_json({"action": None, "waiting": waiting or "no outcomes"})
+        else:
+            console.print(f"no decision yet: {escape(waiting or 'no outcomes')}")
         raise typer.Exit(2)
-    exit_with_record(record)
+    exit_with_record(record, as_json=as_json)
 
 
 Target = Annotated[
@@ -322,6 +338,9 @@ def watch_command(
     timeout: Annotated[float | None, typer.Option("--timeout", help="Give up after this many seconds (exit 2).")] = None,
     once: Annotated[bool, typer.Option("--once", help="Take one look and exit with its code.")] = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Do not append the looks' decisions to the chain (a ledger).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the last decision record as JSON (the live table goes to standard error).")
+    ] = False,
 ) -> None:
     """Follow a ledger, or an Inspect log directory as its logs finish; exit with the decision's code once decided.
 
@@ -362,21 +381,21 @@ def watch_command(
         _watch_logs(
             target, tested=tested, baseline=baseline, policy=policy, tasks=tasks, n_tasks=n_tasks,
             group_size=group_size or [], system=system, system_from=system_from or [], scorer=scorer, errors=errors,
-            elapsed=elapsed, interval=interval, timeout=0.0 if once else timeout,
+            elapsed=elapsed, interval=interval, timeout=0.0 if once else timeout, as_json=as_json,
         )
     assert evaluation is not None
-    _watch_ledger(target, evaluation, interval=interval, timeout=0.0 if once else timeout, no_record=no_record)
+    _watch_ledger(target, evaluation, interval=interval, timeout=0.0 if once else timeout, no_record=no_record, as_json=as_json)
 
 
-def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool) -> NoReturn:
+def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool, as_json: bool = False) -> NoReturn:
     from stopwise.live._follow import follow
 
     with user_errors(), _open(url) as ledger:
         looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
-        last = _follow_live(evaluation, looks, _ledger_counters, lambda look: look.waiting)
+        last = _follow_live(evaluation, looks, _ledger_counters, lambda look: look.waiting, as_json=as_json)
     if last is None:
-        _finish(None, "no outcomes")
-    _finish(last.record, last.waiting)
+        _finish(None, "no outcomes", as_json=as_json)
+    _finish(last.record, last.waiting, as_json=as_json)
 
 
 def _watch_logs(
@@ -395,6 +414,7 @@ def _watch_logs(
     elapsed: str,
     interval: float,
     timeout: float | None,
+    as_json: bool = False,
 ) -> NoReturn:
     from stopwise.errors import ValidationError
     from stopwise.live._logs import follow_inspect_logs
@@ -409,13 +429,13 @@ def _watch_logs(
             elapsed=elapsed, interval=interval, timeout=timeout,
         )
         try:
-            last = _follow_live(f"{directory}: {tested} vs {baseline}", looks, _log_counters, lambda look: look.reason)
+            last = _follow_live(f"{directory}: {tested} vs {baseline}", looks, _log_counters, lambda look: look.reason, as_json=as_json)
         except ValidationError as exc:
             hint_system_naming(exc, system)
             raise
     if last is None:
-        _finish(None, "no finished Inspect log")
-    _finish(last.record, last.reason)
+        _finish(None, "no finished Inspect log", as_json=as_json)
+    _finish(last.record, last.reason, as_json=as_json)
 
 
 def register(app: typer.Typer) -> None:

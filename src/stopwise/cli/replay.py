@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -13,7 +12,7 @@ from rich.table import Table
 
 from stopwise._atomic import check_output
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.cli._common import Inputs, comma_numbers, console, print_json, progress_bar, user_errors
+from stopwise.cli._common import Inputs, Quiet, comma_numbers, console, print_json, progress, user_errors
 from stopwise.errors import InputError
 from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
@@ -23,21 +22,9 @@ if TYPE_CHECKING:  # the library is imported inside the command: `stopwise --hel
     from stopwise.records import Policy
     from stopwise.replay import ReplayResult
 
-_DEFAULT_BUDGETS = ",".join(f"{b:g}" for b in DEFAULT_BUDGETS)
-"""The default of ``--budgets``: :data:`stopwise.replay.DEFAULT_BUDGETS` as text."""
+_DEFAULT_BUDGETS = ", ".join(f"{b:g}" for b in DEFAULT_BUDGETS)
+"""The default of ``--budgets``: :data:`stopwise.replay.DEFAULT_BUDGETS` as text (spaced: a narrow ``--help`` wraps it, never cuts it)."""
 _Result = TypeVar("_Result")
-
-
-@contextmanager
-def _pairs_progress(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A transient progress bar over pairs x policies; yields the engine's ``progress(done, total)`` callback."""
-    with progress_bar(label, "pairs x policies", on=console) as bar:
-        task = bar.add_task(label, total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, advance=done, total=total)
-
-        yield advance
 
 
 def _source_name(path: Path) -> str:
@@ -51,11 +38,15 @@ def replay_command(
     outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each; '-' reads one from standard input.")],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
     policies: Annotated[
-        str,
-        typer.Option(help="Comma-separated named policies (primary, …: an unknown name lists them), 'all', or 'as-given'."),
-    ] = "primary",
+        str | None,
+        typer.Option(
+            help="Comma-separated named policies (primary, forced-uniform, …: an unknown name lists them), 'all', or 'as-given' "
+            "(the --policy file itself). Default: as-given with --policy, else primary.",
+            show_default=False,
+        ),
+    ] = None,
     orders: Annotated[int, typer.Option("--orders", "-k", help="Task orders per directed pair.")] = 500,
-    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds delta.")] = "0,0.05,0.10",
+    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds delta.")] = "0, 0.05, 0.10",
     budgets: Annotated[str, typer.Option(help="Comma-separated budget fractions.")] = _DEFAULT_BUDGETS,
     measure: Annotated[str | None, typer.Option(help="Budget measure: task_fraction, cost_usd or elapsed_s.")] = None,
     scope: Annotated[str | None, typer.Option(help="For cost or time: tested or pair.")] = None,
@@ -73,13 +64,14 @@ def replay_command(
     fixed_looks: Annotated[
         str | None, typer.Option(help="With --looks: looks of the fixed-budget rule ('every' or K; default every 5% of the tasks).")
     ] = None,
-    rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ",".join(LIVE_RULES),
+    rules: Annotated[str, typer.Option(help="With --looks: comma-separated rules (" + ", ".join(LIVE_RULES) + ").")] = ", ".join(LIVE_RULES),
     strategy: Annotated[
         str, typer.Option(help="With --looks: betting strategy (" + ", ".join(STRATEGIES) + ").")
     ] = "auto",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --looks: threads for the betting batches.")] = 1,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sources, minimum sufficient budgets (or live summary) and settings as JSON.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Replay completed records as if each evaluation had stopped earlier; report minimum sufficient budgets."""
     with user_errors():
@@ -90,18 +82,23 @@ def replay_command(
             raise InputError(f"--orders must be a positive integer; got {orders}")
         grid_options = measure is not None or scope is not None or decisions or budgets != _DEFAULT_BUDGETS
         live = _live_options(looks, fixed_looks, rules, strategy, jobs, grid_options=grid_options)
-        shared = _Shared(_read_sources(outcomes), base, names, comma_numbers(thresholds, "thresholds"), orders, min_coverage, min_shared)
+        shared = _Shared(_read_sources(outcomes), base, names, comma_numbers(thresholds, "thresholds"), orders, min_coverage, min_shared, quiet)
     if live is not None:
         _replay_looks(shared, live, out, force, as_json)
     else:
         _replay_grid(shared, budgets, measure, scope, decisions, out, force, as_json)
 
 
-def _base_and_names(policy: Path | None, policies: str, *, live: bool) -> tuple[Policy, list[str] | None]:
-    """The base policy (--policy, or the primary one) and the named variants of --policies (None: as given)."""
+def _base_and_names(policy: Path | None, policies: str | None, *, live: bool) -> tuple[Policy, list[str] | None]:
+    """The base policy (--policy, or the primary one) and the named variants of --policies (None: as given).
+
+    Without --policies, a --policy file is replayed as given (``as-given``); with neither, the primary policy.
+    """
     from stopwise.records import Policy, load_policy
     from stopwise.replay import STANDARD_POLICIES
 
+    if policies is None:
+        policies = "as-given" if policy is not None else "primary"
     base = load_policy(policy) if policy is not None else Policy()
     if policies == "all":
         # the live-look replay takes the policies with a uniform or coverage-aware order; the grid, those with no boundary
@@ -247,10 +244,11 @@ class _Shared:
     orders: int
     min_coverage: float
     min_shared: int
+    quiet: bool = False
 
     def run(self, label: str, replay: Callable[..., _Result], **options: Any) -> _Result:
-        """``replay(records, base, ...)`` with the shared options and a progress bar; a ValueError is bad input."""
-        with _pairs_progress(label) as advance:
+        """``replay(records, base, ...)`` with the shared options and progress over pairs x policies; a ValueError is bad input."""
+        with progress(label, quiet=self.quiet, detail="pairs x policies") as report:
             try:
                 return replay(
                     self.records,
@@ -260,7 +258,7 @@ class _Shared:
                     n_orders=self.orders,
                     min_coverage=self.min_coverage,
                     min_shared=self.min_shared,
-                    progress=advance,
+                    progress=report.advance,
                     **options,
                 )
             except ValueError as exc:

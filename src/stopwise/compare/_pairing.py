@@ -477,16 +477,32 @@ def _units_of(rows: OutcomeColumns, systems: tuple[str, str], tasks: np.ndarray)
     return np.asarray(tasks[first[component]], dtype=str)
 
 
+def close_names(name: str, known: Sequence[str], *, n: int = 3) -> list[str]:
+    """The names of ``known`` closest to a misspelt ``name`` (:func:`difflib.get_close_matches`), best first.
+
+    Examples
+    --------
+    >>> close_names("gpt-4o-mni", ["claude", "gpt-4o-mini", "gpt-4o"])
+    ['gpt-4o-mini', 'gpt-4o']
+    """
+    import difflib
+
+    return difflib.get_close_matches(name, list(known), n=n, cutoff=0.6)
+
+
 def _check_systems(rows: OutcomeColumns, tested: str, baseline: str) -> None:
-    """Tested and baseline differ and both have rows."""
+    """Tested and baseline differ and both have rows; a missing one is named with the closest systems first ("did you mean")."""
     if tested == baseline:
         raise ComparisonError(f"tested and baseline must be different systems; both are {tested!r}")
     present = set(rows.codes("system")[1].tolist())
     for role, system in (("tested", tested), ("baseline", baseline)):
         if system not in present:
-            listing = ", ".join(sorted(present)[:20]) + (" ..." if len(present) > 20 else "")
+            close = close_names(system, sorted(present))
+            ordered = close + [p for p in sorted(present) if p not in close]
+            listing = ", ".join(ordered[:20]) + (" ..." if len(present) > 20 else "")
+            hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
             raise ComparisonError(
-                f"{role} system {system!r} is absent from the outcome rows; systems present: {listing}"
+                f"{role} system {system!r} is absent from the outcome rows; {hint}systems present: {listing}"
             )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -40,6 +41,8 @@ version); they are still covered by the chain digest."""
 
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
+_HINTED = 20
+"""Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
 _LINK_COLUMNS = ("sequence", "outcome_seq", "record_json", "previous_digest", "digest", "created_at")
 """A decision link as stored in ``stopwise_decisions`` (beside its evaluation): fields of :class:`LedgerDecision`."""
 
@@ -432,13 +435,23 @@ class Ledger:
             planned = self._planned[reg.id] = frozenset(reg.universe.tasks.tolist())
         systems = (reg.tested, reg.baseline)
         problems: list[Problem] = []
+        hints: dict[tuple[str, str], str] = {}  # (field, value) -> "did you mean ...?" (or ""), once per distinct value
+
+        def hint(field: str, value: str, known: Iterable[str], n: int) -> str:
+            if (field, value) not in hints:
+                close = difflib.get_close_matches(value, sorted(known), n=n, cutoff=0.6) if len(hints) < _HINTED else []
+                hints[field, value] = f"did you mean {' or '.join(map(repr, close))}?" if close else ""
+            return hints[field, value]
+
         for i, p in enumerate(payloads):
             if p["system"] not in systems:
-                problems.append(
-                    Problem(source, i + 1, "system", f"must be {reg.tested!r} or {reg.baseline!r} (the evaluation's systems)", p["system"])
-                )
+                close = hint("system", p["system"], systems, 1)
+                rule = f"must be {reg.tested!r} or {reg.baseline!r} (the evaluation's systems{'; ' + close if close else ''})"
+                problems.append(Problem(source, i + 1, "system", rule, p["system"]))
             if planned is not None and p["task"] not in planned:
-                problems.append(Problem(source, i + 1, "task", "must be a task of the evaluation's planned universe", p["task"]))
+                close = hint("task", p["task"], planned, 3)
+                rule = "must be a task of the evaluation's planned universe" + (f" ({close})" if close else "")
+                problems.append(Problem(source, i + 1, "task", rule, p["task"]))
         if problems:
             raise ValidationError(problems)
 

@@ -1,0 +1,109 @@
+"""Progress of the long commands off a terminal (a pipe, a CI log): plain lines on standard error; ``--quiet`` silences them."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from stopwise import write_outcomes
+from stopwise.cli._common import progress
+from stopwise.cli.early import _warn_first_step
+from stopwise.cli.main import app, main
+from stopwise.records import Step, Trajectory, synthetic_benchmark, write_trajectories
+
+LINE = re.compile(r"^replay: (\d+)/(\d+) \((\d+)%\), elapsed \d+:\d\d:\d\d, ETA \d+:\d\d:\d\d — pairs x policies$")
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=200, highlight=False), buffer  # a file: not a terminal
+
+
+def test_plain_lines_at_every_tenth_and_a_last_line_with_the_total_time() -> None:
+    console, buffer = _console()
+    with progress("replay", detail="pairs x policies", on=console) as report:
+        for _ in range(40):
+            report.advance(1, 40)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == "replay: started"
+    counted = [LINE.match(line) for line in lines[1:-1]]
+    assert all(counted) and [int(m[3]) for m in counted if m] == [10, 20, 30, 40, 50, 60, 70, 80, 90]
+    assert re.fullmatch(r"replay: 40/40 \(100%\), done in \d+:\d\d:\d\d", lines[-1])
+
+
+def test_quiet_prints_nothing_and_quick_work_after_an_interval_prints_nothing() -> None:
+    console, buffer = _console()
+    with progress("replay", quiet=True, on=console) as report:
+        report(5, 10, "half")
+    with progress("ingest", after=True, on=console):
+        pass
+    assert buffer.getvalue() == ""
+
+
+def test_work_without_a_count_says_it_is_still_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STOPWISE_PROGRESS_SECONDS", "0.05")
+    console, buffer = _console()
+    with progress("early train", detail="training on 48 runs", on=console):
+        import time
+
+        time.sleep(0.3)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == "early train: started" and re.fullmatch(r"early train: done in \d+:\d\d:\d\d", lines[-1])
+    assert any(re.fullmatch(r"early train: still running, elapsed \d+:\d\d:\d\d — training on 48 runs", line) for line in lines)
+
+
+def test_replay_prints_progress_on_standard_error_unless_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcomes = write_outcomes(synthetic_benchmark(60, 3, rng=0), tmp_path / "outcomes.csv")
+    assert main(["replay", str(outcomes), "--orders", "4", "--json"]) == 0
+    run = capsys.readouterr()
+    assert "replay: started" in run.err and re.search(r"replay: 6/6 \(100%\), done in", run.err)
+    assert "replay:" not in run.out  # standard output holds the result alone
+    assert main(["replay", str(outcomes), "--orders", "4", "--json", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _runs(n_agents: int = 4, n_tasks: int = 12) -> list[Trajectory]:
+    rng = np.random.default_rng(0)
+    runs = []
+    for a in range(n_agents):
+        for t in range(n_tasks):
+            ok = bool(rng.random() < 0.5)
+            steps = [
+                Step(action="python -m pytest -q", tool="bash", observation=f"{k} passed") if ok and rng.random() < 0.4
+                else Step(action=f"read_file(m{t}.py)", tool="read_file", observation="[isError] denied" if not ok else "ok")
+                for k in range(int(rng.integers(8, 16)))
+            ]
+            runs.append(Trajectory(agent=f"agent-{a}", task=f"task-{t}", attempt=1, outcome=int(ok), steps=steps))
+    return runs
+
+
+def test_early_train_piped_prints_progress_and_says_what_to_change_when_the_model_never_halts(tmp_path: Path) -> None:
+    """``stopwise early train … --max-halt-error 0.05 | cat``: progress lines, then a warning that names the remedy; exit 0."""
+    write_trajectories(_runs(), tmp_path / "runs.jsonl")
+    args = ["early", "train", str(tmp_path / "runs.jsonl"), "--min-steps", "5", "--max-halt-error", "0.05", "--calibration-folds", "2"]
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "m1")])
+    assert result.exit_code == 0, result.output
+    assert "early train: started" in result.stderr and "early train: done in" in result.stderr
+    assert "this model never halts a run" in result.stderr and "Raise --max-halt-error" in result.stderr
+    quiet = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "m2"), "--quiet", "--json"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "early train:" not in quiet.stderr and "never halts a run" in quiet.stderr  # --quiet silences progress, not warnings
+
+
+def test_monitor_warns_when_almost_every_run_halts_at_step_one(capsys: pytest.CaptureFixture[str]) -> None:
+    def run(step: int | None) -> SimpleNamespace:
+        return SimpleNamespace(halted=step is not None, halt_step=step)
+
+    _warn_first_step([run(1), run(1), run(1), run(1), run(7)])
+    err = capsys.readouterr().err
+    assert "4 of 5 runs halted at step 1" in err and "Raise --failure-threshold" in err
+    _warn_first_step([run(1), run(1), run(5), run(None), run(9)])
+    _warn_first_step([run(1), run(1)])  # too few runs to tell
+    assert capsys.readouterr().err == ""
