@@ -15,7 +15,8 @@ other limit: it records ``EvalSample.limit = {type: "custom", limit, reason}``, 
 and runs the scorers (the sample is completed, not errored). So the hook works for any agent unchanged.
 
 Hooks are process-global (``@hooks`` registers one instance for the life of the process), so one
-dispatcher hook is registered the first time a :class:`LiveHalting` is built, and each ``LiveHalting``
+dispatcher hook is registered the first time a :class:`LiveHalting` is built (it stays registered, and
+disabled while no halter is open), and each ``LiveHalting``
 acts only on the tasks passed through :meth:`LiveHalting.task`: that call marks the task's metadata with
 the halter's token, and the dispatcher learns the task's ``eval_id`` in ``on_task_start``. Other tasks
 (and other evaluations in the same process) are never touched; with no halter alive the hook reports
@@ -33,6 +34,10 @@ per new step, never a recompute. A call whose messages do not extend the monitor
 sub-agent's or a model-graded scorer's own conversation, or a compacted history) is not monitored and
 cannot halt. Token counts are not features of the model and Inspect's messages carry none, so steps have
 ``tokens_in = tokens_out = None`` here as in the ingested trajectories.
+
+The hook never halts before the first step (a model whose ``min_halt_step`` is 0 halts from step 1 here),
+and a sample that an agent keeps calling the model for after the halt (an agent that catches limits) is
+halted again at every call.
 
 **What a halted sample records.** ``limit = {type: "custom", limit: threshold, reason: "stopwise: outcome
 predicted: ..."}``, and every scorer of the task (wrapped by :meth:`LiveHalting.task`, keeping its name
@@ -310,8 +315,10 @@ def _dispatcher() -> Any:
         """Route each model call of a marked task to its LiveHalting; nothing else is touched."""
 
         def __init__(self) -> None:
+            global _DISPATCHER
             self.halters: dict[str, LiveHalting] = {}
             self.by_eval: dict[str, LiveHalting] = {}
+            _DISPATCHER = self  # @hooks builds the one instance
 
         def enabled(self) -> bool:
             return bool(self.halters)
@@ -341,7 +348,4 @@ def _dispatcher() -> Any:
                 _log.error("stopwise halting failed for a model call of task %r (the sample runs on unhalted): %s", data.task_name, message)
 
     hooks(name="stopwise_halting", description="stopwise: halt samples whose outcome is predictable")(StopwiseHalting)
-    from inspect_ai.hooks._hooks import get_all_hooks
-
-    _DISPATCHER = next(h for h in get_all_hooks() if isinstance(h, StopwiseHalting))
     return _DISPATCHER
