@@ -223,3 +223,26 @@ def test_bad_arguments_are_refused(model: EarlyOutcomeModel) -> None:
         LiveHalting(object())
     with pytest.raises(InputError, match="`values` must be"):
         LiveHalting(model, values=("C",))  # type: ignore[arg-type]
+
+
+def test_every_scorer_of_a_halted_sample_scores_the_prediction_under_its_name(
+    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
+) -> None:
+    from inspect_ai import eval
+    from inspect_ai.scorer import includes, match
+
+    from stopwise.inspect import LiveHalting
+
+    task = halting_example.agent_task("hasty", 0.6, 3)
+    task.scorer = [includes(), match(location="any")]
+    with LiveHalting(model, values=(1.0, 0.0)) as halting:
+        log = eval([halting.task(task)], log_dir=str(tmp_path), display="none")[0]
+    assert [s.name for s in log.eval.scorers] == ["includes", "match"]
+    assert len(halting.halts) == len(log.samples) == 3  # one entry per sample, not per scorer
+    for sample in log.samples:
+        assert sample.limit is not None and sample.limit.type == "custom"
+        values = {name: score.value for name, score in sample.scores.items()}
+        assert set(values) == {"includes", "match"} and len(set(values.values())) == 1
+        assert values["match"] == float(sample.scores["match"].metadata["outcome"])
+    rows = ingest(tmp_path, scorer="match").rows
+    assert (rows["status"] == "predicted").all() and len(rows) == 3

@@ -210,6 +210,7 @@ class LiveHalting:
         self.token = uuid.uuid4().hex
         self.halts: list[dict[str, Any]] = []
         self.errors: list[str] = []
+        self._scored: set[str] = set()
         self._samples: dict[int, _SampleMonitor] = {}  # by id() of the sample's Store (unhashable), dropped with it
         _dispatcher().halters[self.token] = self
 
@@ -279,14 +280,16 @@ class LiveHalting:
         from inspect_ai._util.registry import registry_info, registry_params, set_registry_info, set_registry_params
         from inspect_ai.scorer import Score
 
-        halts = self.halts
+        halts, scored = self.halts, self._scored
         correct, incorrect = self.values
 
         async def score(state: Any, target: Any) -> Any:
             record = state.store.get(HALT_KEY)
             if not isinstance(record, dict) or not record.get("predicted"):
                 return await inner(state, target)
-            halts.append({"sample": state.sample_id, "epoch": state.epoch, **record})
+            if state.uuid not in scored:  # one entry per sample, however many scorers the task has
+                scored.add(state.uuid)
+                halts.append({"sample": state.sample_id, "epoch": state.epoch, **record})
             return Score(
                 value=correct if record["outcome"] == 1 else incorrect,
                 explanation=f"predicted by stopwise at step {record['step']}: {record['reason']}",
