@@ -99,7 +99,7 @@ def steps_from_inspect(messages: Sequence[ChatMessage | Mapping[str, Any]]) -> l
     ...                             ChatMessageAssistant(content="Reading.", tool_calls=[call]),
     ...                             ChatMessageTool(content="[isError] denied", tool_call_id="c1")])
     >>> steps[0].action, steps[0].tool, steps[0].observation
-    ('Reading.\\nread_file({"path": "a.py"})', 'read_file', '[isError] denied')
+    ('Reading.\nread_file({"path": "a.py"})', 'read_file', '[isError] denied')
     """
     return message_steps([_as_dict(m) for m in messages])
 
