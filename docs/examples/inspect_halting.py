@@ -162,7 +162,7 @@ def mock_agent(name: str, fail_rate: float) -> Model:
     """A ``mockllm/model`` that makes the run's next scripted tool call, then answers."""
 
     def respond(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-        task = int(messages[0].text.split()[2])
+        task = int(next(m for m in messages if m.role == "user").text.split()[2])  # "Repair module N ..."
         ok, calls = plan(name, task, fail_rate)
         k = sum(1 for m in messages if m.role == "assistant")
         if k < len(calls):

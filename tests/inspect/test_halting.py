@@ -246,3 +246,21 @@ def test_every_scorer_of_a_halted_sample_scores_the_prediction_under_its_name(
         assert values["match"] == float(sample.scores["match"].metadata["outcome"])
     rows = ingest(tmp_path, scorer="match").rows
     assert (rows["status"] == "predicted").all() and len(rows) == 3
+
+
+def test_a_react_agent_is_halted_at_the_same_step(halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path) -> None:
+    """The hook sees every model call of any agent: Inspect's react() (system prompt, submit tool) halts alike."""
+    from inspect_ai import Task, eval
+    from inspect_ai.agent import react
+
+    from stopwise.inspect import LiveHalting
+
+    ex = halting_example
+    loop = ex.agent_task("hasty", 0.6, 4)
+    agent = react(tools=[ex.read_file(), ex.edit_file(), ex.run_tests(), ex.search_code()])
+    reacting = Task(dataset=loop.dataset, solver=agent, scorer=loop.scorer, model=ex.mock_agent("hasty", 0.6), name="react")
+    with LiveHalting(model) as halting:
+        logs = {log.eval.task: log for log in eval([halting.task(loop), halting.task(reacting)], log_dir=str(tmp_path), display="none")}
+    assert halting.errors == []
+    steps = {task: {s.id: s.scores["includes"].metadata["step"] for s in log.samples if s.limit is not None} for task, log in logs.items()}
+    assert steps["react"] == steps["hasty"] and len(steps["react"]) == 4
