@@ -357,10 +357,13 @@ class Collector:
         task_text: str = "",
         meta: Mapping[str, Any] | None = None,
         run: str | None = None,
+        status: str = "final",
     ) -> None:
-        """Add one run. ``unknown`` names why its outcome is unknown (``error``, ``empty_patch``, ``unscored``)."""
+        """Add one run. ``unknown`` names why its outcome is unknown (``error``, ``empty_patch``, ``unscored``).
+
+        ``status`` is the row's status when its outcome is known (``"predicted"`` for a run halted early).
+        """
         all_flags = list(dict.fromkeys(flags))
-        status = "final"
         if unknown is not None:
             policy = self.options.empty_patch if unknown == "empty_patch" else self.options.errors
             if unknown not in all_flags:
@@ -741,7 +744,7 @@ def finish(
                     agent=r.system,
                     task=r.task,
                     attempt=r.attempt or 0,
-                    outcome=r.outcome,
+                    outcome=None if r.status == "predicted" else r.outcome,  # a halted run has no verified label
                     task_text=r.task_text,
                     steps=r.steps,
                     cost_usd=r.cost_usd,

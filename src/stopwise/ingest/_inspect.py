@@ -44,6 +44,7 @@ from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, InputError
 from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of, zip_member
 from stopwise.ingest._common import zstd_member as zstd_member
+from stopwise.records import Step
 
 _ZIP_ZSTANDARD = 93
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -402,6 +403,11 @@ def _tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(str(c.get("function", "")), c.get("arguments")) for c in calls if isinstance(c, dict)]
 
 
+def message_steps(messages: Sequence[Mapping[str, Any]]) -> list[Step]:
+    """Trajectory steps of an Inspect sample's messages (as dicts); live halting reads messages with it too."""
+    return steps_from_messages(messages, tool_calls=_tool_calls)
+
+
 def _task_text(sample: Mapping[str, Any]) -> str:
     value = sample.get("input")
     if isinstance(value, list):
@@ -517,6 +523,15 @@ def _sample_outcome(
     return outcome, (("error" if error else "unscored") if outcome is None else None)
 
 
+def score_predicted(score: Any) -> bool:
+    """Whether an Inspect score is a predicted outcome: ``metadata["predicted"] is True``.
+
+    :class:`stopwise.inspect.LiveHalting` scores a halted sample so; its row has ``status = "predicted"``.
+    """
+    metadata = score.get("metadata") if isinstance(score, Mapping) else getattr(score, "metadata", None)
+    return isinstance(metadata, Mapping) and metadata.get("predicted") is True
+
+
 def _sample_cost(sample: Mapping[str, Any]) -> float | None:
     usages = sample.get("model_usage") or {}
     if not isinstance(usages, dict):
@@ -553,11 +568,12 @@ def _read_sample(
     if scored is None:
         return
     outcome, unknown = scored
+    predicted = unknown is None and score_predicted((sample.get("scores") or {}).get(scorer))
     steps = None
     if collector.options.trajectories:
         attachments = sample.get("attachments") or {}
         messages = [_resolve(m, attachments) for m in sample.get("messages") or [] if isinstance(m, dict)]
-        steps = steps_from_messages(messages, tool_calls=_tool_calls)
+        steps = message_steps(messages)
     meta: dict[str, Any] = {"scorer": scorer, "epoch": epoch, "inspect_task": task_name}
     error, limit = sample.get("error"), sample.get("limit")
     if isinstance(error, dict) and error.get("message"):
@@ -570,7 +586,8 @@ def _read_sample(
         task=task,
         outcome=outcome,
         unknown=unknown,
-        flags=_sample_flags(sample),
+        flags=[*_sample_flags(sample), "predicted"] if predicted else _sample_flags(sample),
+        status="predicted" if predicted else "final",
         attempt=epoch - 1,
         cost_usd=_sample_cost(sample),
         elapsed_s=collector.options.pick_elapsed(nonneg(sample.get("total_time")), nonneg(sample.get("working_time"))),

@@ -8,6 +8,8 @@ does not import it. See ``docs/inspect.md`` for a complete example.
 * :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
 * :func:`planned_order` - the dataset in the policy's pre-registered order, and its universe
 * :class:`LedgerLike` - what the managers need of a ledger (register, append, decide)
+* :class:`LiveHalting` - halt running samples once an early-outcome model predicts their outcome
+* :func:`steps_from_inspect` - trajectory steps of Inspect messages (as ``stopwise ingest`` reads a log)
 """
 
 try:
@@ -18,6 +20,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     ) from _exc
 
 from stopwise._lazy import lazy_exports as _lazy_exports
+from stopwise.inspect._halting import LiveHalting, steps_from_inspect
 from stopwise.inspect._ledger import LedgerLike, redact_url
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
 from stopwise.inspect._order import planned_order
@@ -27,9 +30,11 @@ __getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "
 
 __all__ = [
     "LedgerLike",
+    "LiveHalting",
     "PairedComparison",
     "SystemEarlyStopping",
     "paired_early_stopping",
     "planned_order",
     "redact_url",
+    "steps_from_inspect",
 ]

@@ -55,7 +55,7 @@ import numpy as np
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
-from stopwise.ingest._inspect import score_outcome
+from stopwise.ingest._inspect import score_outcome, score_predicted
 from stopwise.inspect._ledger import count_of, open_any
 from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
@@ -459,16 +459,20 @@ class PairedComparison:
         side = self._sides[role]
         task = str(sample_id)
         outcome, problem = self._outcome(scores)
+        # a sample halted by stopwise.inspect.LiveHalting is scored with its predicted outcome
+        predicted = problem is None and score_predicted(scores[self.scorer or next(iter(scores))].score)
         row: dict[str, Any] = {
             "system": side.system,
             "task": task,
             "outcome": outcome,
             "attempt": int(epoch) - 1,
-            "status": "final" if problem is None else "pending",
+            "status": "predicted" if predicted else "final" if problem is None else "pending",
             "source": f"inspect:{side.eval_id}",
         }
         if problem is not None:
             row["flags"] = "unscored"  # as `stopwise ingest` flags an unscored sample of the log
+        elif predicted:
+            row["flags"] = "predicted"  # as `stopwise ingest` flags a predicted sample of the log
         if task in self._group_of:
             row["group"] = self._group_of[task]
         with self._lock:
