@@ -155,12 +155,14 @@ def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
     summary = pd.DataFrame({"source": ["synthetic"], "policy": ["primary"], "rule": ["betting-wor"], "threshold": [0.0], "pairs": [6], "stop_q50": [0.17]})
     summary.to_csv(tmp_path / "live_summary.csv", index=False)
     page = build_report(tmp_path)
-    assert page.n_charts == 3 + 2
-    assert [s.title for s in page.sections][-2:] == ["Live looks at 0 pp", "Live looks at 5 pp"]
-    assert "17.0%" in page.to_html()
+    grid_charts = 4 if (pd.read_csv(tmp_path / "summary.csv")["coverage_failure"] > 0).any() else 3  # coverage failures: a chart, or a sentence
+    assert page.n_charts == grid_charts + 2 * 2  # per threshold: resolved and wrong decisions, on their own axes
+    assert [s.title for s in page.sections][-3:] == ["Live looks at 0 pp", "Live looks at 5 pp", "Live-look tables"]
+    html = page.to_html()
+    assert "17.0%" in html and "median stop" in html and "stop_q50" not in html  # human headers
     for name in REPLAY_FILES:
         (tmp_path / name).unlink()
-    assert build_report(tmp_path).n_charts == 2  # a live-only folder
+    assert build_report(tmp_path).n_charts == 4  # a live-only folder
 
 
 def test_ledger_history_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
