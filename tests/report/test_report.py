@@ -228,6 +228,8 @@ def test_answer_block_reads_claim_interval_and_forecast_when_the_record_has_them
     assert escape(claim) in html and 'class="interval"' in html
     assert "95 % anytime-valid interval for the mean difference A − B: [+1.2, +9.8] pp" in html
     assert "about 140 more tasks to a decision" in html and "60–320" in html
+    path = next(b for b in decision_report([richer]).sections[0].blocks if isinstance(b, Chart)).figure
+    assert [t.name for t in path.data][1] == "boundary" and list(path.data[1].y) == [0.012]  # the interval drawn on the path, too
 
 
 def test_pending_group_replaces_the_tails_panel_with_a_sentence(record_json: str) -> None:

@@ -99,6 +99,9 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 def _boundary(record: DecisionRecord) -> tuple[float, float] | None:
     """A time-uniform boundary (confidence sequence) carried by the record, when its schema has one."""
+    interval = _interval(record)
+    if interval is not None:  # schema 3: the interval that matches the record's boundary
+        return interval[0], interval[1]
     data = record.model_dump()
     for holder in (data.get("boundary"), data.get("confidence_sequence"), data):
         if isinstance(holder, dict):
@@ -139,9 +142,9 @@ def _path_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
     values = [v for v in [*y, delta] if v is not None]
     bottom, top = min(values), max(values)
     pad = max(0.05, 0.15 * (top - bottom))
-    fig.update_layout(title=title, xaxis_title=f"tasks observed (look), of {looks[-1].n_shared} shared", yaxis_title="mean paired difference A − B",
+    fig.update_layout(title=title, xaxis_title=f"tasks observed (look), of {looks[-1].n_shared} {_of(looks[-1])}", yaxis_title="mean paired difference A − B",
                       legend={"orientation": "h", "y": -0.25}, xaxis_range=[0, max(looks[-1].n_shared, max(x)) * 1.03], yaxis_range=[bottom - pad, top + pad])
-    band = " The shaded band is the record's time-uniform boundary for the mean difference." if all(b is not None for b in bounds) else ""
+    band = " The shaded band is the record's interval for the mean difference at each look." if all(b is not None for b in bounds) else ""
     one = " This input holds a single look, so the path is one point." if len(looks) == 1 else ""
     caption = (
         "The observed mean paired difference Δ̂ (tested minus baseline, averaged over the shared tasks observed so far) at each look, "
@@ -286,7 +289,7 @@ def claim_sentence(record: DecisionRecord) -> str:
     if isinstance(claim, str) and claim.strip():
         return claim.strip()
     a, b, delta = record.tested, record.baseline, _pp(record.threshold)
-    seen = f"{record.n_observed} of {record.n_shared} tasks observed"
+    seen = f"{record.n_observed} of {record.n_shared} {_of(record)} tasks observed"
     tails = f"R_promote = {_fmt(record.r_promote)}, R_reject = {_fmt(record.r_reject)}, cutoff a = {record.tail_cutoff:g}"
     if record.action == "promote":
         return f"{a} beats {b} by more than {delta} pp (Δ̂ = {_pp(record.delta_hat)} pp; {tails}; {seen})."
@@ -336,6 +339,11 @@ def answer_blocks(record: DecisionRecord) -> list[Block]:
     return blocks
 
 
+def _of(record: DecisionRecord) -> str:
+    """What ``n_shared`` counts: the planned tasks when the record has a task universe, else the shared tasks seen."""
+    return "planned" if record.universe is not None else "shared"
+
+
 def _universe(record: DecisionRecord) -> str:
     u = record.universe
     if u is None:
@@ -367,7 +375,7 @@ def _comparison_section(looks: list[DecisionRecord]) -> Section:
                 ("baseline (B)", last.baseline),
                 ("threshold δ", f"{last.threshold:g}"),
                 ("tail cutoff a", f"{last.tail_cutoff:g}"),
-                ("observed", f"{last.n_observed} of {last.n_shared} shared tasks"),
+                ("observed", f"{last.n_observed} of {last.n_shared} {_of(last)} tasks"),
                 ("budget", f"{last.budget.used:.4g} of {last.budget.limit:.4g} {last.budget.measure}" + (" (at limit)" if last.budget.at_limit else "")),
                 ("observed mean difference Δ̂", _fmt(last.delta_hat)),
                 ("R_promote / R_reject", f"{_fmt(last.r_promote)} / {_fmt(last.r_reject)}"),
