@@ -46,6 +46,12 @@ class Rendered:
     title: str = ""
     text: str = ""
     dialogs: list[str] = field(default_factory=list)
+    answer: str = ""
+    """The text of the answer block (``#answer``), drawn first under the heading; "" when the page has none."""
+    notes: list[str] = field(default_factory=list)
+    """The sentences that stand in for a panel left out (``p.note``)."""
+    size: int = 0
+    """The page's size in bytes."""
 
 
 _CHART_STATE = """
@@ -58,6 +64,7 @@ _CHART_STATE = """
     data: div && div.data ? div.data.length : 0,
     title: div && div.layout && div.layout.title ? (div.layout.title.text || '') : '',
     caption: (fig.querySelector('figcaption') || {}).textContent || '',
+    points: div && div.data ? div.data.reduce((n, t) => n + Array.from(t.y || t.x || []).filter(v => v !== null && v !== undefined).length, 0) : 0,
   };
 })
 """
@@ -96,6 +103,9 @@ class Browser:
             seen.charts = page.evaluate(_CHART_STATE)
             seen.title = page.title()
             seen.text = page.inner_text("body")
+            seen.answer = page.inner_text("#answer") if page.query_selector("#answer") else ""
+            seen.notes = page.eval_on_selector_all("p.note", "nodes => nodes.map(n => n.textContent)")
+            seen.size = html.stat().st_size
             if screenshot is not None:
                 page.screenshot(path=str(screenshot), full_page=True)
                 seen.screenshot = screenshot

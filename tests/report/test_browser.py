@@ -33,8 +33,14 @@ def _assert_clean(seen: Rendered, n_charts: int) -> None:
     for chart in seen.charts:
         assert chart["svg"] >= 1, chart
         assert chart["data"] >= 1 and chart["traces"] >= 1, chart
+        assert chart["points"] >= 1, f"an empty chart: {chart}"  # a panel with nothing to draw is a sentence (p.note) instead
         assert chart["title"] and len(chart["caption"]) > 80, chart
     assert seen.screenshot is not None and seen.screenshot.stat().st_size > 20_000
+    assert len(seen.answer) > 40, "no answer block first on the page"
+    assert seen.text.index("Answer") < seen.text.index(seen.answer[-20:]) < len(seen.text) // 2 + len(seen.answer)
+    for note in seen.notes:
+        assert len(note) > 40 and ("not drawn" in note or "pending" in note or note.endswith(".")), note
+    assert seen.size < 1_500_000 + 200_000 * n_charts, f"{seen.size} bytes"
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +92,8 @@ def test_decision_report_renders_offline(browser: Browser, tmp_path: Path, capsy
     data = json.loads(record.read_text())
     assert data["policy_sha256"] in seen.text and data["input_sha256"] in seen.text
     assert data["action"].upper() in seen.text
+    assert data["action"].upper() in seen.answer and "Mux__GPT-5.2" in seen.answer
+    assert seen.size < 1_500_000, f"a single-decision page weighs {seen.size} bytes"
 
 
 def _trajectories(path: Path, seed: int = 0) -> Path:
@@ -113,8 +121,9 @@ def test_early_report_renders_offline(browser: Browser, tmp_path: Path) -> None:
     assert main(["early", "evaluate", str(runs), "-o", str(folder), "--variant", "tfidf-lr", "--min-steps", "5"]) == 0
     assert main(["report", str(folder), "-o", str(tmp_path / "early.html")]) == 0
     seen = browser.render(tmp_path / "early.html", tmp_path / "early.png")
-    _assert_clean(seen, n_charts=3)  # precision, savings, calibration
+    _assert_clean(seen, n_charts=4)  # precision, runs halted, savings, calibration
     assert "agent-3" in seen.text and "leave-one-agent-out" in seen.text
+    assert "failure head only at 0.9" in seen.answer and "-0.0%" not in seen.text
 
 
 def test_finality_report_renders_offline(browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,6 +139,59 @@ def test_finality_report_renders_offline(browser: Browser, tmp_path: Path, capsy
     seen = browser.render(tmp_path / "finality.html", tmp_path / "finality.png")
     _assert_clean(seen, n_charts=2)
     assert "sys-1" in seen.text and "12 runs" not in seen.title
+    assert "of 12 runs are final" in seen.answer
+
+
+def test_live_look_report_renders_offline(browser: Browser, tmp_path: Path, terminal_bench_2: Path) -> None:
+    """A live-look replay: wrong decisions on their own 0–10 % axis with the cutoff, human headers, the per-pair table."""
+    out = tmp_path / "live"
+    assert main(["replay", str(terminal_bench_2), "-k", "5", "--looks", "every", "--thresholds", "0", "-o", str(out)]) == 0
+    assert main(["report", str(out), "-o", str(tmp_path / "live.html")]) == 0
+    seen = browser.render(tmp_path / "live.html", tmp_path / "live.png")
+    _assert_clean(seen, n_charts=2)  # resolved, wrong
+    assert "betting-wor" in seen.answer and "fixed-budget" in seen.answer
+    assert "mean wrong" in seen.text and "mean_wrong_rate" not in seen.text and "resolved_10" not in seen.text
+    assert "Mux__GPT-5.2 vs" in seen.text  # the per-pair table
+    page = browser.context.new_page()
+    page.goto((tmp_path / "live.html").resolve().as_uri())
+    page.wait_for_function("() => document.querySelector('#chart-0-1 svg.main-svg')")
+    top = page.evaluate("() => document.getElementById('chart-0-1')._fullLayout.yaxis.range[1]")
+    wide = page.evaluate("() => Array.from(document.querySelectorAll('table')).filter(t => t.scrollWidth > t.parentElement.clientWidth + 1).length")
+    page.close()
+    wrong = pd.read_csv(out / "live_curve.csv")["wrong"].max()
+    assert top == pytest.approx(max(10.0, 110 * wrong))  # 0–10 % unless a rate is higher
+    assert wide == 0  # no table cut behind a horizontal scrollbar
+
+
+def test_demo_and_ledger_pages_answer_first(browser: Browser, tmp_path: Path) -> None:
+    """The demo's records are separate budget limits (no path of looks); a ledger page is headlined by its first decisive look."""
+    from stopwise.ledger import open_ledger
+    from stopwise.records import Policy, TaskUniverse, synthetic_benchmark
+
+    assert main(["demo", "--seed", "0", "--tasks", "400", "--out", str(tmp_path / "demo")]) == 0
+    assert main(["report", str(tmp_path / "demo" / "decisions.jsonl"), "-o", str(tmp_path / "demo.html")]) == 0
+    seen = browser.render(tmp_path / "demo.html", tmp_path / "demo.png")
+    _assert_clean(seen, n_charts=3)
+    assert "SEPARATE LIMITS" in seen.answer and "not looks in one evaluation" in seen.answer
+    assert "Path of the estimate" not in seen.text and seen.charts[0]["title"].startswith("One decision per budget limit")
+
+    rows = synthetic_benchmark(120, 8, rng=0)
+    rows = rows[rows["system"].isin(["system-01", "system-08"])]
+    tasks = sorted(rows["task"].unique())
+    groups = rows.drop_duplicates("task").set_index("task").loc[tasks, "group"].tolist()
+    path = tmp_path / "ledger.db"
+    with open_ledger(path) as ledger:
+        ledger.register("nightly", policy=Policy(), universe=TaskUniverse(tasks, groups), tested="system-08", baseline="system-01")
+        for k in (40, 80, 120):
+            ledger.append("nightly", rows[rows["task"].isin(tasks[k - 40 : k])])
+            ledger.decide("nightly")
+        ledger.decide("nightly")  # a look after the decision: the page still answers with the first decisive look
+        actions = [link.record.action for link in ledger.decisions("nightly")]
+    assert actions == ["continue", "continue", "promote", "promote"]
+    assert main(["report", str(path), "-o", str(tmp_path / "ledger.html")]) == 0
+    seen = browser.render(tmp_path / "ledger.html", tmp_path / "ledger.png")
+    _assert_clean(seen, n_charts=3)
+    assert "First decided at look 3 of 4" in seen.answer and "PROMOTE" in seen.answer and "system-08 beats system-01" in seen.answer
 
 
 def test_hostile_names_are_shown_as_text_not_run(browser: Browser, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,6 +18,7 @@ from stopwise.records import synthetic_benchmark
 from stopwise.replay import replay_grid
 from stopwise.report import (
     REPLAY_FILES,
+    Chart,
     Facts,
     Report,
     Section,
@@ -155,12 +157,14 @@ def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
     summary = pd.DataFrame({"source": ["synthetic"], "policy": ["primary"], "rule": ["betting-wor"], "threshold": [0.0], "pairs": [6], "stop_q50": [0.17]})
     summary.to_csv(tmp_path / "live_summary.csv", index=False)
     page = build_report(tmp_path)
-    assert page.n_charts == 3 + 2
-    assert [s.title for s in page.sections][-2:] == ["Live looks at 0 pp", "Live looks at 5 pp"]
-    assert "17.0%" in page.to_html()
+    grid_charts = 4 if (pd.read_csv(tmp_path / "summary.csv")["coverage_failure"] > 0).any() else 3  # coverage failures: a chart, or a sentence
+    assert page.n_charts == grid_charts + 2 * 2  # per threshold: resolved and wrong decisions, on their own axes
+    assert [s.title for s in page.sections][-3:] == ["Live looks at 0 pp", "Live looks at 5 pp", "Live-look tables"]
+    html = page.to_html()
+    assert "17.0%" in html and "median stop" in html and "stop_q50" not in html  # human headers
     for name in REPLAY_FILES:
         (tmp_path / name).unlink()
-    assert build_report(tmp_path).n_charts == 2  # a live-only folder
+    assert build_report(tmp_path).n_charts == 4  # a live-only folder
 
 
 def test_ledger_history_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,3 +206,43 @@ def test_report_reads_standard_input(tmp_path: Path, record_json: str, monkeypat
     monkeypatch.setattr("sys.stdin", io.StringIO("{not json"))
     assert main(["report", "-", "-o", str(out)]) == 4
     assert "<stdin>" in capsys.readouterr().err
+
+
+def test_answer_block_reads_claim_interval_and_forecast_when_the_record_has_them(record_json: str) -> None:
+    """Schema-3 records carry `claim`, `interval` and `forecast`; the answer block shows them, and builds its own without them.
+
+    These fields are not yet part of DecisionRecord on this branch (its schema forbids extra keys, so a JSON
+    file holding them is refused by `parse_decisions` until they are), so the record is given them with
+    ``model_copy``: the report reads them with getattr, as it will read the real fields.
+    """
+    plain = parse_decisions(record_json)[0]
+    fallback = decision_report([plain]).to_html()
+    assert 'id="answer"' in fallback and fallback.index('id="answer"') < fallback.index('id="section-0"')
+    assert f"{plain.tested}" in fallback and 'class="claim"' in fallback and 'class="estimate"' in fallback
+    assert 'class="interval"' not in fallback and "carries no interval" in fallback
+    interval = SimpleNamespace(low=0.012, high=0.098, level=0.95, kind="anytime-valid", method="betting-wor")
+    forecast = {"median": 140, "low": 60, "high": 320, "decided_share": 0.8, "n_simulations": 200, "seed": 0}
+    claim = "A beats B by more than 0 pp on this benchmark's 80 planned tasks (95 % anytime-valid interval [+1.2, +9.8] pp, 80 of 80 tasks observed)"
+    richer = plain.model_copy(update={"claim": claim, "interval": interval, "forecast": forecast})
+    html = decision_report([richer]).to_html()
+    assert escape(claim) in html and 'class="interval"' in html
+    assert "95 % anytime-valid interval for the mean difference A − B: [+1.2, +9.8] pp" in html
+    assert "about 140 more tasks to a decision" in html and "60–320" in html
+    path = next(b for b in decision_report([richer]).sections[0].blocks if isinstance(b, Chart)).figure
+    assert [t.name for t in path.data][1] == "boundary" and list(path.data[1].y) == [0.012]  # the interval drawn on the path, too
+
+
+def test_pending_group_replaces_the_tails_panel_with_a_sentence(record_json: str) -> None:
+    """A look whose coverage rule is pending has no tails: a note says why, and the pending group is marked."""
+    plain = parse_decisions(record_json)[0]
+    group = plain.coverage.groups[0].group
+    pending = plain.model_copy(update={
+        "action": "continue", "r_promote": None, "r_reject": None,
+        "coverage": plain.coverage.model_copy(update={"satisfied": False, "missing_groups": [group]}),
+    })
+    page = decision_report([pending])
+    html = page.to_html()
+    assert page.n_charts == 2  # path and coverage; the tails panel is a sentence
+    assert "Tails against the cutoff: not drawn" in html and f"group(s) {group} below the required count" in html
+    coverage = [b for b in page.sections[0].blocks if isinstance(b, Chart)][-1].figure
+    assert f"{group} — pending" in list(coverage.data[0].x) and "Coverage pending" in html

@@ -39,8 +39,8 @@ def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) ->
         The evaluation; may be omitted when the ledger holds exactly one.
     """
     from stopwise.ledger import open_ledger
-    from stopwise.report._decision import decision_report
-    from stopwise.report._page import Section, Table
+    from stopwise.report._decision import answer_blocks, decision_report
+    from stopwise.report._page import Section, Table, Text
 
     text = os.fspath(url)
     shown = redact_url(text)  # what messages and the page show: the URL without its password
@@ -70,6 +70,17 @@ def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) ->
         raise InputError(f"{shown}: evaluation {evaluation!r} holds no decision yet")
     page = decision_report([link.record for link in chain], source=f"ledger {shown}, evaluation {evaluation}")
     page.title = f"Decision history of {evaluation}"
+    first = next((i for i, link in enumerate(chain) if link.record.action in ("promote", "reject")), None)
+    if first is not None:  # the history is headlined by the first look that decided, not by the last look
+        decisive, later = chain[first], len(chain) - first - 1
+        page.answer = [
+            *answer_blocks(decisive.record),
+            Text(f"First decided at look {first + 1} of {len(chain)} (recorded {decisive.created_at}); "
+                 + (f"{later} later look(s) follow in the history below; the claim is the one of this first decisive look." if later else "it is the last look."),
+                 style="note"),
+        ]
+    else:
+        page.answer = [*answer_blocks(chain[-1].record), Text(f"No look of the {len(chain)} has decided yet; this is the latest.", style="note")]
     page.sections.append(
         Section(
             "Decision chain",

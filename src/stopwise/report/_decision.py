@@ -15,9 +15,9 @@ from stopwise._files import read_text
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
 from stopwise.records import DecisionRecord
-from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
+from stopwise.report._page import Block, Callout, Chart, Facts, IntervalStrip, Report, Section, Table, Text, chart_text
 
-__all__ = ["decision_report", "parse_decisions", "read_decisions"]
+__all__ = ["answer_blocks", "claim_sentence", "decision_report", "parse_decisions", "read_decisions"]
 
 _ACTION_COLOURS = {"promote": "#1a7f37", "reject": "#c0392b", "continue": "#b7791f", "abstain": "#7b3fa0"}
 
@@ -99,6 +99,9 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 def _boundary(record: DecisionRecord) -> tuple[float, float] | None:
     """A time-uniform boundary (confidence sequence) carried by the record, when its schema has one."""
+    interval = _interval(record)
+    if interval is not None:  # schema 3: the interval that matches the record's boundary
+        return interval[0], interval[1]
     data = record.model_dump()
     for holder in (data.get("boundary"), data.get("confidence_sequence"), data):
         if isinstance(holder, dict):
@@ -139,14 +142,50 @@ def _path_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
     values = [v for v in [*y, delta] if v is not None]
     bottom, top = min(values), max(values)
     pad = max(0.05, 0.15 * (top - bottom))
-    fig.update_layout(title=title, xaxis_title=f"tasks observed (look), of {looks[-1].n_shared} shared", yaxis_title="mean paired difference A − B",
+    fig.update_layout(title=title, xaxis_title=f"tasks observed (look), of {looks[-1].n_shared} {_of(looks[-1])}", yaxis_title="mean paired difference A − B",
                       legend={"orientation": "h", "y": -0.25}, xaxis_range=[0, max(looks[-1].n_shared, max(x)) * 1.03], yaxis_range=[bottom - pad, top + pad])
-    band = " The shaded band is the record's time-uniform boundary for the mean difference." if all(b is not None for b in bounds) else ""
+    band = " The shaded band is the record's interval for the mean difference at each look." if all(b is not None for b in bounds) else ""
     one = " This input holds a single look, so the path is one point." if len(looks) == 1 else ""
     caption = (
         "The observed mean paired difference Δ̂ (tested minus baseline, averaged over the shared tasks observed so far) at each look, "
         f"against the threshold δ (dashed): promotion claims that the true difference exceeds δ. Marker colour is the action "
         f"taken at that look (green promote, red reject, amber continue, purple abstain).{band}{one}"
+    )
+    return Chart(fig, caption)
+
+
+def _separate_limits(looks: Sequence[DecisionRecord]) -> bool:
+    """Whether the looks are separate decisions at different budget limits (``stopwise demo``), not one path of looks."""
+    return len({r.budget.limit for r in looks}) > 1
+
+
+def _limits_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
+    import plotly.graph_objects as go
+
+    unit = "%" if looks[-1].budget.measure == "task_fraction" else ""
+    scale = 100.0 if unit else 1.0
+    fig = go.Figure()
+    for action, colour in _ACTION_COLOURS.items():
+        chosen = [r for r in looks if r.action == action]
+        if not chosen:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[scale * r.budget.limit for r in chosen], y=[None if r.delta_hat is None else 100 * r.delta_hat for r in chosen], mode="markers", name=action,
+                marker={"size": 12, "color": colour, "line": {"width": 1, "color": "#fff"}},
+                hovertemplate="budget limit %{x:.4g}" + unit + "<br>Δ̂ = %{y:.1f} pp<br>" + action + "<extra></extra>",
+            )
+        )
+    delta = looks[-1].threshold
+    fig.add_hline(y=100 * delta, line={"dash": "dash", "color": "#222"}, annotation_text=f"δ = {_pp(delta)} pp", annotation_position="top left")
+    measure = chart_text(looks[-1].budget.measure)
+    fig.update_layout(title=title, xaxis_title=f"budget limit ({measure}{', %' if unit else ''}) — each a separate evaluation",
+                      yaxis_title="mean paired difference A − B (pp)", legend={"orientation": "h", "y": -0.25})
+    caption = (
+        "Each point is a separate decision taken with its own budget limit, not a look in one evaluation: the points are not "
+        "joined because reading them as a path of looks (stopping at the first that promotes) is the repeated-look mistake the "
+        "fixed-budget rule forbids. Pick the budget limit before the evaluation and read only its decision. The dashed line is δ; "
+        "colour is the action (green promote, red reject, amber continue, purple abstain)."
     )
     return Chart(fig, caption)
 
@@ -179,15 +218,17 @@ def _tails_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
         fig.update_xaxes(type="log", title="tail probability (log scale)", range=[-12.5, 0.9], exponentformat="power")
         fig.update_layout(title=title, showlegend=False)
     else:
-        x = [r.n_observed for r in looks]
+        limits = _separate_limits(looks)
+        x = [r.budget.limit if limits else r.n_observed for r in looks]
         for name, values, colour in (
             ("R_promote (evidence against promotion)", [clip(r.r_promote) for r in looks], "#1a7f37"),
             ("R_reject (evidence against rejection)", [clip(r.r_reject) for r in looks], "#c0392b"),
         ):
-            fig.add_trace(go.Scatter(x=x, y=values, mode="lines+markers", name=name, line={"color": colour}))
+            fig.add_trace(go.Scatter(x=x, y=values, mode="markers" if limits else "lines+markers", name=name, line={"color": colour}, marker={"size": 9}))
         fig.add_hline(y=cutoff, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {cutoff:g}")
         fig.update_yaxes(type="log", title="tail probability (log scale)", range=[-12.5, 0.3], exponentformat="power")
-        fig.update_layout(title=title, xaxis_title="tasks observed (look)", legend={"orientation": "h", "y": -0.25})
+        xtitle = f"budget limit ({chart_text(looks[-1].budget.measure)}), one separate decision each" if limits else "tasks observed (look)"
+        fig.update_layout(title=title, xaxis_title=xtitle, legend={"orientation": "h", "y": -0.25})
     method = chart_text(looks[-1].tail_method)
     caption = (
         f"The two tail probabilities from {method}: R_promote = P*(mean ≤ δ) and R_reject = P*(mean > δ). "
@@ -201,12 +242,13 @@ def _tails_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
 def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
     import plotly.graph_objects as go
 
-    groups = [chart_text(g.group) or "(none)" for g in record.coverage.groups]
+    pending = set(record.coverage.missing_groups)
+    groups = [(chart_text(g.group) or "(none)") + (" — pending" if g.group in pending else "") for g in record.coverage.groups]
     fig = go.Figure()
     for name, values, colour in (
         ("shared tasks n_g", [g.size for g in record.coverage.groups], "#c9d3df"),
         ("required r_g", [g.required for g in record.coverage.groups], "#b7791f"),
-        ("seen", [g.seen for g in record.coverage.groups], "#1f5fae"),
+        ("seen (red: below r_g)", [g.seen for g in record.coverage.groups], ["#c0392b" if g.group in pending else "#1f5fae" for g in record.coverage.groups]),
     ):
         fig.add_trace(go.Bar(x=groups, y=values, name=name, marker={"color": colour}))
     fig.update_layout(barmode="group", title=title, xaxis_title="task group", yaxis_title="tasks", legend={"orientation": "h", "y": -0.3})
@@ -219,6 +261,89 @@ def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
     return Chart(fig, caption, height=380)
 
 
+def _pp(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    text = f"{100 * value:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text
+
+
+def _interval(record: DecisionRecord) -> tuple[float, float, str] | None:
+    """The record's interval for the mean difference (``record.interval``, schema 3), read defensively."""
+    interval = getattr(record, "interval", None)
+    if interval is None:
+        return None
+    get = interval.get if isinstance(interval, dict) else (lambda name: getattr(interval, name, None))
+    low, high = get("low"), get("high")
+    if not isinstance(low, int | float) or not isinstance(high, int | float):
+        return None
+    level, kind = get("level"), get("kind")
+    what = f"{100 * float(level):g} % " if isinstance(level, int | float) else ""
+    what += f"{kind} interval" if isinstance(kind, str) and kind else "interval"
+    return float(low), float(high), what
+
+
+def claim_sentence(record: DecisionRecord) -> str:
+    """The one-sentence claim of a record: its ``claim`` field when it has one, else built from its numbers."""
+    claim = getattr(record, "claim", None)
+    if isinstance(claim, str) and claim.strip():
+        return claim.strip()
+    a, b, delta = record.tested, record.baseline, _pp(record.threshold)
+    seen = f"{record.n_observed} of {record.n_shared} {_of(record)} tasks observed"
+    tails = f"R_promote = {_fmt(record.r_promote)}, R_reject = {_fmt(record.r_reject)}, cutoff a = {record.tail_cutoff:g}"
+    if record.action == "promote":
+        return f"{a} beats {b} by more than {delta} pp (Δ̂ = {_pp(record.delta_hat)} pp; {tails}; {seen})."
+    if record.action == "reject":
+        return f"{a} does not beat {b} by more than {delta} pp (Δ̂ = {_pp(record.delta_hat)} pp; {tails}; {seen})."
+    if record.action == "continue":
+        return f"Not decided yet: keep evaluating {a} against {b} ({seen}; {tails})."
+    return f"No claim either way: {a} vs {b} stays undecided at the budget limit ({seen}; {tails})."
+
+
+def _forecast_text(record: DecisionRecord) -> str | None:
+    forecast = getattr(record, "forecast", None)
+    if forecast is None:
+        return None
+    get = forecast.get if isinstance(forecast, dict) else (lambda name: getattr(forecast, name, None))
+    median, low, high, share = get("median"), get("low"), get("high"), get("decided_share")
+    if not isinstance(median, int | float):
+        return None
+    text = f"Forecast: about {median:g} more tasks to a decision (median of a predictive replay"
+    if isinstance(low, int | float) and isinstance(high, int | float):
+        text += f"; {low:g}–{high:g}"
+    if isinstance(share, int | float):
+        text += f"; {100 * share:.0f} % of the simulated completions decide"
+    return text + ")."
+
+
+def answer_blocks(record: DecisionRecord) -> list[Block]:
+    """The answer at a glance for one record: the verdict, the claim sentence and the interval against δ."""
+    pair = f"{record.tested} vs {record.baseline}"
+    blocks: list[Block] = [Callout(record.action, pair, tone=record.action), Text(claim_sentence(record), style="claim")]
+    if record.action in ("continue", "abstain"):
+        blocks.append(Text(f"Why: {record.reason}."))
+    forecast = _forecast_text(record)
+    if forecast:
+        blocks.append(Text(forecast))
+    interval = _interval(record)
+    if interval is not None:
+        low, high, what = interval
+        label = f"{what} for the mean difference A − B: [{_pp(low)}, {_pp(high)}] pp, against δ = {_pp(record.threshold)} pp (dashed); the dot is Δ̂."
+        blocks.append(IntervalStrip(record.delta_hat, record.threshold, low, high, label))
+    else:
+        label = ("The observed mean difference Δ̂ (dot) against δ (dashed); this record carries no interval, so the evidence is the "
+                 "two tail probabilities against the cutoff a.")
+        blocks.append(IntervalStrip(record.delta_hat, record.threshold, None, None, label))
+    if record.coverage.missing_groups:
+        blocks.append(Text(f"Coverage pending: group(s) {', '.join(record.coverage.missing_groups)} below their required count.", style="note"))
+    return blocks
+
+
+def _of(record: DecisionRecord) -> str:
+    """What ``n_shared`` counts: the planned tasks when the record has a task universe, else the shared tasks seen."""
+    return "planned" if record.universe is not None else "shared"
+
+
 def _universe(record: DecisionRecord) -> str:
     u = record.universe
     if u is None:
@@ -227,18 +352,30 @@ def _universe(record: DecisionRecord) -> str:
     return text + (f"; {u.outside_rows} row(s) outside it excluded" if u.outside_rows else "")
 
 
+def _tails_or_note(looks: Sequence[DecisionRecord], pair: str) -> Block:
+    if any(r.r_promote is not None or r.r_reject is not None for r in looks):
+        return _tails_chart(looks, f"Tails against the cutoff: {chart_text(pair)}")
+    last = looks[-1]
+    why = (f"group(s) {', '.join(last.coverage.missing_groups)} below the required count" if last.coverage.missing_groups
+           else "no tail was computed at any look")
+    return Text(f"Tails against the cutoff: not drawn — {why}, so no tail probability was computed ({last.reason}).", style="note")
+
+
 def _comparison_section(looks: list[DecisionRecord]) -> Section:
     last = looks[-1]
     pair = f"{last.tested} vs {last.baseline}"
+    limits = _separate_limits(looks)
     blocks: list[Any] = [
-        Callout(last.action, f"{pair} — {last.reason}", tone=last.action),
+        Callout("separate limits", f"{pair} — {len(looks)} decisions, each with its own budget limit; the facts below are those of the last "
+                f"(limit {last.budget.limit:.4g}): {last.action}, {last.reason}", tone="neutral") if limits
+        else Callout(last.action, f"{pair} — {last.reason}", tone=last.action),
         Facts(
             [
                 ("tested (A)", last.tested),
                 ("baseline (B)", last.baseline),
                 ("threshold δ", f"{last.threshold:g}"),
                 ("tail cutoff a", f"{last.tail_cutoff:g}"),
-                ("observed", f"{last.n_observed} of {last.n_shared} shared tasks"),
+                ("observed", f"{last.n_observed} of {last.n_shared} {_of(last)} tasks"),
                 ("budget", f"{last.budget.used:.4g} of {last.budget.limit:.4g} {last.budget.measure}" + (" (at limit)" if last.budget.at_limit else "")),
                 ("observed mean difference Δ̂", _fmt(last.delta_hat)),
                 ("R_promote / R_reject", f"{_fmt(last.r_promote)} / {_fmt(last.r_reject)}"),
@@ -250,20 +387,22 @@ def _comparison_section(looks: list[DecisionRecord]) -> Section:
             ]
         ),
         *[Callout("warning", text, tone="continue") for text in last.warnings],
-        _path_chart(looks, f"Path of the estimate: {chart_text(pair)}"),
-        _tails_chart(looks, f"Tails against the cutoff: {chart_text(pair)}"),
+        _limits_chart(looks, f"One decision per budget limit: {chart_text(pair)}") if _separate_limits(looks)
+        else _path_chart(looks, f"Path of the estimate: {chart_text(pair)}"),
+        _tails_or_note(looks, pair),
         _coverage_chart(last, f"Coverage per group at the last look: {chart_text(pair)}"),
     ]
     if len(looks) > 1:
         blocks.append(
             Table(
-                ["look", "observed", "budget used", "Δ̂", "R_promote", "R_reject", "coverage", "action"],
+                ["decision" if limits else "look", "observed", "budget limit" if limits else "budget used", "Δ̂", "R_promote", "R_reject", "coverage", "action"],
                 [
-                    [i + 1, f"{r.n_observed}/{r.n_shared}", f"{r.budget.used:.4g}", _fmt(r.delta_hat), _fmt(r.r_promote), _fmt(r.r_reject),
-                     "ok" if r.coverage.satisfied else "not met", r.action]
+                    [i + 1, f"{r.n_observed}/{r.n_shared}", f"{(r.budget.limit if limits else r.budget.used):.4g}", _fmt(r.delta_hat), _fmt(r.r_promote),
+                     _fmt(r.r_reject), "ok" if r.coverage.satisfied else "not met", r.action]
                     for i, r in enumerate(looks)
                 ],
-                caption="Every look at this comparison, in input order.",
+                caption="Every decision on this comparison, each with its own budget limit (separate evaluations, not a path of looks), in input order."
+                if limits else "Every look at this comparison, in input order.",
             )
         )
     total_rows = sum(e.rows for e in last.excluded)
@@ -320,4 +459,15 @@ def decision_report(records: Sequence[DecisionRecord], *, source: str = "") -> R
         comparisons.setdefault((record.tested, record.baseline, record.threshold), []).append(record)
     sections = [_comparison_section(looks) for looks in comparisons.values()]
     what = f"{len(records)} decision record(s) on {len(comparisons)} comparison(s)"
-    return Report("Decision record", f"{what}" + (f" from {source}" if source else ""), sections, kind="decision")
+    answer: list[Block] = []
+    for looks in comparisons.values():
+        if _separate_limits(looks):
+            limits = ", ".join(f"{r.budget.limit:.4g}: {r.action}" for r in looks)
+            answer += [
+                Callout("separate limits", f"{looks[-1].tested} vs {looks[-1].baseline}", tone="neutral"),
+                Text(f"{len(looks)} separate decisions, one per budget limit ({looks[-1].budget.measure} {limits}); each answers for its own "
+                     "limit fixed in advance — they are not looks in one evaluation, so no single claim combines them.", style="claim"),
+            ]
+        else:
+            answer += answer_blocks(looks[-1])
+    return Report("Decision record", f"{what}" + (f" from {source}" if source else ""), sections, kind="decision", answer=answer)

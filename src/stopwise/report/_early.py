@@ -11,12 +11,15 @@ import numpy as np
 import pandas as pd
 
 from stopwise.errors import FileFormatError
-from stopwise.report._page import Chart, Facts, Report, Section, Table, chart_text
+from stopwise.report._page import Block, Callout, Chart, Facts, Report, Section, Table, Text, chart_text
 
 if TYPE_CHECKING:
     from stopwise.early import EarlyEvaluation
 
 __all__ = ["calibration_table", "early_report"]
+
+RECOMMENDED_THRESHOLD = 0.90
+"""The setting the README recommends: the failure head only, at this threshold (the success head is often unreliable)."""
 
 _MODES = {"dual": ("#1f5fae", "dual (both heads)"), "success-only": ("#1a7f37", "success head only"), "failure-only": ("#c0392b", "failure head only")}
 _DASHES = ("solid", "dash", "dot", "dashdot")
@@ -66,6 +69,35 @@ def _sweep(evaluation: EarlyEvaluation, folder: Path | None, variant: str) -> pd
     return evaluation.sweep(THRESHOLDS, variant=variant)
 
 
+def _signed(value: float, digits: int = 1, unit: str = "%") -> str:
+    """A percentage with a sign, never "-0.0"."""
+    if not np.isfinite(value):
+        return "—"
+    text = f"{value:+.{digits}f}"
+    return ("0." + "0" * digits if float(text) == 0 else text) + unit
+
+
+def _plain(value: float, digits: int = 1) -> str:
+    """A percentage, never "-0.0"."""
+    if not np.isfinite(value):
+        return "—"
+    text = f"{value:.{digits}f}"
+    return ("0." + "0" * digits if float(text) == 0 else text) + "%"
+
+
+def _unreliable_heads(evaluation: EarlyEvaluation, variant: str) -> list[str]:
+    """The heads whose precision at the recommended threshold is below it (halting on them would mislabel more runs than it promises)."""
+    flagged = []
+    for head, metrics in (("success", evaluation.metrics(RECOMMENDED_THRESHOLD, None, variant=variant)),
+                          ("failure", evaluation.metrics(None, RECOMMENDED_THRESHOLD, variant=variant))):
+        precision = metrics.success_precision if head == "success" else metrics.failure_precision
+        share = metrics.success_coverage if head == "success" else metrics.failure_coverage
+        if np.isfinite(precision) and precision < RECOMMENDED_THRESHOLD:
+            flagged.append(f"{head} head: precision {_plain(100 * precision)} at threshold {RECOMMENDED_THRESHOLD:g} "
+                           f"(halts {_plain(100 * share)} of runs) — below the threshold it claims; do not halt on it")
+    return flagged
+
+
 def _pct(values: pd.Series) -> list[float | None]:
     return [None if not np.isfinite(v) else 100 * float(v) for v in values.to_numpy(dtype=float)]
 
@@ -85,27 +117,42 @@ def _precision_chart(sweeps: dict[str, pd.DataFrame], by: str) -> Chart:
     for dash, colour, name, part in _sweep_lines(sweeps):
         fig.add_trace(
             go.Scatter(
-                x=part["threshold"], y=_pct(part["precision"]), mode="lines+markers", name=f"{name} — precision",
+                x=part["threshold"], y=_pct(part["precision"]), mode="lines+markers", name=name,
                 line={"color": colour, "dash": dash},
                 hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>precision %{{y:.1f}}%<extra></extra>",
             )
         )
+    fig.add_vline(x=RECOMMENDED_THRESHOLD, line={"dash": "dot", "color": "#555"}, annotation_text=f"recommended {RECOMMENDED_THRESHOLD:g}")
+    fig.update_layout(title="Precision of halted runs against the threshold", xaxis_title="threshold on the calibrated probability (0–1)",
+                      yaxis_title="precision (% of halted runs predicted right)", yaxis_range=[0, 102], legend={"orientation": "h", "y": -0.3})
+    caption = (
+        f"Held-out runs (leave-one-{by}-out). Precision: among the runs a head halts, the share whose final outcome it predicted "
+        "right (for dual, the accuracy of all halts). A higher threshold halts fewer runs, usually with higher precision. The "
+        f"dotted line is the recommended setting (failure head only at {RECOMMENDED_THRESHOLD:g})."
+    )
+    return Chart(fig, caption, height=440)
+
+
+def _halted_chart(sweeps: dict[str, pd.DataFrame]) -> Chart:
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for dash, colour, name, part in _sweep_lines(sweeps):
         fig.add_trace(
             go.Scatter(
-                x=part["threshold"], y=_pct(part["coverage"]), mode="lines+markers", name=f"{name} — runs halted",
-                line={"color": colour, "dash": dash, "width": 1}, marker={"symbol": "x", "size": 6}, opacity=0.55,
+                x=part["threshold"], y=_pct(part["coverage"]), mode="lines+markers", name=name,
+                line={"color": colour, "dash": dash}, marker={"symbol": "x", "size": 7},
                 hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>halted %{{y:.1f}}% of runs<extra></extra>",
             )
         )
-    fig.update_layout(title="Precision of halted runs and share of runs halted, against the threshold", xaxis_title="threshold on the calibrated probability",
-                      yaxis_title="%", yaxis_range=[0, 102], legend={"orientation": "h", "y": -0.3})
+    fig.add_vline(x=RECOMMENDED_THRESHOLD, line={"dash": "dot", "color": "#555"}, annotation_text=f"recommended {RECOMMENDED_THRESHOLD:g}")
+    fig.update_layout(title="Share of runs halted early against the threshold", xaxis_title="threshold on the calibrated probability (0–1)",
+                      yaxis_title="runs halted before their last step (% of all runs)", yaxis_range=[0, 102], legend={"orientation": "h", "y": -0.3})
     caption = (
-        f"Held-out runs (leave-one-{by}-out). Precision: among the runs a head halts, the share whose final outcome it predicted "
-        "right (for dual, the accuracy of all halts). Runs halted (crosses, faint): the share of all runs stopped before their last "
-        "step. A higher threshold halts fewer runs, usually with higher precision; a threshold is useful where precision is high "
-        "and many runs still halt."
+        "The share of all held-out runs stopped before their last step by each halting mode. A threshold is useful where "
+        "precision (above) is high and many runs still halt."
     )
-    return Chart(fig, caption, height=460)
+    return Chart(fig, caption, height=400)
 
 
 def _savings_chart(sweeps: dict[str, pd.DataFrame], token_source: str) -> Chart:
@@ -127,8 +174,8 @@ def _savings_chart(sweeps: dict[str, pd.DataFrame], token_source: str) -> Chart:
                 hovertemplate=f"{name}<br>threshold %{{x:.2f}}<br>input {token_source} saved %{{y:.1f}}%<extra></extra>",
             )
         )
-    fig.update_layout(title="Steps and input cost saved, against the threshold", xaxis_title="threshold on the calibrated probability",
-                      yaxis_title="% of the full evaluation saved", legend={"orientation": "h", "y": -0.3})
+    fig.update_layout(title="Steps and input cost saved, against the threshold", xaxis_title="threshold on the calibrated probability (0–1)",
+                      yaxis_title="saved (% of the full evaluation's steps or input)", legend={"orientation": "h", "y": -0.3})
     caption = (
         "Steps saved: 1 − (steps executed with early halting) / (steps of the full runs), over all held-out runs; the faint lines "
         f"give the same for input {token_source}. Savings fall as the threshold rises because fewer runs halt."
@@ -154,8 +201,8 @@ def _calibration_chart(tables: dict[str, pd.DataFrame]) -> Chart:
                     hovertemplate=f"{name}<br>bin %{{customdata[1]:.1f}}–%{{customdata[2]:.1f}}<br>mean predicted %{{x:.3f}}<br>observed %{{y:.3f}}<br>%{{customdata[0]}} prefixes<extra></extra>",
                 )
             )
-    fig.update_layout(title="Calibration of the two heads on held-out prefixes", xaxis_title="predicted probability (bin mean)",
-                      yaxis_title="observed frequency", xaxis_range=[0, 1], yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25})
+    fig.update_layout(title="Calibration of the two heads on held-out prefixes", xaxis_title="predicted probability, bin mean (0–1)",
+                      yaxis_title="observed frequency (share of prefixes, 0–1)", xaxis_range=[0, 1], yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.25})
     caption = (
         "Every held-out prefix from which a run may halt, put into ten equal-width bins of the head's calibrated probability. "
         "A point is a bin: its mean predicted probability against the share of those prefixes whose run truly succeeded (success "
@@ -197,7 +244,7 @@ def early_report(evaluation: EarlyEvaluation | str | os.PathLike[str], *, thresh
         ("held-out runs", len(runs)),
         ("agents", runs["agent"].nunique()),
         ("tasks", runs["task"].nunique()),
-        ("success rate", f"{100 * float((runs['outcome'] >= 0.5).mean()):.1f}%"),
+        ("success rate", _plain(100 * float((runs["outcome"] >= 0.5).mean()))),
         ("protocol", f"leave-one-{evaluation.by}-out" + (f" within {evaluation.within}" if evaluation.within else "")
          + (f", training without runs sharing {evaluation.exclude_same}" if evaluation.exclude_same else "")),
         ("variants", ", ".join(variants)),
@@ -206,28 +253,57 @@ def early_report(evaluation: EarlyEvaluation | str | os.PathLike[str], *, thresh
     ]
     per_agent = metrics.per_agent
     agent_rows = [
-        [row.agent, row.runs, f"{100 * row.pass1_full:.1f}%", f"{100 * row.pass1_early:.1f}%", f"{100 * row.delta_pass1:+.1f} pp", f"{row.delta_rank:+d}", f"{-100 * row.delta_steps:.1f}%"]
+        [row.agent, row.runs, _plain(100 * row.pass1_full), _plain(100 * row.pass1_early), _signed(100 * row.delta_pass1, unit=" pp"), f"{row.delta_rank:+d}",
+         _plain(-100 * row.delta_steps)]
         for row in per_agent.itertuples(index=False)
     ]
+    recommended = evaluation.metrics(None, RECOMMENDED_THRESHOLD, variant=variants[0])
+    recommended_rows = [
+        [row.agent, row.runs, _plain(100 * row.pass1_full), _plain(100 * row.pass1_early), _signed(100 * row.delta_pass1, unit=" pp"), f"{row.delta_rank:+d}",
+         _plain(-100 * row.delta_steps)]
+        for row in recommended.per_agent.itertuples(index=False)
+    ]
+    flagged = _unreliable_heads(evaluation, variants[0])
     sections = [
         Section("Evaluation", [Facts(facts)]),
-        Section("Precision and steps saved against the threshold", [_precision_chart(sweeps, evaluation.by), _savings_chart(sweeps, evaluation.token_source)]),
+        Section(
+            f"Recommended: failure head only at {RECOMMENDED_THRESHOLD:g} ({chart_text(variants[0])})",
+            [
+                Facts(_summary_facts(recommended)),
+                Table(["agent", "runs", "Pass@1 full", "Pass@1 early", "ΔPass@1", "ΔRank", "steps saved"], recommended_rows,
+                      caption="Pass@1 of each agent with and without early halting by the failure head alone (halted runs count as failures)."),
+            ],
+        ),
+        Section("Precision and steps saved against the threshold",
+                [_precision_chart(sweeps, evaluation.by), _halted_chart(sweeps), _savings_chart(sweeps, evaluation.token_source)]),
         Section("Calibration", [_calibration_chart(tables)]),
         Section(
             f"Per agent at dual threshold {threshold:g} ({chart_text(variants[0])})",
             [
-                Facts(
-                    [
-                        ("runs halted", f"{100 * metrics.coverage:.1f}%"),
-                        ("accuracy of halts", "—" if not np.isfinite(metrics.accuracy) else f"{100 * metrics.accuracy:.1f}%"),
-                        ("steps saved", f"{-100 * metrics.delta_steps:.1f}%"),
-                        ("mean |ΔPass@1|", f"{100 * metrics.delta_abs_pass1:.2f} pp"),
-                        ("Spearman ρ of agent pass@1", "—" if not np.isfinite(metrics.spearman_rho) else f"{metrics.spearman_rho:.3f}"),
-                    ]
-                ),
+                Facts(_summary_facts(metrics)),
                 Table(["agent", "runs", "Pass@1 full", "Pass@1 early", "ΔPass@1", "ΔRank", "steps saved"], agent_rows,
                       caption="Pass@1 of each agent with and without early halting (halted runs count with their predicted outcome)."),
             ],
         ),
     ]
-    return Report("Early outcome prediction: held-out evaluation", f"Evaluation in {source}" if source else "", sections, kind="early")
+    answer: list[Block] = [
+        Callout("recommended", f"failure head only at {RECOMMENDED_THRESHOLD:g} ({variants[0]})", tone="neutral"),
+        Text(f"Halting runs on the failure head at {RECOMMENDED_THRESHOLD:g} stops {_plain(100 * recommended.coverage)} of the held-out runs early, "
+             f"{_plain(100 * recommended.failure_precision)} of them rightly, saves {_plain(-100 * recommended.delta_steps)} of the steps and moves "
+             f"agent Pass@1 by {100 * recommended.delta_abs_pass1:.2f} pp on average.", style="claim"),
+        *[Text(f"Unreliable: {line}.", style="note") for line in flagged],
+    ]
+    if evaluation.min_halt_step <= 1 and recommended.coverage > 0.5:
+        answer.append(Text("More than half of the runs halt; with the earliest halt step at 1 the prompt alone may decide — check the "
+                           "precision per agent below before relying on it.", style="note"))
+    return Report("Early outcome prediction: held-out evaluation", f"Evaluation in {source}" if source else "", sections, kind="early", answer=answer)
+
+
+def _summary_facts(metrics: Any) -> list[tuple[str, Any]]:
+    return [
+        ("runs halted", _plain(100 * metrics.coverage)),
+        ("accuracy of halts", _plain(100 * metrics.accuracy)),
+        ("steps saved", _plain(-100 * metrics.delta_steps)),
+        ("mean |ΔPass@1|", f"{100 * metrics.delta_abs_pass1:.2f} pp"),
+        ("Spearman ρ of agent pass@1", "—" if not np.isfinite(metrics.spearman_rho) else f"{metrics.spearman_rho:.3f}"),
+    ]

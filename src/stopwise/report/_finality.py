@@ -11,7 +11,7 @@ import pydantic
 
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
-from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
+from stopwise.report._page import Block, Callout, Chart, Facts, Report, Section, Table, Text, chart_text
 
 __all__ = ["finality_report", "parse_finality"]
 
@@ -115,7 +115,11 @@ def finality_report(result: Any, *, source: str = "") -> Report:
                 Text("Without runs the check says what the argument establishes by itself; pass --runs to get a verdict per run."),
             ],
         )
-        return Report("Finality check", subtitle, [section], kind="finality")
+        answer: list[Block] = [
+            Callout(result.label, f"completion argument {result.argument}", tone=tone),
+            Text(f"Any run this argument covers is {result.label}; analysis unit: {result.unit}.", style="claim"),
+        ]
+        return Report("Finality check", subtitle, [section], kind="finality", answer=answer)
     checks = list(result)
     if not checks:
         raise FileFormatError(f"{source or 'input'}: holds no run check")
@@ -150,4 +154,11 @@ def finality_report(result: Any, *, source: str = "") -> Report:
             )
         ],
     )
-    return Report("Finality check", subtitle, [overview, runs], kind="finality")
+    worst = "unresolved" if labels["unresolved"] else "bounded" if labels["bounded"] else "final"
+    claim = (f"{labels['final']} of {len(checks)} runs are final, {labels['bounded']} bounded and {labels['unresolved']} unresolved; "
+             f"they form {units} analysis unit(s)" + (" — the unresolved runs cannot be counted as settled outcomes." if labels["unresolved"] else "."))
+    answer = [
+        Callout(worst, "the weakest label among the runs checked", tone={"final": "good", "bounded": "continue", "unresolved": "bad"}[worst]),
+        Text(claim, style="claim"),
+    ]
+    return Report("Finality check", subtitle, [overview, runs], kind="finality", answer=answer)

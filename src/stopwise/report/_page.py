@@ -1,6 +1,6 @@
 r"""One self-contained HTML page: sections of facts, tables and Plotly charts, every user string escaped.
 
-The page needs no network to be read: Plotly's JavaScript bundle is inlined once in the page head
+The page needs no network to be read: Plotly's basic JavaScript bundle (package data) is inlined once in the page head
 and each chart's data is inlined as JSON beside its ``<div>``. Text that came from user input
 (system names, task names, reasons, file names) is escaped here with :func:`stopwise._text.for_html`
 (control and bidirectional characters shown as ``\xNN`` / ``\uNNNN``, then HTML-escaped), at the one
@@ -10,17 +10,20 @@ a subset of HTML tags in labels.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from stopwise._text import for_html
 from stopwise._version import __version__
 
-__all__ = ["Callout", "Chart", "Facts", "Report", "Section", "Table", "Text", "chart_text"]
+__all__ = ["PLOTLY_BUNDLE", "Callout", "Chart", "Facts", "IntervalStrip", "Report", "Section", "Table", "Text", "chart_text", "plotly_bundle"]
 
 
 def chart_text(value: object) -> str:
@@ -34,6 +37,20 @@ def chart_text(value: object) -> str:
     return for_html(value, quote=False)
 
 
+PLOTLY_BUNDLE = "plotly-basic.min.js"
+"""The plotly.js *basic* bundle (scatter, bar and pie traces only), v4.1.1 from the npm package
+``plotly.js-basic-dist-min``, MIT licence (stated in the file's header), vendored as package data: about
+1.2 MB instead of the 4.7 MB full bundle, so one decision page stays under 1.5 MB. Its version is the
+plotly.js version of the ``plotly`` Python package the figures are built with; charts must use only
+``go.Scatter`` and ``go.Bar``."""
+
+
+@functools.cache
+def plotly_bundle() -> str:
+    """The inlined plotly.js basic bundle (read once from the package data)."""
+    return resources.files("stopwise.report").joinpath(PLOTLY_BUNDLE).read_text(encoding="utf-8")
+
+
 def _e(value: object) -> str:
     return for_html(value)
 
@@ -44,8 +61,12 @@ class Text:
 
     text: str
     """The paragraph."""
+    style: str = ""
+    """"" (plain), "claim" (the claim that may be made, in bold) or "note" (a panel left out, and why)."""
 
     def html(self, index: str) -> str:
+        if self.style in ("claim", "note"):
+            return f'<p class="{self.style}">{_e(self.text)}</p>'
         return f"<p>{_e(self.text)}</p>"
 
 
@@ -130,9 +151,71 @@ class Callout:
         return f'<p class="callout"><span class="badge {tone}">{_e(self.label.upper())}</span> {_e(self.text)}</p>'
 
 
+@dataclass(frozen=True)
+class IntervalStrip:
+    """An interval for the mean difference drawn against the threshold δ as a small inline SVG (no Plotly).
+
+    Values are in the record's units (fractions); they are drawn in percentage points. ``low``/``high``
+    may be None (no interval in the record): then only the estimate and δ are drawn.
+    """
+
+    estimate: float | None
+    """The observed mean difference Δ̂ (the dot)."""
+    threshold: float
+    """δ (the dashed line)."""
+    low: float | None = None
+    """Lower end of the interval."""
+    high: float | None = None
+    """Upper end of the interval."""
+    label: str = ""
+    """What the interval is (e.g. "95 % anytime-valid interval"), written under the strip."""
+
+    def html(self, index: str) -> str:
+        values = [v for v in (self.estimate, self.threshold, self.low, self.high) if v is not None and math.isfinite(v)]
+        left, right = min(values), max(values)
+        span = max(right - left, 0.02)
+        left, right = left - 0.15 * span, right + 0.15 * span
+        width, height, pad = 640, 74, 20
+
+        def x(value: float) -> float:
+            return pad + (value - left) / (right - left) * (width - 2 * pad)
+
+        parts = [f'<line x1="{pad}" y1="44" x2="{width - pad}" y2="44" stroke="#9aa3ad" stroke-width="1"/>']
+        for tick in _ticks(left, right):
+            parts.append(f'<line x1="{x(tick):.1f}" y1="44" x2="{x(tick):.1f}" y2="49" stroke="#9aa3ad"/>'
+                         f'<text x="{x(tick):.1f}" y="62" font-size="11" text-anchor="middle" fill="#56606b">{_pp(tick)}</text>')
+        parts.append(f'<line class="delta" x1="{x(self.threshold):.1f}" y1="8" x2="{x(self.threshold):.1f}" y2="50" stroke="#222" stroke-dasharray="4 3"/>'
+                     f'<text x="{x(self.threshold) + 4:.1f}" y="16" font-size="12" fill="#222">δ = {_pp(self.threshold)}</text>')
+        if self.low is not None and self.high is not None and math.isfinite(self.low) and math.isfinite(self.high):
+            parts.append(f'<rect class="interval" x="{x(self.low):.1f}" y="26" width="{max(x(self.high) - x(self.low), 2):.1f}" height="12" rx="3" fill="rgba(31,95,174,0.35)" stroke="#1f5fae"/>')
+        if self.estimate is not None and math.isfinite(self.estimate):
+            parts.append(f'<circle class="estimate" cx="{x(self.estimate):.1f}" cy="32" r="5" fill="#1f5fae" stroke="#fff"/>')
+        svg = (f'<svg class="strip" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" role="img" '
+               f'aria-label="interval against the threshold">{"".join(parts)}</svg>')
+        label = f'<p class="caption">{_e(self.label)}</p>' if self.label else ""
+        return f'<div class="interval-strip" id="strip-{index}">{svg}{label}</div>'
+
+
+def _pp(value: float) -> str:
+    """A fraction in percentage points, signed, never "-0"."""
+    text = f"{100 * value:+.1f}"
+    return ("0.0" if text in ("+0.0", "-0.0") else text) + " pp"
+
+
+def _ticks(left: float, right: float) -> list[float]:
+    raw = (right - left) / 5
+    step = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * step:
+            step *= factor
+            break
+    first = math.ceil(left / step) * step
+    return [first + i * step for i in range(int((right - first) / step) + 1)]
+
+
 _TONES = ("promote", "reject", "continue", "abstain", "good", "bad", "neutral")
 
-Block = Text | Facts | Table | Chart | Callout
+Block = Text | Facts | Table | Chart | Callout | IntervalStrip
 
 
 @dataclass
@@ -157,15 +240,19 @@ nav ol { margin: 6px 0 0; padding-left: 22px; color: #56606b; }
 nav a { color: #1f5fae; text-decoration: none; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 3px 18px; margin: 8px 0 14px; }
 dl.facts dt { color: #56606b; } dl.facts dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
-.table-wrap { overflow-x: auto; }
-table { border-collapse: collapse; margin: 8px 0 4px; font-size: 14px; font-variant-numeric: tabular-nums; }
-th, td { padding: 4px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: top; }
+.table-wrap { max-width: 100%; }
+table { border-collapse: collapse; margin: 8px 0 4px; font-size: 14px; font-variant-numeric: tabular-nums; max-width: 100%; }
+td { overflow-wrap: anywhere; } td.num { white-space: nowrap; }
+th, td { padding: 4px 8px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: top; }
 th { background: #f0f2f5; font-weight: 600; } td.num, th.num { text-align: right; }
 .caption, figcaption { color: #424b55; font-size: 14px; margin: 4px 0 18px; max-width: 900px; }
 figure.chart { margin: 10px 0 22px; }
 .badge { display: inline-block; padding: 2px 10px; border-radius: 4px; color: #fff; font-weight: 600; }
 .promote, .good { background: #1a7f37; } .reject, .bad { background: #c0392b; } .continue { background: #b7791f; }
 .abstain { background: #7b3fa0; } .neutral { background: #56606b; } .callout { font-size: 16px; margin: 10px 0; }
+section.answer { background: #f3f6fa; border: 1px solid #d5dde8; border-radius: 6px; padding: 4px 18px 10px; margin: 12px 0 8px; }
+section.answer h2 { border-top: 0; margin-top: 8px; } .claim { font-size: 17px; font-weight: 600; margin: 8px 0; }
+.note { color: #424b55; background: #fbf6ea; border-left: 4px solid #b7791f; padding: 6px 12px; margin: 10px 0 18px; }
 footer { color: #6b7580; font-size: 13px; margin-top: 40px; }
 """
 
@@ -190,6 +277,9 @@ class Report:
     """The parts of the report."""
     kind: str = ""
     """What the report was built from: decision, replay, early or finality."""
+    answer: list[Block] = field(default_factory=list)
+    """The answer at a glance, drawn first under the heading (``<section id="answer">``): the verdict, the
+    claim that may be made and, for a decision, its interval against δ."""
 
     @property
     def n_charts(self) -> int:
@@ -205,10 +295,11 @@ class Report:
         toc = "".join(f'<li><a href="#section-{s}">{_e(section.title)}</a></li>' for s, section in enumerate(self.sections))
         script = ""
         if self.n_charts:
-            from plotly.offline import get_plotlyjs
-
-            script = f'<script type="text/javascript">{get_plotlyjs()}</script>'
+            script = f'<script type="text/javascript">{plotly_bundle()}</script>'
         subtitle = f'<p class="subtitle">{_e(self.subtitle)}</p>' if self.subtitle else ""
+        if self.answer:
+            blocks = "".join(block.html(f"answer-{b}") for b, block in enumerate(self.answer))
+            subtitle += f'<section id="answer" class="answer"><h2>Answer</h2>{blocks}</section>'
         return (
             "<!DOCTYPE html>\n"
             f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'

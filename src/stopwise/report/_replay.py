@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from stopwise.errors import FileFormatError
-from stopwise.report._page import Chart, Facts, Report, Section, Table, Text, chart_text
+from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
 
 if TYPE_CHECKING:
     from stopwise.replay import ReplayResult
@@ -39,6 +39,12 @@ def _read_live(folder: Path) -> dict[str, pd.DataFrame]:
             found[name.removesuffix(".csv")] = pd.read_csv(folder / name, keep_default_na=False, na_values=[""], dtype={"source": str, "policy": str, "rule": str})
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             raise FileFormatError(f"{folder / name}: cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    pairs = folder / "live_pairs.csv"  # optional: the per-pair table (written by `replay --looks -o` since 0.1)
+    if pairs.is_file():
+        try:
+            found["live_pairs"] = pd.read_csv(pairs, keep_default_na=False, na_values=[""], dtype={"source": str, "policy": str, "rule": str, "tested": str, "baseline": str})
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise FileFormatError(f"{pairs}: cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     missing = sorted(_LIVE_CURVE - set(found["live_curve"].columns))
     if missing:
         raise FileFormatError(f"{folder / 'live_curve.csv'}: column(s) {', '.join(missing)} missing")
@@ -135,37 +141,71 @@ def _rgba(colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+_DASH_SERIES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
 def _error_chart(part: pd.DataFrame, threshold: float, alpha: float, gamma: float) -> Chart:
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for i, (label, _, block) in enumerate(_series(part)):
-        colour = _PALETTE[i % len(_PALETTE)]
         x = _pct(block["budget"])
-        for column, name, dash in (("fpr_cond", "false promotions", "solid"), ("frr_cond", "false rejections", "dot"), ("coverage_failure", "coverage failures", "dashdot")):
+        dash = _DASH_SERIES[i % len(_DASH_SERIES)]
+        for column, name, colour in (("fpr_cond", "false promotions", "#c0392b"), ("frr_cond", "false rejections", "#7b3fa0")):
             fig.add_trace(
                 go.Scatter(
                     x=x, y=_pct(block[column]), mode="lines+markers", name=f"{label}: {name}", legendgroup=label,
-                    line={"color": colour, "dash": dash}, marker={"size": 4},
+                    line={"color": colour, "dash": dash}, marker={"size": 5, "symbol": "circle" if column == "fpr_cond" else "square"},
                     hovertemplate=f"{label}<br>{name}<br>budget %{{x:.0f}}%<br>%{{y:.2f}}%<extra></extra>",
                 )
             )
     fig.add_hline(y=100 * alpha, line={"dash": "dash", "color": "#222"}, annotation_text=f"α = {100 * alpha:g}%", annotation_position="top right")
-    if not np.isclose(alpha, gamma):
-        fig.add_hline(y=100 * gamma, line={"dash": "dot", "color": "#555"}, annotation_text=f"γ = {100 * gamma:g}%", annotation_position="bottom right")
-    top = float(np.nanmax(part[["fpr_cond", "frr_cond", "coverage_failure"]].to_numpy(dtype=float), initial=0.0))
+    top = float(np.nanmax(part[["fpr_cond", "frr_cond"]].to_numpy(dtype=float), initial=0.0))
     fig.update_layout(
         title=f"Decision errors at the {100 * threshold:g} pp threshold",
-        xaxis_title="budget (% of the shared tasks, or of the budget measure)", yaxis_title="rate (%)",
-        yaxis_range=[0, max(100 * max(alpha, gamma) * 2, 100 * top * 1.1, 1.0)], legend={"orientation": "h", "y": -0.25},
+        xaxis_title="budget (% of the shared tasks, or of the budget measure)", yaxis_title="error rate (%)",
+        yaxis_range=[0, max(10.0, 100 * alpha * 2, 100 * top * 1.1)], legend={"orientation": "h", "y": -0.25},
     )
     caption = (
-        "Solid: false promotions among the cases whose completed-record decision is reject (FPR_cond); dotted: false rejections "
-        "among the cases whose completed-record decision is promote (FRR_cond); dash-dot: final actions taken before the coverage "
-        f"rule held. A budget meets the error targets when both error rates are at or below α = {100 * alpha:g}% and coverage "
-        f"failures at or below γ = {100 * gamma:g}%. A missing point means no case of that kind exists at this threshold."
+        "Red: false promotions among the cases whose completed-record decision is reject (FPR_cond); purple: false rejections "
+        f"among the cases whose completed-record decision is promote (FRR_cond). A budget meets the error target when both are at "
+        f"or below α = {100 * alpha:g}% (dashed). The axis runs to 10 % or the largest rate drawn; coverage failures have their "
+        "own panel below. A missing point means no case of that kind exists at this threshold."
+        + (" Line dash tells the sources and policies apart." if len(_series(part)) > 1 else "")
     )
     return Chart(fig, caption)
+
+
+def _coverage_failure_block(part: pd.DataFrame, threshold: float, gamma: float) -> Chart | Text:
+    import plotly.graph_objects as go
+
+    values = part["coverage_failure"].to_numpy(dtype=float)
+    if not np.any(np.nan_to_num(values) > 0):
+        return Text(
+            f"Coverage failures at the {100 * threshold:g} pp threshold: not drawn — no final action was taken before the coverage "
+            "rule held, at any budget (0 % everywhere).",
+            style="note",
+        )
+    fig = go.Figure()
+    for i, (label, _, block) in enumerate(_series(part)):
+        colour = _PALETTE[i % len(_PALETTE)]
+        fig.add_trace(
+            go.Scatter(
+                x=_pct(block["budget"]), y=_pct(block["coverage_failure"]), mode="lines+markers", name=label, line={"color": colour},
+                marker={"size": 5}, hovertemplate=f"{label}<br>budget %{{x:.0f}}%<br>coverage failures %{{y:.1f}}%<extra></extra>",
+            )
+        )
+    fig.add_hline(y=100 * gamma, line={"dash": "dash", "color": "#222"}, annotation_text=f"γ = {100 * gamma:g}%", annotation_position="top right")
+    fig.update_layout(
+        title=f"Coverage failures at the {100 * threshold:g} pp threshold",
+        xaxis_title="budget (% of the shared tasks, or of the budget measure)", yaxis_title="final actions before coverage held (%)",
+        yaxis_range=[0, 102], legend={"orientation": "h", "y": -0.25},
+    )
+    caption = (
+        "Share of final actions taken before the coverage rule held (a group still below its required count). A budget meets "
+        f"the target when this is at or below γ = {100 * gamma:g}% (dashed); small budgets often cannot reach every group."
+    )
+    return Chart(fig, caption, height=360)
 
 
 def _stopping_chart(part: pd.DataFrame, threshold: float) -> Chart:
@@ -202,54 +242,138 @@ def _stopping_chart(part: pd.DataFrame, threshold: float) -> Chart:
     return Chart(fig, caption)
 
 
-def _live_chart(curve: pd.DataFrame, threshold: float, alpha: float) -> Chart:
+def _live_charts(curve: pd.DataFrame, threshold: float, alpha: float) -> list[Chart]:
     import plotly.graph_objects as go
 
-    fig = go.Figure()
+    resolved, wrong = go.Figure(), go.Figure()
     groups = list(curve.groupby(["source", "policy", "rule"], sort=False))
     for i, ((source, policy, rule), block) in enumerate(groups):
         block = block.sort_values("budget")
         colour = _PALETTE[i % len(_PALETTE)]
         label = chart_text(f"{source} — {policy}, {rule}")
         x = _pct(block["budget"])
-        fig.add_trace(
+        resolved.add_trace(
             go.Scatter(
-                x=x, y=_pct(block["resolved"]), mode="lines", name=f"{label}: resolved", legendgroup=label, line={"color": colour},
+                x=x, y=_pct(block["resolved"]), mode="lines", name=label, line={"color": colour},
                 hovertemplate=f"{label}<br>%{{x:.0f}}% of the tasks<br>resolved %{{y:.1f}}%<extra></extra>",
             )
         )
-        fig.add_trace(
+        wrong.add_trace(
             go.Scatter(
-                x=x, y=_pct(block["wrong"]), mode="lines", name=f"{label}: wrong", legendgroup=label, line={"color": colour, "dash": "dot"},
+                x=x, y=_pct(block["wrong"]), mode="lines", name=label, line={"color": colour},
                 hovertemplate=f"{label}<br>%{{x:.0f}}% of the tasks<br>wrong %{{y:.2f}}%<extra></extra>",
             )
         )
-    fig.add_hline(y=100 * alpha, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {100 * alpha:g}%", annotation_position="top right")
-    fig.update_layout(
+    resolved.update_layout(
         title=f"Live looks: comparisons resolved by each share of the tasks at the {100 * threshold:g} pp threshold",
-        xaxis_title="tasks used (% of the shared tasks)", yaxis_title="orders (%)", yaxis_range=[0, 100], legend={"orientation": "h", "y": -0.25},
+        xaxis_title="tasks used (% of the shared tasks)", yaxis_title="orders with a final action (%)", yaxis_range=[0, 100],
+        legend={"orientation": "h", "y": -0.25},
     )
-    caption = (
-        "A look after every task: the share of task orders (averaged over directed pairs) whose first final action came by that "
-        "share of the tasks — the stopping-time distribution as a cumulative curve (solid) — and the share that stopped with the "
-        "wrong action by then (dotted; wrong means opposite to the completed record). An anytime-valid boundary keeps the "
-        "wrong share of every pair at or below the cutoff a (dashed) however often one looks; the fixed-budget rule does not."
+    top = float(np.nanmax(curve["wrong"].to_numpy(dtype=float), initial=0.0))
+    wrong.add_hline(y=100 * alpha, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {100 * alpha:g}%", annotation_position="top right")
+    wrong.update_layout(
+        title=f"Live looks: wrong decisions by each share of the tasks at the {100 * threshold:g} pp threshold",
+        xaxis_title="tasks used (% of the shared tasks)", yaxis_title="orders stopped with the wrong action (%)",
+        yaxis_range=[0, max(10.0, 100 * top * 1.1)], legend={"orientation": "h", "y": -0.25},
     )
-    return Chart(fig, caption)
+    return [
+        Chart(resolved, (
+            "A look after every task: the share of task orders (averaged over directed pairs) whose first final action came by that "
+            "share of the tasks — the stopping-time distribution as a cumulative curve."
+        )),
+        Chart(wrong, (
+            "The share of task orders (averaged over directed pairs) that stopped with the wrong action by then (wrong means opposite "
+            "to the completed record), on a 0–10 % axis (or up to the largest rate). An anytime-valid boundary keeps the wrong share "
+            "of every pair at or below the cutoff a (dashed) however often one looks; the fixed-budget rule does not."
+        )),
+    ]
 
 
-def _live_sections(curve: pd.DataFrame, summary: pd.DataFrame, alpha: float) -> list[Section]:
+def _live_answer(summary: pd.DataFrame, alpha: float) -> list[Any]:
+    """One line per rule and threshold: wrong-decision rate against a, and how soon the comparisons resolve."""
+    blocks: list[Any] = []
+    for row in summary.to_dict("records"):
+        mean_wrong, over = float(row.get("mean_wrong_rate", float("nan"))), row.get("pairs_over_bound")
+        if not np.isfinite(mean_wrong) or not isinstance(over, int | float):
+            continue  # a partial summary: no wrong-decision figures to state
+        over = int(over)
+        ok = over == 0
+        text = (f"{row['rule']} at δ = {100 * float(row['threshold']):g} pp ({row['source']}, {row['policy']}): "
+                f"{100 * mean_wrong:.2f} % wrong on average, {over} of {row.get('pairs', '?')} pairs above a + 2 SE; "
+                f"median stop at {100 * float(row.get('stop_q50', float('nan'))):.0f} % of the tasks.")
+        blocks.append(Callout("within a" if ok else "over a", text, tone="good" if ok else "bad"))
+    if not blocks:
+        blocks.append(Text("This live-look summary holds no wrong-decision rates (an older or partial live_summary.csv); see the curves below.", style="note"))
+    blocks.append(Text(f"A rule is safe to look at after every task when no pair's wrong-decision rate exceeds the cutoff a = {100 * alpha:g} % "
+                       "(plus 2 standard errors of the order sample).", style="claim"))
+    return blocks
+
+
+def _pair_tables(pairs: pd.DataFrame) -> list[Table]:
+    tables = []
+    for threshold in sorted(pairs["threshold"].unique()):
+        part = pairs[np.isclose(pairs["threshold"], threshold)]
+        rows = [
+            [f"{r['tested']} vs {r['baseline']}", r["rule"], f"{100 * float(r['delta_full']):+.1f} pp", r["orders"], r["promote"], r["reject"], r["unresolved"],
+             f"{100 * float(r['wrong_rate']):.1f}% (bound {100 * float(r['bound']):.1f}%)", f"{100 * float(r['stop_q50']):.0f}%"]
+            for r in part.sort_values(["tested", "baseline", "rule"]).to_dict("records")
+        ]
+        tables.append(
+            Table(["pair (A vs B)", "rule", "Δ on all tasks", "orders", "promote", "reject", "unresolved", "wrong (bound a + 2 SE)", "median stop"], rows,
+                  caption=f"Per directed pair at δ = {100 * threshold:g} pp (live_pairs.csv): the first final action of each task order, the share "
+                  "that was wrong and the median share of the tasks used to stop (unresolved orders count as all).",
+                  numeric=[False, False, True, True, True, True, True, True, True])
+        )
+    return tables
+
+
+_LIVE_HEADERS = {
+    "threshold": "δ", "mean_wrong_rate": "mean wrong", "max_wrong_rate": "max wrong", "pairs_over_bound": "pairs > a+2SE",
+    "resolved_10": "resolved by 10%", "resolved_20": "resolved by 20%", "unresolved": "unresolved at N",
+    "stop_q25": "stop q25", "stop_q50": "median stop", "stop_q75": "stop q75",
+}
+
+
+def _live_sections(curve: pd.DataFrame, summary: pd.DataFrame, alpha: float, pairs: pd.DataFrame | None = None) -> list[Section]:
+    from stopwise.replay._live import summary_table
+
     sections = []
     for threshold in sorted(curve["threshold"].unique()):
-        sections.append(Section(f"Live looks at {100 * threshold:g} pp", [_live_chart(curve[np.isclose(curve["threshold"], threshold)], threshold, alpha)]))
-    columns = [c for c in ("source", "policy", "rule", "threshold", "pairs", "mean_wrong_rate", "max_wrong_rate", "pairs_over_bound", "resolved_10", "resolved_20", "stop_q25", "stop_q50", "stop_q75") if c in summary.columns]
-    rates = {"threshold", "mean_wrong_rate", "max_wrong_rate", "resolved_10", "resolved_20", "stop_q25", "stop_q50", "stop_q75"}
-    rows = [[f"{100 * v:.1f}%" if c in rates and isinstance(v, int | float) and np.isfinite(v) else v for c, v in zip(columns, row, strict=True)] for row in summary[columns].itertuples(index=False)]
-    sections[-1].blocks.append(
-        Table(columns, rows, caption="Per rule and threshold: wrong-decision rates over pairs (pairs above a + 2 SE counted), the share resolved by 10 % and 20 % of the tasks, and the stopping-time quartiles (fraction of tasks used; unresolved orders count as all).",
+        sections.append(Section(f"Live looks at {100 * threshold:g} pp", list(_live_charts(curve[np.isclose(curve["threshold"], threshold)], threshold, alpha))))
+    needed = {"source", "policy", "rule", "threshold", "pairs", "mean_wrong_rate", "max_wrong_rate", "pairs_over_bound", "resolved_10", "resolved_20", "unresolved", "stop_q25", "stop_q50", "stop_q75"}
+    if needed <= set(summary.columns):
+        shown = summary_table(summary)
+        columns, rows = list(shown.columns), shown.astype(object).to_numpy().tolist()
+    else:  # an older or partial live_summary.csv: its columns, with human headers and rates in percent
+        rates = {"threshold", "mean_wrong_rate", "max_wrong_rate", "resolved_10", "resolved_20", "unresolved", "stop_q25", "stop_q50", "stop_q75"}
+        columns = [_LIVE_HEADERS.get(c, c.replace("_", " ")) for c in summary.columns]
+        rows = [[f"{100 * v:.1f}%" if c in rates and isinstance(v, int | float) and np.isfinite(v) else v for c, v in zip(summary.columns, row, strict=True)]
+                for row in summary.itertuples(index=False)]
+    blocks: list[Any] = [
+        Table(columns, rows, caption="Per rule and threshold: wrong-decision rates over pairs (pairs above a + 2 SE counted), the share resolved by 10 % and 20 % of the tasks, "
+              "the share unresolved with every task, and the stopping-time quartiles (share of the tasks used; unresolved orders count as all).",
               numeric=[c not in ("source", "policy", "rule") for c in columns])
-    )
+    ]
+    if pairs is not None and {"tested", "baseline", "rule", "threshold", "delta_full", "wrong_rate", "bound", "stop_q50"} <= set(pairs.columns):
+        blocks += _pair_tables(pairs)
+    sections.append(Section("Live-look tables", blocks))
     return sections
+
+
+def _sufficiency_answer(sufficiency: pd.DataFrame) -> list[Any]:
+    """One line per source, policy and threshold: the smallest sufficient budget, or that none of the grid suffices."""
+    blocks: list[Any] = []
+    for r in sufficiency.to_dict("records"):
+        budget = float(r["min_sufficient_budget"])
+        where = f"{r['source']}, policy {r['policy']}, δ = {100 * float(r['threshold']):g} pp"
+        if np.isfinite(budget):
+            blocks.append(Callout("sufficient", f"{where}: a budget of {budget:.0%} meets every target (unresolved {100 * float(r['unresolved']):.1f} %).", tone="good"))
+        else:
+            blocks.append(Callout("none suffices", f"{where}: no budget of the grid up to {float(r['read_at_budget']):.0%} meets every target "
+                                  f"(unresolved {100 * float(r['unresolved']):.1f} % there).", tone="bad"))
+    blocks.append(Text("The minimum sufficient budget is the smallest budget at which false promotions and rejections stay within α, coverage "
+                       "failures within γ and unresolved comparisons within η (Table II below).", style="claim"))
+    return blocks
 
 
 def _table_two_rows(sufficiency: pd.DataFrame) -> tuple[list[str], list[list[object]]]:
@@ -292,8 +416,8 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
         source = source or str(result)
         live = {k: v for k, v in tables.items() if k.startswith("live_")}
         if "summary" not in tables:
-            sections = _live_sections(live["live_curve"], live["live_summary"], 0.05)
-            return Report("Live-look replay", f"Replay of {source}", sections, kind="replay")
+            sections = _live_sections(live["live_curve"], live["live_summary"], 0.05, live.get("live_pairs"))
+            return Report("Live-look replay", f"Replay of {source}", sections, kind="replay", answer=_live_answer(live["live_summary"], 0.05))
         summary, sufficiency, sources = tables["summary"], tables["sufficiency"], tables["sources"]
         from stopwise.replay import ReplaySettings
 
@@ -344,14 +468,17 @@ def replay_report(result: ReplayResult | str | os.PathLike[str], *, source: str 
         sections.append(
             Section(
                 f"Threshold {100 * threshold:g} pp",
-                [_unresolved_chart(part, threshold, eta), _error_chart(part, threshold, alpha, gamma), _stopping_chart(part, threshold)],
+                [_unresolved_chart(part, threshold, eta), _error_chart(part, threshold, alpha, gamma), _coverage_failure_block(part, threshold, gamma),
+                 _stopping_chart(part, threshold)],
             )
         )
+    answer = _sufficiency_answer(sufficiency)
     if live:
-        sections += _live_sections(live["live_curve"], live["live_summary"], alpha)
+        sections += _live_sections(live["live_curve"], live["live_summary"], alpha, live.get("live_pairs"))
+        answer += _live_answer(live["live_summary"], alpha)
     notes = [f"{s}: {n}" for s, items in settings.notes.items() for n in items]
     excluded = [f"{s}: {r['rows']} row(s) on {r['tasks']} task(s): {r['reason']}" for s, items in settings.excluded_rows.items() for r in items]
     dropped = [f"{s}: system {name}: {why}" for s, items in settings.excluded_systems.items() for name, why in items.items()]
     if notes or excluded or dropped:
         sections.append(Section("Notes and exclusions", [Text(line) for line in [*notes, *excluded, *dropped]]))
-    return Report("Completed-record replay", f"Replay of {source}" if source else "", sections, kind="replay")
+    return Report("Completed-record replay", f"Replay of {source}" if source else "", sections, kind="replay", answer=answer)
