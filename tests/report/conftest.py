@@ -124,9 +124,13 @@ def terminal_bench_2() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """Headless Chromium with a fresh profile and the network disabled (offline, every non-file request aborted)."""
+    """Headless Chromium with a fresh profile and the network disabled (offline, every non-file request aborted).
+
+    Module-scoped: Playwright's sync API keeps an event loop running in this thread while it is open, so
+    a later test that starts its own loop (``asyncio.run``: Inspect evaluations) would fail after it.
+    """
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         _unavailable(f"{CHROMIUM} not found: install Debian's chromium and chromium-driver (.ci/run does)")
     try:
