@@ -981,10 +981,14 @@ def _decision_warnings(
     return warnings
 
 
-def _interval(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> DifferenceInterval | None:
+def _interval(
+    iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed, look: _Look
+) -> DifferenceInterval | None:
     """The interval for the mean difference matching the boundary (:mod:`stopwise.compare._interval`).
 
-    Under ``betting-wor`` the anytime-valid confidence sequence of the judged prefix, at every look. Under the
+    Under ``betting-wor`` the anytime-valid confidence sequence of the judged prefix, at every look (its 0.01 grid is
+    rounded outward; the look's own test at delta tightens the end it rejected to delta, so a promote's interval never
+    reaches below the threshold nor a reject's above it). Under the
     fixed-budget rule the one-look interval of the tail method, at the budget limit only (the planned look;
     an interval at an earlier look would be exactly the repeated-look reading the rule forbids); none with
     tail method ``none``.
@@ -996,13 +1000,20 @@ def _interval(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: 
         universe = iv.universe
         assert universe is not None
         stratified = iv.betting_design.process == "stratified"
-        return betting_interval(
+        interval = betting_interval(
             seen.differences,
             population_size=paired.n_shared,
             alpha=policy.tail_cutoff,
             groups=seen.groups if stratified else None,
             group_sizes=universe.group_sizes if stratified else None,
         )
+        a, delta = policy.tail_cutoff, policy.threshold
+        low, high = interval.low, interval.high
+        if look.r_promote is not None and look.r_promote <= a:
+            low = max(low, delta)
+        if look.r_reject is not None and look.r_reject <= a:
+            high = min(high, delta)
+        return interval.model_copy(update={"low": low, "high": high}) if low <= high else interval
     if iv.forced or not budget.at_limit:
         return None
     return one_look_interval(
@@ -1168,6 +1179,6 @@ def decide(
     seen = _observed(iv, paired)
     look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
     warnings = _decision_warnings(iv, paired, budget, seen, look, past)
-    interval = _interval(iv, paired, budget, seen)
+    interval = _interval(iv, paired, budget, seen, look)
     remaining = _forecast(iv, paired, budget, seen, look) if forecast else None
     return _decision_record(iv, paired, budget, seen, look, warnings, interval, remaining)
