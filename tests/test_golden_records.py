@@ -28,13 +28,16 @@ from stopwise.records import DecisionRecord, Policy, TaskUniverse, read_outcomes
 
 RECORDS = ("swebench_lite", "swebench_verified", "swebench_verified_bashonly", "terminal_bench_1_5", "terminal_bench_2")
 VOLATILE = {"decided_at", "stopwise_version"}
+CLAIM_FIELDS = {"interval", "claim", "forecast"}
+"""Issue 24 added these derived fields; the original pins hash the records without them (every old field of every
+record byte-identical, every digest() unchanged) and the ``*_WITH_CLAIMS`` pins hash the whole JSON."""
 
 
-def _canonical(records: list[DecisionRecord]) -> str:
-    """sha256 over each record's JSON without the volatile fields, then its digest()."""
+def _canonical(records: list[DecisionRecord], *, with_claims: bool = False) -> str:
+    """sha256 over each record's JSON without the volatile fields (and, unless asked, the issue-24 fields), then its digest()."""
     h = hashlib.sha256()
     for record in records:
-        h.update(record.model_dump_json(exclude=VOLATILE).encode())
+        h.update(record.model_dump_json(exclude=VOLATILE if with_claims else VOLATILE | CLAIM_FIELDS).encode())
         h.update(record.digest().encode())
     return h.hexdigest()
 
@@ -52,6 +55,7 @@ def test_demo_records_are_pinned(capsys: pytest.CaptureFixture[str]) -> None:
     records = [DecisionRecord.model_validate(json.loads(line)) for line in lines]
     assert [r.action for r in records] == DEMO_ACTIONS
     assert _canonical(records) == DEMO_SHA256
+    assert _canonical(records, with_claims=True) == DEMO_SHA256_WITH_CLAIMS
 
 
 def _shared_records(name: str) -> list[DecisionRecord]:
@@ -79,7 +83,9 @@ def _shared_records(name: str) -> list[DecisionRecord]:
 @pytest.mark.data
 @pytest.mark.parametrize("name", RECORDS)
 def test_shared_record_decisions_are_pinned(name: str) -> None:
-    assert _canonical(_shared_records(name)) == SHARED_SHA256[name]
+    records = _shared_records(name)
+    assert _canonical(records) == SHARED_SHA256[name]
+    assert _canonical(records, with_claims=True) == SHARED_SHA256_WITH_CLAIMS[name]
 
 
 DEMO_ACTIONS = ["abstain", "abstain", "promote", "promote", "promote", "promote"]
@@ -92,4 +98,13 @@ SHARED_SHA256 = {
     # on 2 discordant tasks) gain the rare-discordance warning; nothing else in them, and no other record, changed
     "terminal_bench_1_5": "fe94e2719a85c1bf488cf6c0be4734b510d7fcdf1a97730c500600d4a369b09a",
     "terminal_bench_2": "8c6e3bd8c63daaf2389a418ebed60f4e0b00d89b84404e6becefb61b9b4198e1",
+}
+# issue 24 (i24-claims): the records with their interval, claim sentence and forecast
+DEMO_SHA256_WITH_CLAIMS = "c97a6f352e501e8d6804cd9c8afb433a1fc8c1fcf6db1200064ceda1bf933e9e"
+SHARED_SHA256_WITH_CLAIMS = {
+    "swebench_lite": "6d4d3ccc8d3768f82ecb7bca1f6684f22e957e88f02082fa4ffc3f4d43b3ef85",
+    "swebench_verified": "5f407d0aaac7da1054a08799ce05ac00212abe5147384a1ff60e52739e23bc25",
+    "swebench_verified_bashonly": "3a06b3e28d614671733e2ecf595dde081f99aa8d3f1110e3ed7a28fb4237502f",
+    "terminal_bench_1_5": "834d7785c1115c890a9dbc93fd433fb41a5d0d8f041e684cc1c7a50c54bea77d",
+    "terminal_bench_2": "bd3c7c92fa4aa9fd5503b68b64e907da1218176677e5c6d56890b548d1a688d7",
 }

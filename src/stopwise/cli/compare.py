@@ -39,28 +39,48 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def print_record(record: DecisionRecord) -> None:
-    """Print a decision record as a short readable summary."""
+    """Print a decision record as a short readable summary: the claim sentence first, then the interval and the details.
+
+    Probabilities are printed with significant digits (``3.9e-05``, never ``0.0000``), the interval as the
+    record's claim prints it (:func:`stopwise.compare._interval.interval_text`), so console, JSON and report agree.
+    """
+    from stopwise.compare._interval import interval_text
+
+    def sig(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3g}"
+
     colour = {"promote": "green", "reject": "red", "continue": "yellow", "abstain": "magenta"}[record.action]
     console.print(
         f"[bold {colour}]{record.action.upper()}[/]  {escape(record.tested)} vs {escape(record.baseline)}  "
         f"(delta = {record.threshold:g}, a = {record.tail_cutoff:g}, boundary {record.boundary})"
     )
+    if record.claim:
+        console.print(f"  claim      {escape(record.claim)}")
+    if record.interval is not None:
+        console.print(f"  interval   {escape(interval_text(record.interval))} ({escape(record.interval.method)})")
+    if record.forecast is not None:
+        f = record.forecast
+        console.print(
+            f"  forecast   {f.median:.0f} more tasks (median; 80 % range {f.low:.0f}-{f.high:.0f}); "
+            f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide before the limit (seed {f.seed})"
+        )
     console.print(f"  reason     {escape(record.reason)}")
     universe = record.universe
     if universe is None:
-        console.print(f"  universe   none given: N = {record.n_shared} inferred from the rows")
+        console.print(f"  universe   none given: N = {record.n_planned} inferred from the rows")
     else:
         kind = {"tasks": "planned tasks", "counts": "counts", "complete-record": "complete record (declared)"}[universe.source]
         console.print(f"  universe   {kind}: N = {universe.n_tasks}; sha256 {universe.sha256[:16]}…")
     console.print(
-        f"  observed   {record.n_observed} of {record.n_shared} tasks"
+        f"  observed   {record.n_observed} of {record.n_planned} planned tasks"
         + (f" ({record.waiting} waiting beyond the observed prefix)" if record.waiting else "")
         + f"; budget {record.budget.used:.4g} of {record.budget.limit:.4g} {record.budget.measure}"
         + (" (at limit)" if record.budget.at_limit else "")
     )
+    names = ("p_promote", "p_reject") if record.boundary == "betting-wor" else ("R_promote", "R_reject")
     console.print(
-        f"  margin     delta_hat = {_fmt(record.delta_hat)}; R_promote = {_fmt(record.r_promote)}, "
-        f"R_reject = {_fmt(record.r_reject)} ({escape(record.tail_method)})"
+        f"  margin     delta_hat = {_fmt(record.delta_hat)}; {names[0]} = {sig(record.r_promote)}, "
+        f"{names[1]} = {sig(record.r_reject)} ({escape(record.tail_method)})"
     )
     cov = record.coverage
     status = (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stopwise.records._vocabulary import (
     ACTIONS,
@@ -27,9 +27,11 @@ __all__ = [
     "CoverageState",
     "DecisionRecord",
     "DecisionWarning",
+    "DifferenceInterval",
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
+    "RemainingForecast",
     "TailProvenance",
     "UniverseState",
 ]
@@ -175,6 +177,50 @@ class UniverseState(_Record):
     """Outcome rows of the two systems on tasks outside the universe (excluded and counted)."""
 
 
+class DifferenceInterval(_Record):
+    """An interval for the mean paired difference over the planned tasks, matching the record's boundary.
+
+    Each end is a one-sided level-``1 - a`` bound: the boundary's two one-sided tests at the tail cutoff a,
+    inverted over the threshold. Promote at a threshold delta means delta lies below ``low`` (the
+    promote test rejects ``mean <= delta``), reject means delta lies at or above ``high``. The two ends
+    together cover the mean with probability at least ``level = 1 - 2a`` (0.90 at a = 0.05).
+    """
+
+    low: float
+    """Lower bound on the mean paired difference (tested - baseline) over the planned tasks, in outcome units, in [-1, 1]."""
+    high: float
+    """Upper bound, in outcome units, in [-1, 1]."""
+    level: float
+    """Two-sided coverage, ``1 - 2a`` (each end a one-sided level ``1 - a`` bound)."""
+    kind: Literal["anytime-valid", "one-look"]
+    """``anytime-valid``: the betting confidence sequence, valid at every look (``betting-wor``);
+    ``one-look``: valid at the planned look only (the fixed-budget rule)."""
+    method: str
+    """How it was computed, in words."""
+
+
+class RemainingForecast(_Record):
+    """How many more tasks a ``continue`` record is likely to need before a decision (a seeded predictive replay).
+
+    Completions of the unobserved tasks are drawn from a Dirichlet posterior on the observed win/tie/loss
+    (distinct difference) counts and the record's own boundary is run on each, look by look; see
+    :mod:`stopwise.compare._forecast`.
+    """
+
+    median: float
+    """Median remaining tasks to a decision (promote or reject) among the completions that decide."""
+    low: float
+    """10th percentile of the remaining tasks among the completions that decide."""
+    high: float
+    """90th percentile."""
+    decided_share: float
+    """Share of the simulated completions that decide before the budget limit (the rest abstain)."""
+    n_simulations: int
+    """Completions simulated."""
+    seed: int
+    """Seed of the replay."""
+
+
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
 
@@ -236,9 +282,46 @@ class DecisionRecord(_Record):
     messages of the look's :class:`DecisionWarning` s (codes :data:`stopwise.records.WARNING_CODES`), in that order."""
     decided_at: datetime | None = None
     """UTC time of the decision. Not part of any digest; two records of the same look differ only here."""
+    interval: DifferenceInterval | None = None
+    """An interval for the mean paired difference matching the boundary (None when nothing is observed or
+    the tails are not computed). Derived from the record's data; not part of :meth:`digest`."""
+    claim: str = ""
+    """One sentence saying what the record supports ("A beats B by more than ..."). Not part of :meth:`digest`."""
+    forecast: RemainingForecast | None = None
+    """For ``continue``: the predictive distribution of the remaining tasks to a decision (None otherwise, or
+    when turned off). Not part of :meth:`digest`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _planned_alias(cls, data: object) -> object:
+        """Accept ``n_planned`` for ``n_shared`` when loading (the name that says what it holds)."""
+        if isinstance(data, dict) and "n_planned" in data:
+            data = dict(data)
+            planned = data.pop("n_planned")
+            data.setdefault("n_shared", planned)
+        return data
+
+    @property
+    def n_planned(self) -> int:
+        """N, the planned tasks the claim is about: the documented name of :attr:`n_shared` (which stays for one release)."""
+        return self.n_shared
+
+    @property
+    def p_promote(self) -> float | None:
+        """Under ``betting-wor``: the anytime-valid p-value of promotion (the name of :attr:`r_promote` there); None otherwise."""
+        return self.r_promote if self.boundary == "betting-wor" else None
+
+    @property
+    def p_reject(self) -> float | None:
+        """Under ``betting-wor``: the anytime-valid p-value of rejection (the name of :attr:`r_reject` there); None otherwise."""
+        return self.r_reject if self.boundary == "betting-wor" else None
 
     def digest(self) -> str:
         """sha256 of the record's canonical JSON without ``decided_at`` (equal for equal decisions).
+
+        The derived summaries ``interval``, ``claim`` and ``forecast`` are left out too: they are functions
+        of the fields the digest covers (and the forecast of a seed), so a decision keeps its digest
+        when their wording or the forecast's simulation count changes, and digests written before them still match.
 
         Examples
         --------
@@ -248,5 +331,5 @@ class DecisionRecord(_Record):
         >>> first.digest() == again.digest()
         True
         """
-        text = self.model_dump_json(exclude={"decided_at"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
+        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
         return hashlib.sha256(text.encode()).hexdigest()

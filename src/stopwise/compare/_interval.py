@@ -1,0 +1,279 @@
+"""An interval for the mean paired difference that matches a record's boundary (issue 24).
+
+Both boundaries act on two one-sided tests at the tail cutoff a: promote tests ``mean <= delta``,
+reject tests ``mean >= delta`` (betting-wor) or ``mean > delta`` (the fixed-budget tails). Inverting
+each test over the threshold gives a one-sided level ``1 - a`` bound; together they make an interval of
+level ``1 - 2a`` (0.90 at a = 0.05), and a final action matches it: promote at delta when delta lies
+below ``low``, reject when delta lies at or above ``high``.
+
+* ``betting-wor``: the anytime-valid confidence sequence of the betting test (the bounds of
+  :func:`stopwise.compare.betting_boundary`: the running intersection over looks of the thresholds
+  neither capital process has rejected, on a 0.01 grid rounded outward, intersected with the logical
+  bounds). Valid at every look at once.
+* fixed-budget (at the budget limit only): the tail function of the policy's ``tail_method`` inverted over delta by bisection, so
+  ``low = sup{delta : R_promote(delta) <= a}`` and ``high = inf{delta : R_reject(delta) <= a}``. For
+  ``exact`` and ``bootstrap`` these are the a and 1 - a percentiles of the (exact or seeded Monte-Carlo)
+  bootstrap distribution of the mean; for ``normal`` the mean -/+ z se; for ``serfling`` and
+  ``exact-wor`` the inverted finite-population tests; then intersected with the logical bounds
+  ``(S -/+ (N - n)) / N`` of the planned tasks' mean (exact when every task is observed). Valid at the one
+  planned look only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from statistics import NormalDist
+
+import numpy as np
+
+from stopwise.compare._betting import betting_boundary
+from stopwise.compare._tails import tail_probabilities
+from stopwise.compare._wor_exact import exact_wor_pvalue
+from stopwise.errors import ArgumentError
+from stopwise.records import DecisionRecord, DifferenceInterval
+from stopwise.records._vocabulary import ComputedTailMethod
+
+__all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval"]
+
+BISECTION_STEPS = 30
+"""Bisection steps of the one-look interval over [-1, 1] (a width of 2^-29, far below any reported digit)."""
+
+
+def betting_interval(
+    differences: np.ndarray,
+    *,
+    population_size: int,
+    alpha: float,
+    groups: np.ndarray | None = None,
+    group_sizes: dict[str, int] | None = None,
+) -> DifferenceInterval:
+    """The anytime-valid confidence sequence of the betting-wor test at the current look.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare._interval import betting_interval
+    >>> d = np.random.default_rng(1).permutation(np.r_[np.ones(30), np.zeros(60), -np.ones(10)])
+    >>> ci = betting_interval(d, population_size=500, alpha=0.05)
+    >>> ci.kind, ci.level, round(ci.low, 2), round(ci.high, 2)
+    ('anytime-valid', 0.9, 0.12, 0.37)
+    """
+    result = betting_boundary(
+        differences, 0.0, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes, confidence_bounds=True
+    )
+    low, high = float(np.clip(result.lower, -1.0, 1.0)), float(np.clip(result.upper, -1.0, 1.0))
+    empty = ""
+    if low > high:  # every mean rejected by one side at some look: the order contradicts random sampling (chance <= 2a)
+        low, high = high, low
+        empty = "; empty at this look (every mean rejected at some look), shown as the span between its two one-sided bounds"
+    return DifferenceInterval(
+        low=low,
+        high=high,
+        level=round(1.0 - 2.0 * alpha, 12),
+        kind="anytime-valid",
+        method=f"confidence sequence of the {result.method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward){empty}",
+    )
+
+
+def _edge(tail: Callable[[float], float], alpha: float, *, rising: bool) -> float:
+    """The threshold where ``tail`` crosses ``alpha`` on [-1, 1) (``rising``: R_promote, else R_reject)."""
+    top = 1.0 - 1e-9
+    lo, hi = -1.0, top
+    if rising:  # low = sup{d : R_promote(d) <= a}; R_promote rises with d
+        if tail(lo) > alpha:
+            return -1.0
+        if tail(hi) <= alpha:
+            return 1.0
+    else:  # high = inf{d : R_reject(d) <= a}; R_reject falls with d
+        if tail(lo) <= alpha:
+            return -1.0
+        if tail(hi) > alpha:
+            return 1.0
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        inside = tail(mid) <= alpha if rising else tail(mid) > alpha
+        lo, hi = (mid, hi) if inside else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _last_true(holds: Callable[[int], bool], first: int, last: int, guess: int) -> int:
+    """The largest c in [first, last] where ``holds`` (True, then False, as c grows) holds; ``first - 1`` if none.
+
+    Gallops out from ``guess`` to a bracket, then bisects: a few evaluations when the guess is close.
+    """
+    c = min(max(guess, first), last)
+    step = 1
+    if holds(c):
+        lo = c
+        while True:
+            nxt = min(lo + step, last)
+            if nxt == lo:
+                return lo
+            if not holds(nxt):
+                hi = nxt
+                break
+            lo, step = nxt, step * 2
+    else:
+        hi = c
+        while True:
+            nxt = max(hi - step, first)
+            if nxt == hi:
+                return first - 1
+            if holds(nxt):
+                lo = nxt
+                break
+            hi, step = nxt, step * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+    return lo
+
+
+def _wor_edges(d: np.ndarray, population_size: int, alpha: float) -> tuple[float, float]:
+    """The exact-wor ends, searched over the integer c = floor(N delta) its null depends on.
+
+    Promote at c rejects ``total <= c`` (mu <= c / N), so ``low`` is one past the largest rejected c, over N;
+    reject at c rejects ``total >= c + 1``, so ``high`` is the smallest rejected c, over N. The search gallops
+    out from the normal guess (about a dozen evaluations instead of 60 on the real line).
+    """
+    big_n, n = population_size, len(d)
+    wins, losses = int((d > 0).sum()), int((d < 0).sum())
+    cache: dict[tuple[int, int], float] = {}
+
+    def rejected(c: int, side: int) -> bool:
+        if (c, side) not in cache:
+            cache[c, side] = exact_wor_pvalue(wins, losses, n, big_n, (c + 0.5) / big_n)[side]
+        return cache[c, side] <= alpha
+
+    fpc = math.sqrt(max(0.0, (big_n - n) / max(big_n - 1, 1)))
+    spread = NormalDist().inv_cdf(1.0 - alpha) * float(d.std()) / math.sqrt(n) * fpc
+    mean = float(d.mean())
+    first, last = -big_n, big_n - 1
+    low_c = _last_true(lambda c: rejected(c, 0), first, last, round((mean - spread) * big_n)) + 1
+    high_c = _last_true(lambda c: not rejected(c, 1), first, last, round((mean + spread) * big_n)) + 1
+    return low_c / big_n, high_c / big_n
+
+
+def one_look_interval(
+    differences: np.ndarray,
+    *,
+    method: ComputedTailMethod,
+    alpha: float,
+    population_size: int,
+    n_resamples: int = 200,
+    seed: int = 0,
+    units: np.ndarray | None = None,
+) -> DifferenceInterval:
+    """The one-look interval of the fixed-budget rule: its tail method inverted over the threshold.
+
+    Each evaluation of a Monte-Carlo bootstrap redraws from ``seed``, so the tails are monotone in the
+    threshold and the ends are the bootstrap percentiles of those resamples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare._interval import one_look_interval
+    >>> d = np.r_[np.ones(30), np.zeros(60), -np.ones(10)]
+    >>> ci = one_look_interval(d, method="normal", alpha=0.025, population_size=500)
+    >>> ci.kind, ci.level, round(ci.low, 3), round(ci.high, 3)
+    ('one-look', 0.95, 0.082, 0.318)
+    """
+    d = np.asarray(differences, dtype=float)
+    if len(d) == 0:
+        raise ArgumentError("an interval needs at least one observed difference")
+
+    def tails(threshold: float) -> tuple[float, float]:
+        t = tail_probabilities(
+            d, threshold, method=method, n_resamples=n_resamples, rng=np.random.default_rng(seed), units=units, population_size=population_size
+        )
+        return t.r_promote, t.r_reject
+
+    if method == "exact-wor" and np.isin(d, (-1.0, 0.0, 1.0)).all() and len(d) < population_size:
+        low, high = _wor_edges(d, population_size, alpha)
+    else:
+        low = _edge(lambda x: tails(x)[0], alpha, rising=True)
+        high = _edge(lambda x: tails(x)[1], alpha, rising=False)
+    # the ends are steps of the tail function (lattice points for exact tails): snap off the bisection's last 2^-29
+    low, high = round(min(low, high), 8), round(max(low, high), 8)
+    # the mean over the N planned tasks can only lie within the logical bounds of the observed ones (exact at n = N)
+    n, total = len(d), float(d.sum())
+    logical_low, logical_high = (total - (population_size - n)) / population_size, (total + (population_size - n)) / population_size
+    low, high = min(max(low, logical_low), logical_high), max(min(high, logical_high), logical_low)
+    used = tail_probabilities(d, 0.0, method=method, n_resamples=n_resamples, rng=np.random.default_rng(seed), units=units, population_size=population_size)
+    return DifferenceInterval(
+        low=float(np.clip(low, -1.0, 1.0)),
+        high=float(np.clip(high, -1.0, 1.0)),
+        level=round(1.0 - 2.0 * alpha, 12),
+        kind="one-look",
+        method=f"{used.method} tails inverted over the threshold (each end one-sided 1 - a, at the planned look only), "
+        "within the logical bounds of the planned tasks' mean",
+    )
+
+
+def _pp(value: float, *, signed: bool = True) -> str:
+    """A difference in percentage points: one decimal, signed (``+1.2``), no ``-0.0``."""
+    text = f"{value * 100:+.1f}" if signed else f"{value * 100:.1f}"
+    return text.replace("-0.0", "+0.0" if signed else "0.0") if float(text) == 0 else text
+
+
+def interval_text(interval: DifferenceInterval) -> str:
+    """``90 % anytime-valid interval [+1.2, +9.8] pp``: how the record's interval is printed everywhere."""
+    level = f"{interval.level * 100:.4g}"
+    return f"{level} % {interval.kind} interval [{_pp(interval.low)}, {_pp(interval.high)}] pp"
+
+
+def claim_sentence(record: DecisionRecord) -> str:
+    """One sentence saying what the record supports, generated from its fields (``DecisionRecord.claim``).
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> rows = stopwise.outcome_columns(
+    ...     [{"system": "A", "task": f"t{i}", "outcome": 1} for i in range(40)]
+    ...     + [{"system": "B", "task": f"t{i}", "outcome": int(i < 10)} for i in range(40)])
+    >>> record = stopwise.decide(rows, "A", "B", complete=True)
+    >>> record.claim
+    'A beats B by more than 0 pp on these 40 planned tasks (90 % one-look interval [+75.0, +75.0] pp, 40 of 40 tasks observed).'
+    """
+    a, b = record.tested, record.baseline
+    threshold = f"{record.threshold * 100:g} pp"
+    where = f"on these {record.n_planned} planned tasks"
+    seen = f"{record.n_observed} of {record.n_planned} tasks observed"
+    ci = record.interval
+    bracket = f"({interval_text(ci)}, {seen})" if ci is not None else f"({seen}; no interval: {record.tail_method})"
+    if record.action == "promote":
+        return f"{a} beats {b} by more than {threshold} {where} {bracket}."
+    if record.action == "reject":
+        return f"{a} does not beat {b} by more than {threshold} {where} {bracket}."
+    if record.action == "continue":
+        forecast = record.forecast
+        if forecast is not None:
+            share = f"{forecast.decided_share * 100:.0f} %"
+            if record.boundary == "betting-wor":
+                need = (
+                    f"needs about {forecast.median:.0f} more tasks (median of a predictive replay; 80 % range "
+                    f"{forecast.low:.0f}-{forecast.high:.0f}; {share} of the simulated completions decide before the budget limit)"
+                )
+            else:
+                need = (
+                    f"the fixed-budget rule acts at the budget limit, {forecast.median:.0f} more tasks away "
+                    f"({share} of the simulated completions decide there)"
+                )
+        else:
+            need = "no forecast (" + record.reason + ")"
+        now = f"; so far {interval_text(ci)}" if ci is not None else ""
+        return f"Not decided: {need}{now}; {seen}."
+    # abstain
+    if ci is None:
+        return f"No claim about {a} against {b} at {threshold}: {record.reason} ({seen})."
+    if ci.low <= record.threshold < ci.high or ci.low <= record.threshold <= ci.high:
+        support = (
+            f"the data support a mean difference from {_pp(ci.low)} to {_pp(ci.high)} pp, which includes the threshold "
+            f"{threshold}, so neither 'better by more than {threshold}' nor 'not better by more' is shown"
+        )
+    else:
+        side = "above" if ci.low > record.threshold else "below"
+        support = f"the {interval_text(ci)} lies {side} the threshold {threshold}, but no final action was allowed: {record.reason}"
+        return f"No claim about {a} against {b} {where}: {support} ({seen})."
+    return f"No claim about {a} against {b} {where}: {support} ({interval_text(ci)}, {seen})."
