@@ -86,6 +86,8 @@ def test_coverage_from_counts_judges_the_planned_groups() -> None:
     assert record.universe is not None and record.universe.source == "counts" and not record.universe.ordered
     with pytest.raises(ComparisonError, match="group 'easy' of the rows is not a planned group"):
         decide(rows, "A", "B", universe=TaskUniverse.from_counts(100, {"a": 50, "b": 50}))
+    with pytest.raises(ComparisonError, match=r"group 'easy' of the rows is not a planned group \('Easy', 'hard'\); did you mean 'Easy'\?"):
+        decide(rows, "A", "B", universe=TaskUniverse.from_counts(100, {"Easy": 50, "hard": 50}))
     with pytest.raises(ComparisonError, match="the rows name 30 tasks but the task universe plans 20"):
         decide(rows, "A", "B", universe=TaskUniverse.from_counts(20))
     with pytest.raises(ComparisonError, match="30 tasks of group 'easy' but the task universe plans 10"):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stopwise import DecisionRecord, read_outcomes, write_outcomes
+from stopwise import DecisionRecord, Policy, read_outcomes, read_task_universe, write_outcomes
 from stopwise.cli.main import main
 from stopwise.ledger import open_ledger
 
@@ -151,3 +151,19 @@ def test_watch_times_out_with_continue(files: dict[str, Path], capsys: pytest.Ca
     assert "CONTINUE" in capsys.readouterr().out
     with open_ledger(files["db"]) as ledger:
         assert ledger.decisions("ev") == []
+
+
+def test_init_and_export_print_json(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["ledger", "init", str(files["db"]), "ev", "--tasks", str(files["order"]), "-t", "A", "-b", "B", "--json"])
+    registered = json.loads(capsys.readouterr().out)
+    universe = read_task_universe(files["order"])
+    assert code == 0 and registered == {
+        "evaluation": "ev", "tested": "A", "baseline": "B", "n_tasks": N,
+        "policy_sha256": Policy().sha256(), "universe_sha256": universe.sha256(),
+    }
+    assert main(["ledger", "append", str(files["db"]), "ev", str(files["first"])]) == 0
+    capsys.readouterr()
+    out, history = tmp_path / "export.csv", tmp_path / "decisions.jsonl"
+    code = main(["ledger", "export", str(files["db"]), "ev", "-o", str(out), "--decisions", str(history), "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out) == {"wrote": [str(out), str(history)]}
+    assert len(read_outcomes(out)) == 8

@@ -78,6 +78,9 @@ def init_command(
     n_tasks: PlannedCount = None,
     group_size: GroupSizes = None,
     policy: PolicyFile = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {evaluation, tested, baseline, n_tasks, policy_sha256, universe_sha256} as JSON.")
+    ] = False,
 ) -> None:
     """Register an evaluation: its policy and planned task universe are locked from now on.
 
@@ -95,6 +98,12 @@ def init_command(
         with _open(url) as ledger:
             ledger.register(evaluation, policy=chosen, universe=universe, tested=tested, baseline=baseline)
             reg = ledger.registration(evaluation)
+    if as_json:
+        print_json({
+            "evaluation": reg.name, "tested": reg.tested, "baseline": reg.baseline, "n_tasks": reg.universe.n_tasks,
+            "policy_sha256": reg.policy_sha256, "universe_sha256": reg.universe_sha256,
+        })
+        return
     console.print(
         f"registered [bold]{escape(reg.name)}[/]: {escape(reg.tested)} vs {escape(reg.baseline)}, "
         f"{reg.universe.n_tasks} planned tasks; policy sha256 {reg.policy_sha256[:16]}…, "
@@ -194,6 +203,7 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Outcome rows to write (.csv, .jsonl or .parquet).")],
     decisions: Annotated[Path | None, typer.Option("--decisions", help="Also write the decision history (JSON lines).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {wrote: the list of paths written} as JSON.")] = False,
 ) -> None:
     """Write the outcome rows (readable by `stopwise decide` and `replay` unchanged) and the decision history.
 
@@ -203,6 +213,9 @@ def export_command(
     """
     with user_errors(), _open(url) as ledger:
         written = ledger.export(evaluation, out, decisions_path=decisions, force=force)
+    if as_json:
+        print_json({"wrote": [str(path) for path in written]})
+        return
     for path in written:
         console.print(f"wrote {escape(path)}")
 

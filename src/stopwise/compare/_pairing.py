@@ -628,8 +628,10 @@ def _check_counted_groups(tasks: np.ndarray, groups: np.ndarray, planned_sizes: 
     seen_labels, seen_counts = np.unique(groups, return_counts=True)
     for label, count in zip(seen_labels, seen_counts, strict=True):
         if str(label) not in planned_sizes:
+            close = close_names(str(label), sorted(planned_sizes))
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
             raise ComparisonError(
-                f"group {str(label)!r} of the rows is not a planned group ({', '.join(map(repr, list(planned_sizes)[:10]))})"
+                f"group {str(label)!r} of the rows is not a planned group ({', '.join(map(repr, list(planned_sizes)[:10]))}){hint}"
             )
         if count > planned_sizes[str(label)]:
             raise ComparisonError(
