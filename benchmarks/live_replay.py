@@ -18,11 +18,13 @@ printed beside it, with the "done when" targets (>= 62 % resolved by 20 %, no pa
 the stratified design (coverage-aware orders) is replayed on all pairs with ``--stratified-orders``
 orders (default 100; 0 skips it).
 
-A ceiling is printed beside the resolution figures: "resolved by b" of any procedure valid at every
-look is a level-a test at the single look b N (reject iff the boundary was crossed by then), so it
-cannot resolve more than the most powerful one-look test at b N. For win/tie/loss differences that is
-(up to the finite-population correction) the randomized one-sided sign test on the discordant tasks
-(UMP unbiased; each direction at level a, as the two betting tests), evaluated on the same orders.
+An estimated ceiling is printed beside the resolution figures: "resolved by b" of any procedure valid at
+every look is a level-a test at the single look b N (reject iff the boundary was crossed by then), so it
+cannot resolve more than the most powerful level-a one-look test at b N. The figure printed is the
+randomized one-sided sign test on the discordant tasks (each direction at level a, as the two betting
+tests), evaluated on the same orders: most powerful only among unbiased tests under a with-replacement
+model, so an estimate of the ceiling, not a bound (a per-pair test exact under sampling without
+replacement can resolve slightly more: see docs/live_looks.md).
 
 Usage: python -m benchmarks.live_replay [--orders 500] [--jobs 2] [--strategies] [--stratified] [--stratified-orders 100]
 """
@@ -179,8 +181,8 @@ def main() -> None:
                 f"{args.stratified_orders} orders)", live, time.perf_counter() - start, time.process_time() - cpu, s_looks, None,
                 target="none; the design top-up replaces")  # fmt: skip
     ceiling_10, ceiling_20 = (one_look_ceiling(source, args.orders, b) for b in (0.1, 0.2))
-    print(f"\nceiling (randomized UMP-unbiased sign test at one look, each direction at a, same orders): resolved "
-          f"{ceiling_10:.1%} at 10 %, {ceiling_20:.1%} at 20 %; no procedure valid at every look can exceed these")
+    print(f"\nestimated ceiling (randomized UMP-unbiased sign test at one look, each direction at a, same orders): resolved "
+          f"{ceiling_10:.1%} at 10 %, {ceiling_20:.1%} at 20 % (an estimate of what a one-look test can resolve, not a bound)")
     if args.stratified:
         rng = np.random.default_rng(0)
         sub = dataclasses.replace(source, pairs=[source.pairs[i] for i in rng.choice(len(source.pairs), 60, replace=False)])
