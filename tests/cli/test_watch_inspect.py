@@ -166,7 +166,7 @@ def test_watch_command_exits_with_the_decision(logs: dict[str, Path], tmp_path: 
     place(logs["baseline"], watched / "baseline.eval")
     assert main([*args, "--interval", "0.05", "--timeout", "60"]) == 0
     out = capsys.readouterr().out
-    assert "PROMOTE  tested vs baseline" in out and "observed   40 of 40 tasks" in out
+    assert "PROMOTE  tested vs baseline" in out and "observed   40 of 40 planned tasks" in out
 
 
 def test_one_model_without_naming_is_an_error_with_a_hint(logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -66,3 +66,29 @@ def test_limit_in_tasks() -> None:
     assert limit_in_tasks(count, 10, 500, 10) == 80
     cost = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 100}})
     assert limit_in_tasks(cost, 10, 500, 5.0) == 200  # 0.5 USD a task so far
+
+
+def test_a_crossed_top_up_look_forecasts_exactly_its_top_up_tasks() -> None:
+    import re
+
+    import pandas as pd
+
+    from stopwise.compare._plan import order_universe, task_order
+    from stopwise.records import outcome_columns
+
+    groups = ["big"] * 180 + ["small"] * 12 + ["tiny"] * 8
+    tasks = pd.DataFrame({"task": [f"t{i:03d}" for i in range(200)], "group": groups})
+    policy = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    universe = order_universe(task_order(tasks, policy))
+    assert universe.tasks is not None and universe.groups is not None
+    first = list(zip(universe.tasks[:8].tolist(), universe.groups[:8].tolist(), strict=True))
+    rows = outcome_columns(
+        [{"system": "A", "task": t, "outcome": 1, "group": g} for t, g in first]
+        + [{"system": "B", "task": t, "outcome": 0, "group": g} for t, g in first]
+    )
+    record = stopwise.decide(rows, "A", "B", policy, universe=universe)
+    waiting = re.search(r"run the (\d+) top-up task", record.reason)
+    assert record.action == "continue" and waiting is not None, record.reason
+    assert record.forecast is not None and record.forecast.n_simulations == 0
+    assert record.forecast.median == record.forecast.low == record.forecast.high == int(waiting.group(1))
+    assert "waits for the" in record.claim

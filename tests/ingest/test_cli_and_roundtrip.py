@@ -113,9 +113,10 @@ def test_round_trip_swebench_to_decision(tmp_path: Path) -> None:
     assert record.action == "continue" and not record.budget.at_limit
     assert {g.group for g in record.coverage.groups} == {"django/django", "sympy/sympy", "astropy/astropy", "pytest-dev/pytest"}
 
-    # a 90 % budget is reached by the 39 observed tasks: a final action
-    at_90 = decide(result.rows, "agent-a", "agent-b", Policy(budget={"limit": 0.9}), complete=True)
-    assert (at_90.action, at_90.budget.at_limit) == ("promote", True)
+    # a budget of 39 of the 40 tasks is reached by the 39 observed tasks: a final action (a lower limit with
+    # these rows would be a look past the limit, refused without the planned order: issue 21)
+    at_limit = decide(result.rows, "agent-a", "agent-b", Policy(budget={"limit": 0.975}), complete=True)
+    assert (at_limit.action, at_limit.budget.at_limit) == ("promote", True)
     # the leaderboard convention (errors count as failures): nothing excluded, all 40 observed
     strict = decide(ingest([a, b], errors="fail").rows, "agent-a", "agent-b", complete=True)
     assert (strict.action, strict.n_observed, strict.excluded) == ("promote", 40, [])

@@ -60,10 +60,13 @@ def print_record(record: DecisionRecord) -> None:
         console.print(f"  interval   {escape(interval_text(record.interval))} ({escape(record.interval.method)})")
     if record.forecast is not None:
         f = record.forecast
-        console.print(
-            f"  forecast   {f.median:.0f} more tasks (median; 80 % range {f.low:.0f}-{f.high:.0f}); "
-            f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide before the limit (seed {f.seed})"
-        )
+        if f.n_simulations == 0:
+            console.print(f"  forecast   {f.median:.0f} more tasks: the top-up tasks the crossed boundary waits for")
+        else:
+            console.print(
+                f"  forecast   {f.median:.0f} more tasks (median; 80 % range {f.low:.0f}-{f.high:.0f}); "
+                f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide before the limit (seed {f.seed})"
+            )
     console.print(f"  reason     {escape(record.reason)}")
     universe = record.universe
     if universe is None:

@@ -716,6 +716,8 @@ class _Look:
     the judged tasks'."""
     warnings: tuple[DecisionWarning, ...] = ()
     """Warnings of the boundary's own (listed after the guards)."""
+    top_up_left: int | None = None
+    """Top-up tasks still to run before a crossed boundary may act (the top-up design); None otherwise."""
 
 
 def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
@@ -806,7 +808,9 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
     if budget.at_limit:
         return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
     return dataclasses.replace(
-        look, reason=crossing + f"; coverage not yet met: run the {len(missing)} top-up task(s) {shown}, then decide again"
+        look,
+        reason=crossing + f"; coverage not yet met: run the {len(missing)} top-up task(s) {shown}, then decide again",
+        top_up_left=len(missing),
     )
 
 
@@ -1032,6 +1036,9 @@ def _forecast(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: 
     if look.action != "continue" or budget.limit_unknown or seen.n == 0:
         return None
     policy = iv.policy
+    if look.top_up_left is not None:  # crossed: the action waits for these tasks alone, whatever they show
+        n = float(look.top_up_left)
+        return RemainingForecast(median=n, low=n, high=n, decided_share=1.0, n_simulations=0, seed=policy.seed)
     limit = limit_in_tasks(policy, paired.n_observed, paired.n_shared, budget.used)
     return remaining_forecast(
         seen.differences, policy=policy, population_size=paired.n_shared, limit_tasks=limit, n_simulations=FORECAST_SIMULATIONS, seed=policy.seed

@@ -250,7 +250,9 @@ def claim_sentence(record: DecisionRecord) -> str:
         forecast = record.forecast
         if forecast is not None:
             share = f"{forecast.decided_share * 100:.0f} %"
-            if record.boundary == "betting-wor":
+            if forecast.n_simulations == 0:  # the top-up design: crossed, waiting for these tasks alone
+                need = f"the boundary is crossed; the action waits for the {forecast.median:.0f} top-up task(s) that bring coverage"
+            elif record.boundary == "betting-wor":
                 need = (
                     f"needs about {forecast.median:.0f} more tasks (median of a predictive replay; 80 % range "
                     f"{forecast.low:.0f}-{forecast.high:.0f}; {share} of the simulated completions decide before the budget limit)"

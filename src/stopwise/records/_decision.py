@@ -216,7 +216,8 @@ class RemainingForecast(_Record):
     decided_share: float
     """Share of the simulated completions that decide before the budget limit (the rest abstain)."""
     n_simulations: int
-    """Completions simulated."""
+    """Completions simulated; 0 when the count is exact: under the top-up design a crossed boundary waits only
+    for its top-up tasks, and median = low = high is their number."""
     seed: int
     """Seed of the replay."""
 
