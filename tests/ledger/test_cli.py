@@ -167,3 +167,18 @@ def test_init_and_export_print_json(files: dict[str, Path], tmp_path: Path, caps
     code = main(["ledger", "export", str(files["db"]), "ev", "-o", str(out), "--decisions", str(history), "--json"])
     assert code == 0 and json.loads(capsys.readouterr().out) == {"wrote": [str(out), str(history)]}
     assert len(read_outcomes(out)) == 8
+
+
+def test_init_refuses_a_betting_policy_with_a_hand_written_order(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    betting = tmp_path / "betting.toml"
+    betting.write_text('[decision]\nboundary = "betting-wor"\n', encoding="utf-8")
+    # files["order"] is a hand-written tasks file (t00, t01, ... in name order): not a seeded random permutation
+    code = main(["ledger", "init", str(files["db"]), "ev", "--tasks", str(files["order"]), "-t", "A", "-b", "B", "-p", str(betting)])
+    err = capsys.readouterr().err
+    assert code == 4 and "carries no provenance stamp" in err and "stopwise order" in err
+    # the order `stopwise order` writes for the same tasks and policy is accepted
+    order = tmp_path / "stamped.csv"
+    assert main(["order", str(files["order"]), "-p", str(betting), "-o", str(order)]) == 0
+    capsys.readouterr()
+    code = main(["ledger", "init", str(files["db"]), "ev", "--tasks", str(order), "-t", "A", "-b", "B", "-p", str(betting)])
+    assert code == 0, capsys.readouterr().err

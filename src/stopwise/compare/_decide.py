@@ -410,6 +410,28 @@ class _BettingDesign:
     """An ``order-provenance`` warning (None when the order is verified)."""
 
 
+def check_betting_order(policy: Policy, universe: TaskUniverse) -> None:
+    """Refuse a planned order the betting-wor boundary of ``policy`` would refuse at every look.
+
+    What :func:`decide` checks at each look (the order's provenance, ``[betting] order_check``), checked
+    once up front: a ledger registers an evaluation with it, so an order that could never decide is refused
+    before anything is locked. Nothing happens under the fixed-budget boundary or without a planned order.
+
+    Raises
+    ------
+    ComparisonError
+        The order is not a seeded random permutation written by ``stopwise order`` (or the policy's own
+        seeded draw), and the policy refuses such orders.
+
+    Examples
+    --------
+    >>> from stopwise.records import Policy, TaskUniverse
+    >>> check_betting_order(Policy(), TaskUniverse(["t2", "t1"]))  # fixed-budget: nothing to check
+    """
+    if policy.decision.boundary == "betting-wor" and universe.ordered:
+        _betting_design(policy, universe)
+
+
 def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDesign:
     """The process the planned order supports and the order check (``[betting]`` of the policy).
 

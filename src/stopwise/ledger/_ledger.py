@@ -19,7 +19,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from stopwise._redact import redact_url
-from stopwise.errors import LedgerError, Problem, StopwiseError, ValidationError
+from stopwise.errors import ComparisonError, LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
@@ -225,6 +225,13 @@ class Ledger:
                 "the planned tasks in planned order instead (stopwise order ... -o order.csv, then stopwise ledger init "
                 "... --tasks order.csv), or use a policy with the fixed-budget boundary"
             )
+        if policy.decision.boundary == "betting-wor":
+            from stopwise.compare import check_betting_order
+
+            try:
+                check_betting_order(policy, universe)
+            except ComparisonError as exc:
+                raise LedgerError(f"evaluation {name!r}: {exc}") from None
         universe_json = universe_to_json(universe)
         policy_sha = policy.sha256()
         universe_sha = universe_sha256(universe)
