@@ -168,7 +168,9 @@ def test_tasks_run_one_after_the_other_are_noted(fake_ledger: Any, example: Modu
     assert len(logs["tested"].samples) == 20 and first.early_stops == []
     assert "max_tasks >= 2" in first.metadata["notes"][0]
     second = logs["baseline"].results.early_stopping
-    assert second.metadata["action"] == "promote" and len(second.early_stops) >= 20 - 3 - 2
+    # decided at 3 pairs; besides the 2 samples in flight (max_samples), mock samples that finish instantly may
+    # start while the deciding look runs in its worker thread (off the event loop): 6 ran once under load
+    assert second.metadata["action"] == "promote" and 20 - 3 - 2 - 5 <= len(second.early_stops) <= 20 - 3
 
 
 def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
