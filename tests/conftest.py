@@ -31,11 +31,16 @@ def shared_data() -> Path:
     return shared_path()
 
 
-@pytest.fixture(scope="session")
-def example() -> ModuleType:
-    """docs/examples/inspect_live.py, imported once (its questions and mock systems)."""
-    spec = importlib.util.spec_from_file_location("inspect_live_example", REPO / "docs" / "examples" / "inspect_live.py")
+def load_example(filename: str) -> ModuleType:
+    """Import the runnable example ``docs/examples/<filename>`` as a module (the docs show it unchanged)."""
+    spec = importlib.util.spec_from_file_location(f"{Path(filename).stem}_example", REPO / "docs" / "examples" / filename)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def example() -> ModuleType:
+    """docs/examples/inspect_live.py, imported once (its questions and mock systems)."""
+    return load_example("inspect_live.py")

@@ -10,12 +10,12 @@ samples as ``predicted`` rows.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.conftest import load_example
 
 import stopwise
 from stopwise.cli.main import main
@@ -28,11 +28,7 @@ N = 8
 
 @pytest.fixture(scope="module")
 def halting_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("inspect_halting_example", REPO / "docs" / "examples" / "inspect_halting.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("inspect_halting.py")
 
 
 @pytest.fixture(scope="module")

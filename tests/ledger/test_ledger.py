@@ -456,7 +456,6 @@ def test_an_event_resent_from_another_source_is_a_duplicate_not_a_conflict(ledge
 def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: str, tmp_path: Path) -> None:
     """Two OS processes, one per system, share nothing but the ledger: the comparison is decided and both stop."""
     pytest.importorskip("inspect_ai")
-    import importlib.util
     import os
     import subprocess
     import sys
@@ -465,10 +464,9 @@ def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: st
     worker = repo / "tests" / "inspect" / "paired_worker.py"
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    spec = importlib.util.spec_from_file_location("inspect_live_example", repo / "docs" / "examples" / "inspect_live.py")
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    from tests.conftest import load_example
+
+    example = load_example("inspect_live.py")
     (barrier / "policy.toml").write_text(example.POLICY_TOML)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
     env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
