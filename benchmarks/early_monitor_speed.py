@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import copy
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.early_common import DATASETS, load
-from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, OnlineMonitor, load_model
+from benchmarks.early_common import DATASETS, load, saved_or_trained_model, timing_stats
+from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, OnlineMonitor
 from stopwise.records import Trajectory
 
 STEP = 100
@@ -36,11 +35,6 @@ def _snapshot(monitor: OnlineMonitor) -> OnlineMonitor:
     for block in model.featurizer_.blocks_.values():
         memo[id(block)] = block
     return copy.deepcopy(monitor, memo)
-
-
-def _stats(values: list[float]) -> str:
-    a = np.asarray(values) * 1e3
-    return f"median {np.median(a):.3f} ms, p99 {np.percentile(a, 99):.3f} ms, max {a.max():.3f} ms (n={a.shape[0]})"
 
 
 def measure_monitor(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: int = 200, probe_rounds: int = 500) -> dict[str, Any]:
@@ -134,22 +128,16 @@ def main() -> None:
     parser.add_argument("--probe-rounds", type=int, default=500, help="boosting rounds of the heads-cost probe")
     args = parser.parse_args()
     runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
-    if args.model is not None:
-        model = load_model(args.model)
-    else:
-        print("training a model on all shared runs (paper defaults) ...")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            model = EarlyOutcomeModel().fit(runs)
+    model = saved_or_trained_model(args.model, runs)
     r = measure_monitor(model, runs, args.repeats, args.probe_rounds)
     print(f"{r['n_runs']} trajectories with >= {STEP} steps; model has {r['features']} features, rounds {r['rounds']}")
-    print(f"monitor, observe(step {STEP}) incl. both heads : {_stats(r['at_step'])}")
-    print(f"  of which feature update           : {_stats(r['features_part'])}")
-    print(f"  of which both heads (1 thread)    : {_stats(r['heads_part'])}")
-    print(f"monitor, every step of these runs   : {_stats(r['every_step'])}")
+    print(f"monitor, observe(step {STEP}) incl. both heads : {timing_stats(r['at_step'])}")
+    print(f"  of which feature update           : {timing_stats(r['features_part'])}")
+    print(f"  of which both heads (1 thread)    : {timing_stats(r['heads_part'])}")
+    print(f"monitor, every step of these runs   : {timing_stats(r['every_step'])}")
     print("  median by step position           : " + ", ".join(f"steps {k}: {v:.3f} ms" for k, v in r["by_position_median_ms"].items()))
-    print(f"from scratch at step {STEP} (re-featurize prefix + heads): {_stats(r['scratch'])}")
-    print(f"both heads with {r['probe_rounds'][0]}+{r['probe_rounds'][1]} rounds (probe, same width): {_stats(r['probe'])}")
+    print(f"from scratch at step {STEP} (re-featurize prefix + heads): {timing_stats(r['scratch'])}")
+    print(f"both heads with {r['probe_rounds'][0]}+{r['probe_rounds'][1]} rounds (probe, same width): {timing_stats(r['probe'])}")
     print(f"ratio from-scratch / incremental (medians): {np.median(r['scratch']) / np.median(r['at_step']):.0f}x")
     med, p99 = np.median(r["at_step"]) * 1e3, np.percentile(r["at_step"], 99) * 1e3
     print(f"targets: median < 1 ms -> {'OK' if med < 1 else 'MISSED'}; p99 < 5 ms -> {'OK' if p99 < 5 else 'MISSED'}")

@@ -22,14 +22,13 @@ import argparse
 import copy
 import gc
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.early_common import DATASETS, load
-from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, load_model
+from benchmarks.early_common import DATASETS, load, saved_or_trained_model, timing_stats
+from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
 from stopwise.records import Trajectory
 
 STEP = 100
@@ -109,11 +108,6 @@ def measure(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: int = 200
             "hook": hook, "scratch": scratch, "hook_cpu": hook_cpu, "scratch_cpu": scratch_cpu}
 
 
-def _stats(values: list[float]) -> str:
-    a = np.asarray(values) * 1e3
-    return f"median {np.median(a):.3f} ms, p99 {np.percentile(a, 99):.3f} ms, max {a.max():.3f} ms (n={a.shape[0]})"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
@@ -121,20 +115,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=200, help="timed model calls after step 100 per trajectory")
     args = parser.parse_args()
     runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
-    if args.model is not None:
-        model = load_model(args.model)
-    else:
-        print("training a model on all shared runs (" + ("small" if args.quick else "paper defaults") + ") ...")
-        params: dict[str, Any] = {"n_components": 16, "classifier": DualHeadClassifier(n_estimators=100)} if args.quick else {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            model = EarlyOutcomeModel(**params).fit(runs)
+    params: dict[str, Any] = {"n_components": 16, "classifier": DualHeadClassifier(n_estimators=100)} if args.quick else {}
+    model = saved_or_trained_model(args.model, runs, "small" if args.quick else "paper defaults", **params)
     r = measure(model, runs, args.repeats)
     print(f"{r['n_runs']} trajectories with > {STEP} steps; model has {r['features']} features, rounds {r['rounds']}")
-    print(f"hook, model call after step {STEP} (convert + feature update + both heads + rule): {_stats(r['hook'])}")
-    print(f"from scratch, same call (convert all + re-featurize prefix + heads)          : {_stats(r['scratch'])}")
-    print(f"  CPU time of the process, hook        : {_stats(r['hook_cpu'])}")
-    print(f"  CPU time of the process, from scratch: {_stats(r['scratch_cpu'])}")
+    print(f"hook, model call after step {STEP} (convert + feature update + both heads + rule): {timing_stats(r['hook'])}")
+    print(f"from scratch, same call (convert all + re-featurize prefix + heads)          : {timing_stats(r['scratch'])}")
+    print(f"  CPU time of the process, hook        : {timing_stats(r['hook_cpu'])}")
+    print(f"  CPU time of the process, from scratch: {timing_stats(r['scratch_cpu'])}")
     med = float(np.median(r["hook"])) * 1e3
     print(f"ratio from-scratch / hook (medians): {np.median(r['scratch']) / np.median(r['hook']):.0f}x")
     print(f"target: median < 2 ms -> {'OK' if med < 2 else 'MISSED'}")
