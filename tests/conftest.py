@@ -14,14 +14,18 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("STOPWISE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+def unavailable(message: str) -> None:
+    """A test's requirement is missing: fail under CI=true (CI must not hide it), skip elsewhere."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"required under CI=true: {message}")
+    pytest.skip(message)
+
+
 def shared_path(*parts: str) -> Path:
     """Path under ../shared/data; fails under CI=true and skips elsewhere when it is missing."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        message = f"shared data missing: {path} (expected ../shared/data beside the project)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(f"shared data missing: {path} (expected ../shared/data beside the project)")
     return path
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-import pytest
+from tests.conftest import unavailable
 
 import stopwise
 from stopwise.inspect import planned_order
@@ -134,7 +134,7 @@ def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: 
 
     inspect_cli = Path(sys.executable).parent / "inspect"
     if not inspect_cli.exists():
-        pytest.skip(f"no `inspect` command beside {sys.executable}")
+        unavailable(f"no `inspect` command beside {sys.executable} (pip install -e '.[test]')")
     (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
     (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}

@@ -15,17 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.conftest import unavailable
 from tests.support.pgtemp import create_database, temporary_postgres
 
 from stopwise.errors import LedgerError
 
 _counter = itertools.count()
-
-
-def _unavailable(message: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"PostgreSQL is required under CI=true: {message}")
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +34,7 @@ def postgres_server() -> Iterator[str]:
         server = temporary_postgres()
         url = server.__enter__()
     except LedgerError as exc:
-        _unavailable(str(exc))
+        unavailable(f"PostgreSQL: {exc}")
     try:
         yield url
     finally:

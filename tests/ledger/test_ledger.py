@@ -455,7 +455,12 @@ def test_an_event_resent_from_another_source_is_a_duplicate_not_a_conflict(ledge
 
 def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: str, tmp_path: Path) -> None:
     """Two OS processes, one per system, share nothing but the ledger: the comparison is decided and both stop."""
-    pytest.importorskip("inspect_ai")
+    from tests.conftest import unavailable
+
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        unavailable("inspect_ai is not installed: pip install -e '.[test]'")
     import os
     import subprocess
     import sys

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import shared_path, unavailable
 
 CHROMIUM = os.environ.get("STOPWISE_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
@@ -26,12 +27,6 @@ FLAGS = [
     "--disable-sync",
 ]
 """Chromium flags of every test run (the user-data dir is a fresh temporary folder per session)."""
-
-
-def _unavailable(message: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 @dataclass
@@ -117,11 +112,7 @@ class Browser:
 @pytest.fixture(scope="session")
 def terminal_bench_2() -> Path:
     """../shared/data/records/terminal_bench_2/outcomes.csv (fails under CI=true, skips elsewhere, when missing)."""
-    root = Path(os.environ.get("STOPWISE_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
-    path = root / "records" / "terminal_bench_2" / "outcomes.csv"
-    if not path.exists():
-        _unavailable(f"shared data missing: {path} (expected ../shared/data beside the project)")
-    return path
+    return shared_path("records", "terminal_bench_2", "outcomes.csv")
 
 
 @pytest.fixture(scope="module")
@@ -132,12 +123,12 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     a later test that starts its own loop (``asyncio.run``: Inspect evaluations) would fail after it.
     """
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        _unavailable(f"{CHROMIUM} not found: install Debian's chromium and chromium-driver (.ci/run does)")
+        unavailable(f"{CHROMIUM} not found: install Debian's chromium and chromium-driver (.ci/run does)")
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("the playwright package is missing: pip install -e '.[test]'")
+        unavailable("the playwright package is missing: pip install -e '.[test]'")
         raise
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as playwright:
@@ -146,7 +137,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
                 str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS, offline=True, viewport={"width": 1280, "height": 900}
             )
         except PlaywrightError as exc:
-            _unavailable(f"Chromium did not start: {str(exc).splitlines()[0]}")
+            unavailable(f"Chromium did not start: {str(exc).splitlines()[0]}")
             raise
         try:
             yield Browser(context)
