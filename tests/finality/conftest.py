@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from stopwise.finality import DelayedWriteReplay, run_controlled_replay
+from stopwise.finality import DelayedWriteReplay, ReplaySchedule, run_controlled_replay
 
 _SPIN = "import os, time\nos.nice(5)\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
 
@@ -52,13 +52,15 @@ def load() -> Iterator[Load]:
             process.wait()
 
 
-@pytest.fixture(scope="module")
-def replay(load: Load) -> DelayedWriteReplay:
-    """The paper's full replay (200 trials x 8 conditions) against a real local service, run once,
-    while every core is also busy with a CPU-burning process (the counts must not depend on load)."""
+@pytest.fixture(scope="module", params=[2, pytest.param(10, marks=pytest.mark.slow, id="paper-10")], ids=lambda r: f"reps-{r}")
+def replay(load: Load, request: pytest.FixtureRequest) -> DelayedWriteReplay:
+    """The controlled replay (5 identifiers x 4 delays x ``repetitions`` trials, 8 conditions) against a real
+    local service, run once per scale while every core is also busy with a CPU-burning process (the counts
+    must not depend on load). The default lane replays 2 repetitions (40 trials a condition); the paper's
+    full 10 (200 trials) run under the ``slow`` marker with the same assertions, scaled."""
     before = [_cpu_seconds(p.pid) for p in load.processes]
     started = time.monotonic()
-    result = run_controlled_replay(timeout_s=1200)
+    result = run_controlled_replay(ReplaySchedule(repetitions=request.param), timeout_s=1200)
     load.wall_s = time.monotonic() - started
     load.cpu_s = [_cpu_seconds(p.pid) - b for p, b in zip(load.processes, before, strict=True)]
     return result

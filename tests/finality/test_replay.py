@@ -40,11 +40,20 @@ PAPER = {
 }
 
 
+def n(replay: DelayedWriteReplay, at_paper_scale: int) -> int:
+    """A count of the paper's 200-trial schedule at this replay's scale (every count is proportional to the
+    repetitions: the schedule repeats the same 20 (identifier, delay) trials)."""
+    scaled, rest = divmod(at_paper_scale * replay.schedule.n_trials, 200)
+    assert rest == 0
+    return scaled
+
+
 def test_the_replay_reproduces_every_count_of_the_paper(replay: DelayedWriteReplay) -> None:
     measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
-    assert measured == PAPER
+    assert measured == {key: (n(replay, count), n(replay, of)) for key, (count, of) in PAPER.items()}
     assert replay.matches
-    assert all(c.paper == f"{n}/{of}" for c, (n, of) in zip(replay.counts, PAPER.values(), strict=True))
+    if replay.schedule.n_trials == 200:  # the paper's schedule: each line also shows the paper's figure
+        assert all(c.paper == f"{count}/{of}" for c, (count, of) in zip(replay.counts, PAPER.values(), strict=True))
 
 
 def test_the_counts_hold_with_every_core_busy(replay: DelayedWriteReplay, load) -> None:  # type: ignore[no-untyped-def]
@@ -53,27 +62,30 @@ def test_the_counts_hold_with_every_core_busy(replay: DelayedWriteReplay, load) 
     assert all(p.poll() is None for p in load.processes)
     assert min(load.cpu_s) > 1.0  # they spun throughout (how much CPU they got depends on other jobs)
     measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
-    assert measured == PAPER and replay.rerun_trials == 0 and replay.late_trials == 0
+    assert measured == {key: (n(replay, count), n(replay, of)) for key, (count, of) in PAPER.items()}
+    assert replay.rerun_trials == 0 and replay.late_trials == 0
 
 
 def test_plain_text_table(replay: DelayedWriteReplay) -> None:
     lines = replay.to_text().splitlines()
     assert lines[0].split() == ["condition", "measure", "measured", "expected", "paper"]
-    assert lines[2].startswith("snapshot scoring") and lines[2].split()[-3:] == ["50/200", "50/200", "50/200"]
+    figure = f"{n(replay, 50)}/{n(replay, 200)}"
+    paper = "50/200" if replay.schedule.n_trials == 200 else "-"
+    assert lines[2].startswith("snapshot scoring") and lines[2].split()[-3:] == [figure, figure, paper]
     assert len(lines) == 2 + len(PAPER)
 
 
 def test_every_trial_honoured_the_schedule(replay: DelayedWriteReplay) -> None:
     assert replay.late_trials == 0
     for result in replay.conditions:
-        assert len(result.trials) == 200
+        assert len(result.trials) == n(replay, 200)
         assert all(o.lag_ms is None or o.delay_ms == 0 or o.lag_ms < o.delay_ms for o in result.trials)
 
 
 def test_the_whole_replay_finishes_under_load(replay: DelayedWriteReplay) -> None:
     # about 20 s idle (benchmarks/finality_replay_load.py); here every core is also busy spinning
     assert replay.elapsed_s < 1200
-    assert replay.requests > 7 * 200 * 5  # every count came from real requests
+    assert replay.requests > 7 * n(replay, 200) * 5  # every count came from real requests
 
 
 def test_disagreements_are_exactly_the_delayed_writes(replay: DelayedWriteReplay) -> None:
@@ -98,19 +110,20 @@ def test_exposure_follows_the_boundary_policy(replay: DelayedWriteReplay) -> Non
 
 def test_the_checker_reads_the_replayed_evidence(replay: DelayedWriteReplay) -> None:
     labels = {r.summary.condition: r.summary.labels for r in replay.conditions}
-    assert labels["snapshot"] == {"final": 250, "unresolved": 150, "bounded": 0}
+    assert labels["snapshot"] == {"final": n(replay, 250), "unresolved": n(replay, 150), "bounded": 0}
     for name in ("terminal", "cancel", "shared", "namespaced", "reset", "b-before-a", "grouped"):
-        assert labels[name] == {"final": 400, "unresolved": 0, "bounded": 0}, name
+        assert labels[name] == {"final": n(replay, 400), "unresolved": 0, "bounded": 0}, name
     units = {r.summary.condition: (r.summary.units, r.summary.rows) for r in replay.conditions}
+    per_run, per_pair = (n(replay, 400), n(replay, 400)), (n(replay, 200), n(replay, 400))
     assert units == {
-        "snapshot": (400, 400),
-        "terminal": (400, 400),
-        "cancel": (400, 400),
-        "shared": (200, 400),
-        "namespaced": (400, 400),
-        "reset": (400, 400),
-        "b-before-a": (200, 400),
-        "grouped": (200, 400),
+        "snapshot": per_run,
+        "terminal": per_run,
+        "cancel": per_run,
+        "shared": per_pair,
+        "namespaced": per_run,
+        "reset": per_run,
+        "b-before-a": per_pair,
+        "grouped": per_pair,
     }
     snapshot = replay.condition("snapshot")
     unresolved = {(c.system, c.task) for c in snapshot.checks if c.label == "unresolved"}
@@ -120,7 +133,7 @@ def test_the_checker_reads_the_replayed_evidence(replay: DelayedWriteReplay) -> 
 def test_records_are_built_from_system_answers(replay: DelayedWriteReplay) -> None:
     for result in replay.conditions:
         record = result.record
-        assert len(record.entries) == 400
+        assert len(record.entries) == n(replay, 400)
         for entry in record.entries:
             sources = [p.source for p in entry.evidence]
             assert sources[0] == "wrapper" and "system" in sources  # the tool's ack, then the system's answers
@@ -136,21 +149,21 @@ def test_records_are_built_from_system_answers(replay: DelayedWriteReplay) -> No
 
 def test_pending_rows_are_excluded_and_counted_by_decide(replay: DelayedWriteReplay) -> None:
     rows = replay.condition("snapshot").outcome_rows()
-    assert len(rows) == 400 and (rows["status"] == "pending").sum() == 150
+    assert len(rows) == n(replay, 400) and (rows["status"] == "pending").sum() == n(replay, 150)
     assert rows.loc[rows["status"] == "pending", "outcome"].isna().all()
     record = decide(rows, "A", "B")
     pending = [e for e in record.excluded if "pending" in e.reason]
-    assert [(e.rows, e.tasks) for e in pending] == [(150, 150)]
-    assert record.n_shared == 200 and record.n_observed == 50
+    assert [(e.rows, e.tasks) for e in pending] == [(n(replay, 150), n(replay, 150))]
+    assert record.n_shared == n(replay, 200) and record.n_observed == n(replay, 50)
 
 
 def test_grouped_runs_share_one_unit_per_pair(replay: DelayedWriteReplay) -> None:
     rows = replay.condition("grouped").outcome_rows()
-    assert len(rows) == 400 and rows["unit"].nunique() == 200
+    assert len(rows) == n(replay, 400) and rows["unit"].nunique() == n(replay, 200)
     assert (rows.groupby("unit")["task"].nunique() == 1).all()
     assert (rows.groupby("unit")["system"].apply(sorted).map(tuple) == ("A", "B")).all()
     record = decide(rows, "A", "B")
-    assert record.n_observed == 200 and record.excluded == []
+    assert record.n_observed == n(replay, 200) and record.excluded == []
     separate = replay.condition("namespaced").outcome_rows()
     assert (separate["unit"] == "").all()
 

@@ -89,8 +89,8 @@ def check_exactly_once(url: str, n_events: int) -> None:
 @pytest.mark.parametrize(
     ("n_events", "overlap"),
     [
-        (240, 20),
-        # slow: the 240-event case above runs the same races in the default lane
+        (120, 10),
+        # slow: the 120-event case above runs the same races in the default lane
         pytest.param(600, 40, marks=pytest.mark.slow, id="600-40"),
     ],
 )
@@ -106,8 +106,8 @@ def test_four_writers_one_commit_per_event_lose_and_duplicate_nothing(ledger_url
 @pytest.mark.parametrize(
     ("n_workers", "per_worker", "overlap"),
     [
-        (4, 300, 50),
-        # the figure, slow: the 4 x 300 case above runs the same races in the default lane
+        (4, 100, 25),
+        # the figure, slow: the 4 x 100 case above runs the same races in the default lane
         pytest.param(8, 2000, 100, marks=pytest.mark.slow, id="8-2000-100"),
     ],
 )
@@ -173,8 +173,9 @@ def test_sigkill_mid_stream_loses_no_acknowledged_event(ledger_url: str, tmp_pat
     assert result.duplicates == len(stored_digests)
 
 
-def test_decisions_taken_while_writers_append_all_verify(ledger_url: str) -> None:
-    n_workers, n_events = 3, 900
+@pytest.mark.parametrize("n_events", [300, pytest.param(900, marks=pytest.mark.slow)])
+def test_decisions_taken_while_writers_append_all_verify(ledger_url: str, n_events: int) -> None:
+    n_workers = 3
     register(ledger_url, n_events)
     ready = [SPAWN.Event() for _ in range(n_workers)]
     go = SPAWN.Event()
