@@ -105,7 +105,7 @@ def powered_scale(audit_fraction: float) -> float:
 
     Examples
     --------
-    >>> from stopwise.compare._predicted import powered_scale
+    >>> from stopwise.compare import powered_scale
     >>> powered_scale(0.2), powered_scale(1.0)
     (9.0, 1.0)
     """
@@ -185,6 +185,20 @@ def powered_pairs(
     ComparisonError
         A row breaks the contract of halted and audited runs, or the rows hold predicted or corrected rows
         and rho is 0 (no audit), or predicted rows and rho is 1 (every run audited).
+
+    Examples
+    --------
+    A's run on t1 was halted with prediction 1; A's run on t2 was audited, would have been predicted 1, and failed:
+
+    >>> import stopwise
+    >>> from stopwise.compare import pair_outcomes, powered_pairs
+    >>> rows = stopwise.outcome_columns([
+    ...     {"system": "A", "task": "t1", "outcome": 1, "status": "predicted", "flags": "predicted"},
+    ...     {"system": "A", "task": "t2", "outcome": 0, "flags": "audited;would-halt:1"},
+    ...     {"system": "B", "task": "t1", "outcome": 0}, {"system": "B", "task": "t2", "outcome": 0}])
+    >>> p = powered_pairs(rows, "A", 0.5, lambda r: pair_outcomes(r, "A", "B", statuses=("final", "predicted")))
+    >>> p.paired.differences.tolist(), p.low.tolist(), p.high.tolist(), p.scale
+    ([1.0, -1.0], [0.0, 0.0], [1.0, 0.0], 3.0)
     """
     kinds = _row_kinds(rows)
     if (kinds.predicted.any() or kinds.corrected.any()) and audit_fraction <= 0.0:
@@ -282,7 +296,7 @@ def powered_boundary(
     Forty wins and ten ties, no predicted row (l = h = D): the bets are those of the [-1, 1] scale when C = 1.
 
     >>> import numpy as np
-    >>> from stopwise.compare._predicted import powered_boundary
+    >>> from stopwise.compare import powered_boundary
     >>> d = np.r_[np.ones(40), np.zeros(10)]
     >>> b = powered_boundary(d, d, d, 0.0, population_size=300, alpha=0.05, scale=1.0)
     >>> b.promote, b.reject
