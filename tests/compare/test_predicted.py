@@ -14,8 +14,8 @@ from stopwise.records import DecisionRecord, Policy, TaskUniverse, audit_draw, p
 POWERED = '[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n[coverage]\nrule = "none"\n[early]\naudit_fraction = {rho}\n'
 
 
-def _policy(rho: float) -> Policy:
-    return parse_policy(POWERED.format(rho=rho))
+def _policy(rho: float, seed: int = 0) -> Policy:
+    return parse_policy(POWERED.format(rho=rho) + f"audit_seed = {seed}\n")
 
 
 def _row(system: str, task: str, y: float, *, halt: int | None = None, audited: bool = False, attempt: int = 0) -> dict[str, object]:
@@ -115,17 +115,27 @@ def test_decide_uses_the_powered_boundary_on_the_observed_prefix() -> None:
     bench = _benchmark(np.random.default_rng(11), n_tasks=60, rho=0.3, seed=5)
     order = [f"t{i}" for i in bench["order"]]
     rows = stopwise.outcome_columns(bench["rows"])
-    record = stopwise.decide(rows, "A", "B", _policy(0.3), universe=TaskUniverse(order))
+    record = stopwise.decide(rows, "A", "B", _policy(0.3, seed=5), universe=TaskUniverse(order))
     direct = powered_boundary(
         bench["x"], bench["low"], bench["high"], 0.0, population_size=60, alpha=0.05, scale=powered_scale(0.3)
     )
     assert record.r_promote == pytest.approx(direct.p_promote, rel=1e-12)
     assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
     assert record.delta_hat == pytest.approx(float(np.mean(bench["x"])), abs=1e-12)
+    assert not any("audit draw" in w for w in record.warnings)  # the rows' audits are the pre-registered draw
+    other = stopwise.decide(rows, "A", "B", _policy(0.3, seed=6), universe=TaskUniverse(order))
+    assert (other.r_promote, other.r_reject) == (record.r_promote, record.r_reject)
+    expected = f"{_disagreeing(bench['rows'], 0.3, 6)} row(s) disagree with the audit draw of [early] audit_seed = 6"
+    assert any(w.startswith(expected) for w in other.warnings)
     truth = parse_policy('statuses = ["final", "predicted"]\n[decision]\nboundary = "betting-wor"\n[coverage]\nrule = "none"')
     naive = stopwise.decide(rows, "A", "B", truth, universe=TaskUniverse(order))
     as_truth = betting_boundary(bench["as_truth"], 0.0, population_size=60, alpha=0.05, confidence_bounds=False)
     assert naive.r_promote == pytest.approx(as_truth.p_promote, rel=1e-12)
+
+
+def _disagreeing(rows: list[dict[str, object]], rho: float, seed: int) -> int:
+    """Rows whose audited flag differs from the draw, counted here row by row."""
+    return sum(("audited" in str(r["flags"]).split(";")) != (audit_draw(seed, str(r["system"]), str(r["task"]), 0) < rho) for r in rows)
 
 
 # -- the guarantee under the null, measured ------------------------------------------------------------

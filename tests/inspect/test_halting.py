@@ -319,6 +319,7 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     assert decision is not None and decision.predicted is not None
     again = stopwise.decide(rows, "careful", "hasty", policy, universe=tested.comparison.universe)
     assert decision.predicted.treatment == "prediction-powered"
+    assert not any("audit draw" in w for w in decision.warnings)  # the rows' audits are the pre-registered draw
     assert (decision.predicted.predicted_rows, decision.predicted.corrected_rows) == (len(halted), len(would))
     assert decision.input_sha256 == again.input_sha256
     assert decision.digest() == again.digest()

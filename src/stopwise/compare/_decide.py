@@ -56,7 +56,13 @@ from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, rem
 from stopwise.compare._interval import betting_interval, claim_sentence, one_look_interval
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
-from stopwise.compare._predicted import PoweredPairs, powered_boundary, powered_pairs, predicted_state
+from stopwise.compare._predicted import (
+    PoweredPairs,
+    audit_disagreements,
+    powered_boundary,
+    powered_pairs,
+    predicted_state,
+)
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.compare._topup import top_up_tasks
 from stopwise.compare._wor_exact import exact_wor_pvalue
@@ -576,7 +582,9 @@ def _powered(iv: _DecideInputs) -> _DecideInputs:
     def pair(rows: OutcomeColumns) -> PairedOutcomes:
         return _paired(dataclasses.replace(iv, rows=rows), statuses)
 
-    return dataclasses.replace(iv, powered=powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair))
+    powered = powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair)
+    disagreement = audit_disagreements(iv.rows, policy.early.audit_fraction, policy.early.audit_seed)
+    return dataclasses.replace(iv, powered=dataclasses.replace(powered, disagreement=disagreement))
 
 
 def _paired(iv: _DecideInputs, statuses: tuple[str, ...] | None = None) -> PairedOutcomes:
@@ -1048,6 +1056,8 @@ def _decision_warnings(
             f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
         )
     warnings.extend(_one_look_warnings(iv, paired, seen, look))
+    if iv.powered is not None and iv.powered.disagreement is not None:
+        warn("audit-draw", iv.powered.disagreement)
     return warnings
 
 

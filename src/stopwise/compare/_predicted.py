@@ -95,9 +95,9 @@ from stopwise.compare._betting import (
 from stopwise.compare._pairing import PairedOutcomes
 from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
-from stopwise.records import AUDITED_FLAG, WOULD_HALT_FLAGS, OutcomeColumns, PredictedState, flag_mask
+from stopwise.records import AUDITED_FLAG, WOULD_HALT_FLAGS, OutcomeColumns, PredictedState, audit_draw, flag_mask
 
-__all__ = ["PoweredPairs", "powered_boundary", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
+__all__ = ["PoweredPairs", "audit_disagreements", "powered_boundary", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
 
 
 def powered_scale(audit_fraction: float) -> float:
@@ -170,6 +170,8 @@ class PoweredPairs:
     """C, the bound of |X_i| fixed by rho (:func:`powered_scale`)."""
     used: int
     """Predicted and corrected rows on the observed tasks."""
+    disagreement: str | None = None
+    """The rows whose audit flags disagree with the pre-registered draw (:func:`audit_disagreements`), in words."""
 
 
 def powered_pairs(
@@ -222,6 +224,41 @@ def powered_pairs(
     observed = np.isin(rows.task, paired.tasks)
     used = int(((kinds.predicted | kinds.corrected) & observed).sum())
     return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used)
+
+
+def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int) -> str | None:
+    """The rows whose ``audited`` flag disagrees with the pre-registered draw, in words (None: every row agrees).
+
+    A final or predicted row is drawn for audit iff ``audit_draw(audit_seed, system, task, attempt) < rho``
+    (:func:`stopwise.records.audit_draw`); the prediction-powered guarantee assumes the audited runs are exactly
+    those. A disagreement means the audits were chosen otherwise, or the rows name the systems differently from
+    the audit key (``LiveHalting.task(task, system=...)``).
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> from stopwise.compare._predicted import audit_disagreements
+    >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1, "flags": "audited"}])
+    >>> audit_disagreements(rows, 1.0, 0) is None, audit_disagreements(rows, 0.0, 0)[:40]
+    (True, '1 row(s) disagree with the audit draw of')
+    """
+    usable = (rows.status == "final") | (rows.status == "predicted")
+    audited = flag_mask(rows.flags, AUDITED_FLAG)
+    drawn = np.fromiter(
+        (audit_draw(audit_seed, s, t, a) < audit_fraction for s, t, a in zip(rows.system, rows.task, rows.attempt.tolist(), strict=True)),
+        dtype=bool,
+        count=len(rows),
+    )
+    wrong = usable & (audited != drawn)
+    if not wrong.any():
+        return None
+    i = int(np.flatnonzero(wrong)[0])
+    return (
+        f"{int(wrong.sum())} row(s) disagree with the audit draw of [early] audit_seed = {audit_seed}, audit_fraction = "
+        f"{audit_fraction:g} (first: system {rows.system[i]!r}, task {rows.task[i]!r}, attempt {int(rows.attempt[i])}, "
+        f"{'flagged audited but not drawn' if audited[i] else 'drawn but not flagged audited'}): the prediction-powered "
+        "guarantee assumes the audited runs are exactly the drawn ones (check the system names of the audit key)"
+    )
 
 
 def _powered_paths(
