@@ -7,7 +7,7 @@ import pytest
 
 import stopwise
 from stopwise.compare import betting_boundary
-from stopwise.compare._predicted import powered_boundary, powered_scale
+from stopwise.compare._predicted import powered_boundary, powered_interval, powered_scale
 from stopwise.errors import ComparisonError
 from stopwise.records import DecisionRecord, Policy, TaskUniverse, audit_draw, parse_policy
 
@@ -111,6 +111,27 @@ def test_without_predicted_rows_and_scale_one_it_is_the_betting_boundary() -> No
     np.testing.assert_allclose(ours.log_capital_reject, theirs.log_capital_reject, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_without_predicted_rows_the_interval_is_the_betting_confidence_sequence(seed: int) -> None:
+    from stopwise.compare._interval import betting_interval
+
+    d = np.random.default_rng(seed).permutation(np.r_[np.ones(30), np.zeros(60), -np.ones(10)])[: 60 + 10 * seed]
+    ours = powered_interval(d, d, d, population_size=500, alpha=0.05, scale=1.0)
+    theirs = betting_interval(d, population_size=500, alpha=0.05)
+    assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high), abs=1e-9)
+
+
+def test_the_interval_covers_the_true_mean_under_wrong_halts() -> None:
+    # 300 seeded benchmarks of the null simulation (true mean 0), 80 tasks, the interval after all of them
+    rng = np.random.default_rng(4)
+    misses = 0
+    for b in range(300):
+        bench = _benchmark(rng, n_tasks=80, rho=0.3, seed=b)
+        ci = powered_interval(bench["x"], bench["low"], bench["high"], population_size=80, alpha=0.05, scale=powered_scale(0.3))
+        misses += not ci.low <= 0.0 <= ci.high
+    assert misses / 300 <= 0.10 + 2 * np.sqrt(0.1 * 0.9 / 300), misses  # level 1 - 2a = 0.90
+
+
 def test_decide_uses_the_powered_boundary_on_the_observed_prefix() -> None:
     bench = _benchmark(np.random.default_rng(11), n_tasks=60, rho=0.3, seed=5)
     order = [f"t{i}" for i in bench["order"]]
@@ -123,6 +144,9 @@ def test_decide_uses_the_powered_boundary_on_the_observed_prefix() -> None:
     assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
     assert record.delta_hat == pytest.approx(float(np.mean(bench["x"])), abs=1e-12)
     assert not any("audit draw" in w for w in record.warnings)  # the rows' audits are the pre-registered draw
+    assert record.interval is not None and record.interval.kind == "anytime-valid"
+    direct_ci = powered_interval(bench["x"], bench["low"], bench["high"], population_size=60, alpha=0.05, scale=powered_scale(0.3))
+    assert (record.interval.low, record.interval.high) == (direct_ci.low, direct_ci.high)  # nothing crossed: not tightened
     other = stopwise.decide(rows, "A", "B", _policy(0.3, seed=6), universe=TaskUniverse(order))
     assert (other.r_promote, other.r_reject) == (record.r_promote, record.r_reject)
     expected = f"{_disagreeing(bench['rows'], 0.3, 6)} row(s) disagree with the audit draw of [early] audit_seed = 6"

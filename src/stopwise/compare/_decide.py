@@ -60,6 +60,7 @@ from stopwise.compare._predicted import (
     PoweredPairs,
     audit_disagreements,
     powered_boundary,
+    powered_interval,
     powered_pairs,
     predicted_state,
 )
@@ -827,6 +828,17 @@ def _powered_boundary(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed
     )  # fmt: skip
 
 
+def _powered_interval(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed) -> DifferenceInterval:
+    """The prediction-powered confidence sequence of the judged prefix (:func:`stopwise.compare._predicted.powered_interval`)."""
+    powered = iv.powered
+    assert powered is not None
+    index = _prefix(paired)
+    return powered_interval(
+        seen.differences, powered.low[index], powered.high[index],
+        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale,
+    )  # fmt: skip
+
+
 def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
     """The top-up design (:mod:`stopwise.compare._topup`): the pooled process on pi's observed prefix.
 
@@ -1074,13 +1086,13 @@ def _interval(
     tail method ``none``.
     """
     policy = iv.policy
-    if seen.n == 0 or iv.powered is not None:  # no confidence sequence on prediction-powered differences yet
+    if seen.n == 0:
         return None
     if iv.betting:
         universe = iv.universe
         assert universe is not None
         stratified = iv.betting_design.process == "stratified"
-        interval = betting_interval(
+        interval = _powered_interval(iv, paired, seen) if iv.powered is not None else betting_interval(
             seen.differences,
             population_size=paired.n_shared,
             alpha=policy.tail_cutoff,

@@ -95,9 +95,17 @@ from stopwise.compare._betting import (
 from stopwise.compare._pairing import PairedOutcomes
 from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
-from stopwise.records import AUDITED_FLAG, WOULD_HALT_FLAGS, OutcomeColumns, PredictedState, audit_draw, flag_mask
+from stopwise.records import (
+    AUDITED_FLAG,
+    WOULD_HALT_FLAGS,
+    DifferenceInterval,
+    OutcomeColumns,
+    PredictedState,
+    audit_draw,
+    flag_mask,
+)
 
-__all__ = ["PoweredPairs", "audit_disagreements", "powered_boundary", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
+__all__ = ["PoweredPairs", "audit_disagreements", "powered_boundary", "powered_interval", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
 
 
 def powered_scale(audit_fraction: float) -> float:
@@ -262,33 +270,34 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
 
 
 def _powered_paths(
-    x: np.ndarray, low: np.ndarray, high: np.ndarray, m0: float, n_pop: int, scale: float, strategy: str, alpha: float
+    x: np.ndarray, low: np.ndarray, high: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Log K_t of the promote and reject tests (module docstring's claim), one row, looks 1..T."""
+    """Log K_t of the promote and reject tests (module docstring's claim), shape (len(m0), T): one row per null mean m0."""
+    means = np.asarray(m0, dtype=float).reshape(-1, 1)
     z = x / scale
     t = np.arange(1, len(z) + 1, dtype=float)
     s_prev = np.cumsum(z) - z
     q_prev = np.cumsum(z * z) - z * z
     left = n_pop - t + 1.0
     low_sum, high_sum = np.cumsum(low), np.cumsum(high)
-    centre_up = np.clip((n_pop * m0 - (low_sum - low)) / left, -1.0, 1.0) / scale
-    centre_down = np.clip((n_pop * m0 - (high_sum - high)) / left, -1.0, 1.0) / scale
+    centre_up = np.clip((n_pop * means - (low_sum - low)) / left, -1.0, 1.0) / scale
+    centre_down = np.clip((n_pop * means - (high_sum - high)) / left, -1.0, 1.0) / scale
     mu = s_prev / t
     variance = (1.0 / scale**2 + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
     np.maximum(variance, 1e-12, out=variance)
     up_parts, down_parts = _bet_parts(mu - centre_up, variance, alpha), _bet_parts(mu - centre_down, variance, alpha)
-    parts = (up_parts[0], down_parts[1], up_parts[2])
+    parts = (up_parts[0], down_parts[1], np.broadcast_to(up_parts[2], centre_up.shape).copy())
     logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, c in _components(strategy, None):
             up, down = _component_bets(parts, t, name, n_pop)
             up = np.minimum(up, c / (1.0 + centre_up))
             down = np.minimum(down, c / (1.0 - centre_down))
-            logs.append((np.cumsum(np.log1p(up * (z - centre_up)))[None, :], np.cumsum(np.log1p(-down * (z - centre_down)))[None, :]))
-    log_p, log_r = (side[0] for side in _average(logs))
+            logs.append((np.cumsum(np.log1p(up * (z - centre_up)), axis=1), np.cumsum(np.log1p(-down * (z - centre_down)), axis=1)))
+    log_p, log_r = _average(logs)
     tol = SETTLED_TOL * n_pop
-    log_p[low_sum - (n_pop - t) > n_pop * m0 + tol] = np.inf
-    log_r[high_sum + (n_pop - t) < n_pop * m0 - tol] = np.inf
+    log_p[low_sum - (n_pop - t) > n_pop * means + tol] = np.inf
+    log_r[high_sum + (n_pop - t) < n_pop * means - tol] = np.inf
     return log_p, log_r
 
 
@@ -354,13 +363,63 @@ def powered_boundary(
     if n == 0:
         empty = np.zeros(0)
         return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
-    log_p, log_r = _powered_paths(x, lo, hi, float(threshold), n_pop, float(scale), used, float(alpha))
+    paths = _powered_paths(x, lo, hi, np.array([float(threshold)]), n_pop, float(scale), used, float(alpha))
+    log_p, log_r = paths[0][0], paths[1][0]
     p_promote = float(min(1.0, np.exp(-np.max(log_p))))
     p_reject = float(min(1.0, np.exp(-np.max(log_r))))
     return BettingBoundary(
         p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
         logical[0], logical[1], logical[0], logical[1], log_p, log_r, method,
     )  # fmt: skip
+
+
+INTERVAL_STEP = 0.01
+"""Grid step of the prediction-powered confidence sequence (each end rounded outward to it)."""
+
+
+def powered_interval(
+    values: np.ndarray, low: np.ndarray, high: np.ndarray, *, population_size: int, alpha: float, scale: float
+) -> DifferenceInterval:
+    """The anytime-valid confidence sequence of the prediction-powered boundary at the current look.
+
+    Each end inverts one of :func:`powered_boundary`'s tests over a grid of means m0 (step :data:`INTERVAL_STEP`):
+    ``low`` is the grid point below the least m0 the promote test has not rejected at any look so far, ``high`` the
+    point above the greatest m0 the reject test has not rejected; both intersected with the logical bounds of the
+    true mean. Each end is a one-sided level-``1 - a`` bound valid at every look (the claim of the module docstring
+    at every m0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare._predicted import powered_interval
+    >>> d = np.random.default_rng(1).permutation(np.r_[np.ones(30), np.zeros(60), -np.ones(10)])
+    >>> ci = powered_interval(d, d, d, population_size=500, alpha=0.05, scale=1.0)
+    >>> ci.kind, ci.level, -1.0 < ci.low < 0.2 < ci.high < 1.0
+    ('anytime-valid', 0.9, True)
+    """
+    x, lo, hi = (np.asarray(v, dtype=float).ravel() for v in (values, low, high))
+    n_pop, level = int(population_size), np.log(1.0 / alpha)
+    grid = np.round(np.arange(-1.0, 1.0 + INTERVAL_STEP / 2, INTERVAL_STEP), 12)
+    log_p, log_r = _powered_paths(x, lo, hi, grid, n_pop, float(scale), resolve_strategy("auto", False), float(alpha))
+    kept_up, kept_down = np.max(log_p, axis=1) < level, np.max(log_r, axis=1) < level
+    logical = ((lo.sum() - (n_pop - len(x))) / n_pop, (hi.sum() + (n_pop - len(x))) / n_pop)
+    lower = float(grid[np.argmax(kept_up)] - INTERVAL_STEP) if kept_up.any() else 1.0
+    upper = float(grid[np.flatnonzero(kept_down)[-1]] + INTERVAL_STEP) if kept_down.any() else -1.0
+    lower, upper = float(np.clip(max(lower, logical[0]), -1.0, 1.0)), float(np.clip(min(upper, logical[1]), -1.0, 1.0))
+    empty = ""
+    if lower > upper:  # every mean rejected by one side at some look (chance <= 2a)
+        lower, upper = upper, lower
+        empty = "; empty at this look (every mean rejected at some look), shown as the span between its two one-sided bounds"
+    return DifferenceInterval(
+        low=lower,
+        high=upper,
+        level=round(1.0 - 2.0 * alpha, 12),
+        kind="anytime-valid",
+        method=(
+            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:g}; each end one-sided 1 - a "
+            f"over every look; {INTERVAL_STEP:g} grid, rounded outward){empty}"
+        ),
+    )
 
 
 def predicted_note(treatment: str, audit_fraction: float) -> str:
