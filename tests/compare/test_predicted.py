@@ -235,3 +235,21 @@ def test_false_promotes_under_the_null_quick() -> None:
 @pytest.mark.slow
 def test_false_promotes_under_the_null_2000_benchmarks() -> None:
     _check_null(2000, 200)
+
+
+def test_with_the_coverage_rule_it_runs_the_top_up_design() -> None:
+    import pandas as pd
+
+    from stopwise.compare import order_universe, task_order
+
+    bench = _benchmark(np.random.default_rng(2), n_tasks=120, rho=0.3, seed=9)
+    rows = [{**r, "group": f"g{int(str(r['task'])[1:]) % 3}"} for r in bench["rows"]]
+    policy = parse_policy(
+        '[order]\nkind = "uniform"\nseed = 4\n[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n'
+        "[early]\naudit_fraction = 0.3\naudit_seed = 9\n"
+    )
+    tasks = pd.DataFrame({"task": [f"t{i}" for i in range(120)], "group": [f"g{i % 3}" for i in range(120)]})
+    universe = order_universe(task_order(tasks, policy))
+    record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=universe)
+    assert "prediction-powered" in record.tail_method and "coverage by top-up" in record.tail_method
+    assert record.warnings == []  # a stamped uniform order, and the rows' audits are the draw of seed 9

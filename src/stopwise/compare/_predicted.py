@@ -357,7 +357,7 @@ def powered_boundary(
     if (np.abs(x) > scale + 1e-9).any() or (lo > hi + 1e-12).any() or (np.abs(lo) > 1 + 1e-12).any() or (np.abs(hi) > 1 + 1e-12).any():
         raise ComparisonError(f"prediction-powered differences must lie in [-{scale:g}, {scale:g}] and their bounds l <= h in [-1, 1]")
     used = resolve_strategy(strategy, False)
-    method = f"betting-wor ({_STRATEGY_LABELS[used]}, pooled, prediction-powered: range +/-{scale:g}, past predictions at their worst case)"
+    method = f"betting-wor ({_STRATEGY_LABELS[used]}, prediction-powered: range +/-{scale:.4g}, past predictions at their worst case, pooled)"
     n = len(x)
     logical = ((lo.sum() - (n_pop - n)) / n_pop, (hi.sum() + (n_pop - n)) / n_pop)
     if n == 0:
@@ -416,7 +416,7 @@ def powered_interval(
         level=round(1.0 - 2.0 * alpha, 12),
         kind="anytime-valid",
         method=(
-            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:g}; each end one-sided 1 - a "
+            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:.4g}; each end one-sided 1 - a "
             f"over every look; {INTERVAL_STEP:g} grid, rounded outward){empty}"
         ),
     )
