@@ -154,6 +154,7 @@ WarningCode = Literal[
     "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
     "order-provenance",
     "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
+    "audit-draw",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -166,7 +167,10 @@ excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of 
 difference on one side of the threshold before the budget limit; ``order-provenance`` the betting
 boundary's planned order is not a verified seeded random permutation of the kind its guarantee needs;
 then the one-look codes of issue 21 (``past-limit``, ``rare-discordance``, ``unweighted-estimate``,
-``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below)."""
+``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below); last ``audit-draw`` (issue 22):
+under ``[decision] predicted = "prediction-powered"`` the rows' ``audited`` flags disagree with the
+pre-registered audit draw of ``[early] audit_seed`` (:func:`stopwise.records.audit_draw`), on which the
+treatment's guarantee rests."""
 
 PastLimit = Literal["at-limit", "refuse"]
 PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)
@@ -195,3 +199,20 @@ acts, the exact without-replacement p-value of its action is at most 0.07 (1.4 a
 reaches 0.96 (no discordant task), 0.26 (one), 0.10 (two, five, eight)."""
 
 __all__ += ["PAST_LIMITS", "RARE_DISCORDANCE", "PastLimit"]
+
+
+PredictedTreatment = Literal["exclude", "prediction-powered"]
+PREDICTED_TREATMENTS: tuple[PredictedTreatment, ...] = get_args(PredictedTreatment)
+"""How rows whose outcome is a prediction (``status = "predicted"``, a run halted early) enter a decision
+(``[decision] predicted``): ``exclude`` (the default: only the policy's ``statuses`` count, as before
+issue 22) or ``prediction-powered`` (each halted run's prediction plus the audit correction:
+:mod:`stopwise.compare._predicted`)."""
+
+PREDICTED_FLAG = "predicted"
+"""Flag of a row whose outcome is the prediction of a run halted early (``status = "predicted"``)."""
+AUDITED_FLAG = "audited"
+"""Flag of a row of a run drawn for audit: never halted, its outcome is the true one (``status = "final"``)."""
+WOULD_HALT_FLAGS: tuple[str, str] = ("would-halt:0", "would-halt:1")
+"""Flags of an audited run the monitor would have halted, by the outcome it would have stored (0, 1)."""
+
+__all__ += ["AUDITED_FLAG", "PREDICTED_FLAG", "PREDICTED_TREATMENTS", "WOULD_HALT_FLAGS", "PredictedTreatment"]
