@@ -1,0 +1,458 @@
+"""The whole-evaluation replay: within-task halting and the across-task betting boundary, alone and joined.
+
+A completed benchmark with trajectories is replayed as a live evaluation of a pair of agents: the tasks arrive
+in a seeded uniformly random order; every run is monitored by a halting model that never saw the two agents
+(the held-out predictions of :func:`stopwise.early.leave_one_out`, turned into halts by the thresholds); a
+seeded random share rho of the runs is audited (never halted, its would-halt verdict recorded); and the paired
+betting boundary (:func:`stopwise.compare.betting_paths`, pooled process without replacement over the pair's
+N shared tasks) is consulted after every task. Four modes spend agent steps differently:
+
+* ``full`` -- every run to its end, the decision at N: the complete record, so its decision is the truth;
+* ``across-task`` -- every run to its end, the boundary after every task, stop at the first crossing
+  (never crossing: the complete record at N decides);
+* ``within-task`` -- every task, runs halted unless audited, one decision at N with the
+  prediction-powered treatment (``[decision] predicted = "prediction-powered"``);
+* ``joined`` -- runs halted unless audited and the boundary after every task on the prediction-powered
+  task differences, stop at the first crossing.
+
+The prediction-powered difference of a task (Angelopoulos et al. 2023; Zrnic & Candes 2024, with the
+known audit probability) replaces each run's outcome y by ``yhat + (audited / rho) (y - yhat)`` when the
+monitor would halt it (``yhat`` the predicted 0/1 outcome) and by y otherwise; it is unbiased for the task's
+true difference whatever the predictions' accuracy, and lies in ``[-(2/rho - 1), 2/rho - 1]``, so the
+boundary runs on the differences divided by that range (and delta likewise). Two extra modes take the
+predictions as the truth (``within-task as truth``, ``joined as truth``); they have no guarantee and are
+labelled invalid.
+
+A decision is wrong when it is the opposite of the complete record's truth: the pair is positive iff the
+full-data difference (attempts averaged per task) exceeds delta. Spending is the share of all agent steps
+(and tokens, where every step records them) of both agents on the N tasks that was spent until the decision,
+or until the end when no decision came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stopwise.compare import betting_paths
+from stopwise.errors import ArgumentError
+from stopwise.records import Policy, outcome_columns
+
+__all__ = ["JOINT_MODES", "JointReplay", "joint_halts", "joint_rows", "replay_joint"]
+
+JOINT_MODES: tuple[str, ...] = (
+    "full", "across-task", "within-task", "joined", "joined naive", "within-task as truth", "joined as truth",
+)
+"""The replayed modes; the last three carry no guarantee (``joined naive``: the boundary on the prediction-powered
+differences as if they were the tasks' fixed values; ``as truth``: predicted outcomes taken as the truth)."""
+_VALID = {"full": True, "across-task": True, "within-task": True, "joined": True, "joined naive": False,
+          "within-task as truth": False, "joined as truth": False}
+_TABLE_COLUMNS = ("agent", "task", "attempt", "outcome", "n_steps", "halt_step", "predicted", "halt_tokens", "total_tokens")
+_PPI = "prediction-powered"
+
+
+def joint_halts(evaluation: Any, success_threshold: float | None = 0.95, failure_threshold: float | None = 0.95, *,
+                variant: str | None = None) -> pd.DataFrame:
+    """The run table of the replay: every held-out run's length, outcome and where its monitor halts it.
+
+    Parameters
+    ----------
+    evaluation : EarlyEvaluation
+        Held-out per-prefix predictions (:func:`stopwise.early.leave_one_out`), e.g. folds that hold out a
+        service or pool so the compared agents never trained the model that monitors them.
+    success_threshold, failure_threshold : float or None
+        The halting thresholds (``None`` turns a head off).
+    variant : str, optional
+        The model variant of an evaluation holding several.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``agent``, ``task``, ``attempt``, ``outcome``, ``n_steps``, ``halt_step`` and
+        ``predicted`` (NaN when the monitor never halts the run before its last step), ``halt_tokens`` and
+        ``total_tokens`` (input + output tokens spent until the halt and by the whole run; NaN unless every
+        step records tokens).
+
+    Examples
+    --------
+    >>> from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, leave_one_out
+    >>> from stopwise.replay import joint_halts, synthetic_trajectories
+    >>> runs = synthetic_trajectories(40, 4, rng=0)
+    >>> small = EarlyOutcomeModel(n_components=4, min_df=2, min_steps=5, classifier=DualHeadClassifier(n_estimators=30))
+    >>> table = joint_halts(leave_one_out(runs, small, by="agent", exclude_same="pool"), 0.9, 0.9)
+    >>> table.shape, int(table["halt_step"].notna().sum()) > 0
+    ((160, 9), True)
+    """
+    metrics = evaluation.metrics(success_threshold, failure_threshold, variant=variant)
+    runs = evaluation.runs.sort_values("run").reset_index(drop=True)
+    halts = metrics.halts.set_index("run").loc[runs["run"]]
+    table = runs[["agent", "task", "attempt", "outcome", "n_steps"]].copy()
+    table["halt_step"] = halts["halt_step"].to_numpy(dtype=float)
+    table["predicted"] = halts["predicted"].to_numpy(dtype=float)
+    if evaluation.token_source == "tokens":
+        pred = evaluation._variant(variant).sort_values(["run", "k"])
+        cost = (pred["cum_in"] + pred["cum_out"]).to_numpy(dtype=float)
+        start = np.searchsorted(pred["run"].to_numpy(), runs["run"].to_numpy())
+        executed = np.where(np.isnan(table["halt_step"]), table["n_steps"], table["halt_step"]).astype(np.int64)
+        table["halt_tokens"] = np.where(np.isnan(table["halt_step"]), np.nan, cost[start + executed])
+        table["total_tokens"] = (runs["total_in"] + runs["total_out"]).to_numpy(dtype=float)
+    else:
+        table["halt_tokens"] = np.nan
+        table["total_tokens"] = np.nan
+    return table
+
+
+def _table_iv(table: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(table, pd.DataFrame):
+        raise ArgumentError(f"`table` must be the run table of joint_halts (a DataFrame); got {type(table).__name__}")
+    missing = [c for c in _TABLE_COLUMNS if c not in table.columns]
+    if missing:
+        raise ArgumentError(f"`table` lacks column(s) {', '.join(missing)}; build it with joint_halts")
+    out = table.loc[:, list(_TABLE_COLUMNS)].reset_index(drop=True)
+    y = out["outcome"].to_numpy(dtype=float)
+    if not np.isin(y, (0.0, 1.0)).all():
+        bad = int(np.flatnonzero(~np.isin(y, (0.0, 1.0)))[0])
+        raise ArgumentError(f"`table` row {bad}: `outcome` must be 0 or 1; got {y[bad]!r}")
+    halted = out["halt_step"].notna().to_numpy()
+    yhat = out["predicted"].to_numpy(dtype=float)
+    if not np.isin(yhat[halted], (0.0, 1.0)).all():
+        raise ArgumentError("`table`: every halted run needs `predicted` 0 or 1")
+    if (out["halt_step"][halted] >= out["n_steps"][halted]).any() or (out["n_steps"] < 1).any():
+        raise ArgumentError("`table`: `n_steps` must be >= 1 and a halt must come before the run's last step")
+    return out
+
+
+def joint_rows(table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, source: str = "stopwise.replay:joint") -> pd.DataFrame:
+    """The outcome rows a live evaluation records for the runs of ``table`` under one audit draw.
+
+    A run the monitor halts and the draw does not audit becomes ``status = "predicted"`` with its predicted
+    outcome and flag ``predicted``; an audited run keeps ``status = "final"`` and its true outcome, flagged
+    ``audited`` and ``would-halt:1`` or ``would-halt:0``; any other run is a plain final row.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from stopwise.replay import joint_rows
+    >>> table = pd.DataFrame({"agent": ["A", "A", "B"], "task": ["t1", "t2", "t1"], "attempt": 1,
+    ...                       "outcome": [1, 0, 0], "n_steps": 10, "halt_step": [3, None, 4],
+    ...                       "predicted": [1, None, 1], "halt_tokens": None, "total_tokens": None})
+    >>> joint_rows(table, [False, True, True])[["status", "outcome", "flags"]].values.tolist()
+    [['predicted', 1.0, 'predicted'], ['final', 0.0, 'audited;would-halt:0'], ['final', 0.0, 'audited;would-halt:1']]
+    """
+    t = _table_iv(table)
+    audit = np.asarray(audited, dtype=bool)
+    if audit.shape != (t.shape[0],):
+        raise ArgumentError(f"`audited` must hold one flag per run ({t.shape[0]}); got shape {audit.shape}")
+    would = t["halt_step"].notna().to_numpy()
+    predicted = would & ~audit
+    flags = np.where(predicted, "predicted", np.where(audit, np.where(would, "audited;would-halt:1", "audited;would-halt:0"), ""))
+    rows = pd.DataFrame(
+        {
+            "system": t["agent"].astype(str), "task": t["task"].astype(str),
+            "outcome": np.where(predicted, t["predicted"].to_numpy(dtype=float), t["outcome"].to_numpy(dtype=float)),
+            "group": "", "attempt": t["attempt"].astype(int), "status": np.where(predicted, "predicted", "final"),
+            "source": source, "flags": flags,
+        }
+    )
+    return outcome_columns(rows.to_dict("records")).to_frame()
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One pair's runs (flat) and the matrices that average them per task."""
+
+    tested: str
+    baseline: str
+    tasks: np.ndarray
+    runs: pd.DataFrame
+    weights: np.ndarray  # (R, T): +1/attempts for the tested agent's runs, -1/attempts for the baseline's
+    member: np.ndarray  # (R, T): 1 where run r is on task t
+    truth: float
+
+
+def _pair(table: pd.DataFrame, tested: str, baseline: str) -> _Pair:
+    shared = np.intersect1d(table.loc[table["agent"] == tested, "task"].astype(str), table.loc[table["agent"] == baseline, "task"].astype(str))
+    if shared.shape[0] < 2:
+        raise ArgumentError(f"pair {tested!r} vs {baseline!r}: needs at least 2 shared tasks; got {shared.shape[0]}")
+    runs = table[table["agent"].isin([tested, baseline]) & table["task"].astype(str).isin(shared)].reset_index(drop=True)
+    col = np.searchsorted(shared, runs["task"].astype(str).to_numpy())
+    sign = np.where(runs["agent"].to_numpy() == tested, 1.0, -1.0)
+    member = np.zeros((runs.shape[0], shared.shape[0]))
+    member[np.arange(runs.shape[0]), col] = 1.0
+    counts = pd.Series(1, index=pd.MultiIndex.from_arrays([runs["agent"], col])).groupby(level=[0, 1]).transform("size")
+    weights = member * (sign / counts.to_numpy())[:, None]
+    truth = float((runs["outcome"].to_numpy(dtype=float) @ weights).mean())
+    return _Pair(tested, baseline, shared, runs, weights, member, truth)
+
+
+@dataclass
+class JointReplay:
+    """Result of :func:`replay_joint`.
+
+    Attributes
+    ----------
+    summary : pandas.DataFrame
+        One row per pair and mode: ``tested``, ``baseline``, ``n_tasks``, ``delta_full`` (the complete record's
+        difference), ``positive`` (its truth: ``delta_full > delta``), ``mode``, ``valid`` (the mode's decisions
+        carry the guarantee), ``decided`` (share of orders with a final action), ``wrong`` (share of orders
+        with a wrong final action) and ``wrong_se`` (its standard error), ``step_share`` (mean share of the
+        complete record's agent steps spent until the decision), ``token_share`` (the same for tokens; NaN
+        unless every step records them), ``tasks_share`` (mean share of tasks observed).
+    orders : pandas.DataFrame
+        One row per pair, mode and order: ``action`` (``promote``, ``reject`` or ``none``), ``wrong``,
+        ``tasks``, ``step_share``, ``token_share``.
+    settings : dict
+        n_orders, audit fraction rho, delta, alpha, seed, treatment of predicted rows, halting figures.
+    """
+
+    summary: pd.DataFrame
+    orders: pd.DataFrame
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def table(self, *, valid_only: bool = False) -> pd.DataFrame:
+        """The summary as a wide table: one row per pair, wrong rate and step share per mode."""
+        s = self.summary[self.summary["valid"]] if valid_only else self.summary
+        wide = s.pivot_table(index=["tested", "baseline", "n_tasks", "delta_full"], columns="mode",
+                             values=["wrong", "step_share"], sort=False)
+        return wide.reindex(columns=[(v, m) for v in ("wrong", "step_share") for m in JOINT_MODES if m in set(s["mode"])])
+
+
+@dataclass(frozen=True)
+class _Boundary:
+    """The boundary settings: delta, the cutoff a, and rho (the audit probability)."""
+
+    delta: float
+    alpha: float
+    rho: float
+
+
+def _first_stop(
+    values: np.ndarray, scale: float, b: _Boundary, *, final_only: bool = False, shift: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Action (+1 promote, -1 reject, 0 none) and observed task count of each row's first crossing.
+
+    ``values`` are (K, N) task differences in look order within ``[-scale, scale]``; with ``final_only`` the
+    boundary is consulted once, after the N-th task. With ``shift`` > 0 (the prediction-powered boundary)
+    the promote test runs at delta + shift and the reject test at delta - shift, each at level a / 2.
+    """
+    n = values.shape[1]
+    x = np.clip(values / scale, -1.0, 1.0)
+    alpha = b.alpha / 2 if shift > 0 else b.alpha
+    crossed = []
+    for side, threshold in ((0, b.delta + shift), (1, b.delta - shift)):
+        if abs(threshold) >= scale:  # the test cannot cross: the shifted threshold is outside the range
+            crossed.append(np.zeros(values.shape, dtype=bool))
+            continue
+        paths = betting_paths(x, threshold / scale, population_size=n, alpha=alpha)
+        if final_only:
+            log = paths.log_promote if side == 0 else paths.log_reject
+            hit = np.zeros(values.shape, dtype=bool)
+            hit[:, -1] = log[:, -1] >= np.log(1.0 / alpha)
+            crossed.append(hit)
+        else:
+            crossed.append(paths.crossed(alpha)[side])
+    p, r = crossed
+    at_p = np.where(p.any(axis=1), np.argmax(p, axis=1), n)
+    at_r = np.where(r.any(axis=1), np.argmax(r, axis=1), n)
+    action = np.where(at_p < at_r, 1, np.where(at_r < at_p, -1, 0))
+    return action, np.where(action == 0, n, np.minimum(at_p, at_r) + 1)
+
+
+def ppi_shift(weights: np.ndarray, would: np.ndarray, rho: float, alpha: float) -> float:
+    """The margin u that the mean audit noise of the N tasks exceeds with probability at most a / 2 (Bernstein).
+
+    A task's prediction-powered difference is its true difference plus the audit noise
+    ``sum_r w_r (audited_r / rho - 1) (y_r - yhat_r)`` over its runs the monitor would halt: independent across
+    tasks, mean zero, variance at most ``(1/rho - 1) sum_r w_r^2`` and size at most ``(1/rho - 1) sum_r |w_r|``
+    whatever the predictions' accuracy. Bernstein's inequality bounds the mean noise of the N tasks by
+    ``u = (b L / 3 + sqrt((b L / 3)^2 + 2 L V)) / N`` with ``L = log(2 / a)``, V the summed variance bound and b
+    the largest size bound. The N planned tasks' prediction-powered differences form a fixed population once
+    the audits are drawn, independent of the order, so the without-replacement boundary at delta + u (promote)
+    and delta - u (reject), each at level a / 2, errs with probability at most a.
+    """
+    k = 1.0 / rho - 1.0
+    w = weights * would[:, None]
+    variance = k * float((w**2).sum())
+    size = k * float(np.abs(w).sum(axis=0).max())
+    log_term = np.log(2.0 / alpha)
+    n = weights.shape[1]
+    return float((size * log_term / 3 + np.sqrt((size * log_term / 3) ** 2 + 2 * log_term * variance)) / n)
+
+
+def _spent(per_task: np.ndarray, orders: np.ndarray, tasks: np.ndarray, total: float) -> np.ndarray:
+    """Share of ``total`` spent on the first ``tasks`` tasks of each order; ``per_task`` is (T,) or (K, T)."""
+    cost = np.broadcast_to(per_task, orders.shape)
+    ordered = np.cumsum(np.take_along_axis(cost, orders, axis=1), axis=1)
+    return ordered[np.arange(orders.shape[0]), tasks - 1] / total if total > 0 else np.full(orders.shape[0], np.nan)
+
+
+def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary) -> dict[str, dict[str, np.ndarray]]:
+    """Every mode's action, observed tasks, step share and token share along K orders for one pair."""
+    runs = pair.runs
+    k, n_tasks = orders.shape
+    y = runs["outcome"].to_numpy(dtype=float)
+    n = runs["n_steps"].to_numpy(dtype=float)
+    would = runs["halt_step"].notna().to_numpy()
+    h = np.where(would, runs["halt_step"].to_numpy(dtype=float), n)
+    yhat = np.where(would, runs["predicted"].to_numpy(dtype=float), y)
+    tok_full = runs["total_tokens"].to_numpy(dtype=float)
+    has_tokens = bool(np.isfinite(tok_full).all())
+    tok_halt = np.where(would, runs["halt_tokens"].to_numpy(dtype=float), tok_full)
+    halted_now = would[None, :] & ~audit
+    steps_now = np.where(halted_now, h, n) @ pair.member
+    tokens_now = np.where(halted_now, tok_halt, tok_full) @ pair.member if has_tokens else None
+    full_steps, total_steps = n @ pair.member, float(n.sum())
+    full_tokens = tok_full @ pair.member if has_tokens else None
+    total_tokens = float(tok_full.sum()) if has_tokens else 0.0
+    truth_action = 1 if pair.truth > b.delta else -1
+    ordered = lambda d: np.take_along_axis(np.broadcast_to(d, orders.shape), orders, axis=1)  # noqa: E731
+    true_d = ordered(y @ pair.weights)
+    ppi = np.where(would[None, :], yhat[None, :] + audit / b.rho * (y - yhat)[None, :], y[None, :]) @ pair.weights
+    as_truth = np.where(halted_now, yhat[None, :], y[None, :]) @ pair.weights
+    scale = 2.0 / b.rho - 1.0
+    out: dict[str, dict[str, np.ndarray]] = {}
+
+    def mode(name: str, action: np.ndarray, tasks: np.ndarray, steps: np.ndarray, tokens: np.ndarray | None) -> None:
+        out[name] = {
+            "action": action, "tasks": tasks, "step_share": _spent(steps, orders, tasks, total_steps),
+            "token_share": _spent(tokens, orders, tasks, total_tokens) if tokens is not None else np.full(k, np.nan),
+        }
+
+    everything = np.full(k, n_tasks)
+    mode("full", np.full(k, truth_action), everything, full_steps, full_tokens)
+    action, tasks = _first_stop(true_d, 1.0, b)
+    mode("across-task", np.where(action == 0, truth_action, action), tasks, full_steps, full_tokens)
+    # the worst case of which runs would halt is every run (the unobserved tasks' halts are unknown)
+    shift = ppi_shift(pair.weights, np.ones_like(would), b.rho, b.alpha) if b.rho < 1 else 0.0
+    action, _ = _first_stop(ordered(ppi), scale, b, final_only=True, shift=shift)
+    mode("within-task", action, everything, steps_now, tokens_now)
+    action, tasks = _first_stop(ordered(ppi), scale, b, shift=shift)
+    mode("joined", action, tasks, steps_now, tokens_now)
+    action, tasks = _first_stop(ordered(ppi), scale, b)
+    mode("joined naive", action, tasks, steps_now, tokens_now)
+    by_mean = np.where(as_truth.mean(axis=1) > b.delta, 1, -1)
+    mode("within-task as truth", by_mean, everything, steps_now, tokens_now)
+    action, tasks = _first_stop(ordered(as_truth), 1.0, b)
+    mode("joined as truth", np.where(action == 0, by_mean, action), tasks, steps_now, tokens_now)
+    return out
+
+
+def _treatment(policy: Policy) -> str:
+    """The policy's treatment of predicted rows: ``[decision] predicted`` (``prediction-powered`` is what the joined mode needs)."""
+    return str(getattr(policy.decision, "predicted", "exclude"))
+
+
+def _replay_joint_iv(
+    table: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, policy: Policy | None, audit_fraction: float | None, n_orders: int
+) -> tuple[pd.DataFrame, list[tuple[str, str]], Policy, float]:
+    t = _table_iv(table)
+    policy = Policy() if policy is None else policy
+    if not isinstance(policy, Policy):
+        raise ArgumentError(f"`policy` must be a Policy; got {type(policy).__name__}")
+    if audit_fraction is None:
+        audit_fraction = getattr(getattr(policy, "early", None), "audit_fraction", None)
+        if audit_fraction is None:
+            raise ArgumentError("`audit_fraction` is required: pass rho, or a policy with [early] audit_fraction")
+    rho = float(audit_fraction)
+    if not 0.0 < rho <= 1.0:
+        raise ArgumentError(f"`audit_fraction` must be in (0, 1]; got {audit_fraction!r}")
+    if isinstance(n_orders, bool) or int(n_orders) != n_orders or n_orders < 1:
+        raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
+    agents = sorted(set(t["agent"].astype(str)))
+    if pairs is None:
+        tasks = {a: set(t.loc[t["agent"] == a, "task"].astype(str)) for a in agents}
+        pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:] if len(tasks[a] & tasks[b]) >= 2]
+    checked = []
+    for pair in pairs:
+        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(agents):
+            raise ArgumentError(f"`pairs`: each pair must name two different agents of the table; got {pair!r}")
+        checked.append((str(pair[0]), str(pair[1])))
+    if not checked:
+        raise ArgumentError("no pair of agents shares at least 2 tasks; nothing to replay")
+    return t, checked, policy, rho
+
+
+def replay_joint(
+    table: pd.DataFrame,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    *,
+    policy: Policy | None = None,
+    audit_fraction: float | None = None,
+    n_orders: int = 200,
+    rng: int = 0,
+) -> JointReplay:
+    """Replay live evaluations of each pair end to end under the four modes (see the module docstring).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The run table (:func:`joint_halts`): one row per run with its halt, if any.
+    pairs : sequence of (tested, baseline), optional
+        The pairs to replay (default: every pair of agents sharing at least two tasks, agents sorted).
+    policy : Policy, optional
+        delta (``threshold``), the cutoff a (``tail_cutoff``), the audit fraction (``[early] audit_fraction``
+        when the policy has it) and the treatment of predicted rows (``[decision] predicted``).
+    audit_fraction : float, optional
+        rho, the probability that a run is audited (never halted); overrides the policy's.
+    n_orders : int, default 200
+        K, the seeded task orders (each with its own audit draw) per pair.
+    rng : int, default 0
+        Seed of the orders and audit draws (pair i uses the stream ``(rng, i)``).
+
+    Returns
+    -------
+    JointReplay
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from stopwise.replay import replay_joint
+    >>> table = pd.DataFrame({"agent": ["A"] * 40 + ["B"] * 40, "task": [f"t{i}" for i in range(40)] * 2,
+    ...                       "attempt": 1, "outcome": [1] * 40 + [0] * 40, "n_steps": 10,
+    ...                       "halt_step": 2.0, "predicted": [1.0] * 40 + [0.0] * 40,
+    ...                       "halt_tokens": float("nan"), "total_tokens": float("nan")})
+    >>> r = replay_joint(table, audit_fraction=0.5, n_orders=20).summary.set_index("mode")
+    >>> float(r.loc["full", "step_share"]), bool(r.loc["within-task", "step_share"] < 1), float(r.loc["joined", "wrong"])
+    (1.0, True, 0.0)
+    """
+    t, checked, policy, rho = _replay_joint_iv(table, pairs, policy, audit_fraction, n_orders)
+    b = _Boundary(float(policy.threshold), float(policy.tail_cutoff), rho)
+    treatment = _treatment(policy)
+    summary, per_order = [], []
+    for i, (tested, baseline) in enumerate(checked):
+        pair = _pair(t, tested, baseline)
+        gen = np.random.default_rng([int(rng), i])
+        orders = np.argsort(gen.random((int(n_orders), pair.tasks.shape[0])), axis=1)
+        audit = gen.random((int(n_orders), pair.runs.shape[0])) < rho
+        positive = pair.truth > b.delta
+        for name, m in _pair_modes(pair, orders, audit, b).items():
+            wrong = (m["action"] == 1) & ~positive | (m["action"] == -1) & positive
+            p = float(wrong.mean())
+            summary.append(
+                {
+                    "tested": tested, "baseline": baseline, "n_tasks": int(pair.tasks.shape[0]), "delta_full": pair.truth,
+                    "positive": positive, "mode": name, "valid": _VALID[name], "decided": float((m["action"] != 0).mean()),
+                    "wrong": p, "wrong_se": float(np.sqrt(p * (1 - p) / n_orders)), "step_share": float(m["step_share"].mean()),
+                    "token_share": float(m["token_share"].mean()), "tasks_share": float(m["tasks"].mean() / pair.tasks.shape[0]),
+                }
+            )
+            per_order.append(
+                pd.DataFrame(
+                    {
+                        "tested": tested, "baseline": baseline, "mode": name, "order": np.arange(n_orders),
+                        "action": np.array(["reject", "none", "promote"])[m["action"] + 1], "wrong": wrong,
+                        "tasks": m["tasks"], "step_share": m["step_share"], "token_share": m["token_share"],
+                    }
+                )
+            )
+    settings = {
+        "n_orders": int(n_orders), "audit_fraction": rho, "delta": b.delta, "alpha": b.alpha, "seed": int(rng),
+        "predicted": treatment, "prediction_powered_policy": treatment == _PPI,
+        "halted_share": float(t["halt_step"].notna().mean()),
+        "halt_accuracy": float((t["predicted"] == t["outcome"])[t["halt_step"].notna()].mean()) if t["halt_step"].notna().any() else float("nan"),
+    }
+    return JointReplay(pd.DataFrame(summary), pd.concat(per_order, ignore_index=True), settings)
