@@ -213,13 +213,6 @@ class JointReplay:
     orders: pd.DataFrame
     settings: dict[str, Any] = field(default_factory=dict)
 
-    def table(self, *, valid_only: bool = False) -> pd.DataFrame:
-        """The summary as a wide table: one row per pair, wrong rate and step share per mode."""
-        s = self.summary[self.summary["valid"]] if valid_only else self.summary
-        wide = s.pivot_table(index=["tested", "baseline", "n_tasks", "delta_full"], columns="mode",
-                             values=["wrong", "step_share"], sort=False)
-        return wide.reindex(columns=[(v, m) for v in ("wrong", "step_share") for m in JOINT_MODES if m in set(s["mode"])])
-
 
 @dataclass(frozen=True)
 class _Boundary:
