@@ -219,6 +219,10 @@ def test_bad_arguments_are_refused(model: EarlyOutcomeModel) -> None:
         LiveHalting(object())
     with pytest.raises(InputError, match="`values` must be"):
         LiveHalting(model, values=("C",))  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"`audit_fraction` must be a number in \[0, 1\]; got 1.5"):
+        LiveHalting(model, audit_fraction=1.5)
+    with pytest.raises(InputError, match="`audit_seed` must be an integer >= 0; got -1"):
+        LiveHalting(model, audit_seed=-1)
 
 
 def test_every_scorer_of_a_halted_sample_scores_the_prediction_under_its_name(
@@ -260,3 +264,60 @@ def test_a_react_agent_is_halted_at_the_same_step(halting_example: ModuleType, m
     assert halting.errors == []
     steps = {task: {s.id: s.scores["includes"].metadata["step"] for s in log.samples if s.limit is not None} for task, log in logs.items()}
     assert steps["react"] == steps["hasty"] and len(steps["react"]) == 4
+
+
+def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on_the_export(
+    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
+) -> None:
+    from inspect_ai import eval
+
+    from stopwise.inspect import LiveHalting, paired_early_stopping
+    from stopwise.ledger import open_ledger
+    from stopwise.records import audit_draw, parse_policy
+
+    rho, seed = 0.5, 3
+    policy = parse_policy(
+        f'[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n[coverage]\nrule = "none"\n'
+        f"[early]\naudit_fraction = {rho}\naudit_seed = {seed}\n"
+    )
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    tested, baseline = paired_early_stopping(url, "audited", tested="careful", baseline="hasty", policy=policy)
+    with LiveHalting(model, audit_fraction=policy.early.audit_fraction, audit_seed=policy.early.audit_seed) as halting:
+        tasks = []
+        for manager, (name, rate) in zip((tested, baseline), halting_example.AGENTS.items(), strict=True):
+            task = halting.task(halting_example.agent_task(name, rate, N), system=name)
+            task.early_stopping = manager
+            tasks.append(task)
+        logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, log_dir=str(tmp_path / "logs"), display="none")}
+    assert halting.errors == []
+    drawn = {(name, str(s.id)) for name, log in logs.items() for s in log.samples if audit_draw(seed, name, str(s.id), s.epoch - 1) < rho}
+    halted = {(name, str(s.id)) for name, log in logs.items() for s in log.samples if s.limit is not None}
+    would = {(a["system"], str(a["sample"])) for a in halting.audits}
+    assert halted and would and drawn  # the seed gives both kinds of rows
+    assert not halted & drawn  # an audited run is never halted ...
+    assert would <= drawn  # ... but the prediction it would have stored is recorded
+    for name, sample_id in would:  # audited would-halt runs ran to their end (9 model calls)
+        sample = next(s for s in logs[name].samples if str(s.id) == sample_id)
+        assert sample.limit is None and _calls(sample) == 9
+    with open_ledger(url) as ledger:
+        ledger.export("audited", tmp_path / "outcomes.csv", force=True)
+    rows = stopwise.read_outcomes(tmp_path / "outcomes.csv")
+    frame = rows.to_frame()
+    flags = dict(zip(zip(frame["system"], frame["task"], strict=True), frame["flags"].astype(str), strict=True))
+    assert {k for k, f in flags.items() if "predicted" in f} == halted
+    assert {k for k, f in flags.items() if "audited" in f} == drawn
+    assert {k for k, f in flags.items() if "would-halt:" in f} == would
+    assert all(f"would-halt:{a['would_halt']}" in flags[(a["system"], str(a["sample"]))] for a in halting.audits)
+    # `stopwise ingest` reads the same flags from the logs
+    from_logs = ingest(tmp_path / "logs", system=system_template("task")).rows
+    logged = dict(zip(zip(from_logs["system"], from_logs["task"], strict=True), from_logs["flags"].astype(str), strict=True))
+    for word in ("predicted", "audited", "would-halt:0", "would-halt:1"):
+        assert {k for k, f in logged.items() if word in f.split(";")} == {k for k, f in flags.items() if word in f.split(";")}
+    # the manager's decision (from the ledger, on every pair) equals `stopwise decide` on the export
+    decision = tested.comparison.decision
+    assert decision is not None and decision.predicted is not None
+    again = stopwise.decide(rows, "careful", "hasty", policy, universe=tested.comparison.universe)
+    assert decision.predicted.treatment == "prediction-powered"
+    assert (decision.predicted.predicted_rows, decision.predicted.corrected_rows) == (len(halted), len(would))
+    assert decision.input_sha256 == again.input_sha256
+    assert decision.digest() == again.digest()

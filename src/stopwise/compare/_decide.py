@@ -50,12 +50,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from stopwise._version import __version__
-from stopwise.compare._betting import betting_boundary
+from stopwise.compare._betting import BettingBoundary, betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, remaining_forecast
 from stopwise.compare._interval import betting_interval, claim_sentence, one_look_interval
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
+from stopwise.compare._predicted import PoweredPairs, powered_boundary, powered_pairs, predicted_state
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.compare._topup import top_up_tasks
 from stopwise.compare._wor_exact import exact_wor_pvalue
@@ -74,6 +75,7 @@ from stopwise.records import (
     Exclusion,
     OutcomeColumns,
     Policy,
+    PredictedState,
     RemainingForecast,
     TailProvenance,
     TaskUniverse,
@@ -373,6 +375,8 @@ class _DecideInputs:
     """The caller declared the record complete and gave no universe."""
     rng: np.random.Generator
     """Generator of the Monte-Carlo bootstrap (from ``policy.seed`` when none was given)."""
+    powered: PoweredPairs | None = None
+    """The prediction-powered pairing (``[decision] predicted = "prediction-powered"``; :func:`_powered`)."""
 
     @property
     def boundary(self) -> Boundary:
@@ -548,14 +552,43 @@ def _rng_iv(rng: object, policy: Policy) -> np.random.Generator:
     return np.random.default_rng(int(rng))
 
 
-def _paired(iv: _DecideInputs) -> PairedOutcomes:
+def _powered(iv: _DecideInputs) -> _DecideInputs:
+    """Under ``predicted = "prediction-powered"``: the inputs with the prediction-powered pairing (:mod:`._predicted`).
+
+    The treatment rests on the pooled betting boundary (a uniform planned order); the one-look fixed-budget tails
+    are refused (their finite-population corrections would use the noisy past sums as exact).
+    """
+    policy = iv.policy
+    if policy.decision.predicted != "prediction-powered":
+        return iv
+    if not iv.betting:
+        raise ComparisonError(
+            '[decision] predicted = "prediction-powered" needs boundary = "betting-wor" (an anytime-valid boundary on a '
+            "uniform planned order); the fixed-budget tails do not take the audit correction"
+        )
+    if iv.betting_design.process == "stratified":
+        raise ComparisonError(
+            '[decision] predicted = "prediction-powered" runs the pooled betting process on a uniform planned order (with '
+            'the coverage rule: [betting] design = "top-up"); this order needs the stratified process, which does not take it'
+        )
+    statuses = tuple(dict.fromkeys((*policy.statuses, "predicted")))
+
+    def pair(rows: OutcomeColumns) -> PairedOutcomes:
+        return _paired(dataclasses.replace(iv, rows=rows), statuses)
+
+    return dataclasses.replace(iv, powered=powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair))
+
+
+def _paired(iv: _DecideInputs, statuses: tuple[str, ...] | None = None) -> PairedOutcomes:
     """The two systems' paired outcomes within the universe; refused when they share no task."""
     policy = iv.policy
+    if iv.powered is not None and statuses is None:
+        return iv.powered.paired
     paired = pair_outcomes(
         iv.rows,
         iv.tested,
         iv.baseline,
-        statuses=policy.statuses,
+        statuses=policy.statuses if statuses is None else statuses,
         group_column=policy.coverage.group_column,
         universe=iv.universe,
         exclude_flags=policy.flags.exclude,
@@ -757,7 +790,7 @@ def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget
         # process is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the
         # per-group (stratified) process is the valid one.
         stratified = design.process == "stratified"
-        result = betting_boundary(
+        result = _powered_boundary(iv, paired, seen, stratified) if iv.powered is not None else betting_boundary(
             seen.differences,
             policy.threshold,
             population_size=paired.n_shared,
@@ -775,6 +808,17 @@ def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget
     return _Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail, warnings=notes)
 
 
+def _powered_boundary(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed, stratified: bool) -> BettingBoundary:
+    """The pooled betting boundary on the prediction-powered differences of the judged prefix (:mod:`._predicted`)."""
+    powered = iv.powered
+    assert powered is not None and not stratified  # _powered refuses the stratified process
+    index = _prefix(paired)
+    return powered_boundary(
+        seen.differences, powered.low[index], powered.high[index], iv.policy.threshold,
+        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale,
+    )  # fmt: skip
+
+
 def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
     """The top-up design (:mod:`stopwise.compare._topup`): the pooled process on pi's observed prefix.
 
@@ -788,7 +832,7 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
     a = policy.tail_cutoff
     if seen.n == 0:
         return _Look(action="abstain" if budget.at_limit else "continue", method="betting-wor")
-    result = betting_boundary(
+    result = _powered_boundary(iv, paired, seen, False) if iv.powered is not None else betting_boundary(
         seen.differences, policy.threshold, population_size=paired.n_shared, alpha=a, confidence_bounds=False
     )
     method = result.method.replace(", pooled)", ", pooled on a uniform order, coverage by top-up)")
@@ -1020,7 +1064,7 @@ def _interval(
     tail method ``none``.
     """
     policy = iv.policy
-    if seen.n == 0:
+    if seen.n == 0 or iv.powered is not None:  # no confidence sequence on prediction-powered differences yet
         return None
     if iv.betting:
         universe = iv.universe
@@ -1055,7 +1099,7 @@ def _interval(
 
 def _forecast(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed, look: _Look) -> RemainingForecast | None:
     """The remaining tasks a ``continue`` look is likely to need (:mod:`stopwise.compare._forecast`), seeded by ``policy.seed``."""
-    if look.action != "continue" or budget.limit_unknown or seen.n == 0:
+    if look.action != "continue" or budget.limit_unknown or seen.n == 0 or iv.powered is not None:
         return None
     policy = iv.policy
     if look.top_up_left is not None:  # crossed: the action waits for these tasks alone, whatever they show
@@ -1118,8 +1162,19 @@ def _decision_record(
         decided_at=datetime.now(UTC),
         interval=interval,
         forecast=forecast,
+        predicted=_predicted_state(iv, paired),
     )
     return record.model_copy(update={"claim": claim_sentence(record)})
+
+
+def _predicted_state(iv: _DecideInputs, paired: PairedOutcomes) -> PredictedState | None:
+    """The record's count of predicted, audited and corrected rows and the treatment (None: no such row, ``exclude``)."""
+    policy = iv.policy
+    if iv.powered is not None:
+        used = iv.powered.used
+    else:
+        used = int(((iv.rows.status == "predicted") & np.isin(iv.rows.task, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
+    return predicted_state(iv.rows, policy.decision.predicted, policy.early.audit_fraction, used)
 
 
 def decide(
@@ -1202,7 +1257,7 @@ def decide(
     >>> stopwise.decide(rows, "A", "B", universe=stopwise.TaskUniverse.from_counts(400)).action
     'continue'
     """
-    iv = _decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng)
+    iv = _powered(_decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng))
     paired, past = _limit_look(iv, _paired(iv))
     budget = _budget_state(iv, paired)
     seen = _observed(iv, paired)

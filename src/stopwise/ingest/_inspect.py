@@ -532,6 +532,25 @@ def score_predicted(score: Any) -> bool:
     return isinstance(metadata, Mapping) and metadata.get("predicted") is True
 
 
+def score_audit_flags(score: Any) -> list[str]:
+    """The flags of an audited sample's score: ``audited`` and, if the monitor would have halted it, ``would-halt:f``.
+
+    :class:`stopwise.inspect.LiveHalting` marks an audited sample's score ``metadata["audited"] = True`` and
+    ``metadata["would_halt"] = f`` (the prediction it would have stored); [] for any other score.
+
+    Examples
+    --------
+    >>> from stopwise.ingest._inspect import score_audit_flags
+    >>> score_audit_flags({"metadata": {"audited": True, "would_halt": 0}}), score_audit_flags({"value": "C"})
+    (['audited', 'would-halt:0'], [])
+    """
+    metadata = score.get("metadata") if isinstance(score, Mapping) else getattr(score, "metadata", None)
+    if not isinstance(metadata, Mapping) or metadata.get("audited") is not True:
+        return []
+    would = metadata.get("would_halt")
+    return ["audited", f"would-halt:{int(would)}"] if would in (0, 1) and not isinstance(would, bool) else ["audited"]
+
+
 def _sample_cost(sample: Mapping[str, Any]) -> float | None:
     usages = sample.get("model_usage") or {}
     if not isinstance(usages, dict):
@@ -568,7 +587,9 @@ def _read_sample(
     if scored is None:
         return
     outcome, unknown = scored
-    predicted = unknown is None and score_predicted((sample.get("scores") or {}).get(scorer))
+    score = (sample.get("scores") or {}).get(scorer)
+    predicted = unknown is None and score_predicted(score)
+    audit = score_audit_flags(score) if unknown is None and not predicted else []
     steps = None
     if collector.options.trajectories:
         attachments = sample.get("attachments") or {}
@@ -586,7 +607,7 @@ def _read_sample(
         task=task,
         outcome=outcome,
         unknown=unknown,
-        flags=[*_sample_flags(sample), "predicted"] if predicted else _sample_flags(sample),
+        flags=[*_sample_flags(sample), "predicted"] if predicted else [*_sample_flags(sample), *audit],
         status="predicted" if predicted else "final",
         attempt=epoch - 1,
         cost_usd=_sample_cost(sample),

@@ -46,6 +46,17 @@ True, "probability", "p_success", "p_failure", "head", "step", "threshold", "mod
 that were not halted are scored by the task's own scorers, unchanged. ``stopwise ingest`` and the paired
 manager turn a score with ``metadata["predicted"]`` into a ``status = "predicted"`` row flagged
 ``predicted``.
+
+**Audits.** With ``audit_fraction = rho > 0`` (the policy's ``[early] audit_fraction`` and ``audit_seed``)
+a pre-registered share of runs is never halted: run (system, sample id, epoch - 1) is audited iff
+:func:`stopwise.records.audit_draw` of the seed and the run is below rho (a hash fixed before the run,
+independent of every outcome). An audited run is still monitored; when a head crosses, the halter records
+what it would have predicted (in :attr:`LiveHalting.audits` and the sample's store) and lets the run go
+on. Its score is the task's own (the true outcome) with ``metadata = {"audited": True, "audit_fraction",
+"audit_seed"}`` and, if it would have been halted, ``"would_halt": f`` (the prediction) with the
+probability, step and model digest. ``stopwise ingest`` and the paired manager turn that into a
+``status = "final"`` row flagged ``audited`` (and ``would-halt:f``): the rows the prediction-powered
+decision (``[decision] predicted = "prediction-powered"``) corrects the predictions with.
 """
 
 from __future__ import annotations
@@ -63,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 from stopwise.errors import InputError
 from stopwise.ingest._common import text_of
 from stopwise.ingest._inspect import message_steps
-from stopwise.records import Step
+from stopwise.records import Step, is_audited
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -121,10 +132,11 @@ def model_digest(path: str | os.PathLike[str]) -> str:
 class _SampleMonitor:
     """The monitor of one sample's conversation and how many of its messages have been read."""
 
-    __slots__ = ("last", "monitor", "read", "skipped")
+    __slots__ = ("audited", "last", "monitor", "read", "skipped")
 
     def __init__(self, monitor: Any) -> None:
         self.monitor = monitor
+        self.audited = False
         self.read = 0
         self.last: Any = None
         self.skipped = 0
@@ -162,6 +174,10 @@ class LiveHalting:
         Apply the model's unfamiliar-run guard: a run unlike the validation runs is never halted.
     values : (correct, incorrect), default ("C", "I")
         The score values given to a sample halted with a predicted success / failure.
+    audit_fraction : float, default 0
+        rho in [0, 1]: the pre-registered share of runs drawn for audit (never halted; see the module docstring).
+    audit_seed : int, default 0
+        Seed of the audit draw.
 
     Attributes
     ----------
@@ -172,6 +188,9 @@ class LiveHalting:
     halts : list of dict
         One entry per halted sample, recorded when it is scored: ``sample``, ``epoch`` and the score's metadata
         (``task`` — the Inspect task's name —, ``outcome``, ``step``, ``probability``, ...).
+    audits : list of dict
+        One entry per audited sample the monitor would have halted, recorded when the head crosses: ``system``,
+        ``sample``, ``epoch`` and the prediction it would have stored (``outcome``, ``step``, ``probability``, ...).
 
     Examples
     --------
@@ -189,6 +208,8 @@ class LiveHalting:
         failure_threshold: float | None = None,
         guard: bool = True,
         values: tuple[Any, Any] = ("C", "I"),
+        audit_fraction: float = 0.0,
+        audit_seed: int = 0,
     ) -> None:
         from stopwise.early import EarlyOutcomeModel, load_model
 
@@ -203,8 +224,16 @@ class LiveHalting:
             raise InputError(f"LiveHalting: `model` must be an EarlyOutcomeModel or a saved model's directory; got {type(model).__name__}")
         if not (isinstance(values, tuple) and len(values) == 2):
             raise InputError(f"LiveHalting: `values` must be a (correct, incorrect) pair; got {values!r}")
+        if isinstance(audit_fraction, bool) or not isinstance(audit_fraction, int | float) or not 0.0 <= audit_fraction <= 1.0:
+            raise InputError(f"LiveHalting: `audit_fraction` must be a number in [0, 1]; got {audit_fraction!r}")
+        if isinstance(audit_seed, bool) or not isinstance(audit_seed, int) or audit_seed < 0:
+            raise InputError(f"LiveHalting: `audit_seed` must be an integer >= 0; got {audit_seed!r}")
         self.model = model
         self.values = values
+        self.audit_fraction = float(audit_fraction)
+        self.audit_seed = audit_seed
+        self.audits: list[dict[str, Any]] = []
+        self._systems: dict[str, str] = {}  # Inspect task name -> the system name of the audit key
         self._monitor_args = {"success_threshold": success_threshold, "failure_threshold": failure_threshold, "guard": guard}
         model.monitor("", **self._monitor_args)  # check the thresholds now, not inside a running sample
         self.token = uuid.uuid4().hex
@@ -224,17 +253,20 @@ class LiveHalting:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def task(self, task: Task) -> Task:
+    def task(self, task: Task, *, system: str | None = None) -> Task:
         """The task with this halter attached: metadata marked, every scorer wrapped to score halted samples.
 
-        Modifies ``task`` in place (as Inspect's ``task_with``) and returns it.
+        ``system`` names the system in the audit draw's key (default: the task's name); give the name its outcome
+        rows carry (the paired manager's system name, ``stopwise ingest --system``) so that anyone can redraw the
+        audits from the rows. Modifies ``task`` in place (as Inspect's ``task_with``) and returns it.
         """
         from inspect_ai import task_with
 
+        self._systems[task.name] = task.name if system is None else str(system)
         metadata = {**(task.metadata or {}), HALT_KEY: self.token}
         if not task.scorer:
             return task_with(task, metadata=metadata)
-        return task_with(task, metadata=metadata, scorer=[self._scorer(s) for s in task.scorer])
+        return task_with(task, metadata=metadata, scorer=[self._scorer(s, self._systems[task.name]) for s in task.scorer])
 
     # -- the hook's work ---------------------------------------------------------------------------
 
@@ -250,7 +282,7 @@ class LiveHalting:
             self._samples[key] = state
             weakref.finalize(sample_store, self._samples.pop, key, None)
         verdict = state.advance(messages)
-        if verdict is None or not verdict.halted:
+        if verdict is None or not verdict.halted or state.audited:
             return
         head_p = verdict.p_success if verdict.head == "success" else verdict.p_failure
         threshold = state.monitor.success_threshold if verdict.head == "success" else state.monitor.failure_threshold
@@ -267,6 +299,13 @@ class LiveHalting:
             "reason": verdict.reason,
             "model_digest": self.digest,
         }
+        run = self._audit_key(task)
+        if run is not None and is_audited(self.audit_fraction, self.audit_seed, *run):
+            state.audited = True  # never halted: record what it would have predicted and let it run on
+            record = {**record, "predicted": False, "would_halt": record["outcome"], "audited": True}
+            sample_store.set(HALT_KEY, record)
+            self.audits.append({"system": run[0], "sample": run[1], "epoch": run[2] + 1, **record})
+            return
         sample_store.set(HALT_KEY, record)
         word = "CORRECT" if verdict.predicted == 1 else "INCORRECT"
         raise LimitExceededError(
@@ -276,7 +315,31 @@ class LiveHalting:
             message=f"stopwise: outcome predicted: {word} (p={head_p:.2f}) after {verdict.step} steps; {verdict.reason}",
         )
 
-    def _scorer(self, inner: Any) -> Any:
+    def _audit_key(self, task: str | None) -> tuple[str, str, int] | None:
+        """(system, task, attempt) of the running sample for the audit draw; None without audits."""
+        if self.audit_fraction <= 0.0:
+            return None
+        from inspect_ai.log._samples import sample_active
+
+        active = sample_active()
+        if active is None:  # pragma: no cover - a model call outside a sample is not monitored
+            return None
+        name = task or active.task
+        return self._systems.get(name, name), str(active.sample.id), int(active.epoch) - 1
+
+    def _audit_metadata(self, state: Any, system: str) -> dict[str, Any] | None:
+        """The score metadata of an audited sample (None: not audited); the would-halt prediction when there is one."""
+        if self.audit_fraction <= 0.0:
+            return None
+        if not is_audited(self.audit_fraction, self.audit_seed, system, str(state.sample_id), int(state.epoch) - 1):
+            return None
+        meta: dict[str, Any] = {"audited": True, "audit_fraction": self.audit_fraction, "audit_seed": self.audit_seed}
+        record = state.store.get(HALT_KEY)
+        if isinstance(record, dict) and record.get("audited"):
+            meta.update({k: v for k, v in record.items() if k not in ("reason", "predicted", "outcome", "audited")})
+        return meta
+
+    def _scorer(self, inner: Any, system: str) -> Any:
         from inspect_ai._util.registry import registry_info, registry_params, set_registry_info, set_registry_params
         from inspect_ai.scorer import Score
 
@@ -286,7 +349,11 @@ class LiveHalting:
         async def score(state: Any, target: Any) -> Any:
             record = state.store.get(HALT_KEY)
             if not isinstance(record, dict) or not record.get("predicted"):
-                return await inner(state, target)
+                result = await inner(state, target)
+                audit = self._audit_metadata(state, system)
+                if audit is None or result is None:
+                    return result
+                return result.model_copy(update={"metadata": {**(result.metadata or {}), **audit}})
             if state.uuid not in scored:  # one entry per sample, however many scorers the task has
                 scored.add(state.uuid)
                 halts.append({"sample": state.sample_id, "epoch": state.epoch, **record})

@@ -55,7 +55,7 @@ import numpy as np
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
-from stopwise.ingest._inspect import score_outcome, score_predicted
+from stopwise.ingest._inspect import score_audit_flags, score_outcome, score_predicted
 from stopwise.inspect._ledger import count_of, open_any
 from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
@@ -473,6 +473,8 @@ class PairedComparison:
             row["flags"] = "unscored"  # as `stopwise ingest` flags an unscored sample of the log
         elif predicted:
             row["flags"] = "predicted"  # as `stopwise ingest` flags a predicted sample of the log
+        elif audit := score_audit_flags(scores[self.scorer or next(iter(scores))].score):
+            row["flags"] = ";".join(audit)  # an audited run of LiveHalting: flags audited (and would-halt:f)
         if task in self._group_of:
             row["group"] = self._group_of[task]
         with self._lock:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from stopwise.records._vocabulary import (
     ACTIONS,
@@ -15,6 +15,7 @@ from stopwise.records._vocabulary import (
     Boundary,
     CoverageRule,
     ExclusionCode,
+    PredictedTreatment,
     WarningCode,
     exclusion_code,
     exclusion_reason,
@@ -31,6 +32,7 @@ __all__ = [
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
+    "PredictedState",
     "RemainingForecast",
     "TailProvenance",
     "UniverseState",
@@ -222,6 +224,26 @@ class RemainingForecast(_Record):
     """Seed of the replay."""
 
 
+class PredictedState(_Record):
+    """How rows whose outcome is a prediction entered the decision (issue 22, ``[decision] predicted``)."""
+
+    treatment: PredictedTreatment
+    """``exclude`` (only the policy's statuses count) or ``prediction-powered``."""
+    audit_fraction: float
+    """rho of the policy's audit draw (``[early] audit_fraction``)."""
+    predicted_rows: int
+    """Rows of the two systems with ``status = "predicted"`` (runs halted early, outcome predicted)."""
+    audited_rows: int
+    """Rows flagged ``audited`` (runs drawn for audit, run to their end)."""
+    corrected_rows: int
+    """Audited rows the monitor would have halted (flag ``would-halt:0`` / ``would-halt:1``): under
+    ``prediction-powered`` each corrects its prediction f to f + (Y - f) / rho."""
+    used_rows: int
+    """Predicted and corrected rows that entered the decision (on its observed tasks)."""
+    note: str
+    """What the treatment guarantees, in words."""
+
+
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
 
@@ -291,6 +313,17 @@ class DecisionRecord(_Record):
     forecast: RemainingForecast | None = None
     """For ``continue``: the predictive distribution of the remaining tasks to a decision (None otherwise, or
     when turned off). Not part of :meth:`digest`."""
+    predicted: PredictedState | None = None
+    """How predicted outcomes (runs halted early) entered the decision; None when the rows hold no predicted or
+    audited row and the policy keeps the default ``exclude`` (then the key is left out of the JSON, so records and
+    digests of evaluations without halting are unchanged)."""
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_predicted(self, handler: SerializerFunctionWrapHandler) -> object:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("predicted", 0) is None:
+            del data["predicted"]
+        return data
 
     @model_validator(mode="before")
     @classmethod

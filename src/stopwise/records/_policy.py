@@ -20,7 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise.errors import PolicyError
-from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, PastLimit, Status, TailMethod
+from stopwise.records._vocabulary import (
+    STATUSES,
+    Boundary,
+    CoverageRule,
+    PastLimit,
+    PredictedTreatment,
+    Status,
+    TailMethod,
+)
 
 __all__ = [
     "DEFAULT_POLICY_TOML",
@@ -28,6 +36,7 @@ __all__ = [
     "BudgetPolicy",
     "CoveragePolicy",
     "DecisionPolicy",
+    "EarlyPolicy",
     "FlagPolicy",
     "OrderPolicy",
     "Policy",
@@ -121,6 +130,14 @@ class DecisionPolicy(_Section):
     the planned order (a tasks file) and refuses the look without one. ``refuse`` always refuses
     it. Either way no final action is taken silently past the limit. Left out of the canonical
     JSON while it is the default, so earlier policies keep their sha256."""
+    predicted: PredictedTreatment = "exclude"
+    """How rows whose outcome is a prediction (``status = "predicted"``: runs halted early by
+    :class:`stopwise.inspect.LiveHalting` or ``stopwise early``) enter the decision. ``exclude``: as
+    before, only the policy's ``statuses`` are used (with ``"predicted"`` listed there, predictions count as
+    if they were true outcomes: no account of the halting error). ``prediction-powered``: every halted
+    run counts with its prediction plus the audit correction (the audited runs of ``[early]
+    audit_fraction``), valid whatever the halting model's accuracy (:mod:`stopwise.compare._predicted`;
+    betting-wor boundary only). Left out of the canonical JSON while it is the default."""
 
 
 # -- the betting boundary's live design and order check (issue 21) ------------------------------------
@@ -143,6 +160,20 @@ class BettingPolicy(_Section):
     order_check: OrderCheck = "refuse"
     """A planned order that is not a seeded random permutation of the kind the design needs (``cost-first``,
     ``neyman``, an edited or hand-written tasks file): ``refuse`` the decision, or ``warn`` in the record."""
+
+
+class EarlyPolicy(_Section):
+    """Live within-task halting: the pre-registered audit draw (issue 22).
+
+    Left out of the canonical JSON while it is the default, so policies written before it keep their sha256.
+    """
+
+    audit_fraction: StrictFloat = Field(default=0.0, ge=0.0, le=1.0)
+    """rho: the share of runs drawn for audit. An audited run is never halted (its true outcome is
+    observed) and the monitor records the prediction it would have made; run (system, task, attempt) is
+    audited iff :func:`stopwise.records.audit_draw` of ``audit_seed`` and the run is below rho."""
+    audit_seed: StrictInt = Field(default=0, ge=0)
+    """Seed of the audit draw (fix it before the evaluation starts)."""
 
 
 FlagToken = Annotated[str, Strict(), Field(pattern=r"^[^\s;]+$")]
@@ -205,6 +236,8 @@ class Policy(_Section):
     holds ``decision`` and its sha256 differs from the one stamped by earlier versions)."""
     betting: BettingPolicy = BettingPolicy()
     """The betting boundary's live design and order check; left out of the canonical JSON at its default."""
+    early: EarlyPolicy = EarlyPolicy()
+    """Live halting's audit draw; left out of the canonical JSON at its default."""
 
     @field_validator("statuses")
     @classmethod
@@ -222,6 +255,10 @@ class Policy(_Section):
             del data["betting"]
         if self.decision.past_limit == "at-limit":  # added with issue 21: the default keeps old digests
             del data["decision"]["past_limit"]
+        if self.decision.predicted == "exclude":  # issue 22, as above
+            del data["decision"]["predicted"]
+        if self.early == EarlyPolicy():
+            del data["early"]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def sha256(self) -> str:
@@ -284,6 +321,18 @@ boundary = "fixed-budget"
 # A look whose rows reach past the budget limit: "at-limit" decides on the tasks up to the limit in
 # the planned order (needs decide --tasks) and says so in the record; "refuse" refuses the look.
 past_limit = "at-limit"
+# Rows whose outcome is a prediction (status "predicted": runs halted early):
+# exclude            - only the statuses listed above are used (the default)
+# prediction-powered - each halted run counts with its prediction plus the audit correction from the
+#                      audited runs ([early] audit_fraction > 0; betting-wor only): valid whatever the
+#                      halting model's accuracy
+predicted = "exclude"
+
+[early]
+# live halting: the share of runs drawn for audit (never halted; their prediction is still recorded)
+# and the seed of the draw, fixed before the run
+audit_fraction = 0.0
+audit_seed = 0
 
 [betting]
 # with betting-wor and the coverage rule:

@@ -195,3 +195,20 @@ acts, the exact without-replacement p-value of its action is at most 0.07 (1.4 a
 reaches 0.96 (no discordant task), 0.26 (one), 0.10 (two, five, eight)."""
 
 __all__ += ["PAST_LIMITS", "RARE_DISCORDANCE", "PastLimit"]
+
+
+PredictedTreatment = Literal["exclude", "prediction-powered"]
+PREDICTED_TREATMENTS: tuple[PredictedTreatment, ...] = get_args(PredictedTreatment)
+"""How rows whose outcome is a prediction (``status = "predicted"``, a run halted early) enter a decision
+(``[decision] predicted``): ``exclude`` (the default: only the policy's ``statuses`` count, as before
+issue 22) or ``prediction-powered`` (each halted run's prediction plus the audit correction:
+:mod:`stopwise.compare._predicted`)."""
+
+PREDICTED_FLAG = "predicted"
+"""Flag of a row whose outcome is the prediction of a run halted early (``status = "predicted"``)."""
+AUDITED_FLAG = "audited"
+"""Flag of a row of a run drawn for audit: never halted, its outcome is the true one (``status = "final"``)."""
+WOULD_HALT_FLAGS: tuple[str, str] = ("would-halt:0", "would-halt:1")
+"""Flags of an audited run the monitor would have halted, by the outcome it would have stored (0, 1)."""
+
+__all__ += ["AUDITED_FLAG", "PREDICTED_FLAG", "PREDICTED_TREATMENTS", "WOULD_HALT_FLAGS", "PredictedTreatment"]

@@ -1,0 +1,350 @@
+r"""Predicted outcomes in a paired decision: the prediction-powered treatment (issue 22).
+
+A run halted early by a monitor (:class:`stopwise.inspect.LiveHalting`) has no true outcome, only the
+prediction f of the halting model: a row with ``status = "predicted"``. Dropping those rows (the default
+``[decision] predicted = "exclude"``) loses the savings and keeps only tasks whose runs were *not*
+halted, an outcome-dependent selection; taking the predictions as true outcomes (``statuses = ["final",
+"predicted"]``) is biased by every wrong halt, and the halting model's certified error bound holds only
+on runs like its calibration runs, not on a new agent. ``predicted = "prediction-powered"`` needs
+neither: it is valid whatever the halting model's accuracy on the agents compared.
+
+The audit draw
+--------------
+Before the evaluation a fraction rho of runs is drawn for audit (``[early] audit_fraction``; a seeded
+hash of the run, :func:`stopwise.records.audit_draw`, independent of every outcome). An audited run is
+never halted: it runs to its end (``status = "final"``, flag ``audited``), and if the monitor would have
+halted it the row also carries ``would-halt:f``, the prediction it would have stored.
+
+The estimator (prediction-powered inference, Angelopoulos et al. 2023; active inference, Zrnic & Candès 2024)
+-----------------------------------------------------------------------------------------------------------
+For a run with true outcome Y in [0, 1], let H = 1 when the monitor halts (or would halt) it with
+prediction f in [0, 1], and xi = 1 when it is audited (P(xi = 1) = rho, independent of (Y, H, f): the
+trajectory up to the halt is the same whether or not the run is audited). The run's value is
+
+    Y_hat = Y                          (H = 0: never a halting candidate)
+    Y_hat = f + (xi / rho) (Y - f)     (H = 1: f for a predicted row, f + (Y - f) / rho for an audited one)
+
+so E[Y_hat | Y, H, f] = Y: unbiased by the audit randomisation alone, whatever f is (Angelopoulos,
+Bates, Fannjiang, Jordan & Zrnic 2023, "Prediction-powered inference", Science 382; the inverse-probability
+form with a known sampling probability is the "active statistical inference" estimator of Zrnic & Candès
+2024, ICML). Y_hat lies in [1 - 1/rho, 1/rho]; attempts are averaged as for true outcomes and the task's
+difference X_i = Y_hat_A - Y_hat_B, with E[X_i | task i] = D_i, lies in [-(2/rho - 1), 2/rho - 1]: the
+scale C = max(1, 2/rho - 1) of :func:`powered_boundary` is fixed by the policy before any data.
+
+Why the without-replacement boundary needs one more step, and the step
+----------------------------------------------------------------------
+The betting boundary (Waudby-Smith & Ramdas 2020, "Confidence sequences for sampling without
+replacement", NeurIPS; bets of Waudby-Smith & Ramdas 2023, JRSS-B 86(1)) centres the t-th task at the
+mean of the tasks not yet seen, ``(N m0 - S_{t-1}) / (N - t + 1)``, with S_{t-1} the sum of the *true*
+past differences. Plugging in the sum of the past X's instead is not valid: given the past, the centre is
+off by the realised audit noise ``(sum_{i<t} X_i - D_i) / (N - t + 1)``, which is known to the draw (it
+is not mean zero given what was observed) and grows as the unseen tasks run out; at t = N it would let
+the logical bounds "settle" on noisy sums. Independence and zero mean of the noise make the *next* task's
+X unbiased, not the past sum exact.
+
+The past true sum is, however, bounded by what was observed: a final or audited row's true outcome is
+known, and a predicted row's lies in [0, 1]. So for every observed task the true difference lies in
+[l_i, h_i] (l_i: the tested system's predicted rows at 0 and the baseline's at 1; h_i: the reverse;
+l_i = h_i = D_i on a task without predicted rows), and with L_{t-1}, H_{t-1} their past sums:
+
+**Claim.** Let the planned order be a uniform random permutation of the N tasks, independent of the
+audit draw, and lambda_t >= 0 predictable. Under H0+: mu = (1/N) sum_i D_i <= m0, the process
+
+    K_t = prod_{s <= t} (1 + lambda_s (X_s / C - c_s)),   c_s = min(1, (N m0 - L_{s-1}) / (N - s + 1)) / C,
+
+with lambda_s <= 1 / (1 + c_s), is a nonnegative supermartingale, so P(exists t: K_t >= 1/alpha) <= alpha
+(Ville's inequality) at every look, however many.
+
+*Proof.* Let F_{s-1} hold the first s - 1 tasks, their rows and audit draws. Given F_{s-1} the s-th task
+is uniform on the unseen ones and its audit draws are independent of F_{s-1} and of the task, so
+E[X_s | F_{s-1}] = E[D_s | F_{s-1}] = (N mu - S_{s-1}) / (N - s + 1) (the unseen tasks' mean of true
+differences, at most 1). Since S_{s-1} >= L_{s-1} and mu <= m0 this is at most C c_s, hence
+E[1 + lambda_s (X_s / C - c_s) | F_{s-1}] <= 1 for lambda_s >= 0. Nonnegativity: X_s / C >= -1 and
+lambda_s (1 + c_s) <= 1. (When c_s would fall below -1/C the null is impossible and promote is settled.)
+
+The reject test is the mirror image (lambda_s <= 0, the centre from H_{s-1}, at least -1/C), and the
+logical bounds settle promote once ``L_t - (N - t) > N m0`` (reject once ``H_t + (N - t) < N m0``): the
+true mean is then certainly on one side. Nothing about the halting model's accuracy is assumed: a wrong
+prediction moves X only through its mean-zero audit correction, and the past predicted outcomes enter the
+centre only through their worst case. The price is power: the centre shifts by the past predicted rows'
+share, so the bound is tight early and conservative late (it is the exclude-free worst case for the past,
+not for the future tasks); the wider range C also makes bets smaller. The bets are the project's
+strategies (:mod:`stopwise.compare._betting`: aGRAPA, plug-in, ``mixture``) on the scaled values with the
+variance prior 1 / C^2 (one pseudo-observation of the [-1, 1] scale); any predictable bet keeps the claim.
+
+Scope: the pooled process (a uniform planned order; with the coverage rule, the top-up design). The
+stratified process and the one-look fixed-budget tails are refused with ``prediction-powered``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from stopwise.compare._betting import (
+    _STRATEGY_LABELS,
+    BettingBoundary,
+    _average,
+    _bet_parts,
+    _component_bets,
+    _components,
+    resolve_strategy,
+)
+from stopwise.compare._pairing import PairedOutcomes
+from stopwise.compare._strata import SETTLED_TOL
+from stopwise.errors import ComparisonError
+from stopwise.records import AUDITED_FLAG, WOULD_HALT_FLAGS, OutcomeColumns, PredictedState, flag_mask
+
+__all__ = ["PoweredPairs", "powered_boundary", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
+
+
+def powered_scale(audit_fraction: float) -> float:
+    """C = max(1, 2/rho - 1): the largest |X_i| a task's prediction-powered difference can take.
+
+    Examples
+    --------
+    >>> from stopwise.compare._predicted import powered_scale
+    >>> powered_scale(0.2), powered_scale(1.0)
+    (9.0, 1.0)
+    """
+    return max(1.0, 2.0 / audit_fraction - 1.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class _RowKinds:
+    predicted: np.ndarray
+    """Rows with status predicted (outcome: the prediction f)."""
+    corrected: np.ndarray
+    """Audited rows the monitor would have halted (flag would-halt:f)."""
+    audited: np.ndarray
+    """Rows flagged audited."""
+    would: np.ndarray
+    """f of the corrected rows (NaN elsewhere)."""
+
+
+def _row_kinds(rows: OutcomeColumns) -> _RowKinds:
+    """Classify the rows and check the data contract of halted and audited runs (row numbers named)."""
+    predicted = rows.status == "predicted"
+    audited = flag_mask(rows.flags, AUDITED_FLAG)
+    would = np.full(len(rows), np.nan)
+    for value, flag in enumerate(WOULD_HALT_FLAGS):
+        would[flag_mask(rows.flags, flag)] = float(value)
+    corrected = ~np.isnan(would)
+
+    def refuse(mask: np.ndarray, rule: str) -> None:
+        if mask.any():
+            at = np.flatnonzero(mask)
+            i = int(at[0])
+            raise ComparisonError(
+                f"{int(mask.sum())} outcome row(s) break the rule of halted and audited runs: {rule} (first: row {i + 1}, "
+                f"system {rows.system[i]!r}, task {rows.task[i]!r}, attempt {int(rows.attempt[i])}, status {rows.status[i]!r}, "
+                f"flags {rows.flags[i]!r})"
+            )
+
+    refuse(predicted & audited, "an audited run is never halted, so a row flagged 'audited' cannot have status 'predicted'")
+    refuse(corrected & ~audited, "a 'would-halt:0' / 'would-halt:1' row must be an audited run (flag 'audited')")
+    refuse(corrected & (rows.status != "final"), "an audited run the monitor would have halted has status 'final' (its true outcome)")
+    refuse(flag_mask(rows.flags, WOULD_HALT_FLAGS[0]) & flag_mask(rows.flags, WOULD_HALT_FLAGS[1]), "a row holds one would-halt flag")
+    return _RowKinds(predicted=predicted, corrected=corrected, audited=audited, would=would)
+
+
+def predicted_counts(rows: OutcomeColumns) -> tuple[int, int, int]:
+    """(predicted, audited, corrected) rows: status predicted, flag audited, audited with a would-halt flag."""
+    kinds = _row_kinds(rows)
+    return int(kinds.predicted.sum()), int(kinds.audited.sum()), int(kinds.corrected.sum())
+
+
+@dataclasses.dataclass(frozen=True)
+class PoweredPairs:
+    """The two systems' paired prediction-powered differences and the bounds on their true differences."""
+
+    paired: PairedOutcomes
+    """The pairing with ``differences`` X_i (attempts averaged), over the same tasks as a true-outcome pairing."""
+    low: np.ndarray
+    """l_i per observed task (in ``paired``'s order): the least true difference the observed rows allow."""
+    high: np.ndarray
+    """h_i: the greatest."""
+    scale: float
+    """C, the bound of |X_i| fixed by rho (:func:`powered_scale`)."""
+    used: int
+    """Predicted and corrected rows on the observed tasks."""
+
+
+def powered_pairs(
+    rows: OutcomeColumns, tested: str, audit_fraction: float, pair: Callable[[OutcomeColumns], PairedOutcomes]
+) -> PoweredPairs:
+    """Pair the prediction-powered values Y_hat of the rows, and the bounds l_i, h_i of the true differences.
+
+    ``pair`` pairs outcome rows as the decision does (its statuses must include ``predicted``); it is called
+    three times on rows differing only in ``outcome``, so the three pairings hold the same tasks in one order.
+
+    Raises
+    ------
+    ComparisonError
+        A row breaks the contract of halted and audited runs, or the rows hold predicted or corrected rows
+        and rho is 0 (no audit), or predicted rows and rho is 1 (every run audited).
+    """
+    kinds = _row_kinds(rows)
+    if (kinds.predicted.any() or kinds.corrected.any()) and audit_fraction <= 0.0:
+        raise ComparisonError(
+            '[decision] predicted = "prediction-powered" needs audits: set [early] audit_fraction > 0 before the run '
+            f"(the rows hold {int(kinds.predicted.sum())} predicted and {int(kinds.corrected.sum())} audited would-halt row(s))"
+        )
+    if kinds.predicted.any() and audit_fraction >= 1.0:
+        raise ComparisonError("[early] audit_fraction = 1 audits every run, so no run is halted; yet the rows hold predicted rows")
+    y = rows.outcome
+    tested_row = rows.system == tested
+    value = np.where(kinds.corrected, kinds.would + (y - kinds.would) / audit_fraction if audit_fraction > 0 else y, y)
+    low = np.where(kinds.predicted, np.where(tested_row, 0.0, 1.0), y)
+    high = np.where(kinds.predicted, np.where(tested_row, 1.0, 0.0), y)
+    low[kinds.predicted & np.isnan(y)] = np.nan  # an unusable row stays unusable in every pairing
+    high[kinds.predicted & np.isnan(y)] = np.nan
+    paired = pair(dataclasses.replace(rows, outcome=value))
+    lows, highs = (pair(dataclasses.replace(rows, outcome=v)) for v in (low, high))
+    if not (np.array_equal(lows.tasks, paired.tasks) and np.array_equal(highs.tasks, paired.tasks)):
+        raise ComparisonError("internal: the prediction-powered pairings differ in their tasks")  # pragma: no cover
+    observed = np.isin(rows.task, paired.tasks)
+    used = int(((kinds.predicted | kinds.corrected) & observed).sum())
+    return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used)
+
+
+def _powered_paths(
+    x: np.ndarray, low: np.ndarray, high: np.ndarray, m0: float, n_pop: int, scale: float, strategy: str, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Log K_t of the promote and reject tests (module docstring's claim), one row, looks 1..T."""
+    z = x / scale
+    t = np.arange(1, len(z) + 1, dtype=float)
+    s_prev = np.cumsum(z) - z
+    q_prev = np.cumsum(z * z) - z * z
+    left = n_pop - t + 1.0
+    low_sum, high_sum = np.cumsum(low), np.cumsum(high)
+    centre_up = np.clip((n_pop * m0 - (low_sum - low)) / left, -1.0, 1.0) / scale
+    centre_down = np.clip((n_pop * m0 - (high_sum - high)) / left, -1.0, 1.0) / scale
+    mu = s_prev / t
+    variance = (1.0 / scale**2 + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
+    np.maximum(variance, 1e-12, out=variance)
+    up_parts, down_parts = _bet_parts(mu - centre_up, variance, alpha), _bet_parts(mu - centre_down, variance, alpha)
+    parts = (up_parts[0], down_parts[1], up_parts[2])
+    logs = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, c in _components(strategy, None):
+            up, down = _component_bets(parts, t, name, n_pop)
+            up = np.minimum(up, c / (1.0 + centre_up))
+            down = np.minimum(down, c / (1.0 - centre_down))
+            logs.append((np.cumsum(np.log1p(up * (z - centre_up)))[None, :], np.cumsum(np.log1p(-down * (z - centre_down)))[None, :]))
+    log_p, log_r = (side[0] for side in _average(logs))
+    tol = SETTLED_TOL * n_pop
+    log_p[low_sum - (n_pop - t) > n_pop * m0 + tol] = np.inf
+    log_r[high_sum + (n_pop - t) < n_pop * m0 - tol] = np.inf
+    return log_p, log_r
+
+
+def powered_boundary(
+    values: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    threshold: float,
+    *,
+    population_size: int,
+    alpha: float,
+    scale: float,
+    strategy: str = "auto",
+) -> BettingBoundary:
+    """The anytime-valid betting boundary on prediction-powered differences (the module docstring's claim).
+
+    Parameters
+    ----------
+    values : array_like of float
+        X_i of the observed prefix of the planned (uniform random) order, |X_i| <= ``scale``.
+    low, high : array_like of float
+        l_i <= D_i <= h_i, the bounds of each task's true difference given its rows, in [-1, 1].
+    threshold : float
+        delta.
+    population_size : int
+        N, the planned tasks.
+    alpha : float
+        Level of each action.
+    scale : float
+        C, fixed by rho before the data (:func:`powered_scale`).
+    strategy : str, optional
+        The pooled betting strategy (default ``auto``: ``mixture``).
+
+    Returns
+    -------
+    BettingBoundary
+        p-values, log-capital paths and the logical bounds of the true mean (``lower`` / ``upper`` are those
+        logical bounds: no confidence sequence is computed).
+
+    Examples
+    --------
+    Forty wins and ten ties, no predicted row (l = h = D): the bets are those of the [-1, 1] scale when C = 1.
+
+    >>> import numpy as np
+    >>> from stopwise.compare._predicted import powered_boundary
+    >>> d = np.r_[np.ones(40), np.zeros(10)]
+    >>> b = powered_boundary(d, d, d, 0.0, population_size=300, alpha=0.05, scale=1.0)
+    >>> b.promote, b.reject
+    (True, False)
+    """
+    x, lo, hi = (np.asarray(v, dtype=float).ravel() for v in (values, low, high))
+    n_pop = int(population_size)
+    if not (len(x) == len(lo) == len(hi)) or len(x) > n_pop:
+        raise ComparisonError(f"prediction-powered boundary: {len(x)} values, {len(lo)} lows, {len(hi)} highs for N = {n_pop}")
+    if not (np.isfinite(x).all() and np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise ComparisonError("prediction-powered differences and their bounds must be finite numbers")
+    if (np.abs(x) > scale + 1e-9).any() or (lo > hi + 1e-12).any() or (np.abs(lo) > 1 + 1e-12).any() or (np.abs(hi) > 1 + 1e-12).any():
+        raise ComparisonError(f"prediction-powered differences must lie in [-{scale:g}, {scale:g}] and their bounds l <= h in [-1, 1]")
+    used = resolve_strategy(strategy, False)
+    method = f"betting-wor ({_STRATEGY_LABELS[used]}, pooled, prediction-powered: range +/-{scale:g}, past predictions at their worst case)"
+    n = len(x)
+    logical = ((lo.sum() - (n_pop - n)) / n_pop, (hi.sum() + (n_pop - n)) / n_pop)
+    if n == 0:
+        empty = np.zeros(0)
+        return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
+    log_p, log_r = _powered_paths(x, lo, hi, float(threshold), n_pop, float(scale), used, float(alpha))
+    p_promote = float(min(1.0, np.exp(-np.max(log_p))))
+    p_reject = float(min(1.0, np.exp(-np.max(log_r))))
+    return BettingBoundary(
+        p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
+        logical[0], logical[1], logical[0], logical[1], log_p, log_r, method,
+    )  # fmt: skip
+
+
+def predicted_note(treatment: str, audit_fraction: float) -> str:
+    """The record's sentence on what the treatment of predicted rows guarantees."""
+    if treatment == "prediction-powered":
+        return (
+            f"predicted outcomes entered with the audit correction (rho = {audit_fraction:g}): unbiased and anytime-valid "
+            "whatever the halting model's accuracy (Angelopoulos et al. 2023; Zrnic & Candes 2024; Waudby-Smith & Ramdas 2020)"
+        )
+    return (
+        "predicted rows are used only if the policy's statuses list 'predicted', and then as if they were true outcomes "
+        "(no account of wrong halts); otherwise they are excluded"
+    )
+
+
+def _any_halting_rows(rows: OutcomeColumns) -> bool:
+    """Whether any row is predicted or flagged audited, read from the distinct values (cached codes): no cost per row."""
+    statuses = rows.codes("status")[1]
+    flags = rows.codes("flags")[1]
+    return "predicted" in statuses.tolist() or any(AUDITED_FLAG in str(f) for f in flags.tolist())
+
+
+def predicted_state(rows: OutcomeColumns, treatment: str, audit_fraction: float, used: int) -> PredictedState | None:
+    """The record's account of predicted rows; None under ``exclude`` when no row is predicted or audited."""
+    if treatment == "exclude" and not _any_halting_rows(rows):
+        return None
+    n_predicted, n_audited, n_corrected = predicted_counts(rows)
+    if treatment == "exclude" and n_predicted == n_audited == 0:
+        return None
+    return PredictedState(
+        treatment=treatment,  # type: ignore[arg-type]  # the policy's vocabulary word
+        audit_fraction=audit_fraction,
+        predicted_rows=n_predicted,
+        audited_rows=n_audited,
+        corrected_rows=n_corrected,
+        used_rows=used,
+        note=predicted_note(treatment, audit_fraction),
+    )
