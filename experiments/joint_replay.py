@@ -22,14 +22,14 @@ from typing import Any
 import pandas as pd
 from benchmarks.early_common import load
 
-from stopwise import Policy
 from stopwise.early import DualHeadClassifier, EarlyEvaluation, EarlyOutcomeModel, leave_one_out
 from stopwise.records import Trajectory
-from stopwise.replay import JOINT_MODES, JointReplay, joint_halts, replay_joint, synthetic_trajectories
+from stopwise.replay import JOINT_MODES, REPLAY_POLICY, JointReplay, joint_halts, replay_joint, synthetic_trajectories
 from stopwise.replay._report import markdown_table
 
-POLICY = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
-"""delta = 0, a = 0.05, uniform random orders, the pooled betting process without replacement, no coverage rule."""
+POLICY = REPLAY_POLICY
+"""delta = 0, a = 0.05, uniform random orders, the pooled betting process without replacement, no coverage rule,
+predicted rows prediction-powered (the audit fraction is set per replay)."""
 SHARED_MODEL = {"n_components": 16, "classifier": DualHeadClassifier(n_estimators=300)}
 SYNTHETIC_MODEL = {"n_components": 8, "min_df": 2, "min_steps": 5, "classifier": DualHeadClassifier(n_estimators=100)}
 SYNTHETIC = {"n_tasks": 400, "n_agents": 4, "spread": 1.0, "rng": 0}

@@ -14,7 +14,7 @@ from stopwise import Policy
 from stopwise.compare import betting_paths
 from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, leave_one_out
 from stopwise.errors import ArgumentError
-from stopwise.records import read_trajectories
+from stopwise.records import TaskUniverse, audit_draw, read_trajectories
 from stopwise.replay import JOINT_MODES, joint_halts, joint_rows, replay_joint, synthetic_trajectories
 
 SMALL = {"n_components": 4, "min_df": 2, "min_steps": 5, "classifier": DualHeadClassifier(min_child_samples=20, n_estimators=40)}
@@ -36,17 +36,19 @@ def _table(a: list[int], b: list[int], *, n_steps: int | list[int] = 10, halt: f
     )
 
 
+def _policy(**fields: object) -> Policy:
+    """The replay's policy (uniform orders, no coverage rule, betting-wor, prediction-powered, rho = 0.5) with ``fields`` replaced."""
+    base: dict[str, object] = {
+        "order": {"kind": "uniform"}, "coverage": {"rule": "none"},
+        "decision": {"boundary": "betting-wor", "predicted": "prediction-powered"}, "early": {"audit_fraction": 0.5},
+    }
+    return Policy.model_validate({**base, **fields})
+
+
 def _crossing(n: int, value: float, scale: float, alpha: float = 0.05, threshold: float = 0.0) -> int:
     """Observed task count at which a run of constant differences first crosses (an independent call)."""
     promote, _ = betting_paths(np.full((1, n), value / scale), threshold / scale, population_size=n, alpha=alpha).crossed(alpha)
     return int(np.argmax(promote[0])) + 1
-
-
-def _bernstein(n: int, runs_per_task: int, rho: float, alpha: float = 0.05) -> float:
-    """u of the prediction-powered boundary when every run may halt, with weights +-1 (one attempt each)."""
-    k = 1 / rho - 1
-    variance, size, log_term = k * runs_per_task * n, k * runs_per_task, np.log(2 / alpha)
-    return float((size * log_term / 3 + np.sqrt((size * log_term / 3) ** 2 + 2 * log_term * variance)) / n)
 
 
 def test_spending_of_a_tiny_benchmark_by_hand() -> None:
@@ -62,18 +64,16 @@ def test_spending_of_a_tiny_benchmark_by_hand() -> None:
     across = result.orders[result.orders["mode"] == "across-task"]
     assert (across["tasks"] == k_across).all()
     np.testing.assert_allclose(across["step_share"], k_across / n, rtol=0, atol=1e-12)
-    # right predictions: the prediction-powered differences are the true ones, on the range 2/rho - 1 = 3; the
-    # promote test runs at delta + u at level a / 2 (u = 0.672 here, by Bernstein's inequality)
-    u = _bernstein(n, 2, rho)
-    assert u == pytest.approx(0.6719, abs=1e-4)  # (2 L / 3 + sqrt((2 L / 3)^2 + 160 L)) / 40, L = log 40
-    k_joined = _crossing(n, 1.0, 2 / rho - 1, alpha=0.025, threshold=u)
+    # right predictions: the prediction-powered differences are the true ones, on the range 2/rho - 1 = 3
     assert (result.orders.loc[result.orders["mode"] == "joined naive", "tasks"] == _crossing(n, 1.0, 2 / rho - 1)).all()
-    joined = result.orders[result.orders["mode"] == "joined"]
-    assert (joined["tasks"] == k_joined).all()
-    # a run costs 10 steps when audited (probability rho), else 2: E[share] = (rho 10 + (1 - rho) 2) / 10 of the tasks run
-    per_run = (rho * 10 + (1 - rho) * 2) / 10
-    se = np.sqrt(rho * (1 - rho)) * 8 / 10 / np.sqrt(2 * k_joined * k_orders)  # SE of the mean over K orders of 2k runs
-    assert s.loc["joined", "step_share"] == pytest.approx(k_joined / n * per_run, abs=4 * se)
+    # the joined mode's spending by hand: a run costs 10 steps when order k's audit draw (seed k) audits it, else 2
+    joined = result.orders[result.orders["mode"] == "joined"].reset_index(drop=True)
+    order = result.task_orders[("A", "B")]
+    for k in range(0, k_orders, 37):
+        prefix = order[k, : joined.loc[k, "tasks"]]
+        steps = sum(10 if audit_draw(k, agent, task, 1) < rho else 2 for agent in "AB" for task in prefix)
+        assert joined.loc[k, "step_share"] == pytest.approx(steps / (2 * n * 10), abs=1e-12)
+    per_run = (rho * 10 + (1 - rho) * 2) / 10  # the expected share of a run
     within = result.orders[result.orders["mode"] == "within-task"]
     assert within["step_share"].mean() == pytest.approx(per_run, abs=4 * np.sqrt(rho * (1 - rho)) * 0.8 / np.sqrt(2 * n * k_orders))
     np.testing.assert_allclose(within["token_share"], within["step_share"], rtol=0, atol=1e-12)  # 100 tokens a step
@@ -113,19 +113,24 @@ def test_prediction_powered_keeps_its_guarantee_where_predictions_as_truth_fail(
 def test_rows_follow_the_contract() -> None:
     table = _table([1, 0, 1], [0, 0, 1], halt=4.0, pred_a=1.0, pred_b=0.0)
     table.loc[[1, 4], ["halt_step", "predicted"]] = NAN  # A on t001 and B on t001 run to their end
-    audited = np.array([False, True, True, False, False, False])
+    audited = np.array([False, True, True, False, False, True])
     rows = joint_rows(table, audited)
-    assert rows["status"].tolist() == ["predicted", "final", "final", "predicted", "final", "predicted"]
-    assert rows["flags"].tolist() == ["predicted", "audited;would-halt:0", "audited;would-halt:1", "predicted", "", "predicted"]
-    assert rows["outcome"].tolist() == [1.0, 0.0, 1.0, 0.0, 0.0, 0.0]  # predicted rows carry the prediction, the rest the truth
+    assert rows["status"].tolist() == ["predicted", "final", "final", "predicted", "final", "final"]
+    # an audited run the monitor would have halted carries the prediction it would have stored (A: 1, B: 0)
+    assert rows["flags"].tolist() == ["predicted", "audited", "audited;would-halt:1", "predicted", "", "audited;would-halt:0"]
+    assert rows["outcome"].tolist() == [1.0, 0.0, 1.0, 0.0, 0.0, 1.0]  # predicted rows carry the prediction, the rest the truth
 
 
 def test_bad_input_is_named() -> None:
     table = _table([1, 0], [0, 1])
+    with pytest.raises(ArgumentError, match=r"\[decision\] boundary = 'betting-wor'.*got 'fixed-budget'"):
+        replay_joint(table, policy=Policy())
+    with pytest.raises(ArgumentError, match=r"\[decision\] predicted = 'prediction-powered'.*got 'exclude'"):
+        replay_joint(table, policy=_policy(decision={"boundary": "betting-wor"}))
+    with pytest.raises(ArgumentError, match=r"audit_fraction.*must be in \(0, 1\]; got 0.0"):
+        replay_joint(table, policy=_policy(early={"audit_fraction": 0.0}))
     with pytest.raises(ArgumentError, match="audit_fraction"):
-        replay_joint(table)
-    with pytest.raises(ArgumentError, match="audit_fraction"):
-        replay_joint(table, audit_fraction=0.0)
+        replay_joint(table, audit_fraction=1.5)
     with pytest.raises(ArgumentError, match="lacks column"):
         replay_joint(table.drop(columns="halt_step"), audit_fraction=0.5)
     with pytest.raises(ArgumentError, match="pairs"):
@@ -193,10 +198,44 @@ def test_shared_data_slice(shared_data: Path) -> None:
 def test_policy_supplies_delta_and_alpha() -> None:
     n = 30
     table = _table([1] * n, [0] * n, halt=2.0, pred_a=1.0, pred_b=0.0)
-    policy = Policy(threshold=0.5, tail_cutoff=0.01)
+    policy = _policy(threshold=0.5, tail_cutoff=0.01)
     result = replay_joint(table, policy=policy, audit_fraction=0.5, n_orders=10)
     s = result.summary.set_index("mode")
     assert s.loc["full", "positive"] and result.settings["delta"] == 0.5 and result.settings["alpha"] == 0.01
     promote, _ = betting_paths(np.ones((1, n)), 0.5, population_size=n, alpha=0.01).crossed(0.01)
     across = result.orders[result.orders["mode"] == "across-task"]
     assert (across["tasks"] == int(np.argmax(promote[0])) + 1).all()
+
+
+def test_the_joined_mode_decides_as_stopwise_decide_on_the_live_rows() -> None:
+    """At the look where the replay stops, ``decide`` with predicted = "prediction-powered" on the rows a live
+    evaluation would hold (joint_rows, the order's audit draw) acts; one task earlier it continues; an order the
+    replay leaves undecided ends in abstain."""
+    rng = np.random.default_rng(4)
+    n, rho = 60, 0.5
+    a = (rng.random(n) < 0.85).astype(int)
+    b = (rng.random(n) < 0.2).astype(int)
+    table = _table(list(a), list(b), n_steps=8, halt=2.0)
+    table["predicted"] = np.where(rng.random(2 * n) < 0.9, table["outcome"], 1 - table["outcome"])  # 10 % wrong halts
+    result = replay_joint(table, audit_fraction=rho, n_orders=40, rng=1)
+    policy = _policy(early={"audit_fraction": rho})
+    joined = result.orders[result.orders["mode"] == "joined"].reset_index(drop=True)
+    assert (joined["action"] != "none").sum() >= 10 and (joined["action"] == "none").sum() >= 1  # both cases to check
+    for k in range(40):
+        audited = np.array([audit_draw(k, s, t, 1) < rho for s, t in zip(table["agent"], table["task"], strict=True)])
+        rows = joint_rows(table, audited)
+        order = result.task_orders[("A", "B")][k]
+        universe = TaskUniverse(list(order))
+        stop = int(joined.loc[k, "tasks"])
+        action = stopwise_decide(rows[rows["task"].isin(order[:stop])], policy, universe)
+        if joined.loc[k, "action"] == "none":
+            assert stop == n and action == "abstain"  # every task run, no final action
+        else:
+            assert action == joined.loc[k, "action"]
+            assert stopwise_decide(rows[rows["task"].isin(order[: stop - 1])], policy, universe) == "continue"
+
+
+def stopwise_decide(rows: pd.DataFrame, policy: Policy, universe: TaskUniverse) -> str:
+    from stopwise import decide
+
+    return str(decide(rows, "A", "B", policy, universe=universe).action)

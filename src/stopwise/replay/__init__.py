@@ -28,7 +28,7 @@ from stopwise.replay._engine import (
     pair_orders,
     replay_source_grid,
 )
-from stopwise.replay._joint import JOINT_MODES, JointReplay, joint_halts, joint_rows, replay_joint
+from stopwise.replay._joint import JOINT_MODES, REPLAY_POLICY, JointReplay, joint_halts, joint_rows, replay_joint
 from stopwise.replay._joint_synthetic import synthetic_trajectories
 from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks
 from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
@@ -55,6 +55,7 @@ __all__ = [
     "JOINT_MODES",
     "LIVE_RULES",
     "REPLAY_EXACT_MAX_SUPPORT",
+    "REPLAY_POLICY",
     "STANDARD_POLICIES",
     "SUMMARY_KEYS",
     "JointReplay",

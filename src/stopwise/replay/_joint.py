@@ -15,13 +15,16 @@ N shared tasks) is consulted after every task. Four modes spend agent steps diff
 * ``joined`` -- runs halted unless audited and the boundary after every task on the prediction-powered
   task differences, stop at the first crossing.
 
-The prediction-powered difference of a task (Angelopoulos et al. 2023; Zrnic & Candes 2024, with the
-known audit probability) replaces each run's outcome y by ``yhat + (audited / rho) (y - yhat)`` when the
-monitor would halt it (``yhat`` the predicted 0/1 outcome) and by y otherwise; it is unbiased for the task's
-true difference whatever the predictions' accuracy, and lies in ``[-(2/rho - 1), 2/rho - 1]``, so the
-boundary runs on the differences divided by that range (and delta likewise). Two extra modes take the
-predictions as the truth (``within-task as truth``, ``joined as truth``); they have no guarantee and are
-labelled invalid.
+The within-task and joined modes decide as ``stopwise decide`` does under ``[decision] predicted =
+"prediction-powered"`` (:mod:`stopwise.compare._predicted`, Angelopoulos et al. 2023; Zrnic & Candes 2024): a
+run the monitor would halt counts with ``yhat + (audited / rho) (y - yhat)`` (``yhat`` its predicted 0/1
+outcome), any other run with y; the pooled without-replacement boundary runs on the range ``max(1, 2/rho - 1)``
+with the past predicted rows at their worst case in its centre. Order k draws its audits as a live evaluation
+with ``[early] audit_seed = seed + k`` would (:func:`stopwise.records.audit_draw` of each run's system, task and
+attempt below rho). Three extra modes carry no guarantee and are labelled invalid: ``joined naive`` (the
+boundary on the prediction-powered differences as if they were the tasks' fixed values: the noisy past sums
+enter the centre as exact), ``within-task as truth`` and ``joined as truth`` (predicted outcomes taken as the
+truth).
 
 A decision is wrong when it is the opposite of the complete record's truth: the pair is positive iff the
 full-data difference (attempts averaged per task) exceeds delta. Spending is the share of all agent steps
@@ -39,10 +42,11 @@ import numpy as np
 import pandas as pd
 
 from stopwise.compare import betting_paths
+from stopwise.compare._predicted import powered_boundary, powered_scale
 from stopwise.errors import ArgumentError
-from stopwise.records import Policy, outcome_columns
+from stopwise.records import Policy, audit_draw, outcome_columns
 
-__all__ = ["JOINT_MODES", "JointReplay", "joint_halts", "joint_rows", "replay_joint"]
+__all__ = ["JOINT_MODES", "REPLAY_POLICY", "JointReplay", "joint_halts", "joint_rows", "replay_joint"]
 
 JOINT_MODES: tuple[str, ...] = (
     "full", "across-task", "within-task", "joined", "joined naive", "within-task as truth", "joined as truth",
@@ -131,7 +135,8 @@ def joint_rows(table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, sou
 
     A run the monitor halts and the draw does not audit becomes ``status = "predicted"`` with its predicted
     outcome and flag ``predicted``; an audited run keeps ``status = "final"`` and its true outcome, flagged
-    ``audited`` and ``would-halt:1`` or ``would-halt:0``; any other run is a plain final row.
+    ``audited``, and, when the monitor would have halted it, ``would-halt:f`` with the prediction f (0 or 1) it
+    would have stored; any other run is a plain final row.
 
     Examples
     --------
@@ -141,7 +146,7 @@ def joint_rows(table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, sou
     ...                       "outcome": [1, 0, 0], "n_steps": 10, "halt_step": [3, None, 4],
     ...                       "predicted": [1, None, 1], "halt_tokens": None, "total_tokens": None})
     >>> joint_rows(table, [False, True, True])[["status", "outcome", "flags"]].values.tolist()
-    [['predicted', 1.0, 'predicted'], ['final', 0.0, 'audited;would-halt:0'], ['final', 0.0, 'audited;would-halt:1']]
+    [['predicted', 1.0, 'predicted'], ['final', 0.0, 'audited'], ['final', 0.0, 'audited;would-halt:1']]
     """
     t = _table_iv(table)
     audit = np.asarray(audited, dtype=bool)
@@ -149,7 +154,9 @@ def joint_rows(table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, sou
         raise ArgumentError(f"`audited` must hold one flag per run ({t.shape[0]}); got shape {audit.shape}")
     would = t["halt_step"].notna().to_numpy()
     predicted = would & ~audit
-    flags = np.where(predicted, "predicted", np.where(audit, np.where(would, "audited;would-halt:1", "audited;would-halt:0"), ""))
+    guess = np.where(would, t["predicted"].to_numpy(dtype=float), 0.0).astype(int)
+    would_flag = np.array(["audited;would-halt:0", "audited;would-halt:1"])[guess]
+    flags = np.where(predicted, "predicted", np.where(audit, np.where(would, would_flag, "audited"), ""))
     rows = pd.DataFrame(
         {
             "system": t["agent"].astype(str), "task": t["task"].astype(str),
@@ -206,12 +213,16 @@ class JointReplay:
         One row per pair, mode and order: ``action`` (``promote``, ``reject`` or ``none``), ``wrong``,
         ``tasks``, ``step_share``, ``token_share``.
     settings : dict
-        n_orders, audit fraction rho, delta, alpha, seed, treatment of predicted rows, halting figures.
+        n_orders, audit fraction rho, delta, alpha, seed, audit seed, treatment of predicted rows, halting figures.
+    task_orders : dict of (str, str) to numpy.ndarray
+        Per pair, the (K, N) task names in the order each replayed evaluation ran them (order k drew its audits
+        with audit seed ``settings["audit_seed"] + k``).
     """
 
     summary: pd.DataFrame
     orders: pd.DataFrame
     settings: dict[str, Any] = field(default_factory=dict)
+    task_orders: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,57 +234,38 @@ class _Boundary:
     rho: float
 
 
-def _first_stop(
-    values: np.ndarray, scale: float, b: _Boundary, *, final_only: bool = False, shift: float = 0.0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Action (+1 promote, -1 reject, 0 none) and observed task count of each row's first crossing.
-
-    ``values`` are (K, N) task differences in look order within ``[-scale, scale]``; with ``final_only`` the
-    boundary is consulted once, after the N-th task. With ``shift`` > 0 (the prediction-powered boundary)
-    the promote test runs at delta + shift and the reject test at delta - shift, each at level a / 2.
-    """
-    n = values.shape[1]
-    x = np.clip(values / scale, -1.0, 1.0)
-    alpha = b.alpha / 2 if shift > 0 else b.alpha
-    crossed = []
-    for side, threshold in ((0, b.delta + shift), (1, b.delta - shift)):
-        if abs(threshold) >= scale:  # the test cannot cross: the shifted threshold is outside the range
-            crossed.append(np.zeros(values.shape, dtype=bool))
-            continue
-        paths = betting_paths(x, threshold / scale, population_size=n, alpha=alpha)
-        if final_only:
-            log = paths.log_promote if side == 0 else paths.log_reject
-            hit = np.zeros(values.shape, dtype=bool)
-            hit[:, -1] = log[:, -1] >= np.log(1.0 / alpha)
-            crossed.append(hit)
-        else:
-            crossed.append(paths.crossed(alpha)[side])
-    p, r = crossed
-    at_p = np.where(p.any(axis=1), np.argmax(p, axis=1), n)
-    at_r = np.where(r.any(axis=1), np.argmax(r, axis=1), n)
+def _stops(promote: np.ndarray, reject: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Action (+1 promote, -1 reject, 0 none) and observed task count of each row's first crossing, from (K, N) crossings."""
+    n = promote.shape[1]
+    at_p = np.where(promote.any(axis=1), np.argmax(promote, axis=1), n)
+    at_r = np.where(reject.any(axis=1), np.argmax(reject, axis=1), n)
     action = np.where(at_p < at_r, 1, np.where(at_r < at_p, -1, 0))
     return action, np.where(action == 0, n, np.minimum(at_p, at_r) + 1)
 
 
-def ppi_shift(weights: np.ndarray, would: np.ndarray, rho: float, alpha: float) -> float:
-    """The margin u that the mean audit noise of the N tasks exceeds with probability at most a / 2 (Bernstein).
+def _first_stop(values: np.ndarray, scale: float, b: _Boundary) -> tuple[np.ndarray, np.ndarray]:
+    """First crossing of the betting boundary on (K, N) task differences in look order, taken as the tasks' values."""
+    paths = betting_paths(np.clip(values / scale, -1.0, 1.0), b.delta / scale, population_size=values.shape[1], alpha=b.alpha)
+    return _stops(*paths.crossed(b.alpha))
 
-    A task's prediction-powered difference is its true difference plus the audit noise
-    ``sum_r w_r (audited_r / rho - 1) (y_r - yhat_r)`` over its runs the monitor would halt: independent across
-    tasks, mean zero, variance at most ``(1/rho - 1) sum_r w_r^2`` and size at most ``(1/rho - 1) sum_r |w_r|``
-    whatever the predictions' accuracy. Bernstein's inequality bounds the mean noise of the N tasks by
-    ``u = (b L / 3 + sqrt((b L / 3)^2 + 2 L V)) / N`` with ``L = log(2 / a)``, V the summed variance bound and b
-    the largest size bound. The N planned tasks' prediction-powered differences form a fixed population once
-    the audits are drawn, independent of the order, so the without-replacement boundary at delta + u (promote)
-    and delta - u (reject), each at level a / 2, errs with probability at most a.
+
+def _powered_stop(values: np.ndarray, low: np.ndarray, high: np.ndarray, b: _Boundary, *, final_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """First crossing of the prediction-powered boundary (``[decision] predicted = "prediction-powered"``) per order.
+
+    ``values`` are the (K, N) prediction-powered differences in look order, ``low`` / ``high`` the bounds of the
+    true differences the rows allow; with ``final_only`` the boundary is consulted once, after the N-th task.
     """
-    k = 1.0 / rho - 1.0
-    w = weights * would[:, None]
-    variance = k * float((w**2).sum())
-    size = k * float(np.abs(w).sum(axis=0).max())
-    log_term = np.log(2.0 / alpha)
-    n = weights.shape[1]
-    return float((size * log_term / 3 + np.sqrt((size * log_term / 3) ** 2 + 2 * log_term * variance)) / n)
+    k, n = values.shape
+    level = np.log(1.0 / b.alpha)
+    promote, reject = np.zeros((k, n), dtype=bool), np.zeros((k, n), dtype=bool)
+    for row in range(k):
+        bound = powered_boundary(values[row], low[row], high[row], b.delta, population_size=n, alpha=b.alpha, scale=powered_scale(b.rho))
+        promote[row] = np.maximum.accumulate(bound.log_capital_promote) >= level
+        reject[row] = np.maximum.accumulate(bound.log_capital_reject) >= level
+    if final_only:
+        promote[:, :-1] = False
+        reject[:, :-1] = False
+    return _stops(promote, reject)
 
 
 def _spent(per_task: np.ndarray, orders: np.ndarray, tasks: np.ndarray, total: float) -> np.ndarray:
@@ -306,7 +298,10 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     true_d = ordered(y @ pair.weights)
     ppi = np.where(would[None, :], yhat[None, :] + audit / b.rho * (y - yhat)[None, :], y[None, :]) @ pair.weights
     as_truth = np.where(halted_now, yhat[None, :], y[None, :]) @ pair.weights
-    scale = 2.0 / b.rho - 1.0
+    tested = (runs["agent"] == pair.tested).to_numpy()[None, :]
+    low = ordered(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]) @ pair.weights)  # predicted rows at their worst
+    high = ordered(np.where(halted_now, np.where(tested, 1.0, 0.0), y[None, :]) @ pair.weights)
+    scale = powered_scale(b.rho)
     out: dict[str, dict[str, np.ndarray]] = {}
 
     def mode(name: str, action: np.ndarray, tasks: np.ndarray, steps: np.ndarray, tokens: np.ndarray | None) -> None:
@@ -319,11 +314,9 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     mode("full", np.full(k, truth_action), everything, full_steps, full_tokens)
     action, tasks = _first_stop(true_d, 1.0, b)
     mode("across-task", np.where(action == 0, truth_action, action), tasks, full_steps, full_tokens)
-    # the worst case of which runs would halt is every run (the unobserved tasks' halts are unknown)
-    shift = ppi_shift(pair.weights, np.ones_like(would), b.rho, b.alpha) if b.rho < 1 else 0.0
-    action, _ = _first_stop(ordered(ppi), scale, b, final_only=True, shift=shift)
+    action, _ = _powered_stop(ordered(ppi), low, high, b, final_only=True)
     mode("within-task", action, everything, steps_now, tokens_now)
-    action, tasks = _first_stop(ordered(ppi), scale, b, shift=shift)
+    action, tasks = _powered_stop(ordered(ppi), low, high, b)
     mode("joined", action, tasks, steps_now, tokens_now)
     action, tasks = _first_stop(ordered(ppi), scale, b)
     mode("joined naive", action, tasks, steps_now, tokens_now)
@@ -334,25 +327,50 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     return out
 
 
-def _treatment(policy: Policy) -> str:
-    """The policy's treatment of predicted rows: ``[decision] predicted`` (``prediction-powered`` is what the joined mode needs)."""
-    return str(getattr(policy.decision, "predicted", "exclude"))
+REPLAY_POLICY = Policy.model_validate(
+    {
+        "order": {"kind": "uniform"}, "coverage": {"rule": "none"},
+        "decision": {"boundary": "betting-wor", "predicted": _PPI}, "early": {"audit_fraction": 0.5},
+    }
+)
+"""The default policy of :func:`replay_joint`: delta = 0, a = 0.05, the betting boundary on uniform orders without
+the coverage rule, predicted rows prediction-powered, rho = 0.5."""
+
+
+def _policy_iv(policy: Policy | None, audit_fraction: float | None) -> tuple[Policy, float]:
+    """The policy (checked: the replay's boundary, order and treatment) and rho."""
+    policy = REPLAY_POLICY if policy is None else policy
+    if not isinstance(policy, Policy):
+        raise ArgumentError(f"`policy` must be a Policy; got {type(policy).__name__}")
+    needs = {
+        "[decision] boundary": (policy.decision.boundary, "betting-wor"),
+        "[decision] predicted": (policy.decision.predicted, _PPI),
+        "[order] kind": (policy.order.kind, "uniform"),
+        "[coverage] rule": (policy.coverage.rule, "none"),
+    }
+    for name, (value, wanted) in needs.items():
+        if value != wanted:
+            raise ArgumentError(
+                f"`policy`: the whole-evaluation replay decides with {name} = {wanted!r} (the pooled betting boundary on "
+                f"uniform orders, predicted rows prediction-powered); got {value!r}"
+            )
+    rho = policy.early.audit_fraction if audit_fraction is None else audit_fraction
+    if isinstance(rho, bool) or not isinstance(rho, int | float) or not 0.0 < rho <= 1.0:
+        raise ArgumentError(f"`audit_fraction` (or the policy's [early] audit_fraction) must be in (0, 1]; got {rho!r}")
+    return policy, float(rho)
+
+
+def _audits(runs: pd.DataFrame, seed: int, n_orders: int, rho: float) -> np.ndarray:
+    """(K, R): run r audited in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it."""
+    keys = list(zip(runs["agent"].astype(str), runs["task"].astype(str), runs["attempt"].astype(int), strict=True))
+    return np.array([[audit_draw(seed + k, a, t, n) < rho for a, t, n in keys] for k in range(n_orders)], dtype=bool).reshape(n_orders, len(keys))
 
 
 def _replay_joint_iv(
     table: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, policy: Policy | None, audit_fraction: float | None, n_orders: int
 ) -> tuple[pd.DataFrame, list[tuple[str, str]], Policy, float]:
     t = _table_iv(table)
-    policy = Policy() if policy is None else policy
-    if not isinstance(policy, Policy):
-        raise ArgumentError(f"`policy` must be a Policy; got {type(policy).__name__}")
-    if audit_fraction is None:
-        audit_fraction = getattr(getattr(policy, "early", None), "audit_fraction", None)
-        if audit_fraction is None:
-            raise ArgumentError("`audit_fraction` is required: pass rho, or a policy with [early] audit_fraction")
-    rho = float(audit_fraction)
-    if not 0.0 < rho <= 1.0:
-        raise ArgumentError(f"`audit_fraction` must be in (0, 1]; got {audit_fraction!r}")
+    policy, rho = _policy_iv(policy, audit_fraction)
     if isinstance(n_orders, bool) or int(n_orders) != n_orders or n_orders < 1:
         raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
     agents = sorted(set(t["agent"].astype(str)))
@@ -387,14 +405,16 @@ def replay_joint(
     pairs : sequence of (tested, baseline), optional
         The pairs to replay (default: every pair of agents sharing at least two tasks, agents sorted).
     policy : Policy, optional
-        delta (``threshold``), the cutoff a (``tail_cutoff``), the audit fraction (``[early] audit_fraction``
-        when the policy has it) and the treatment of predicted rows (``[decision] predicted``).
+        delta (``threshold``), the cutoff a (``tail_cutoff``), rho (``[early] audit_fraction``) and the audit
+        seed (``[early] audit_seed``); it must name the replay's decision: ``[decision] boundary = "betting-wor"``,
+        ``predicted = "prediction-powered"``, ``[order] kind = "uniform"``, ``[coverage] rule = "none"``
+        (default :data:`REPLAY_POLICY`).
     audit_fraction : float, optional
         rho, the probability that a run is audited (never halted); overrides the policy's.
     n_orders : int, default 200
-        K, the seeded task orders (each with its own audit draw) per pair.
+        K, the seeded task orders per pair; order k draws its audits with audit seed ``audit_seed + k``.
     rng : int, default 0
-        Seed of the orders and audit draws (pair i uses the stream ``(rng, i)``).
+        Seed of the task orders (pair i uses the stream ``(rng, i)``).
 
     Returns
     -------
@@ -414,13 +434,14 @@ def replay_joint(
     """
     t, checked, policy, rho = _replay_joint_iv(table, pairs, policy, audit_fraction, n_orders)
     b = _Boundary(float(policy.threshold), float(policy.tail_cutoff), rho)
-    treatment = _treatment(policy)
-    summary, per_order = [], []
+    summary: list[dict[str, Any]] = []
+    per_order: list[pd.DataFrame] = []
+    task_orders: dict[tuple[str, str], np.ndarray] = {}
     for i, (tested, baseline) in enumerate(checked):
         pair = _pair(t, tested, baseline)
-        gen = np.random.default_rng([int(rng), i])
-        orders = np.argsort(gen.random((int(n_orders), pair.tasks.shape[0])), axis=1)
-        audit = gen.random((int(n_orders), pair.runs.shape[0])) < rho
+        orders = np.argsort(np.random.default_rng([int(rng), i]).random((int(n_orders), pair.tasks.shape[0])), axis=1)
+        audit = _audits(pair.runs, policy.early.audit_seed, int(n_orders), rho)
+        task_orders[(tested, baseline)] = pair.tasks[orders]
         positive = pair.truth > b.delta
         for name, m in _pair_modes(pair, orders, audit, b).items():
             wrong = (m["action"] == 1) & ~positive | (m["action"] == -1) & positive
@@ -444,8 +465,8 @@ def replay_joint(
             )
     settings = {
         "n_orders": int(n_orders), "audit_fraction": rho, "delta": b.delta, "alpha": b.alpha, "seed": int(rng),
-        "predicted": treatment, "prediction_powered_policy": treatment == _PPI,
+        "audit_seed": int(policy.early.audit_seed), "predicted": policy.decision.predicted,
         "halted_share": float(t["halt_step"].notna().mean()),
         "halt_accuracy": float((t["predicted"] == t["outcome"])[t["halt_step"].notna()].mean()) if t["halt_step"].notna().any() else float("nan"),
     }
-    return JointReplay(pd.DataFrame(summary), pd.concat(per_order, ignore_index=True), settings)
+    return JointReplay(pd.DataFrame(summary), pd.concat(per_order, ignore_index=True), settings, task_orders)
