@@ -7,15 +7,15 @@ import pytest
 
 import stopwise
 from stopwise.compare import betting_boundary
-from stopwise.compare._predicted import powered_boundary, powered_scale
+from stopwise.compare._predicted import powered_boundary, powered_interval, powered_scale
 from stopwise.errors import ComparisonError
 from stopwise.records import DecisionRecord, Policy, TaskUniverse, audit_draw, parse_policy
 
 POWERED = '[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n[coverage]\nrule = "none"\n[early]\naudit_fraction = {rho}\n'
 
 
-def _policy(rho: float) -> Policy:
-    return parse_policy(POWERED.format(rho=rho))
+def _policy(rho: float, seed: int = 0) -> Policy:
+    return parse_policy(POWERED.format(rho=rho) + f"audit_seed = {seed}\n")
 
 
 def _row(system: str, task: str, y: float, *, halt: int | None = None, audited: bool = False, attempt: int = 0) -> dict[str, object]:
@@ -111,21 +111,55 @@ def test_without_predicted_rows_and_scale_one_it_is_the_betting_boundary() -> No
     np.testing.assert_allclose(ours.log_capital_reject, theirs.log_capital_reject, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_without_predicted_rows_the_interval_is_the_betting_confidence_sequence(seed: int) -> None:
+    from stopwise.compare._interval import betting_interval
+
+    d = np.random.default_rng(seed).permutation(np.r_[np.ones(30), np.zeros(60), -np.ones(10)])[: 60 + 10 * seed]
+    ours = powered_interval(d, d, d, population_size=500, alpha=0.05, scale=1.0)
+    theirs = betting_interval(d, population_size=500, alpha=0.05)
+    assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high), abs=1e-9)
+
+
+def test_the_interval_covers_the_true_mean_under_wrong_halts() -> None:
+    # 300 seeded benchmarks of the null simulation (true mean 0), 80 tasks, the interval after all of them
+    rng = np.random.default_rng(4)
+    misses = 0
+    for b in range(300):
+        bench = _benchmark(rng, n_tasks=80, rho=0.3, seed=b)
+        ci = powered_interval(bench["x"], bench["low"], bench["high"], population_size=80, alpha=0.05, scale=powered_scale(0.3))
+        misses += not ci.low <= 0.0 <= ci.high
+    assert misses / 300 <= 0.10 + 2 * np.sqrt(0.1 * 0.9 / 300), misses  # level 1 - 2a = 0.90
+
+
 def test_decide_uses_the_powered_boundary_on_the_observed_prefix() -> None:
     bench = _benchmark(np.random.default_rng(11), n_tasks=60, rho=0.3, seed=5)
     order = [f"t{i}" for i in bench["order"]]
     rows = stopwise.outcome_columns(bench["rows"])
-    record = stopwise.decide(rows, "A", "B", _policy(0.3), universe=TaskUniverse(order))
+    record = stopwise.decide(rows, "A", "B", _policy(0.3, seed=5), universe=TaskUniverse(order))
     direct = powered_boundary(
         bench["x"], bench["low"], bench["high"], 0.0, population_size=60, alpha=0.05, scale=powered_scale(0.3)
     )
     assert record.r_promote == pytest.approx(direct.p_promote, rel=1e-12)
     assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
     assert record.delta_hat == pytest.approx(float(np.mean(bench["x"])), abs=1e-12)
+    assert not any("audit draw" in w for w in record.warnings)  # the rows' audits are the pre-registered draw
+    assert record.interval is not None and record.interval.kind == "anytime-valid"
+    direct_ci = powered_interval(bench["x"], bench["low"], bench["high"], population_size=60, alpha=0.05, scale=powered_scale(0.3))
+    assert (record.interval.low, record.interval.high) == (direct_ci.low, direct_ci.high)  # nothing crossed: not tightened
+    other = stopwise.decide(rows, "A", "B", _policy(0.3, seed=6), universe=TaskUniverse(order))
+    assert (other.r_promote, other.r_reject) == (record.r_promote, record.r_reject)
+    expected = f"{_disagreeing(bench['rows'], 0.3, 6)} row(s) disagree with the audit draw of [early] audit_seed = 6"
+    assert any(w.startswith(expected) for w in other.warnings)
     truth = parse_policy('statuses = ["final", "predicted"]\n[decision]\nboundary = "betting-wor"\n[coverage]\nrule = "none"')
     naive = stopwise.decide(rows, "A", "B", truth, universe=TaskUniverse(order))
     as_truth = betting_boundary(bench["as_truth"], 0.0, population_size=60, alpha=0.05, confidence_bounds=False)
     assert naive.r_promote == pytest.approx(as_truth.p_promote, rel=1e-12)
+
+
+def _disagreeing(rows: list[dict[str, object]], rho: float, seed: int) -> int:
+    """Rows whose audited flag differs from the draw, counted here row by row."""
+    return sum(("audited" in str(r["flags"]).split(";")) != (audit_draw(seed, str(r["system"]), str(r["task"]), 0) < rho) for r in rows)
 
 
 # -- the guarantee under the null, measured ------------------------------------------------------------
@@ -201,3 +235,21 @@ def test_false_promotes_under_the_null_quick() -> None:
 @pytest.mark.slow
 def test_false_promotes_under_the_null_2000_benchmarks() -> None:
     _check_null(2000, 200)
+
+
+def test_with_the_coverage_rule_it_runs_the_top_up_design() -> None:
+    import pandas as pd
+
+    from stopwise.compare import order_universe, task_order
+
+    bench = _benchmark(np.random.default_rng(2), n_tasks=120, rho=0.3, seed=9)
+    rows = [{**r, "group": f"g{int(str(r['task'])[1:]) % 3}"} for r in bench["rows"]]
+    policy = parse_policy(
+        '[order]\nkind = "uniform"\nseed = 4\n[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n'
+        "[early]\naudit_fraction = 0.3\naudit_seed = 9\n"
+    )
+    tasks = pd.DataFrame({"task": [f"t{i}" for i in range(120)], "group": [f"g{i % 3}" for i in range(120)]})
+    universe = order_universe(task_order(tasks, policy))
+    record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=universe)
+    assert "prediction-powered" in record.tail_method and "coverage by top-up" in record.tail_method
+    assert record.warnings == []  # a stamped uniform order, and the rows' audits are the draw of seed 9

@@ -267,7 +267,7 @@ def test_a_react_agent_is_halted_at_the_same_step(halting_example: ModuleType, m
 
 
 def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on_the_export(
-    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
+    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from inspect_ai import eval
 
@@ -276,10 +276,11 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     from stopwise.records import audit_draw, parse_policy
 
     rho, seed = 0.5, 3
-    policy = parse_policy(
+    policy_text = (
         f'[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n[coverage]\nrule = "none"\n'
         f"[early]\naudit_fraction = {rho}\naudit_seed = {seed}\n"
     )
+    policy = parse_policy(policy_text)
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     tested, baseline = paired_early_stopping(url, "audited", tested="careful", baseline="hasty", policy=policy)
     with LiveHalting(model, audit_fraction=policy.early.audit_fraction, audit_seed=policy.early.audit_seed) as halting:
@@ -318,6 +319,23 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     assert decision is not None and decision.predicted is not None
     again = stopwise.decide(rows, "careful", "hasty", policy, universe=tested.comparison.universe)
     assert decision.predicted.treatment == "prediction-powered"
+    assert not any("audit draw" in w for w in decision.warnings)  # the rows' audits are the pre-registered draw
     assert (decision.predicted.predicted_rows, decision.predicted.corrected_rows) == (len(halted), len(would))
     assert decision.input_sha256 == again.input_sha256
     assert decision.digest() == again.digest()
+    # and `stopwise decide` on the export (the planned order as a tasks file, which the CLI only warns about)
+    import json
+
+    universe = tested.comparison.universe
+    assert universe is not None and universe.tasks is not None
+    (tmp_path / "tasks.csv").write_text("task\n" + "\n".join(universe.tasks.tolist()) + "\n", encoding="utf-8")
+    policy_file = tmp_path / "policy.toml"
+    policy_file.write_text(policy_text + '[betting]\norder_check = "warn"\n', encoding="utf-8")
+    capsys.readouterr()
+    code = main(["decide", str(tmp_path / "outcomes.csv"), "--tested", "careful", "--baseline", "hasty",
+                 "--policy", str(policy_file), "--tasks", str(tmp_path / "tasks.csv"), "--json"])  # fmt: skip
+    cli = stopwise.DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
+    assert code == ["promote", "reject", "continue", "abstain"].index(cli.action)
+    assert (cli.action, cli.r_promote, cli.r_reject, cli.delta_hat, cli.input_sha256, cli.predicted) == (
+        decision.action, decision.r_promote, decision.r_reject, decision.delta_hat, decision.input_sha256, decision.predicted
+    )

@@ -43,6 +43,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         task_groups,
     )
     from stopwise.compare._plan import order_check, order_universe, task_order
+    from stopwise.compare._predicted import PoweredPairs, powered_boundary, powered_pairs, powered_scale
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -69,6 +70,7 @@ __all__ = [
     "DemoComparison",
     "OutcomeCells",
     "PairedOutcomes",
+    "PoweredPairs",
     "TailProbabilities",
     "betting_boundary",
     "betting_paths",
@@ -97,6 +99,9 @@ __all__ = [
     "order_universe",
     "outcome_cells",
     "pair_outcomes",
+    "powered_boundary",
+    "powered_pairs",
+    "powered_scale",
     "required_counts",
     "routine_actions",
     "serfling_tails_from_moments",

@@ -56,7 +56,14 @@ from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, rem
 from stopwise.compare._interval import betting_interval, claim_sentence, one_look_interval
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
-from stopwise.compare._predicted import PoweredPairs, powered_boundary, powered_pairs, predicted_state
+from stopwise.compare._predicted import (
+    PoweredPairs,
+    audit_disagreements,
+    powered_boundary,
+    powered_interval,
+    powered_pairs,
+    predicted_state,
+)
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
 from stopwise.compare._topup import top_up_tasks
 from stopwise.compare._wor_exact import exact_wor_pvalue
@@ -576,7 +583,9 @@ def _powered(iv: _DecideInputs) -> _DecideInputs:
     def pair(rows: OutcomeColumns) -> PairedOutcomes:
         return _paired(dataclasses.replace(iv, rows=rows), statuses)
 
-    return dataclasses.replace(iv, powered=powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair))
+    powered = powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair)
+    disagreement = audit_disagreements(iv.rows, policy.early.audit_fraction, policy.early.audit_seed)
+    return dataclasses.replace(iv, powered=dataclasses.replace(powered, disagreement=disagreement))
 
 
 def _paired(iv: _DecideInputs, statuses: tuple[str, ...] | None = None) -> PairedOutcomes:
@@ -819,6 +828,17 @@ def _powered_boundary(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed
     )  # fmt: skip
 
 
+def _powered_interval(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed) -> DifferenceInterval:
+    """The prediction-powered confidence sequence of the judged prefix (:func:`stopwise.compare._predicted.powered_interval`)."""
+    powered = iv.powered
+    assert powered is not None
+    index = _prefix(paired)
+    return powered_interval(
+        seen.differences, powered.low[index], powered.high[index],
+        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale,
+    )  # fmt: skip
+
+
 def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
     """The top-up design (:mod:`stopwise.compare._topup`): the pooled process on pi's observed prefix.
 
@@ -1048,6 +1068,8 @@ def _decision_warnings(
             f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
         )
     warnings.extend(_one_look_warnings(iv, paired, seen, look))
+    if iv.powered is not None and iv.powered.disagreement is not None:
+        warn("audit-draw", iv.powered.disagreement)
     return warnings
 
 
@@ -1064,13 +1086,13 @@ def _interval(
     tail method ``none``.
     """
     policy = iv.policy
-    if seen.n == 0 or iv.powered is not None:  # no confidence sequence on prediction-powered differences yet
+    if seen.n == 0:
         return None
     if iv.betting:
         universe = iv.universe
         assert universe is not None
         stratified = iv.betting_design.process == "stratified"
-        interval = betting_interval(
+        interval = _powered_interval(iv, paired, seen) if iv.powered is not None else betting_interval(
             seen.differences,
             population_size=paired.n_shared,
             alpha=policy.tail_cutoff,

@@ -95,9 +95,17 @@ from stopwise.compare._betting import (
 from stopwise.compare._pairing import PairedOutcomes
 from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
-from stopwise.records import AUDITED_FLAG, WOULD_HALT_FLAGS, OutcomeColumns, PredictedState, flag_mask
+from stopwise.records import (
+    AUDITED_FLAG,
+    WOULD_HALT_FLAGS,
+    DifferenceInterval,
+    OutcomeColumns,
+    PredictedState,
+    audit_draw,
+    flag_mask,
+)
 
-__all__ = ["PoweredPairs", "powered_boundary", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
+__all__ = ["PoweredPairs", "audit_disagreements", "powered_boundary", "powered_interval", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
 
 
 def powered_scale(audit_fraction: float) -> float:
@@ -105,7 +113,7 @@ def powered_scale(audit_fraction: float) -> float:
 
     Examples
     --------
-    >>> from stopwise.compare._predicted import powered_scale
+    >>> from stopwise.compare import powered_scale
     >>> powered_scale(0.2), powered_scale(1.0)
     (9.0, 1.0)
     """
@@ -170,6 +178,8 @@ class PoweredPairs:
     """C, the bound of |X_i| fixed by rho (:func:`powered_scale`)."""
     used: int
     """Predicted and corrected rows on the observed tasks."""
+    disagreement: str | None = None
+    """The rows whose audit flags disagree with the pre-registered draw (:func:`audit_disagreements`), in words."""
 
 
 def powered_pairs(
@@ -185,6 +195,20 @@ def powered_pairs(
     ComparisonError
         A row breaks the contract of halted and audited runs, or the rows hold predicted or corrected rows
         and rho is 0 (no audit), or predicted rows and rho is 1 (every run audited).
+
+    Examples
+    --------
+    A's run on t1 was halted with prediction 1; A's run on t2 was audited, would have been predicted 1, and failed:
+
+    >>> import stopwise
+    >>> from stopwise.compare import pair_outcomes, powered_pairs
+    >>> rows = stopwise.outcome_columns([
+    ...     {"system": "A", "task": "t1", "outcome": 1, "status": "predicted", "flags": "predicted"},
+    ...     {"system": "A", "task": "t2", "outcome": 0, "flags": "audited;would-halt:1"},
+    ...     {"system": "B", "task": "t1", "outcome": 0}, {"system": "B", "task": "t2", "outcome": 0}])
+    >>> p = powered_pairs(rows, "A", 0.5, lambda r: pair_outcomes(r, "A", "B", statuses=("final", "predicted")))
+    >>> p.paired.differences.tolist(), p.low.tolist(), p.high.tolist(), p.scale
+    ([1.0, -1.0], [0.0, 0.0], [1.0, 0.0], 3.0)
     """
     kinds = _row_kinds(rows)
     if (kinds.predicted.any() or kinds.corrected.any()) and audit_fraction <= 0.0:
@@ -210,34 +234,70 @@ def powered_pairs(
     return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used)
 
 
+def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int) -> str | None:
+    """The rows whose ``audited`` flag disagrees with the pre-registered draw, in words (None: every row agrees).
+
+    A final or predicted row is drawn for audit iff ``audit_draw(audit_seed, system, task, attempt) < rho``
+    (:func:`stopwise.records.audit_draw`); the prediction-powered guarantee assumes the audited runs are exactly
+    those. A disagreement means the audits were chosen otherwise, or the rows name the systems differently from
+    the audit key (``LiveHalting.task(task, system=...)``).
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> from stopwise.compare._predicted import audit_disagreements
+    >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1, "flags": "audited"}])
+    >>> audit_disagreements(rows, 1.0, 0) is None, audit_disagreements(rows, 0.0, 0)[:40]
+    (True, '1 row(s) disagree with the audit draw of')
+    """
+    usable = (rows.status == "final") | (rows.status == "predicted")
+    audited = flag_mask(rows.flags, AUDITED_FLAG)
+    drawn = np.fromiter(
+        (audit_draw(audit_seed, s, t, a) < audit_fraction for s, t, a in zip(rows.system, rows.task, rows.attempt.tolist(), strict=True)),
+        dtype=bool,
+        count=len(rows),
+    )
+    wrong = usable & (audited != drawn)
+    if not wrong.any():
+        return None
+    i = int(np.flatnonzero(wrong)[0])
+    return (
+        f"{int(wrong.sum())} row(s) disagree with the audit draw of [early] audit_seed = {audit_seed}, audit_fraction = "
+        f"{audit_fraction:g} (first: system {rows.system[i]!r}, task {rows.task[i]!r}, attempt {int(rows.attempt[i])}, "
+        f"{'flagged audited but not drawn' if audited[i] else 'drawn but not flagged audited'}): the prediction-powered "
+        "guarantee assumes the audited runs are exactly the drawn ones (check the system names of the audit key)"
+    )
+
+
 def _powered_paths(
-    x: np.ndarray, low: np.ndarray, high: np.ndarray, m0: float, n_pop: int, scale: float, strategy: str, alpha: float
+    x: np.ndarray, low: np.ndarray, high: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Log K_t of the promote and reject tests (module docstring's claim), one row, looks 1..T."""
+    """Log K_t of the promote and reject tests (module docstring's claim), shape (len(m0), T): one row per null mean m0."""
+    means = np.asarray(m0, dtype=float).reshape(-1, 1)
     z = x / scale
     t = np.arange(1, len(z) + 1, dtype=float)
     s_prev = np.cumsum(z) - z
     q_prev = np.cumsum(z * z) - z * z
     left = n_pop - t + 1.0
     low_sum, high_sum = np.cumsum(low), np.cumsum(high)
-    centre_up = np.clip((n_pop * m0 - (low_sum - low)) / left, -1.0, 1.0) / scale
-    centre_down = np.clip((n_pop * m0 - (high_sum - high)) / left, -1.0, 1.0) / scale
+    centre_up = np.clip((n_pop * means - (low_sum - low)) / left, -1.0, 1.0) / scale
+    centre_down = np.clip((n_pop * means - (high_sum - high)) / left, -1.0, 1.0) / scale
     mu = s_prev / t
     variance = (1.0 / scale**2 + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
     np.maximum(variance, 1e-12, out=variance)
     up_parts, down_parts = _bet_parts(mu - centre_up, variance, alpha), _bet_parts(mu - centre_down, variance, alpha)
-    parts = (up_parts[0], down_parts[1], up_parts[2])
+    parts = (up_parts[0], down_parts[1], np.broadcast_to(up_parts[2], centre_up.shape).copy())
     logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, c in _components(strategy, None):
             up, down = _component_bets(parts, t, name, n_pop)
             up = np.minimum(up, c / (1.0 + centre_up))
             down = np.minimum(down, c / (1.0 - centre_down))
-            logs.append((np.cumsum(np.log1p(up * (z - centre_up)))[None, :], np.cumsum(np.log1p(-down * (z - centre_down)))[None, :]))
-    log_p, log_r = (side[0] for side in _average(logs))
+            logs.append((np.cumsum(np.log1p(up * (z - centre_up)), axis=1), np.cumsum(np.log1p(-down * (z - centre_down)), axis=1)))
+    log_p, log_r = _average(logs)
     tol = SETTLED_TOL * n_pop
-    log_p[low_sum - (n_pop - t) > n_pop * m0 + tol] = np.inf
-    log_r[high_sum + (n_pop - t) < n_pop * m0 - tol] = np.inf
+    log_p[low_sum - (n_pop - t) > n_pop * means + tol] = np.inf
+    log_r[high_sum + (n_pop - t) < n_pop * means - tol] = np.inf
     return log_p, log_r
 
 
@@ -282,7 +342,7 @@ def powered_boundary(
     Forty wins and ten ties, no predicted row (l = h = D): the bets are those of the [-1, 1] scale when C = 1.
 
     >>> import numpy as np
-    >>> from stopwise.compare._predicted import powered_boundary
+    >>> from stopwise.compare import powered_boundary
     >>> d = np.r_[np.ones(40), np.zeros(10)]
     >>> b = powered_boundary(d, d, d, 0.0, population_size=300, alpha=0.05, scale=1.0)
     >>> b.promote, b.reject
@@ -297,19 +357,69 @@ def powered_boundary(
     if (np.abs(x) > scale + 1e-9).any() or (lo > hi + 1e-12).any() or (np.abs(lo) > 1 + 1e-12).any() or (np.abs(hi) > 1 + 1e-12).any():
         raise ComparisonError(f"prediction-powered differences must lie in [-{scale:g}, {scale:g}] and their bounds l <= h in [-1, 1]")
     used = resolve_strategy(strategy, False)
-    method = f"betting-wor ({_STRATEGY_LABELS[used]}, pooled, prediction-powered: range +/-{scale:g}, past predictions at their worst case)"
+    method = f"betting-wor ({_STRATEGY_LABELS[used]}, prediction-powered: range +/-{scale:.4g}, past predictions at their worst case, pooled)"
     n = len(x)
     logical = ((lo.sum() - (n_pop - n)) / n_pop, (hi.sum() + (n_pop - n)) / n_pop)
     if n == 0:
         empty = np.zeros(0)
         return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
-    log_p, log_r = _powered_paths(x, lo, hi, float(threshold), n_pop, float(scale), used, float(alpha))
+    paths = _powered_paths(x, lo, hi, np.array([float(threshold)]), n_pop, float(scale), used, float(alpha))
+    log_p, log_r = paths[0][0], paths[1][0]
     p_promote = float(min(1.0, np.exp(-np.max(log_p))))
     p_reject = float(min(1.0, np.exp(-np.max(log_r))))
     return BettingBoundary(
         p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
         logical[0], logical[1], logical[0], logical[1], log_p, log_r, method,
     )  # fmt: skip
+
+
+INTERVAL_STEP = 0.01
+"""Grid step of the prediction-powered confidence sequence (each end rounded outward to it)."""
+
+
+def powered_interval(
+    values: np.ndarray, low: np.ndarray, high: np.ndarray, *, population_size: int, alpha: float, scale: float
+) -> DifferenceInterval:
+    """The anytime-valid confidence sequence of the prediction-powered boundary at the current look.
+
+    Each end inverts one of :func:`powered_boundary`'s tests over a grid of means m0 (step :data:`INTERVAL_STEP`):
+    ``low`` is the grid point below the least m0 the promote test has not rejected at any look so far, ``high`` the
+    point above the greatest m0 the reject test has not rejected; both intersected with the logical bounds of the
+    true mean. Each end is a one-sided level-``1 - a`` bound valid at every look (the claim of the module docstring
+    at every m0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare._predicted import powered_interval
+    >>> d = np.random.default_rng(1).permutation(np.r_[np.ones(30), np.zeros(60), -np.ones(10)])
+    >>> ci = powered_interval(d, d, d, population_size=500, alpha=0.05, scale=1.0)
+    >>> ci.kind, ci.level, -1.0 < ci.low < 0.2 < ci.high < 1.0
+    ('anytime-valid', 0.9, True)
+    """
+    x, lo, hi = (np.asarray(v, dtype=float).ravel() for v in (values, low, high))
+    n_pop, level = int(population_size), np.log(1.0 / alpha)
+    grid = np.round(np.arange(-1.0, 1.0 + INTERVAL_STEP / 2, INTERVAL_STEP), 12)
+    log_p, log_r = _powered_paths(x, lo, hi, grid, n_pop, float(scale), resolve_strategy("auto", False), float(alpha))
+    kept_up, kept_down = np.max(log_p, axis=1) < level, np.max(log_r, axis=1) < level
+    logical = ((lo.sum() - (n_pop - len(x))) / n_pop, (hi.sum() + (n_pop - len(x))) / n_pop)
+    lower = float(grid[np.argmax(kept_up)] - INTERVAL_STEP) if kept_up.any() else 1.0
+    upper = float(grid[np.flatnonzero(kept_down)[-1]] + INTERVAL_STEP) if kept_down.any() else -1.0
+    lower, upper = float(np.clip(max(lower, logical[0]), -1.0, 1.0)), float(np.clip(min(upper, logical[1]), -1.0, 1.0))
+    empty = ""
+    if lower > upper:  # every mean rejected by one side at some look (chance <= 2a)
+        lower, upper = upper, lower
+        empty = "; empty at this look (every mean rejected at some look), shown as the span between its two one-sided bounds"
+    return DifferenceInterval(
+        low=lower,
+        high=upper,
+        level=round(1.0 - 2.0 * alpha, 12),
+        kind="anytime-valid",
+        method=(
+            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:.4g}; each end one-sided 1 - a "
+            f"over every look; {INTERVAL_STEP:g} grid, rounded outward){empty}"
+        ),
+    )
 
 
 def predicted_note(treatment: str, audit_fraction: float) -> str:

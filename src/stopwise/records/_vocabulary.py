@@ -154,6 +154,7 @@ WarningCode = Literal[
     "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
     "order-provenance",
     "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
+    "audit-draw",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -166,7 +167,10 @@ excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of 
 difference on one side of the threshold before the budget limit; ``order-provenance`` the betting
 boundary's planned order is not a verified seeded random permutation of the kind its guarantee needs;
 then the one-look codes of issue 21 (``past-limit``, ``rare-discordance``, ``unweighted-estimate``,
-``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below)."""
+``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below); last ``audit-draw`` (issue 22):
+under ``[decision] predicted = "prediction-powered"`` the rows' ``audited`` flags disagree with the
+pre-registered audit draw of ``[early] audit_seed`` (:func:`stopwise.records.audit_draw`), on which the
+treatment's guarantee rests."""
 
 PastLimit = Literal["at-limit", "refuse"]
 PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)
