@@ -3,6 +3,9 @@
 * :func:`replay_grid` - completed records under named policies on the budget grid (``stopwise replay``)
 * :func:`replay_looks` - completed records with a look after every task (``stopwise replay --looks``)
 * :func:`replay_source_grid`, :func:`replay_source_looks` - the same for one prepared source and one policy
+* :func:`replay_joint` - the whole-evaluation replay: within-task halting (:func:`joint_halts`, audits,
+  :func:`joint_rows`) and the across-task betting boundary, alone and joined, on trajectories
+  (:func:`synthetic_trajectories` for a seeded benchmark)
 
 ``replay``, ``replay_policy``, ``live_replay`` and ``replay_live`` (before 0.1) are deprecated aliases of
 these four, kept for one release.
@@ -25,6 +28,8 @@ from stopwise.replay._engine import (
     pair_orders,
     replay_source_grid,
 )
+from stopwise.replay._joint import JOINT_MODES, REPLAY_POLICY, JointReplay, joint_halts, joint_rows, replay_joint
+from stopwise.replay._joint_synthetic import synthetic_trajectories
 from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks
 from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
@@ -47,10 +52,13 @@ __getattr__, __dir__ = _lazy_exports(
 __all__ = [
     "CASE_COLUMNS",
     "DEFAULT_BUDGETS",
+    "JOINT_MODES",
     "LIVE_RULES",
     "REPLAY_EXACT_MAX_SUPPORT",
+    "REPLAY_POLICY",
     "STANDARD_POLICIES",
     "SUMMARY_KEYS",
+    "JointReplay",
     "LiveReplay",
     "LiveReplaySettings",
     "PolicyReplay",
@@ -62,6 +70,8 @@ __all__ = [
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
+    "joint_halts",
+    "joint_rows",
     "live_looks",
     "markdown_report",
     "markdown_table",
@@ -70,12 +80,14 @@ __all__ = [
     "plot_unresolved",
     "prepare_source",
     "replay_grid",
+    "replay_joint",
     "replay_looks",
     "replay_source_grid",
     "replay_source_looks",
     "source_table",
     "sufficiency",
     "summarize",
+    "synthetic_trajectories",
     "table_two",
     "task_order",
     "uniform_orders",
