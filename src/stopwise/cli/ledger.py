@@ -213,6 +213,12 @@ def export_command(
 
     Example: stopwise ledger export ledger.db my-eval -o rows.csv --decisions decisions.jsonl
     """
+    from stopwise._atomic import check_output
+
+    with user_errors():
+        for given in (out, decisions):  # both refused before either is written
+            if given is not None:
+                check_output(given, force=force)
     with user_errors(), _open(url, "read") as ledger:
         written = ledger.export(evaluation, out, decisions_path=decisions, force=force)
     if as_json:
