@@ -216,3 +216,10 @@ def test_postgres_read_mode_refuses_writes_in_the_database(postgres_server: str)
         with pytest.raises(Exception, match="read-only transaction"), ledger._engine.begin() as connection:
             connection.execute(text("CREATE TABLE sneaky (id integer)"))
     assert "sneaky" not in _pg_tables(url)
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_ledger_init_refuses_an_in_memory_database_that_would_store_nothing(url: str, tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    refused(run("ledger", "init", url, "ev", "-t", "A", "-b", "B", "--n-tasks", "4"), url, "in-memory", "nothing would be registered")
+    assert list(tmp_path.iterdir()) == []

@@ -70,6 +70,21 @@ def _open(url: str, mode: LedgerMode) -> Ledger:
     return open_ledger(url, mode=mode)
 
 
+def _refuse_in_memory(url: str) -> None:
+    """``ledger init sqlite://``: an in-memory database is gone when the command ends, so nothing would be registered."""
+    from sqlalchemy.engine import make_url
+
+    from stopwise._redact import redact_url
+    from stopwise.ledger import ledger_url
+
+    normalised = ledger_url(url)
+    if normalised.startswith("sqlite") and make_url(normalised).database in (None, "", ":memory:"):
+        raise LedgerError(
+            f"ledger {redact_url(url)}: is an in-memory SQLite database, gone when this command ends, so nothing would be "
+            "registered; give a file: a path such as ledger.db or sqlite:///path/ledger.db"
+        )
+
+
 @ledger_app.command("init")
 def init_command(
     url: Url,
@@ -97,6 +112,7 @@ def init_command(
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
         if universe is None:
             raise LedgerError("give the planned task universe: --tasks FILE or --n-tasks N (and/or --group-size NAME=COUNT)")
+        _refuse_in_memory(url)
         with _open(url, "create") as ledger:
             ledger.register(evaluation, policy=chosen, universe=universe, tested=tested, baseline=baseline)
             reg = ledger.registration(evaluation)
