@@ -223,3 +223,14 @@ def test_ledger_init_refuses_an_in_memory_database_that_would_store_nothing(url:
     monkeypatch.chdir(tmp_path)
     refused(run("ledger", "init", url, "ev", "-t", "A", "-b", "B", "--n-tasks", "4"), url, "in-memory", "nothing would be registered")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", range(len(COMMAND_IDS) + 1), ids=[*COMMAND_IDS, "init"])
+def test_a_file_that_is_no_database_is_left_as_it_is(folder: Path, run: Run, args: int) -> None:
+    text = folder / "rows.csv"  # a CSV file given where the ledger goes
+    commands = [*_commands(text, folder), ["ledger", "init", str(text), "ev", "-t", "A", "-b", "B", "--n-tasks", "4"]]
+    before = files(folder)
+    result = run(*commands[args])
+    refused(result, "rows.csv")
+    assert "file is not a database" in result.err or "not valid JSON" in result.err  # report reads a .csv as a decision file
+    assert files(folder) == before

@@ -79,7 +79,7 @@ def given(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     folder = tmp_path_factory.mktemp("inputs")
     rows = "".join(f"A,t{i},{int(i % 3 != 0)}\nB,t{i},{int(i % 4 == 0)}\n" for i in range(24))
     (folder / "rows.csv").write_text("system,task,outcome\n" + rows)
-    (folder / "tasks.csv").write_text("task\n" + "".join(f"t{i}\n" for i in range(24)))
+    (folder / "tasks.csv").write_text("task,group\n" + "".join(f"t{i},g{i % 2}\n" for i in range(24)))
     runs = make_runs()
     write_trajectories(runs, folder / "runs.jsonl.gz")
     EarlyOutcomeModel(**SMALL).fit([r for r in runs if r.agent != "agent-3"]).save(folder / "model")  # type: ignore[arg-type]
