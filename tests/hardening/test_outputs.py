@@ -203,3 +203,18 @@ def test_early_monitor_outcomes_with_force_replace_the_file_with_its_rows(given:
     assert result.code == 0, result.err
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert len(lines) == 3 and len(target.read_text().splitlines()) == 1 + 3  # header + one row per replayed run
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda t: ["ingest", ROOT / "tests/ingest/fixtures/tau2/airline_results.json", "-o", t],
+        lambda t: ["finality", "check", EXAMPLES / "async-no-reconciliation.toml", "--runs", FINALITY / "runs.csv", "--rows", t],
+    ],
+    ids=["ingest", "finality check"],
+)
+def test_an_output_error_names_the_users_file_not_its_temporary(case: Callable[[Path], list[object]], tmp_path: Path, run: Run) -> None:
+    target = tmp_path / "rows.txt"  # no table format
+    message = refused(run(*case(target)), f"{target}: cannot tell the format from the file name")
+    assert "stopwise-tmp" not in message
+    assert list(tmp_path.iterdir()) == []
