@@ -234,3 +234,17 @@ def test_a_file_that_is_no_database_is_left_as_it_is(folder: Path, run: Run, arg
     refused(result, "rows.csv")
     assert "file is not a database" in result.err or "not valid JSON" in result.err  # report reads a .csv as a decision file
     assert files(folder) == before
+
+
+def test_a_plain_path_with_a_question_mark_or_percent_is_that_file(folder: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLAlchemy reads ``?`` in a URL as a query and decodes ``%41``: ``led?ger%41.db`` once made the ledger ``led``."""
+    monkeypatch.chdir(folder)
+    name = "led?ger%41.db"
+    before = files(folder)
+    refused(run("ledger", "verify", name, "ev"), "no such file", str(folder / name))
+    assert files(folder) == before
+    assert run("ledger", "init", name, "ev", "-t", "A", "-b", "B", "--n-tasks", "4").code == 0
+    assert (folder / name).is_file() and not (folder / "led").exists() and not (folder / "ledgerA.db").exists()
+    assert run("ledger", "append", name, "ev", "rows.csv").code == 0
+    result = run("ledger", "verify", name, "ev")
+    assert result.code == 0 and "4 outcome events" in result.out

@@ -38,12 +38,15 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
     'postgresql+psycopg://u@localhost:5432/db'
     >>> ledger_url("sqlite:///ledger.db")
     'sqlite:///ledger.db'
+    >>> ledger_url("/data/run?1%.db")  # a plain path is the file of that name: '?' and '%' escaped in the URL
+    'sqlite:////data/run%3F1%25.db'
     """
     text = os.fspath(target).strip()
     if not text:
         raise LedgerError("ledger URL is empty; give a path (SQLite) or a postgresql+psycopg:// URL")
-    if "://" not in text:
-        return "sqlite:///" + str(Path(text).expanduser().resolve())
+    if "://" not in text:  # SQLAlchemy reads '?' as the start of a query and decodes '%XX' in the database path
+        path = str(Path(text).expanduser().resolve())
+        return "sqlite:///" + path.replace("%", "%25").replace("?", "%3F")
     scheme, rest = text.split("://", 1)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         return "postgresql+psycopg://" + rest
