@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-from stopwise.errors import OutputExistsError
+from stopwise.errors import OutputExistsError, StopwiseError, ValidationError
 
 __all__ = ["LEGACY_MARKERS", "MARKER", "OUTPUT_KIND", "Outputs", "check_output", "output_kind", "write_directory"]
 
@@ -226,6 +226,28 @@ class Outputs:
                 break
         self._files, self._dirs, self._created = [], [], []
 
+    def user_names(self, error: BaseException) -> None:
+        """Make ``error``'s message name each output as the user gave it, not its temporary stand-in.
+
+        A library call that fails while writing a temporary output (``.stopwise-tmp-…-rows.txt``: no
+        table format) names the path it was given; the user gave ``rows.txt``.
+        """
+        pairs = [(str(tmp), str(target)) for target, tmp in self._files]
+        pairs += [(str(tmp), str(target)) for target, tmp, _, _ in self._dirs]
+        if not pairs or not isinstance(error, StopwiseError):
+            return
+
+        def renamed(text: str) -> str:
+            for tmp, target in pairs:
+                text = text.replace(tmp, target)
+            return text
+
+        if isinstance(error, ValidationError):
+            import dataclasses
+
+            error.problems = [dataclasses.replace(p, file=renamed(p.file)) for p in error.problems]
+        error.args = tuple(renamed(a) if isinstance(a, str) else a for a in error.args)
+
     def __enter__(self) -> Outputs:
         return self
 
@@ -239,6 +261,7 @@ class Outputs:
                 self.discard()
                 raise
         else:
+            self.user_names(exc)
             self.discard()
 
 

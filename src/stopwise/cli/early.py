@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from stopwise._atomic import Outputs
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     Inputs,
@@ -34,6 +35,16 @@ early_app = typer.Typer(
     help="Early outcome prediction within a task: train, evaluate leave-one-agent-out, monitor a run.",
     no_args_is_help=True,)
 
+
+
+def _outcomes_output(outputs: Outputs, path: Path | None) -> Path | None:
+    """The temporary file to write ``--outcomes`` rows to (None without it): refused now when the file exists (no --force) or its suffix names no table format."""
+    if path is None:
+        return None
+    from stopwise.records._tables import format_of
+
+    format_of(path, None)  # the user's name in the message, before any work
+    return outputs.file(path)
 
 
 def _threshold(value: float | None, name: str) -> float | None:
@@ -218,7 +229,7 @@ def train_command(
 @early_app.command("evaluate")
 def evaluate_command(
     trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL files with final outcomes; '-' reads standard input.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for runs, predictions, folds and the sweep (optional: the tables are printed).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Directory to write runs, predictions, folds and the sweep to (optional: the tables are printed).")] = None,
     by: Annotated[str, typer.Option(help="Hold out one value at a time: agent or a meta key (service, model).")] = "agent",
     within: Annotated[str | None, typer.Option(help="Meta key whose values form separate leave-one-out studies.")] = None,
     exclude_same: Annotated[str | None, typer.Option(help="Meta key; training drops runs sharing the held-out value.")] = None,
@@ -233,7 +244,9 @@ def evaluate_command(
     random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
     n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweeps and the per-agent table as JSON.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise, and an existing --outcomes file.")
+    ] = False,
     quiet: Quiet = False,
 ) -> None:
     """Leave-one-agent-out (or leave-one-group-out) evaluation with the paper's metrics and threshold sweep.
@@ -245,7 +258,7 @@ def evaluate_command(
     from stopwise.early._persist import check_output_dir
     from stopwise.records import write_outcomes
 
-    with user_errors(), Inputs(trajectories, gold) as inputs:
+    with user_errors(), Outputs(force=force) as outputs, Inputs(trajectories, gold) as inputs:
         seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
         jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         names = variant or ["lightgbm"]
@@ -256,6 +269,7 @@ def evaluate_command(
         _threshold(threshold, "threshold")
         if out is not None:
             check_output_dir(out, force=force, kind=EVALUATION_KIND)
+        rows_tmp = _outcomes_output(outputs, outcomes)  # checked before any computation; moved into place at the end
         runs = read_runs(inputs.files(trajectories))
         golds = read_gold(inputs.file(gold)) if gold is not None else None
         models = {name: make_variant(name, min_steps=min_steps, random_state=seed, n_jobs=jobs) for name in names}
@@ -265,9 +279,8 @@ def evaluate_command(
                 source=", ".join(str(p) for p in trajectories), progress=update,
             )
         sweeps = {name: evaluation.sweep(grid, variant=name) for name in evaluation.variants}
-        rows = evaluation.outcome_rows(threshold, threshold, variant=names[0]) if outcomes is not None else None
-        if outcomes is not None and rows is not None:
-            write_outcomes(rows, outcomes)
+        if rows_tmp is not None:
+            write_outcomes(evaluation.outcome_rows(threshold, threshold, variant=names[0]), rows_tmp)
         if out is not None:
             evaluation.save(out, force=force, extra={f"sweep_{name}.csv": sweep for name, sweep in sweeps.items()})
     metrics = evaluation.metrics(threshold, threshold, variant=names[0])
@@ -320,6 +333,7 @@ def monitor_command(
     steps: Annotated[bool, typer.Option("--steps/--summary", help="Print every step, or one line per run.")] = True,
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (for a model trained with one).")] = None,
     outcomes: Annotated[Path | None, typer.Option(help="Write one outcome row per replayed run (halted: status predicted).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --outcomes file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per run (with every verdict under --steps).")] = False,
 ) -> None:
     """Replay runs through the online monitor and print its verdict, and the reason, after every step.
@@ -329,7 +343,8 @@ def monitor_command(
     from stopwise.early import load_model, monitor_run, read_gold, read_runs
     from stopwise.records import outcome_columns, write_outcomes
 
-    with user_errors(), Inputs(trajectories, gold) as inputs:
+    with user_errors(), Outputs(force=force) as outputs, Inputs(trajectories, gold) as inputs:
+        rows_tmp = _outcomes_output(outputs, outcomes)  # checked before the model is loaded; moved into place at the end
         model = load_model(model_dir)
         s = _threshold(success_threshold, "success-threshold")
         f = _threshold(failure_threshold, "failure-threshold")
@@ -350,8 +365,8 @@ def monitor_command(
         ]
         rows = [r.row for r in results if r.row is not None]
         missing = [r for r in results if r.row is None]
-        if outcomes is not None and rows:
-            write_outcomes(outcome_columns(rows), outcomes)
+        if rows_tmp is not None and rows:
+            write_outcomes(outcome_columns(rows), rows_tmp)
     if as_json:
         for result in results:
             print(json.dumps(result.as_dict(steps=steps), default=str))

@@ -50,6 +50,7 @@ from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
     from stopwise.ledger import Ledger
+    from stopwise.ledger._opening import LedgerMode
     from stopwise.live._follow import FollowLook, Look
     from stopwise.live._logs import LogLook
     from stopwise.records import DecisionRecord
@@ -62,10 +63,26 @@ Url = Annotated[str, typer.Argument(help="Ledger: a path or sqlite:///path (SQLi
 Evaluation = Annotated[str, typer.Argument(help="The evaluation's name.")]
 
 
-def _open(url: str) -> Ledger:
+def _open(url: str, mode: LedgerMode) -> Ledger:
+    """The ledger at ``url``: only ``ledger init`` creates one (``create``); reading commands open it read-only."""
     from stopwise.ledger import open_ledger
 
-    return open_ledger(url)
+    return open_ledger(url, mode=mode)
+
+
+def _refuse_in_memory(url: str) -> None:
+    """``ledger init sqlite://``: an in-memory database is gone when the command ends, so nothing would be registered."""
+    from sqlalchemy.engine import make_url
+
+    from stopwise._redact import redact_url
+    from stopwise.ledger import ledger_url
+
+    normalised = ledger_url(url)
+    if normalised.startswith("sqlite") and make_url(normalised).database in (None, "", ":memory:"):
+        raise LedgerError(
+            f"ledger {redact_url(url)}: is an in-memory SQLite database, gone when this command ends, so nothing would be "
+            "registered; give a file: a path such as ledger.db or sqlite:///path/ledger.db"
+        )
 
 
 @ledger_app.command("init")
@@ -95,7 +112,8 @@ def init_command(
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
         if universe is None:
             raise LedgerError("give the planned task universe: --tasks FILE or --n-tasks N (and/or --group-size NAME=COUNT)")
-        with _open(url) as ledger:
+        _refuse_in_memory(url)
+        with _open(url, "create") as ledger:
             ledger.register(evaluation, policy=chosen, universe=universe, tested=tested, baseline=baseline)
             reg = ledger.registration(evaluation)
     if as_json:
@@ -126,7 +144,7 @@ def append_command(
 
     with user_errors():
         frame = read_outcomes(rows)
-        with _open(url) as ledger:
+        with _open(url, "write") as ledger:
             result = ledger.append(evaluation, frame)
     if as_json:
         print_json({
@@ -157,7 +175,7 @@ def decide_command(
     """
     from stopwise.cli.compare import exit_with_record
 
-    with user_errors(), _open(url) as ledger:
+    with user_errors(), _open(url, "read" if no_record else "write") as ledger:
         record = ledger.decide(evaluation, record=not no_record)
     exit_with_record(record, as_json=as_json)
 
@@ -172,7 +190,7 @@ def verify_command(
 
     Exit code: 0 when everything recomputes, 1 at the first mismatch (which is printed), 4 on error.
     """
-    with user_errors(), _open(url) as ledger:
+    with user_errors(), _open(url, "read") as ledger:
         result = ledger.verify(evaluation)
     if as_json:
         from dataclasses import asdict, is_dataclass
@@ -211,7 +229,13 @@ def export_command(
 
     Example: stopwise ledger export ledger.db my-eval -o rows.csv --decisions decisions.jsonl
     """
-    with user_errors(), _open(url) as ledger:
+    from stopwise._atomic import check_output
+
+    with user_errors():
+        for given in (out, decisions):  # both refused before either is written
+            if given is not None:
+                check_output(given, force=force)
+    with user_errors(), _open(url, "read") as ledger:
         written = ledger.export(evaluation, out, decisions_path=decisions, force=force)
     if as_json:
         print_json({"wrote": [str(path) for path in written]})
@@ -227,7 +251,7 @@ def conflicts_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
 ) -> None:
     """List the refused (conflicting) events of an evaluation."""
-    with user_errors(), _open(url) as ledger:
+    with user_errors(), _open(url, "read") as ledger:
         frame = ledger.conflicts(evaluation)
     if as_json:
         for record in frame.to_dict(orient="records"):
@@ -403,7 +427,7 @@ def watch_command(
 def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool, as_json: bool = False) -> NoReturn:
     from stopwise.live._follow import follow
 
-    with user_errors(), _open(url) as ledger:
+    with user_errors(), _open(url, "read" if no_record else "write") as ledger:
         looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
         last = _follow_live(evaluation, looks, _ledger_counters, lambda look: look.waiting, as_json=as_json)
     if last is None:

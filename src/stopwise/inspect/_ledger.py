@@ -44,7 +44,7 @@ def open_any(ledger: Any) -> tuple[LedgerLike, str]:
             raise InputError("`ledger` must be a database URL such as 'sqlite:///ledger.db' or a ledger object")
         from stopwise.ledger import open_ledger
 
-        return open_ledger(ledger), redact_url(ledger)
+        return open_ledger(ledger, mode="create"), redact_url(ledger)  # the manager registers: it may create the ledger
     missing = [name for name in ("register", "append", "decide") if not callable(getattr(ledger, name, None))]
     if missing:
         raise InputError(

@@ -12,6 +12,8 @@ evaluation workers writing to one database.
   registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
   chain and every decision.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
+* :func:`open_ledger` takes a ``mode`` (:data:`LEDGER_MODES`): ``create`` (the default) makes a new ledger,
+  ``write`` and ``read`` open an existing stopwise ledger only and change nothing else (``read``: read-only).
 
 Following a ledger (``stopwise watch``) is :mod:`stopwise.live`'s; ``follow``, ``Look``,
 ``follow_inspect_logs``, ``InspectLogDir`` and ``LogLook`` are still importable from here, deprecated.
@@ -22,18 +24,21 @@ The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._sch
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
+from stopwise.ledger._opening import LEDGER_MODES, LedgerMode
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._schema import SCHEMA_VERSION
 
 _MOVED_TO_LIVE = frozenset({"InspectLogDir", "LogLook", "Look", "follow", "follow_inspect_logs"})
 
 __all__ = [
+    "LEDGER_MODES",
     "SCHEMA_VERSION",
     "VOLATILE_RECORD_FIELDS",
     "AppendResult",
     "EventKey",
     "Ledger",
     "LedgerDecision",
+    "LedgerMode",
     "Mismatch",
     "Registration",
     "VerifyResult",

@@ -1,4 +1,9 @@
-"""Ledger URLs and database engines: SQLite (WAL, synchronous=FULL) or PostgreSQL through psycopg 3."""
+"""Ledger URLs and database engines: SQLite (WAL, synchronous=FULL) or PostgreSQL through psycopg 3.
+
+An engine is made for one opening mode (:mod:`stopwise.ledger._opening`): only ``create`` may
+create a SQLite file or switch its journal to WAL; ``write`` and ``read`` connect to an existing
+file only (``read``: read-only).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from sqlalchemy.pool import StaticPool
 
 from stopwise._redact import redact_url
 from stopwise.errors import LedgerError
+from stopwise.ledger._opening import LedgerMode, missing_file, sqlite_connector
 
 __all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file"]
 
@@ -32,12 +38,15 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
     'postgresql+psycopg://u@localhost:5432/db'
     >>> ledger_url("sqlite:///ledger.db")
     'sqlite:///ledger.db'
+    >>> ledger_url("/data/run?1%.db")  # a plain path is the file of that name: '?' and '%' escaped in the URL
+    'sqlite:////data/run%3F1%25.db'
     """
     text = os.fspath(target).strip()
     if not text:
         raise LedgerError("ledger URL is empty; give a path (SQLite) or a postgresql+psycopg:// URL")
-    if "://" not in text:
-        return "sqlite:///" + str(Path(text).expanduser().resolve())
+    if "://" not in text:  # SQLAlchemy reads '?' as the start of a query and decodes '%XX' in the database path
+        path = str(Path(text).expanduser().resolve())
+        return "sqlite:///" + path.replace("%", "%25").replace("?", "%3F")
     scheme, rest = text.split("://", 1)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         return "postgresql+psycopg://" + rest
@@ -49,9 +58,12 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
     )
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_engine(url: str, mode: LedgerMode) -> Engine:
     database = make_url(url).database
     memory = database in (None, "", ":memory:")
+    existing = sqlite_file(url)  # None: in memory, or a file: URI the user spelt out
+    if existing is not None and mode != "create" and not existing.is_file():
+        raise missing_file(redact_url(url), existing)
     if not memory:
         parent = Path(str(database)).parent
         if not parent.is_dir():
@@ -60,6 +72,8 @@ def _sqlite_engine(url: str) -> Engine:
     connect_args: dict[str, Any] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
     if memory:  # the one in-memory connection may be used from worker threads (the Inspect manager's calls)
         connect_args["check_same_thread"] = False
+    if existing is not None and mode != "create":  # never creates the file (read: never writes it)
+        kwargs["creator"] = sqlite_connector(existing, mode, **connect_args)
     engine = create_engine(url, connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
@@ -68,7 +82,7 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        if not memory:
+        if not memory and mode == "create":  # an existing ledger keeps its journal mode (WAL since it was created)
             cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
@@ -103,12 +117,17 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def make_engine(url: str) -> Engine:
-    """A SQLAlchemy engine for a normalised ledger URL (see :func:`ledger_url`)."""
+def make_engine(url: str, *, mode: LedgerMode = "create") -> Engine:
+    """A SQLAlchemy engine for a normalised ledger URL (see :func:`ledger_url`) opened in ``mode``.
+
+    ``write`` and ``read``: a SQLite file that does not exist is a :class:`~stopwise.errors.LedgerError`
+    (nothing is created); ``read`` connects read-only (SQLite ``mode=ro``, PostgreSQL read-only transactions).
+    """
     try:
         if url.startswith("sqlite"):
-            return _sqlite_engine(url)
-        return create_engine(url, pool_pre_ping=True)
+            return _sqlite_engine(url, mode)
+        options: dict[str, Any] = {"postgresql_readonly": True} if mode == "read" else {}
+        return create_engine(url, pool_pre_ping=True, execution_options=options)
     except (ArgumentError, ModuleNotFoundError, ImportError) as exc:
         hint = " (install the postgres extra: pip install 'stopwise[postgres]')" if "psycopg" in str(exc) else ""
         raise LedgerError(redact_url(f"ledger {url}: cannot create a database engine: {exc}{hint}")) from exc

@@ -26,6 +26,7 @@ from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, 
 from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
 from stopwise.ledger._events import column_payloads
 from stopwise.ledger._events import payloads as event_payloads
+from stopwise.ledger._opening import LedgerMode, check_mode, prepare_schema
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
 from stopwise.records import DecisionRecord, OutcomeColumns, Policy
@@ -61,6 +62,10 @@ class Ledger:
     ----------
     url : str or path-like
         ``sqlite:///path``, a plain path (SQLite) or ``postgresql+psycopg://user@host:port/db``.
+    mode : {"create", "write", "read"}, optional
+        ``create`` (default) makes the database and its tables when there are none; ``write`` opens an
+        existing stopwise ledger and creates nothing; ``read`` opens one read-only (see
+        :mod:`stopwise.ledger._opening`). A database with another schema is refused in every mode.
 
     Notes
     -----
@@ -85,9 +90,10 @@ class Ledger:
     (2, 1, 1)
     """
 
-    def __init__(self, url: str | os.PathLike[str]) -> None:
+    def __init__(self, url: str | os.PathLike[str], *, mode: LedgerMode = "create") -> None:
         self.url = ledger_url(url)
-        self._engine = make_engine(self.url)
+        self.mode: LedgerMode = check_mode(mode)
+        self._engine = make_engine(self.url, mode=self.mode)
         self._file = sqlite_file(self.url)
         self._identity: tuple[int, int] | None = None
         self._postgres = self._engine.dialect.name == "postgresql"
@@ -107,6 +113,8 @@ class Ledger:
     @contextmanager
     def _tx(self, *, write: bool) -> Iterator[Connection]:
         """One transaction; commits on success (before the caller acknowledges anything)."""
+        if write and self.mode == "read":
+            raise LedgerError(f"ledger {_display(self.url)} is open read-only (mode='read'); open it with mode='write' to append or record")
         try:
             with self._engine.connect() as conn:
                 if write:
@@ -143,27 +151,8 @@ class Ledger:
             )
 
     def _ensure_schema(self) -> None:
-        with self._tx(write=True) as conn:
-            if self._postgres:  # one creator at a time when many workers open a fresh database
-                conn.execute(select(func.pg_advisory_xact_lock(0x5707_5153)))
-            S.metadata.create_all(conn, checkfirst=True)
-            versions = conn.execute(select(S.schema_version.c.version)).scalars().all()
-            if not versions:
-                conn.execute(S.schema_version.insert().values(version=S.SCHEMA_VERSION, created_at=_now()))
-            elif list(versions) != [S.SCHEMA_VERSION]:
-                found = ", ".join(map(str, versions))
-                why = (
-                    " (written before outcome flags were stored: its outcome events have no flags column, so a "
-                    "policy's [flags] exclusions could not be applied to them)"
-                    if list(versions) == [1]
-                    else ""
-                )
-                raise LedgerError(
-                    f"ledger {_display(self.url)} has schema version {found}{why}; this stopwise reads version "
-                    f"{S.SCHEMA_VERSION} and does not migrate a ledger silently. Use the stopwise version that wrote "
-                    "it, or carry its events over: export them with that version (stopwise ledger export URL EVAL "
-                    "-o rows.csv) and register and append them into a new ledger (stopwise ledger init, append)."
-                )
+        with self._tx(write=self.mode == "create") as conn:  # read and write modes change nothing here
+            prepare_schema(conn, _display(self.url), mode=self.mode, postgres=self._postgres, now=_now())
 
     def close(self) -> None:
         """Release the database connections (the ledger stays on disk)."""
@@ -829,14 +818,19 @@ def _same(x: Any, y: Any) -> bool:
     return bool(x == y)
 
 
-def open_ledger(url: str | os.PathLike[str]) -> Ledger:
-    """Open (and create when new) a ledger.
+def open_ledger(url: str | os.PathLike[str], *, mode: LedgerMode = "create") -> Ledger:
+    """Open a ledger: create it when new (``mode="create"``, the default), or open an existing one.
 
     Parameters
     ----------
     url : str or path-like
         ``sqlite:///path/to/ledger.db`` (or a plain path) for the embedded SQLite ledger, or
         ``postgresql+psycopg://user@host:port/database`` for a PostgreSQL ledger shared by many workers.
+    mode : {"create", "write", "read"}, optional
+        ``create`` makes the database and the stopwise tables when there are none; ``write`` opens an
+        existing stopwise ledger without creating or altering anything but its events and decisions;
+        ``read`` opens one read-only (every write is refused). ``write`` and ``read`` refuse a missing
+        SQLite file and a database without the stopwise tables, and change nothing in it.
 
     Returns
     -------
@@ -845,14 +839,23 @@ def open_ledger(url: str | os.PathLike[str]) -> Ledger:
     Raises
     ------
     LedgerError
-        The database cannot be reached or holds another schema version.
+        The database cannot be reached, holds another schema version or part of the stopwise
+        tables; with ``write`` or ``read``: it does not exist or is not a stopwise ledger.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> from stopwise.ledger import open_ledger
-    >>> with open_ledger(pathlib.Path(tempfile.mkdtemp()) / "l.db") as ledger:
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "l.db"
+    >>> with open_ledger(path) as ledger:
     ...     ledger.evaluations()
     []
+    >>> with open_ledger(path, mode="read") as ledger:
+    ...     ledger.evaluations()
+    []
+    >>> open_ledger(path.with_name("typo.db"), mode="read")
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.LedgerError: ledger sqlite:///.../typo.db: no such file .../typo.db; nothing was created. ...
     """
-    return Ledger(url)
+    return Ledger(url, mode=mode)

@@ -56,7 +56,7 @@ def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) ->
             raise FileFormatError(f"{shown}: no such ledger file")
     elif "://" not in text and not Path(text).is_file():
         raise FileFormatError(f"{shown}: no such ledger file")
-    with open_ledger(text) as ledger:
+    with open_ledger(text, mode="read") as ledger:
         names = ledger.evaluations()
         if evaluation is None:
             if len(names) != 1:
