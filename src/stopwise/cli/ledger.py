@@ -166,28 +166,38 @@ def decide_command(
 def verify_command(
     url: Url,
     evaluation: Evaluation,
+    expect_head: Annotated[
+        str | None,
+        typer.Option("--expect-head", help="A head kept from an earlier verify, decide or export (e<events>-d<decisions>-<digest>): "
+                     "the ledger must extend it (detects events or decisions removed from its end)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verification result as JSON.")] = False,
 ) -> None:
-    """Recompute the registration, every outcome digest, the decision chain and every decision.
+    """Recompute the registration, every outcome digest, the decision chain, every decision and its position.
+
+    Prints the evaluation's head: keep it outside the ledger and pass it back with --expect-head to
+    detect truncation (what a writer with database access can and cannot forge: docs/ledger.md).
 
     Exit code: 0 when everything recomputes, 1 at the first mismatch (which is printed), 4 on error.
     """
     with user_errors(), _open(url) as ledger:
-        result = ledger.verify(evaluation)
+        result = ledger.verify(evaluation, expect_head=expect_head)
     if as_json:
-        from dataclasses import asdict, is_dataclass
+        from dataclasses import asdict
 
-        from stopwise.cli._common import print_json
-
-        print_json(asdict(result) if is_dataclass(result) and not isinstance(result, type) else result)
+        payload = asdict(result)
+        payload["head"] = None if result.head is None else {**asdict(result.head), "token": str(result.head)}
+        print_json(payload)
         if not result.ok:
             raise typer.Exit(1)
         return
     if result.ok:
+        against = " and extend the head you kept" if expect_head else ""
         console.print(
             f"[bold green]OK[/] {escape(result.evaluation)}: {result.n_outcomes} outcome events and "
-            f"{result.n_decisions} decisions recompute; head digest {result.head_digest}"
+            f"{result.n_decisions} decisions recompute{against}; chain digest {result.head_digest}"
         )
+        console.print(f"head {result.head} (keep it; check later with --expect-head)", soft_wrap=True)
         return
     console.print(
         f"[bold red]MISMATCH[/] {escape(result.evaluation)}: {escape(str(result.first_mismatch))}\n"

@@ -22,7 +22,15 @@ The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._sch
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
-from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
+from stopwise.ledger._results import (
+    AppendResult,
+    EventKey,
+    LedgerDecision,
+    LedgerHead,
+    Mismatch,
+    Registration,
+    VerifyResult,
+)
 from stopwise.ledger._schema import SCHEMA_VERSION
 
 _MOVED_TO_LIVE = frozenset({"InspectLogDir", "LogLook", "Look", "follow", "follow_inspect_logs"})
@@ -34,6 +42,7 @@ __all__ = [
     "EventKey",
     "Ledger",
     "LedgerDecision",
+    "LedgerHead",
     "Mismatch",
     "Registration",
     "VerifyResult",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -24,9 +23,9 @@ from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
-from stopwise.ledger._events import column_payloads
 from stopwise.ledger._events import payloads as event_payloads
-from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
+from stopwise.ledger._position import first_final, position_of
+from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, LedgerHead, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
 from stopwise.records import DecisionRecord, OutcomeColumns, Policy
 
@@ -42,6 +41,9 @@ version); they are still covered by the chain digest."""
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
 _HINTED = 20
+"""Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
+_STALE_RETRIES = 10
+"""Times :meth:`Ledger.decide` decides again when another process appended a decision on later events first."""
 """Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
 _LINK_COLUMNS = ("sequence", "outcome_seq", "record_json", "previous_digest", "digest", "created_at")
 """A decision link as stored in ``stopwise_decisions`` (beside its evaluation): fields of :class:`LedgerDecision`."""
@@ -556,7 +558,11 @@ class Ledger:
         """Decide the evaluation from its stored outcomes and append the record to its chain.
 
         Calls :func:`stopwise.decide` with the registered policy and planned task universe on
-        exactly the events stored up to the current high-water mark.
+        exactly the events stored up to the current high-water mark. The appended record carries its
+        :class:`~stopwise.records.LedgerPosition` (that mark, the number of events, the first final
+        decision and the events stored after it). When another process appended a decision taken on
+        later events meanwhile, the decision is taken again on the newer events, so the chain's
+        positions never decrease.
 
         Parameters
         ----------
@@ -577,13 +583,17 @@ class Ledger:
             The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
-        rows, _, seq = self._snapshot(reg)
-        if seq == 0:
-            raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
-        decision = self._decide_rows(reg, rows)
-        if record:
-            self._append_decision(reg, decision, seq)
-        return decision
+        for _ in range(_STALE_RETRIES):
+            rows, seqs, seq = self._snapshot(reg)
+            if seq == 0:
+                raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
+            decision = self._decide_rows(reg, rows)
+            if not record:
+                return decision
+            link = self._append_decision(reg, decision, seq, seqs)
+            if link is not None:
+                return link.record
+        return decision  # another process kept deciding on later events: theirs are in the chain
 
     @staticmethod
     def _decide_rows(reg: Registration, rows: OutcomeColumns | pd.DataFrame) -> DecisionRecord:
@@ -591,17 +601,28 @@ class Ledger:
 
         return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)
 
-    def _append_decision(self, reg: Registration, decision: DecisionRecord, outcome_seq: int) -> LedgerDecision:
-        record_json = canonical_json(decision.model_dump(mode="json"))
+    def _append_decision(
+        self, reg: Registration, decision: DecisionRecord, outcome_seq: int, seqs: np.ndarray
+    ) -> LedgerDecision | None:
+        """Append ``decision``, taken on the events with sequence numbers ``seqs`` (up to ``outcome_seq``), with its position.
+
+        None, and nothing appended, when the chain's last record was taken on later events (another
+        process decided meanwhile): the chain's positions never decrease, which ``verify`` checks.
+        """
         d = S.decisions.c
         with self._tx(write=True) as conn:
             if self._postgres:  # one chain writer per evaluation at a time
                 conn.execute(select(S.evaluations.c.id).where(S.evaluations.c.id == reg.id).with_for_update())
             last = conn.execute(
-                select(d.sequence, d.digest).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
+                select(d.sequence, d.digest, d.outcome_seq).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
             ).first()
+            if last is not None and int(last[2]) > outcome_seq:
+                return None
             sequence = 1 if last is None else int(last[0]) + 1
             previous = reg.genesis_digest if last is None else str(last[1])
+            position = position_of(decision, sequence, outcome_seq, seqs, first_final(conn, reg.id))
+            decision = decision.model_copy(update={"ledger": position})
+            record_json = canonical_json(decision.model_dump(mode="json"))
             link = LedgerDecision(
                 sequence=sequence,
                 outcome_seq=outcome_seq,
@@ -655,96 +676,59 @@ class Ledger:
                 found.update(conn.execute(base.where(c.task.in_(wanted[start : start + _CHUNK]))).scalars())
         return found
 
-    def verify(self, evaluation: str) -> VerifyResult:
+    def verify(self, evaluation: str, *, expect_head: str | None = None) -> VerifyResult:
         """Recompute the registration digests, every outcome digest, the chain and every decision.
 
         Each recorded decision is taken again with :func:`stopwise.decide` from exactly the outcomes
-        stored up to its high-water mark and compared field by field (except
-        :data:`VOLATILE_RECORD_FIELDS`); the first mismatch is reported.
+        stored up to its position and compared field by field (except :data:`VOLATILE_RECORD_FIELDS`
+        and the ledger position, which is checked against the events); the decisions' positions must
+        not decrease and must name events the evaluation holds. The first mismatch is reported (the
+        full list of checks: :mod:`stopwise.ledger._verify`; what they do and do not catch:
+        ``docs/ledger.md``).
+
+        Parameters
+        ----------
+        evaluation : str
+            A registered evaluation.
+        expect_head : str, optional
+            A head kept from an earlier ``verify``/``decide``/``export`` (``str(result.head)``,
+            ``e<events>-d<decisions>-<digest>``): the ledger must extend it, which detects events or
+            decisions removed from its end.
 
         Returns
         -------
         VerifyResult
+            With :attr:`VerifyResult.head`, the head to keep for the next check.
+
+        Raises
+        ------
+        LimitError
+            A stored record is longer than ``STOPWISE_MAX_LINE_BYTES``.
         """
-        name = _name(evaluation)
-        self._registrations.pop(name, None)
-        self._cache.clear()
-        with self._tx(write=False) as conn:
-            row = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
-        if row is None:
-            self.registration(name)  # raises the not-registered error
-        assert row is not None
+        from stopwise.ledger._verify import verify_evaluation
 
-        def result(n_out: int, n_dec: int, head: str, mismatch: Mismatch | None) -> VerifyResult:
-            return VerifyResult(name, mismatch is None, n_out, n_dec, head, mismatch)
+        return verify_evaluation(self, _name(evaluation), expect_head=expect_head)
 
-        genesis = str(row["genesis_digest"])
-        try:
-            reg = self.registration(name)
-        except (StopwiseError, ValueError, KeyError) as exc:
-            return result(0, 0, genesis, Mismatch("registration", None, f"cannot read the registration: {exc}"))
-        checks = [
-            ("policy sha256", reg.policy.sha256(), row["policy_sha256"]),
-            ("universe sha256", universe_sha256(reg.universe), row["universe_sha256"]),
-            (
-                "genesis digest",
-                genesis_digest(name, row["policy_sha256"], row["universe_sha256"], row["tested"], row["baseline"]),
-                genesis,
-            ),
-        ]
-        for label, computed, stored in checks:
-            if computed != stored:
-                return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
+    def head(self, evaluation: str) -> LedgerHead:
+        """The evaluation's current head from its stored digests (keep it; pass it to :meth:`verify` later).
 
-        rows, seqs, _ = self._snapshot(reg)
-        records = column_payloads(rows)
-        with self._tx(write=False) as conn:
-            stored_digests = list(
-                conn.execute(
-                    select(S.outcomes.c.seq, S.outcomes.c.digest)
-                    .where(S.outcomes.c.evaluation_id == reg.id)
-                    .order_by(S.outcomes.c.seq)
-                )
-            )
-        for (seq, stored), rec in zip(stored_digests, records, strict=True):
-            computed = event_digest(rec)
-            if computed != stored:
-                return result(
-                    len(records), 0, genesis,
-                    Mismatch("outcome", int(seq), f"content digest stored {stored}, recomputed {computed} "
-                             f"(system {rec['system']!r}, task {rec['task']!r}, attempt {rec['attempt']})"),
-                )
+        Examples
+        --------
+        >>> import tempfile, pathlib, stopwise
+        >>> from stopwise.ledger import open_ledger
+        >>> from stopwise.records import TaskUniverse
+        >>> with open_ledger(pathlib.Path(tempfile.mkdtemp()) / "l.db") as ledger:
+        ...     ledger.register("ev", policy=stopwise.Policy(), universe=TaskUniverse(["t"]), tested="A", baseline="B")
+        ...     _ = ledger.append("ev", [{"system": s, "task": "t", "outcome": 1} for s in "AB"])
+        ...     head = ledger.head("ev")
+        ...     ledger.verify("ev", expect_head=str(head)).ok
+        True
+        >>> (head.n_events, head.n_decisions)
+        (2, 0)
+        """
+        from stopwise.ledger._verify import ledger_head
 
-        previous = genesis
-        links = self._decision_rows(reg)
-        for expected, link in enumerate(links, start=1):
-            sequence = int(link.sequence)
-            if sequence != expected:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("chain", sequence, f"sequence {sequence} where {expected} was expected (a record is missing)"))
-            if link.previous_digest != previous:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("chain", sequence, f"previous digest stored {link.previous_digest}, chain has {previous}"))
-            computed = chain_digest(previous, link.record_json)
-            if computed != link.digest:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("chain", sequence, f"digest stored {link.digest}, recomputed {computed} "
-                                       "(the record or its digest was edited)"))
-            try:
-                stored_record = _parse_record(link.record_json)
-            except LedgerError as exc:
-                return result(len(records), expected - 1, previous, Mismatch("decision", sequence, str(exc)))
-            seen = rows.take(seqs <= int(link.outcome_seq))
-            try:
-                again = self._decide_rows(reg, seen)
-            except StopwiseError as exc:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("decision", sequence, f"cannot be taken again from the stored outcomes: {exc}"))
-            difference = _record_difference(stored_record, again)
-            if difference is not None:
-                return result(len(records), expected - 1, previous, Mismatch("decision", sequence, difference))
-            previous = link.digest
-        return result(len(records), len(links), previous, None)
+        return ledger_head(self, evaluation)
 
     # ------------------------------------------------------------------ export
     def export(
@@ -805,28 +789,6 @@ def _parse_record(record_json: str) -> DecisionRecord:
         return DecisionRecord.model_validate_json(record_json)
     except ValueError as exc:
         raise LedgerError(f"stored decision record is not a valid decision record: {str(exc).splitlines()[0]}") from exc
-
-
-def _record_difference(stored: DecisionRecord, again: DecisionRecord) -> str | None:
-    """The first field where a stored record and the recomputed one differ (None when they agree)."""
-    a = json.loads(canonical_json(stored.model_dump(mode="json")))
-    b = json.loads(canonical_json(again.model_dump(mode="json")))
-    for key in sorted(set(a) | set(b)):
-        if key in VOLATILE_RECORD_FIELDS or (key in ("tail", "flagged") and not a.get(key)):
-            continue  # fields added later are absent from records stored before them
-        if not _same(a.get(key), b.get(key)):
-            return f"field {key!r} recorded {a.get(key)!r}, recomputed from the stored outcomes {b.get(key)!r}"
-    return None
-
-
-def _same(x: Any, y: Any) -> bool:
-    if isinstance(x, float) and isinstance(y, float):
-        return bool(np.isclose(x, y, rtol=1e-12, atol=1e-15))
-    if isinstance(x, dict) and isinstance(y, dict):
-        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y, strict=True))
-    return bool(x == y)
 
 
 def open_ledger(url: str | os.PathLike[str]) -> Ledger:

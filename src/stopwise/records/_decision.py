@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from stopwise.records._vocabulary import (
     ACTIONS,
@@ -31,6 +31,7 @@ __all__ = [
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
+    "LedgerPosition",
     "RemainingForecast",
     "TailProvenance",
     "UniverseState",
@@ -222,6 +223,27 @@ class RemainingForecast(_Record):
     """Seed of the replay."""
 
 
+class LedgerPosition(_Record):
+    """Where in a ledger a decision was taken (set by :meth:`stopwise.ledger.Ledger.decide`, hashed into its chain).
+
+    ``stopwise ledger export --upto-decision K`` writes exactly the events the decision saw, so that
+    :func:`stopwise.decide` on them gives the same record; ``ledger verify`` checks every field against
+    the stored events and the chain.
+    """
+
+    outcome_seq: int
+    """The event sequence number the decision was taken at: it saw exactly the evaluation's events with
+    sequence <= this (sequence numbers increase but may skip, e.g. a number taken by a refused duplicate)."""
+    n_events: int
+    """How many of the evaluation's events that is."""
+    decision: int | None = None
+    """Chain sequence of the evaluation's first promote or reject record (this one or an earlier one); None
+    while nothing is decided."""
+    after_decision: int = 0
+    """Events among ``n_events`` stored after that first final decision (e.g. samples that were in flight
+    when it was taken); they are marked ``after_decision`` in a full ``ledger export``."""
+
+
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
 
@@ -291,6 +313,17 @@ class DecisionRecord(_Record):
     forecast: RemainingForecast | None = None
     """For ``continue``: the predictive distribution of the remaining tasks to a decision (None otherwise, or
     when turned off). Not part of :meth:`digest`."""
+    ledger: LedgerPosition | None = None
+    """The ledger position the decision was taken at, for records a ledger took (None, and left out of the
+    JSON, otherwise). Provenance, not part of :meth:`digest`: ``decide`` on the exported events gives the same digest."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_ledger(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Leave ``ledger`` out of the JSON of a record no ledger took (so such records are as before)."""
+        data = handler(self)
+        if self.ledger is None and isinstance(data, dict):
+            data.pop("ledger", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -320,7 +353,8 @@ class DecisionRecord(_Record):
     def digest(self) -> str:
         """sha256 of the record's canonical JSON without ``decided_at`` (equal for equal decisions).
 
-        The derived summaries ``interval``, ``claim`` and ``forecast`` are left out too: they are functions
+        The ledger position ``ledger`` is left out (the same decision taken again from an export has none),
+        and so are the derived summaries ``interval``, ``claim`` and ``forecast``: they are functions
         of the fields the digest covers (and the forecast of a seed), so a decision keeps its digest
         when their wording or the forecast's simulation count changes, and digests written before them still match.
 
@@ -332,5 +366,5 @@ class DecisionRecord(_Record):
         >>> first.digest() == again.digest()
         True
         """
-        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
+        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast", "ledger"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
         return hashlib.sha256(text.encode()).hexdigest()
