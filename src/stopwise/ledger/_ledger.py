@@ -21,7 +21,7 @@ from stopwise._redact import redact_url
 from stopwise.errors import ComparisonError, LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
-from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
+from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
 from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._position import first_final, position_of
@@ -539,19 +539,46 @@ class Ledger:
         return int(value or 0)
 
     def conflicts(self, evaluation: str) -> pd.DataFrame:
-        """The refused events of the evaluation: key, content (JSON), its digest and the stored digest."""
+        """The refused events of the evaluation: key, refused content (JSON), its digest, the stored digest and content.
+
+        ``stored_json`` is the canonical JSON of the event stored under the same key (what the refused
+        one would have replaced), so the two can be shown side by side.
+        """
         reg = self.registration(evaluation)
-        c = S.conflicts.c
+        c, o = S.conflicts.c, S.outcomes.c
+        stored_columns = [o[name] for name in EVENT_COLUMNS]
         with self._tx(write=False) as conn:
             rows = conn.execute(
-                select(c.system, c.task, c.attempt, c.row_json, c.digest, c.stored_digest, c.received_at)
+                select(c.system, c.task, c.attempt, c.row_json, c.digest, c.stored_digest, c.received_at, *stored_columns)
+                .select_from(S.conflicts.outerjoin(S.outcomes, (o.evaluation_id == c.evaluation_id) & (o.system == c.system)
+                                                   & (o.task == c.task) & (o.attempt == c.attempt)))
                 .where(c.evaluation_id == reg.id)
                 .order_by(c.id)
             ).all()
+        out = []
+        for r in rows:
+            stored = dict(zip(EVENT_COLUMNS, r[7:], strict=True))
+            stored_json = "" if stored["system"] is None else canonical_json(
+                event_payload({**stored, "group": stored["task_group"], "flags": stored["flags"] or ""})
+            )
+            out.append((*r[:7], stored_json))
         return pd.DataFrame(
-            [tuple(r) for r in rows],
-            columns=["system", "task", "attempt", "row_json", "digest", "stored_digest", "received_at"],
+            out, columns=["system", "task", "attempt", "row_json", "digest", "stored_digest", "received_at", "stored_json"]
         )
+
+    def first_decision(self, evaluation: str) -> LedgerDecision | None:
+        """The evaluation's first promote or reject record (None while nothing is decided).
+
+        Events stored after it (e.g. samples in flight when it was taken) are counted in later
+        records (:attr:`stopwise.records.LedgerPosition.after_decision`) and marked in a full export;
+        ``export(..., upto_decision=link.sequence)`` writes exactly the events it was taken on.
+        """
+        reg = self.registration(evaluation)
+        with self._tx(write=False) as conn:
+            first = first_final(conn, reg.id)
+        if first is None:
+            return None
+        return next(iter(self.decisions(evaluation, after=first[0] - 1, upto=first[0])), None)
 
     # ------------------------------------------------------------------ decisions
     def decide(self, evaluation: str, *, record: bool = True) -> DecisionRecord:
@@ -635,27 +662,25 @@ class Ledger:
             conn.execute(S.decisions.insert().values(evaluation_id=reg.id, **{name: getattr(link, name) for name in _LINK_COLUMNS}))
         return link
 
-    def decisions(self, evaluation: str, *, after: int = 0) -> list[LedgerDecision]:
+    def decisions(self, evaluation: str, *, after: int = 0, upto: int | None = None) -> list[LedgerDecision]:
         """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`).
 
-        ``after``: only the links with a higher sequence (what a live reader has not seen yet).
+        ``after``: only the links with a higher sequence (what a live reader has not seen yet);
+        ``upto``: only the links up to that sequence.
         """
         reg = self.registration(evaluation)
         return [
             LedgerDecision(record=_parse_record(r.record_json), **{name: getattr(r, name) for name in _LINK_COLUMNS})
-            for r in self._decision_rows(reg, after=after)
+            for r in self._decision_rows(reg, after=after, upto=upto)
         ]
 
-    def _decision_rows(self, reg: Registration, *, after: int = 0) -> list[Any]:
+    def _decision_rows(self, reg: Registration, *, after: int = 0, upto: int | None = None) -> list[Any]:
         d = S.decisions.c
+        query = select(*(d[name] for name in _LINK_COLUMNS)).where(d.evaluation_id == reg.id, d.sequence > int(after))
+        if upto is not None:
+            query = query.where(d.sequence <= int(upto))
         with self._tx(write=False) as conn:
-            return list(
-                conn.execute(
-                    select(*(d[name] for name in _LINK_COLUMNS))
-                    .where(d.evaluation_id == reg.id, d.sequence > int(after))
-                    .order_by(d.sequence)
-                )
-            )
+            return list(conn.execute(query.order_by(d.sequence)))
 
     def final_tasks(self, evaluation: str, system: str, tasks: Iterable[str] | None = None) -> set[str]:
         """The tasks (of ``tasks`` when given) that have a final outcome event of ``system``.
@@ -739,25 +764,70 @@ class Ledger:
         decisions_path: str | os.PathLike[str] | None = None,
         force: bool = False,
         format: str | None = None,
+        upto_decision: int | None = None,
     ) -> list[str]:
         """Write the outcome rows (CSV, JSONL or Parquet) and optionally the decision history (JSONL).
 
         Each file is written to a temporary file beside it and moved into place, so a reader never
-        sees half a file; an existing file is refused unless ``force``.
+        sees half a file; an existing file is refused unless ``force``. Once the evaluation has a
+        promote or reject record, the rows carry a column ``after_decision`` (true for the rows stored
+        after the first of them, e.g. samples in flight when it was taken); readers of outcome rows
+        (``stopwise decide``) drop it.
+
+        Parameters
+        ----------
+        upto_decision : int, optional
+            Export exactly the events decision ``upto_decision`` (its chain sequence, 1, 2, ...) was
+            taken on, and the history up to it: :func:`stopwise.decide` on them gives that record again.
 
         Returns
         -------
         list of str
             The written paths.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, stopwise
+        >>> from stopwise.ledger import open_ledger
+        >>> from stopwise.records import TaskUniverse, read_outcomes
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> with open_ledger(folder / "l.db") as ledger:
+        ...     ledger.register("ev", policy=stopwise.Policy(), universe=TaskUniverse(["t1", "t2"]), tested="A", baseline="B")
+        ...     _ = ledger.append("ev", [{"system": s, "task": "t1", "outcome": 1} for s in "AB"])
+        ...     live = ledger.decide("ev")
+        ...     _ = ledger.append("ev", [{"system": s, "task": "t2", "outcome": 0} for s in "AB"])
+        ...     _ = ledger.export("ev", folder / "upto.csv", upto_decision=1)
+        >>> again = stopwise.decide(read_outcomes(folder / "upto.csv"), "A", "B", universe=TaskUniverse(["t1", "t2"]))
+        >>> again.digest() == live.digest()
+        True
         """
         from stopwise.ledger._export import export_decisions, export_outcomes
 
-        rows, _, _ = self._snapshot(self.registration(evaluation))
+        reg = self.registration(evaluation)
+        rows, seqs, _ = self._snapshot(reg)
         if len(rows) == 0:
-            raise LedgerError(f"evaluation {_name(evaluation)!r} has no outcome events yet; nothing to export")
-        written = [str(export_outcomes(rows, path, force=force, format=format))]
+            raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to export")
+        d = S.decisions.c
+        with self._tx(write=False) as conn:
+            first = first_final(conn, reg.id)
+            upto = None
+            if upto_decision is not None:
+                upto = conn.execute(
+                    select(d.outcome_seq).where(d.evaluation_id == reg.id, d.sequence == int(upto_decision))
+                ).scalar()
+                if upto is None:
+                    n = conn.execute(select(func.count()).where(d.evaluation_id == reg.id)).scalar()
+                    raise LedgerError(
+                        f"evaluation {reg.name!r} has no decision #{upto_decision} (its chain holds {n} decisions: "
+                        "give one of 1 to that number; stopwise ledger export --decisions lists them)"
+                    )
+        if upto is not None:
+            keep = seqs <= int(upto)
+            rows, seqs = rows.take(keep), seqs[keep]
+        after = None if first is None else seqs > first[1]
+        written = [str(export_outcomes(rows, path, force=force, format=format, after_decision=after))]
         if decisions_path is not None:
-            links = [link.to_json_dict() for link in self.decisions(evaluation)]
+            links = [link.to_json_dict() for link in self.decisions(evaluation, upto=upto_decision)]
             written.append(str(export_decisions(links, decisions_path, force=force)))
         return written
 

@@ -13,9 +13,10 @@ import json
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
-from stopwise.errors import LedgerError
+from stopwise._limits import limit
+from stopwise.errors import LedgerError, LimitError
 from stopwise.ledger import _schema as S
 from stopwise.records import DecisionRecord, LedgerPosition
 
@@ -46,11 +47,20 @@ def first_final(conn: Connection, evaluation_id: int) -> tuple[int, int] | None:
     """
     d = S.decisions.c
     last = conn.execute(
-        select(d.sequence, d.record_json).where(d.evaluation_id == evaluation_id).order_by(d.sequence.desc()).limit(1)
+        select(d.sequence, func.length(d.record_json)).where(d.evaluation_id == evaluation_id).order_by(d.sequence.desc()).limit(1)
     ).first()
     if last is None:
         return None
-    position = _stored_json(last.record_json, int(last.sequence)).get("ledger")
+    cap = limit("STOPWISE_MAX_LINE_BYTES")
+    if int(last[1] or 0) > cap:  # refused before it is read: stopwise never writes a record that large
+        raise LimitError(
+            f"decision #{int(last[0])} of the chain holds {int(last[1]):,} characters, over STOPWISE_MAX_LINE_BYTES "
+            f"({cap:,}); the chain is not extended (run stopwise ledger verify)"
+        )
+    record_json = conn.execute(
+        select(d.record_json).where(d.evaluation_id == evaluation_id, d.sequence == int(last[0]))
+    ).scalar_one()
+    position = _stored_json(record_json, int(last[0])).get("ledger")
     if isinstance(position, dict):
         sequence = position.get("decision")
         if sequence is None:
