@@ -198,3 +198,11 @@ def test_a_60_mb_stored_record_is_refused_in_bounded_memory(tmp_path: Path) -> N
     assert code == 4, err
     assert "decision #2" in err and "60,001,549 characters" in err and "STOPWISE_MAX_LINE_BYTES" in err
     assert peak < 350 * 2**20, f"peak RSS {peak / 2**20:.0f} MiB"  # 1.35 GB before the limit (issue 25); ~200 MiB now
+
+
+def test_decide_refuses_to_extend_a_chain_whose_last_record_is_not_json(ledger, capsys: pytest.CaptureFixture[str]) -> None:
+    decided_twice(ledger)
+    sql(ledger, "UPDATE stopwise_decisions SET record_json = 'not json' WHERE sequence = 2")
+    assert main(["ledger", "decide", ledger.url, "eval"]) == 4
+    assert "decision #2 of the chain is not a JSON decision record; the chain is not extended" in capsys.readouterr().err
+    assert len(sql(ledger, "SELECT sequence FROM stopwise_decisions")) == 2
