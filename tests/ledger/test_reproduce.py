@@ -23,10 +23,9 @@ POLICY = Policy.model_validate({"budget": {"limit": 0.5}})
 
 
 @pytest.fixture
-def decided(tmp_path: Path):
-    """A ledger whose first decision (promote, on 20 tasks) is followed by 10 tasks' rows and a second decision."""
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    with open_ledger(url) as ledger:
+def decided(ledger_url: str):
+    """A ledger (SQLite, PostgreSQL) whose first decision (promote, on 20 tasks) is followed by 10 tasks' rows and a second decision."""
+    with open_ledger(ledger_url) as ledger:
         ledger.register("eval", policy=POLICY, universe=universe(), tested="A", baseline="B")
         ledger.append("eval", rows_for(TASKS[:20]))
         live = ledger.decide("eval")
