@@ -45,7 +45,9 @@ def test_ledger_append_json_and_watch_json(tmp_path: Path, outcomes: Path, capsy
     two = write_outcomes(rows[rows["system"].isin(["system-01", "system-02"])], tmp_path / "two.csv")
     capsys.readouterr()
     assert main(["ledger", "append", db, "ev", str(two), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"accepted": 120, "duplicates": 0, "conflicts": 0, "conflict_keys": []}
+    assert json.loads(capsys.readouterr().out) == {
+        "accepted": 120, "duplicates": 0, "conflicts": 0, "conflict_keys": [], "after_decision": 0,  # nothing decided yet
+    }
     code = main(["watch", db, "ev", "--once", "--json", "--no-record"])
     record = json.loads(capsys.readouterr().out)
     assert record["tested"] == "system-01" and ["promote", "reject", "continue", "abstain"].index(record["action"]) == code

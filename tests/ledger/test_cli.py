@@ -165,7 +165,10 @@ def test_init_and_export_print_json(files: dict[str, Path], tmp_path: Path, caps
     capsys.readouterr()
     out, history = tmp_path / "export.csv", tmp_path / "decisions.jsonl"
     code = main(["ledger", "export", str(files["db"]), "ev", "-o", str(out), "--decisions", str(history), "--json"])
-    assert code == 0 and json.loads(capsys.readouterr().out) == {"wrote": [str(out), str(history)]}
+    with open_ledger(files["db"]) as ledger:
+        head = str(ledger.head("ev"))  # the head to keep (issue 25): e8-d0-<digest>
+    assert code == 0 and json.loads(capsys.readouterr().out) == {"wrote": [str(out), str(history)], "head": head}
+    assert head.startswith("e8-d0-")
     assert len(read_outcomes(out)) == 8
 
 

@@ -49,7 +49,7 @@ from stopwise.cli._common import (
 from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
-    from stopwise.ledger import Ledger
+    from stopwise.ledger import Ledger, LedgerDecision
     from stopwise.ledger._opening import LedgerMode
     from stopwise.live._follow import FollowLook, Look
     from stopwise.live._logs import LogLook
@@ -146,13 +146,17 @@ def append_command(
         frame = read_outcomes(rows)
         with _open(url, "write") as ledger:
             result = ledger.append(evaluation, frame)
+            decided = ledger.first_decision(evaluation) if result.accepted else None
     if as_json:
         print_json({
             "accepted": result.accepted, "duplicates": result.duplicates, "conflicts": result.conflicts,
             "conflict_keys": [{"system": s, "task": t, "attempt": a} for s, t, a in result.conflict_keys],
+            "after_decision": result.accepted if decided is not None else 0,
         })
     else:
         console.print(f"{result.accepted} accepted, {result.duplicates} already stored (acknowledged), {result.conflicts} conflicts")
+    if decided is not None and result.accepted:
+        _warn_after_decision(url, evaluation, result.accepted, decided)
     if result.conflicts:
         shown = ", ".join(f"({s}, {t}, {a})" for s, t, a in result.conflict_keys[:10])
         err_console.print(
@@ -160,6 +164,20 @@ def append_command(
             f"(kept in the conflicts table, nothing overwritten): {escape(shown)}"
         )
         raise typer.Exit(EXIT_ERROR)
+
+
+def _warn_after_decision(url: str, evaluation: str, n: int, decided: LedgerDecision) -> None:
+    """The warning line of rows stored after an evaluation's first promote/reject record."""
+    from stopwise._redact import redact_url
+
+    err_console.print(
+        f"[bold yellow]warning:[/] {n} row(s) arrived after evaluation {escape(evaluation)} was decided "
+        f"({decided.record.action.upper()} at decision #{decided.sequence}, taken on the events up to sequence "
+        f"{decided.outcome_seq}); they are kept, counted in later records and marked after_decision in a full export. "
+        f"The decision's own events: stopwise ledger export {escape(redact_url(url))} {escape(evaluation)} "
+        f"--upto-decision {decided.sequence} -o FILE",
+        soft_wrap=True,
+    )
 
 
 @ledger_app.command("decide")
@@ -177,6 +195,14 @@ def decide_command(
 
     with user_errors(), _open(url, "read" if no_record else "write") as ledger:
         record = ledger.decide(evaluation, record=not no_record)
+        decided = ledger.first_decision(evaluation) if record.ledger is not None and record.ledger.after_decision else None
+    if decided is not None and record.ledger is not None:
+        err_console.print(
+            f"[bold yellow]note:[/] {record.ledger.after_decision} of the {record.ledger.n_events} events this record "
+            f"counts were stored after decision #{decided.sequence} ({decided.record.action.upper()}, the first that "
+            f"decided); that decision is reproduced from its own events by ledger export --upto-decision {decided.sequence}",
+            soft_wrap=True,
+        )
     exit_with_record(record, as_json=as_json)
 
 
@@ -184,28 +210,38 @@ def decide_command(
 def verify_command(
     url: Url,
     evaluation: Evaluation,
+    expect_head: Annotated[
+        str | None,
+        typer.Option("--expect-head", help="A head kept from an earlier verify, decide or export (e<events>-d<decisions>-<digest>): "
+                     "the ledger must extend it (detects events or decisions removed from its end)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verification result as JSON.")] = False,
 ) -> None:
-    """Recompute the registration, every outcome digest, the decision chain and every decision.
+    """Recompute the registration, every outcome digest, the decision chain, every decision and its position.
+
+    Prints the evaluation's head: keep it outside the ledger and pass it back with --expect-head to
+    detect truncation (what a writer with database access can and cannot forge: docs/ledger.md).
 
     Exit code: 0 when everything recomputes, 1 at the first mismatch (which is printed), 4 on error.
     """
     with user_errors(), _open(url, "read") as ledger:
-        result = ledger.verify(evaluation)
+        result = ledger.verify(evaluation, expect_head=expect_head)
     if as_json:
-        from dataclasses import asdict, is_dataclass
+        from dataclasses import asdict
 
-        from stopwise.cli._common import print_json
-
-        print_json(asdict(result) if is_dataclass(result) and not isinstance(result, type) else result)
+        payload = asdict(result)
+        payload["head"] = None if result.head is None else {**asdict(result.head), "token": str(result.head)}
+        print_json(payload)
         if not result.ok:
             raise typer.Exit(1)
         return
     if result.ok:
+        against = " and extend the head you kept" if expect_head else ""
         console.print(
             f"[bold green]OK[/] {escape(result.evaluation)}: {result.n_outcomes} outcome events and "
-            f"{result.n_decisions} decisions recompute; head digest {result.head_digest}"
+            f"{result.n_decisions} decisions recompute{against}; chain digest {result.head_digest}"
         )
+        console.print(f"head {result.head} (keep it; check later with --expect-head)", soft_wrap=True)
         return
     console.print(
         f"[bold red]MISMATCH[/] {escape(result.evaluation)}: {escape(str(result.first_mismatch))}\n"
@@ -221,13 +257,20 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Outcome rows to write (.csv, .jsonl or .parquet).")],
     decisions: Annotated[Path | None, typer.Option("--decisions", help="Also write the decision history (JSON lines).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print {wrote: the list of paths written} as JSON.")] = False,
+    upto_decision: Annotated[
+        int | None,
+        typer.Option("--upto-decision", min=1, help="Export exactly the events decision K (its sequence, 1, 2, ...) was "
+                     "taken on, and the history up to it: stopwise decide on them gives that record again."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {wrote: the list of paths written, head} as JSON.")] = False,
 ) -> None:
     """Write the outcome rows (readable by `stopwise decide` and `replay` unchanged) and the decision history.
 
-    Files are written atomically; an existing file is refused without --force.
+    Files are written atomically; an existing file is refused without --force. Once the evaluation is
+    decided, rows stored after its first promote/reject record are marked in a column after_decision.
+    Prints the evaluation's head (keep it; ledger verify --expect-head checks the ledger still extends it).
 
-    Example: stopwise ledger export ledger.db my-eval -o rows.csv --decisions decisions.jsonl
+    Example: stopwise ledger export ledger.db my-eval -o rows.csv --decisions decisions.jsonl --upto-decision 3
     """
     from stopwise._atomic import check_output
 
@@ -236,12 +279,14 @@ def export_command(
             if given is not None:
                 check_output(given, force=force)
     with user_errors(), _open(url, "read") as ledger:
-        written = ledger.export(evaluation, out, decisions_path=decisions, force=force)
+        written = ledger.export(evaluation, out, decisions_path=decisions, force=force, upto_decision=upto_decision)
+        head = ledger.head(evaluation)
     if as_json:
-        print_json({"wrote": [str(path) for path in written]})
+        print_json({"wrote": [str(path) for path in written], "head": str(head)})
         return
     for path in written:
         console.print(f"wrote {escape(path)}")
+    console.print(f"head {head} (keep it; check later with stopwise ledger verify --expect-head)", soft_wrap=True)
 
 
 @ledger_app.command("conflicts")
@@ -250,7 +295,7 @@ def conflicts_command(
     evaluation: Evaluation,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
 ) -> None:
-    """List the refused (conflicting) events of an evaluation."""
+    """List the refused (conflicting) events of an evaluation: each field where one differs, stored value beside refused."""
     with user_errors(), _open(url, "read") as ledger:
         frame = ledger.conflicts(evaluation)
     if as_json:
@@ -261,11 +306,21 @@ def conflicts_command(
         console.print("no conflicts")
         return
     table = Table(box=None, padding=(0, 2))
-    for column in ("system", "task", "attempt", "received_at", "row_json"):
+    for column in ("system", "task", "attempt", "received_at", "field", "stored", "refused"):
         table.add_column(column)
     for r in frame.itertuples():
-        table.add_row(escape(r.system), escape(r.task), str(r.attempt), r.received_at, escape(r.row_json))
+        for field, stored, refused in _differences(r.stored_json, r.row_json):
+            table.add_row(escape(r.system), escape(r.task), str(r.attempt), r.received_at, escape(field), escape(stored), escape(refused))
     console.print(table)
+
+
+def _differences(stored_json: str, refused_json: str) -> list[tuple[str, str, str]]:
+    """(field, stored value, refused value) of every field where a refused event differs from the stored one."""
+    refused = json.loads(refused_json)
+    stored = json.loads(stored_json) if stored_json else {}
+    fields = [k for k in sorted(set(stored) | set(refused)) if k != "source" and stored.get(k) != refused.get(k)]
+    shown = [(k, json.dumps(stored.get(k)), json.dumps(refused.get(k))) for k in fields]
+    return shown or [("source", json.dumps(stored.get("source")), json.dumps(refused.get("source")))]
 
 
 def _look_table(title: str, counters: list[tuple[str, str]], record: DecisionRecord | None, waiting: str | None, status: str) -> Table:

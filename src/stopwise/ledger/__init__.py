@@ -25,7 +25,15 @@ from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, 
 from stopwise.ledger._engine import ledger_url
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
 from stopwise.ledger._opening import LEDGER_MODES, LedgerMode
-from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
+from stopwise.ledger._results import (
+    AppendResult,
+    EventKey,
+    LedgerDecision,
+    LedgerHead,
+    Mismatch,
+    Registration,
+    VerifyResult,
+)
 from stopwise.ledger._schema import SCHEMA_VERSION
 
 _MOVED_TO_LIVE = frozenset({"InspectLogDir", "LogLook", "Look", "follow", "follow_inspect_logs"})
@@ -38,6 +46,7 @@ __all__ = [
     "EventKey",
     "Ledger",
     "LedgerDecision",
+    "LedgerHead",
     "LedgerMode",
     "Mismatch",
     "Registration",

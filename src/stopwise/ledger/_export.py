@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from stopwise.errors import FileFormatError
-from stopwise.records import OutcomeColumns, write_outcomes
+from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, write_outcomes
 from stopwise.records._tables import format_of
 
 __all__ = ["atomic_write", "export_decisions", "export_outcomes"]
@@ -56,10 +58,36 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], 
     return file
 
 
-def export_outcomes(rows: OutcomeColumns, path: str | os.PathLike[str], *, force: bool = False, format: str | None = None) -> Path:
-    """Write outcome rows atomically in the format of the suffix (or ``format``); the stored rows are not validated again."""
+def export_outcomes(
+    rows: OutcomeColumns,
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    format: str | None = None,
+    after_decision: np.ndarray | None = None,
+) -> Path:
+    """Write outcome rows atomically in the format of the suffix (or ``format``); the stored rows are not validated again.
+
+    ``after_decision``: one boolean per row, written as the column ``after_decision`` (rows stored after the
+    evaluation's first final decision); readers of outcome rows drop that column.
+    """
     fmt = format_of(Path(path), format)
-    return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt), force=force)
+    if after_decision is None:
+        return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt), force=force)
+    frame = rows.to_frame().assign(after_decision=np.asarray(after_decision, dtype=bool))
+
+    def write(tmp: Path) -> None:
+        compression = "gzip" if Path(path).suffix.lower() == ".gz" else None
+        if fmt == "csv":
+            frame.to_csv(tmp, index=False, compression=compression)
+            return
+        listed = frame.assign(flags=[f.split(FLAG_SEPARATOR) if f else [] for f in frame["flags"]])  # as write_outcomes
+        if fmt == "jsonl":
+            listed.to_json(tmp, orient="records", lines=True, compression=compression)
+        else:
+            listed.to_parquet(tmp, index=False)
+
+    return atomic_write(path, write, force=force)
 
 
 def export_decisions(links: Sequence[dict[str, Any]], path: str | os.PathLike[str], *, force: bool = False) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,12 +21,12 @@ from stopwise._redact import redact_url
 from stopwise.errors import ComparisonError, LedgerError, Problem, StopwiseError, ValidationError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
-from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
+from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
 from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
-from stopwise.ledger._events import column_payloads
 from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._opening import LedgerMode, check_mode, prepare_schema
-from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
+from stopwise.ledger._position import first_final, position_of
+from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, LedgerHead, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
 from stopwise.records import DecisionRecord, OutcomeColumns, Policy
 
@@ -43,6 +42,9 @@ version); they are still covered by the chain digest."""
 _CHUNK = 400
 """Rows per INSERT statement (well under SQLite's bound-parameter limit)."""
 _HINTED = 20
+"""Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
+_STALE_RETRIES = 10
+"""Times :meth:`Ledger.decide` decides again when another process appended a decision on later events first."""
 """Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
 _LINK_COLUMNS = ("sequence", "outcome_seq", "record_json", "previous_digest", "digest", "created_at")
 """A decision link as stored in ``stopwise_decisions`` (beside its evaluation): fields of :class:`LedgerDecision`."""
@@ -526,26 +528,57 @@ class Ledger:
         return int(value or 0)
 
     def conflicts(self, evaluation: str) -> pd.DataFrame:
-        """The refused events of the evaluation: key, content (JSON), its digest and the stored digest."""
+        """The refused events of the evaluation: key, refused content (JSON), its digest, the stored digest and content.
+
+        ``stored_json`` is the canonical JSON of the event stored under the same key (what the refused
+        one would have replaced), so the two can be shown side by side.
+        """
         reg = self.registration(evaluation)
-        c = S.conflicts.c
+        c, o = S.conflicts.c, S.outcomes.c
+        stored_columns = [o[name] for name in EVENT_COLUMNS]
         with self._tx(write=False) as conn:
             rows = conn.execute(
-                select(c.system, c.task, c.attempt, c.row_json, c.digest, c.stored_digest, c.received_at)
+                select(c.system, c.task, c.attempt, c.row_json, c.digest, c.stored_digest, c.received_at, *stored_columns)
+                .select_from(S.conflicts.outerjoin(S.outcomes, (o.evaluation_id == c.evaluation_id) & (o.system == c.system)
+                                                   & (o.task == c.task) & (o.attempt == c.attempt)))
                 .where(c.evaluation_id == reg.id)
                 .order_by(c.id)
             ).all()
+        out = []
+        for r in rows:
+            stored = dict(zip(EVENT_COLUMNS, r[7:], strict=True))
+            stored_json = "" if stored["system"] is None else canonical_json(
+                event_payload({**stored, "group": stored["task_group"], "flags": stored["flags"] or ""})
+            )
+            out.append((*r[:7], stored_json))
         return pd.DataFrame(
-            [tuple(r) for r in rows],
-            columns=["system", "task", "attempt", "row_json", "digest", "stored_digest", "received_at"],
+            out, columns=["system", "task", "attempt", "row_json", "digest", "stored_digest", "received_at", "stored_json"]
         )
+
+    def first_decision(self, evaluation: str) -> LedgerDecision | None:
+        """The evaluation's first promote or reject record (None while nothing is decided).
+
+        Events stored after it (e.g. samples in flight when it was taken) are counted in later
+        records (:attr:`stopwise.records.LedgerPosition.after_decision`) and marked in a full export;
+        ``export(..., upto_decision=link.sequence)`` writes exactly the events it was taken on.
+        """
+        reg = self.registration(evaluation)
+        with self._tx(write=False) as conn:
+            first = first_final(conn, reg.id)
+        if first is None:
+            return None
+        return next(iter(self.decisions(evaluation, after=first[0] - 1, upto=first[0])), None)
 
     # ------------------------------------------------------------------ decisions
     def decide(self, evaluation: str, *, record: bool = True) -> DecisionRecord:
         """Decide the evaluation from its stored outcomes and append the record to its chain.
 
         Calls :func:`stopwise.decide` with the registered policy and planned task universe on
-        exactly the events stored up to the current high-water mark.
+        exactly the events stored up to the current high-water mark. The appended record carries its
+        :class:`~stopwise.records.LedgerPosition` (that mark, the number of events, the first final
+        decision and the events stored after it). When another process appended a decision taken on
+        later events meanwhile, the decision is taken again on the newer events, so the chain's
+        positions never decrease.
 
         Parameters
         ----------
@@ -566,13 +599,17 @@ class Ledger:
             The comparison cannot be formed from the stored events.
         """
         reg = self.registration(evaluation)
-        rows, _, seq = self._snapshot(reg)
-        if seq == 0:
-            raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
-        decision = self._decide_rows(reg, rows)
-        if record:
-            self._append_decision(reg, decision, seq)
-        return decision
+        for _ in range(_STALE_RETRIES):
+            rows, seqs, seq = self._snapshot(reg)
+            if seq == 0:
+                raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
+            decision = self._decide_rows(reg, rows)
+            if not record:
+                return decision
+            link = self._append_decision(reg, decision, seq, seqs)
+            if link is not None:
+                return link.record
+        return decision  # another process kept deciding on later events: theirs are in the chain
 
     @staticmethod
     def _decide_rows(reg: Registration, rows: OutcomeColumns | pd.DataFrame) -> DecisionRecord:
@@ -580,17 +617,28 @@ class Ledger:
 
         return decide(rows, reg.tested, reg.baseline, reg.policy, universe=reg.universe)
 
-    def _append_decision(self, reg: Registration, decision: DecisionRecord, outcome_seq: int) -> LedgerDecision:
-        record_json = canonical_json(decision.model_dump(mode="json"))
+    def _append_decision(
+        self, reg: Registration, decision: DecisionRecord, outcome_seq: int, seqs: np.ndarray
+    ) -> LedgerDecision | None:
+        """Append ``decision``, taken on the events with sequence numbers ``seqs`` (up to ``outcome_seq``), with its position.
+
+        None, and nothing appended, when the chain's last record was taken on later events (another
+        process decided meanwhile): the chain's positions never decrease, which ``verify`` checks.
+        """
         d = S.decisions.c
         with self._tx(write=True) as conn:
             if self._postgres:  # one chain writer per evaluation at a time
                 conn.execute(select(S.evaluations.c.id).where(S.evaluations.c.id == reg.id).with_for_update())
             last = conn.execute(
-                select(d.sequence, d.digest).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
+                select(d.sequence, d.digest, d.outcome_seq).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
             ).first()
+            if last is not None and int(last[2]) > outcome_seq:
+                return None
             sequence = 1 if last is None else int(last[0]) + 1
             previous = reg.genesis_digest if last is None else str(last[1])
+            position = position_of(decision, sequence, outcome_seq, seqs, first_final(conn, reg.id))
+            decision = decision.model_copy(update={"ledger": position})
+            record_json = canonical_json(decision.model_dump(mode="json"))
             link = LedgerDecision(
                 sequence=sequence,
                 outcome_seq=outcome_seq,
@@ -603,27 +651,25 @@ class Ledger:
             conn.execute(S.decisions.insert().values(evaluation_id=reg.id, **{name: getattr(link, name) for name in _LINK_COLUMNS}))
         return link
 
-    def decisions(self, evaluation: str, *, after: int = 0) -> list[LedgerDecision]:
+    def decisions(self, evaluation: str, *, after: int = 0, upto: int | None = None) -> list[LedgerDecision]:
         """The evaluation's decision history, oldest first, as stored (not verified: see :meth:`verify`).
 
-        ``after``: only the links with a higher sequence (what a live reader has not seen yet).
+        ``after``: only the links with a higher sequence (what a live reader has not seen yet);
+        ``upto``: only the links up to that sequence.
         """
         reg = self.registration(evaluation)
         return [
             LedgerDecision(record=_parse_record(r.record_json), **{name: getattr(r, name) for name in _LINK_COLUMNS})
-            for r in self._decision_rows(reg, after=after)
+            for r in self._decision_rows(reg, after=after, upto=upto)
         ]
 
-    def _decision_rows(self, reg: Registration, *, after: int = 0) -> list[Any]:
+    def _decision_rows(self, reg: Registration, *, after: int = 0, upto: int | None = None) -> list[Any]:
         d = S.decisions.c
+        query = select(*(d[name] for name in _LINK_COLUMNS)).where(d.evaluation_id == reg.id, d.sequence > int(after))
+        if upto is not None:
+            query = query.where(d.sequence <= int(upto))
         with self._tx(write=False) as conn:
-            return list(
-                conn.execute(
-                    select(*(d[name] for name in _LINK_COLUMNS))
-                    .where(d.evaluation_id == reg.id, d.sequence > int(after))
-                    .order_by(d.sequence)
-                )
-            )
+            return list(conn.execute(query.order_by(d.sequence)))
 
     def final_tasks(self, evaluation: str, system: str, tasks: Iterable[str] | None = None) -> set[str]:
         """The tasks (of ``tasks`` when given) that have a final outcome event of ``system``.
@@ -644,96 +690,59 @@ class Ledger:
                 found.update(conn.execute(base.where(c.task.in_(wanted[start : start + _CHUNK]))).scalars())
         return found
 
-    def verify(self, evaluation: str) -> VerifyResult:
+    def verify(self, evaluation: str, *, expect_head: str | None = None) -> VerifyResult:
         """Recompute the registration digests, every outcome digest, the chain and every decision.
 
         Each recorded decision is taken again with :func:`stopwise.decide` from exactly the outcomes
-        stored up to its high-water mark and compared field by field (except
-        :data:`VOLATILE_RECORD_FIELDS`); the first mismatch is reported.
+        stored up to its position and compared field by field (except :data:`VOLATILE_RECORD_FIELDS`
+        and the ledger position, which is checked against the events); the decisions' positions must
+        not decrease and must name events the evaluation holds. The first mismatch is reported (the
+        full list of checks: :mod:`stopwise.ledger._verify`; what they do and do not catch:
+        ``docs/ledger.md``).
+
+        Parameters
+        ----------
+        evaluation : str
+            A registered evaluation.
+        expect_head : str, optional
+            A head kept from an earlier ``verify``/``decide``/``export`` (``str(result.head)``,
+            ``e<events>-d<decisions>-<digest>``): the ledger must extend it, which detects events or
+            decisions removed from its end.
 
         Returns
         -------
         VerifyResult
+            With :attr:`VerifyResult.head`, the head to keep for the next check.
+
+        Raises
+        ------
+        LimitError
+            A stored record is longer than ``STOPWISE_MAX_LINE_BYTES``.
         """
-        name = _name(evaluation)
-        self._registrations.pop(name, None)
-        self._cache.clear()
-        with self._tx(write=False) as conn:
-            row = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
-        if row is None:
-            self.registration(name)  # raises the not-registered error
-        assert row is not None
+        from stopwise.ledger._verify import verify_evaluation
 
-        def result(n_out: int, n_dec: int, head: str, mismatch: Mismatch | None) -> VerifyResult:
-            return VerifyResult(name, mismatch is None, n_out, n_dec, head, mismatch)
+        return verify_evaluation(self, _name(evaluation), expect_head=expect_head)
 
-        genesis = str(row["genesis_digest"])
-        try:
-            reg = self.registration(name)
-        except (StopwiseError, ValueError, KeyError) as exc:
-            return result(0, 0, genesis, Mismatch("registration", None, f"cannot read the registration: {exc}"))
-        checks = [
-            ("policy sha256", reg.policy.sha256(), row["policy_sha256"]),
-            ("universe sha256", universe_sha256(reg.universe), row["universe_sha256"]),
-            (
-                "genesis digest",
-                genesis_digest(name, row["policy_sha256"], row["universe_sha256"], row["tested"], row["baseline"]),
-                genesis,
-            ),
-        ]
-        for label, computed, stored in checks:
-            if computed != stored:
-                return result(0, 0, genesis, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}"))
+    def head(self, evaluation: str) -> LedgerHead:
+        """The evaluation's current head from its stored digests (keep it; pass it to :meth:`verify` later).
 
-        rows, seqs, _ = self._snapshot(reg)
-        records = column_payloads(rows)
-        with self._tx(write=False) as conn:
-            stored_digests = list(
-                conn.execute(
-                    select(S.outcomes.c.seq, S.outcomes.c.digest)
-                    .where(S.outcomes.c.evaluation_id == reg.id)
-                    .order_by(S.outcomes.c.seq)
-                )
-            )
-        for (seq, stored), rec in zip(stored_digests, records, strict=True):
-            computed = event_digest(rec)
-            if computed != stored:
-                return result(
-                    len(records), 0, genesis,
-                    Mismatch("outcome", int(seq), f"content digest stored {stored}, recomputed {computed} "
-                             f"(system {rec['system']!r}, task {rec['task']!r}, attempt {rec['attempt']})"),
-                )
+        Examples
+        --------
+        >>> import tempfile, pathlib, stopwise
+        >>> from stopwise.ledger import open_ledger
+        >>> from stopwise.records import TaskUniverse
+        >>> with open_ledger(pathlib.Path(tempfile.mkdtemp()) / "l.db") as ledger:
+        ...     ledger.register("ev", policy=stopwise.Policy(), universe=TaskUniverse(["t"]), tested="A", baseline="B")
+        ...     _ = ledger.append("ev", [{"system": s, "task": "t", "outcome": 1} for s in "AB"])
+        ...     head = ledger.head("ev")
+        ...     ledger.verify("ev", expect_head=str(head)).ok
+        True
+        >>> (head.n_events, head.n_decisions)
+        (2, 0)
+        """
+        from stopwise.ledger._verify import ledger_head
 
-        previous = genesis
-        links = self._decision_rows(reg)
-        for expected, link in enumerate(links, start=1):
-            sequence = int(link.sequence)
-            if sequence != expected:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("chain", sequence, f"sequence {sequence} where {expected} was expected (a record is missing)"))
-            if link.previous_digest != previous:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("chain", sequence, f"previous digest stored {link.previous_digest}, chain has {previous}"))
-            computed = chain_digest(previous, link.record_json)
-            if computed != link.digest:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("chain", sequence, f"digest stored {link.digest}, recomputed {computed} "
-                                       "(the record or its digest was edited)"))
-            try:
-                stored_record = _parse_record(link.record_json)
-            except LedgerError as exc:
-                return result(len(records), expected - 1, previous, Mismatch("decision", sequence, str(exc)))
-            seen = rows.take(seqs <= int(link.outcome_seq))
-            try:
-                again = self._decide_rows(reg, seen)
-            except StopwiseError as exc:
-                return result(len(records), expected - 1, previous,
-                              Mismatch("decision", sequence, f"cannot be taken again from the stored outcomes: {exc}"))
-            difference = _record_difference(stored_record, again)
-            if difference is not None:
-                return result(len(records), expected - 1, previous, Mismatch("decision", sequence, difference))
-            previous = link.digest
-        return result(len(records), len(links), previous, None)
+        return ledger_head(self, evaluation)
 
     # ------------------------------------------------------------------ export
     def export(
@@ -744,25 +753,70 @@ class Ledger:
         decisions_path: str | os.PathLike[str] | None = None,
         force: bool = False,
         format: str | None = None,
+        upto_decision: int | None = None,
     ) -> list[str]:
         """Write the outcome rows (CSV, JSONL or Parquet) and optionally the decision history (JSONL).
 
         Each file is written to a temporary file beside it and moved into place, so a reader never
-        sees half a file; an existing file is refused unless ``force``.
+        sees half a file; an existing file is refused unless ``force``. Once the evaluation has a
+        promote or reject record, the rows carry a column ``after_decision`` (true for the rows stored
+        after the first of them, e.g. samples in flight when it was taken); readers of outcome rows
+        (``stopwise decide``) drop it.
+
+        Parameters
+        ----------
+        upto_decision : int, optional
+            Export exactly the events decision ``upto_decision`` (its chain sequence, 1, 2, ...) was
+            taken on, and the history up to it: :func:`stopwise.decide` on them gives that record again.
 
         Returns
         -------
         list of str
             The written paths.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, stopwise
+        >>> from stopwise.ledger import open_ledger
+        >>> from stopwise.records import TaskUniverse, read_outcomes
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> with open_ledger(folder / "l.db") as ledger:
+        ...     ledger.register("ev", policy=stopwise.Policy(), universe=TaskUniverse(["t1", "t2"]), tested="A", baseline="B")
+        ...     _ = ledger.append("ev", [{"system": s, "task": "t1", "outcome": 1} for s in "AB"])
+        ...     live = ledger.decide("ev")
+        ...     _ = ledger.append("ev", [{"system": s, "task": "t2", "outcome": 0} for s in "AB"])
+        ...     _ = ledger.export("ev", folder / "upto.csv", upto_decision=1)
+        >>> again = stopwise.decide(read_outcomes(folder / "upto.csv"), "A", "B", universe=TaskUniverse(["t1", "t2"]))
+        >>> again.digest() == live.digest()
+        True
         """
         from stopwise.ledger._export import export_decisions, export_outcomes
 
-        rows, _, _ = self._snapshot(self.registration(evaluation))
+        reg = self.registration(evaluation)
+        rows, seqs, _ = self._snapshot(reg)
         if len(rows) == 0:
-            raise LedgerError(f"evaluation {_name(evaluation)!r} has no outcome events yet; nothing to export")
-        written = [str(export_outcomes(rows, path, force=force, format=format))]
+            raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to export")
+        d = S.decisions.c
+        with self._tx(write=False) as conn:
+            first = first_final(conn, reg.id)
+            upto = None
+            if upto_decision is not None:
+                upto = conn.execute(
+                    select(d.outcome_seq).where(d.evaluation_id == reg.id, d.sequence == int(upto_decision))
+                ).scalar()
+                if upto is None:
+                    n = conn.execute(select(func.count()).where(d.evaluation_id == reg.id)).scalar()
+                    raise LedgerError(
+                        f"evaluation {reg.name!r} has no decision #{upto_decision} (its chain holds {n} decisions: "
+                        "give one of 1 to that number; stopwise ledger export --decisions lists them)"
+                    )
+        if upto is not None:
+            keep = seqs <= int(upto)
+            rows, seqs = rows.take(keep), seqs[keep]
+        after = None if first is None else seqs > first[1]
+        written = [str(export_outcomes(rows, path, force=force, format=format, after_decision=after))]
         if decisions_path is not None:
-            links = [link.to_json_dict() for link in self.decisions(evaluation)]
+            links = [link.to_json_dict() for link in self.decisions(evaluation, upto=upto_decision)]
             written.append(str(export_decisions(links, decisions_path, force=force)))
         return written
 
@@ -794,28 +848,6 @@ def _parse_record(record_json: str) -> DecisionRecord:
         return DecisionRecord.model_validate_json(record_json)
     except ValueError as exc:
         raise LedgerError(f"stored decision record is not a valid decision record: {str(exc).splitlines()[0]}") from exc
-
-
-def _record_difference(stored: DecisionRecord, again: DecisionRecord) -> str | None:
-    """The first field where a stored record and the recomputed one differ (None when they agree)."""
-    a = json.loads(canonical_json(stored.model_dump(mode="json")))
-    b = json.loads(canonical_json(again.model_dump(mode="json")))
-    for key in sorted(set(a) | set(b)):
-        if key in VOLATILE_RECORD_FIELDS or (key in ("tail", "flagged") and not a.get(key)):
-            continue  # fields added later are absent from records stored before them
-        if not _same(a.get(key), b.get(key)):
-            return f"field {key!r} recorded {a.get(key)!r}, recomputed from the stored outcomes {b.get(key)!r}"
-    return None
-
-
-def _same(x: Any, y: Any) -> bool:
-    if isinstance(x, float) and isinstance(y, float):
-        return bool(np.isclose(x, y, rtol=1e-12, atol=1e-15))
-    if isinstance(x, dict) and isinstance(y, dict):
-        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
-    if isinstance(x, list) and isinstance(y, list):
-        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y, strict=True))
-    return bool(x == y)
 
 
 def open_ledger(url: str | os.PathLike[str], *, mode: LedgerMode = "create") -> Ledger:

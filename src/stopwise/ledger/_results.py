@@ -10,7 +10,7 @@ from stopwise.records import DecisionRecord, Policy
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
 
-__all__ = ["AppendResult", "EventKey", "LedgerDecision", "Mismatch", "Registration", "VerifyResult"]
+__all__ = ["AppendResult", "EventKey", "LedgerDecision", "LedgerHead", "Mismatch", "Registration", "VerifyResult"]
 
 EventKey = tuple[str, str, int]
 """The key of an outcome event within an evaluation: (system, task, attempt)."""
@@ -101,7 +101,7 @@ class LedgerDecision:
         }
 
 
-MismatchKind = Literal["registration", "outcome", "chain", "decision"]
+MismatchKind = Literal["registration", "outcome", "chain", "decision", "head"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,9 @@ class Mismatch:
 
     kind: MismatchKind
     """registration (policy or universe digest), outcome (an event's content digest), chain (a link's
-    digests) or decision (a recorded decision differs from the one recomputed from the outcomes)."""
+    digests, its sequence or its outcome_seq), decision (a recorded decision, or its ledger position,
+    differs from the one recomputed from the outcomes) or head (the ledger does not extend the head
+    an auditor kept: events or decisions were removed or changed)."""
     sequence: int | None
     """The decision sequence (chain, decision) or outcome sequence (outcome); None for registration."""
     message: str
@@ -136,4 +138,39 @@ class VerifyResult:
     head_digest: str
     """Digest of the last decision (the genesis digest when there is none)."""
     first_mismatch: Mismatch | None = None
-    """The first mismatch, in the order registration, outcomes, chain (by sequence); None when ok."""
+    """The first mismatch, in the order registration, outcomes, chain (by sequence), head; None when ok."""
+    head: LedgerHead | None = None
+    """The evaluation's head (event and decision counts with one digest over both): keep it outside the
+    ledger and pass it back (``verify --expect-head``) to detect removed events or decisions. None when
+    a mismatch came before it could be computed."""
+    expected_head: str | None = None
+    """The head the ledger was checked against (``expect_head``), None when none was given."""
+
+
+@dataclass(frozen=True)
+class LedgerHead:
+    """The head of an evaluation's ledger: what an auditor keeps outside the database to detect truncation.
+
+    The chains inside the ledger detect edits; a writer with database access can still remove the
+    newest events or decisions and leave a shorter, self-consistent ledger. The head (its counts and
+    digest, printed by ``ledger verify``, ``ledger decide`` and ``ledger export``) kept elsewhere
+    catches that: a later ledger must extend it (``Ledger.verify(..., expect_head=str(head))``).
+    """
+
+    evaluation: str
+    """The evaluation."""
+    n_events: int
+    """Outcome events stored for the evaluation."""
+    n_decisions: int
+    """Decision records in its chain."""
+    events_digest: str
+    """Digest chained over every event's content digest in storage order, from the genesis digest:
+    ``h_k = sha256(h_{k-1} + event_digest_k)``."""
+    decisions_digest: str
+    """Digest of the last decision record (the genesis digest when there is none)."""
+    digest: str
+    """sha256 of the canonical JSON of {evaluation, genesis, n_events, events, n_decisions, decisions}."""
+
+    def __str__(self) -> str:
+        """The head as one token, ``e<n_events>-d<n_decisions>-<digest>``, to keep and pass back."""
+        return f"e{self.n_events}-d{self.n_decisions}-{self.digest}"

@@ -32,6 +32,7 @@ __all__ = [
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
+    "LedgerPosition",
     "PredictedState",
     "RemainingForecast",
     "TailProvenance",
@@ -244,6 +245,30 @@ class PredictedState(_Record):
     """What the treatment guarantees, in words."""
 
 
+class LedgerPosition(_Record):
+    """Where in a ledger a decision was taken (set by :meth:`stopwise.ledger.Ledger.decide`, hashed into its chain).
+
+    ``stopwise ledger export --upto-decision K`` writes exactly the events the decision saw, so that
+    :func:`stopwise.decide` on them gives the same record; ``ledger verify`` checks every field against
+    the stored events and the chain.
+    """
+
+    outcome_seq: int
+    """The event sequence number the decision was taken at: it saw exactly the evaluation's events with
+    sequence <= this (sequence numbers increase but may skip, e.g. a number taken by a refused duplicate)."""
+    n_events: int
+    """How many of the evaluation's events that is."""
+    decision: int | None = None
+    """Chain sequence of the evaluation's first promote or reject record (this one or an earlier one); None
+    while nothing is decided."""
+    after_decision: int = 0
+    """Events among ``n_events`` stored after that first final decision (e.g. samples that were in flight
+    when it was taken); they are marked ``after_decision`` in a full ``ledger export``."""
+
+
+_OMITTED_WHEN_UNSET = ("predicted", "ledger")
+"""Optional record sections left out of the JSON while None (records without them serialise as before 0.1)."""
+
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
 
@@ -317,12 +342,18 @@ class DecisionRecord(_Record):
     """How predicted outcomes (runs halted early) entered the decision; None when the rows hold no predicted or
     audited row and the policy keeps the default ``exclude`` (then the key is left out of the JSON, so records and
     digests of evaluations without halting are unchanged)."""
+    ledger: LedgerPosition | None = None
+    """The ledger position the decision was taken at, for records a ledger took (None, and left out of the
+    JSON, otherwise). Provenance, not part of :meth:`digest`: ``decide`` on the exported events gives the same digest."""
 
     @model_serializer(mode="wrap")
-    def _drop_unset_predicted(self, handler: SerializerFunctionWrapHandler) -> object:
+    def _without_unset_optional(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Leave the optional sections added after 0.1 out of the JSON when unset (records serialise as before)."""
         data = handler(self)
-        if isinstance(data, dict) and data.get("predicted", 0) is None:
-            del data["predicted"]
+        if isinstance(data, dict):
+            for key in _OMITTED_WHEN_UNSET:
+                if data.get(key, 0) is None:
+                    del data[key]
         return data
 
     @model_validator(mode="before")
@@ -353,7 +384,8 @@ class DecisionRecord(_Record):
     def digest(self) -> str:
         """sha256 of the record's canonical JSON without ``decided_at`` (equal for equal decisions).
 
-        The derived summaries ``interval``, ``claim`` and ``forecast`` are left out too: they are functions
+        The ledger position ``ledger`` is left out (the same decision taken again from an export has none),
+        and so are the derived summaries ``interval``, ``claim`` and ``forecast``: they are functions
         of the fields the digest covers (and the forecast of a seed), so a decision keeps its digest
         when their wording or the forecast's simulation count changes, and digests written before them still match.
 
@@ -365,5 +397,5 @@ class DecisionRecord(_Record):
         >>> first.digest() == again.digest()
         True
         """
-        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
+        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast", "ledger"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
         return hashlib.sha256(text.encode()).hexdigest()

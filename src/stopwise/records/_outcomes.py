@@ -67,6 +67,11 @@ __all__ = [
     "write_outcomes",
 ]
 
+EXPORT_MARKERS: tuple[str, ...] = ("after_decision",)
+"""Columns a ``stopwise ledger export`` may add beside the contract's (``after_decision``: the row was stored after
+the evaluation's first final decision). They describe where a row sits in the ledger, not the outcome: a reader
+drops them, so an export reads back as the rows it holds."""
+
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "system",
     "task",
@@ -243,6 +248,7 @@ def _validate(raw: _Raw, source: str, lines: np.ndarray | _Lines | None) -> Outc
     if not raw or n == 0:
         raise ValidationError([Problem(source, None, None, "must hold at least one outcome row", None)])
     raw = {str(name).strip(): values for name, values in raw.items()}
+    raw = {name: values for name, values in raw.items() if name not in EXPORT_MARKERS}
     columns = list(raw)
     problems: list[Problem] = []
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]

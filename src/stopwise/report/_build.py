@@ -109,8 +109,8 @@ def _kind_of_text(text: str, source: str) -> str:
         return "decision"  # JSON lines: one decision record per line (parse_decisions names a bad line)
     first = data[0] if isinstance(data, list) and data else data
     if isinstance(first, dict):
-        if "action" in first and "tested" in first:
-            return "decision"
+        if ("action" in first and "tested" in first) or (isinstance(first.get("record"), dict) and "digest" in first):
+            return "decision"  # records, or the links of ``ledger export --decisions``
         if "label" in first and ("run" in first or "argument" in first):
             return "finality"
     raise FileFormatError(

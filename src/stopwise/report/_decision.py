@@ -23,6 +23,8 @@ _ACTION_COLOURS = {"promote": "#1a7f37", "reject": "#c0392b", "continue": "#b779
 
 
 def _one(value: Any, where: str) -> DecisionRecord:
+    if isinstance(value, dict) and isinstance(value.get("record"), dict) and "digest" in value:
+        value = value["record"]  # a link of ``stopwise ledger export --decisions``: its record
     try:
         return DecisionRecord.model_validate(value)
     except pydantic.ValidationError as exc:
@@ -37,7 +39,8 @@ def parse_decisions(text: str, source: str = "<input>") -> list[DecisionRecord]:
     ----------
     text : str
         The output of ``stopwise decide --json``, ``stopwise demo --json``, a ``decisions.jsonl``
-        file or a JSON list of records.
+        file, a JSON list of records, or a decision history written by ``stopwise ledger export
+        --decisions`` (one chain link per line; its records are read).
     source : str, optional
         Name of the input, used in error messages.
 

@@ -1,0 +1,332 @@
+"""``Ledger.verify``: recompute an evaluation's registration, events and decision chain, and its head.
+
+What is checked, in order (the first mismatch is reported):
+
+1. the registration: policy and universe sha256 and the genesis digest;
+2. every outcome event's content digest;
+3. the decision chain: sequences 1, 2, ... without a gap, each link's previous digest and digest, each
+   decision's event position (``outcome_seq``) never below the previous one's and the sequence of an
+   event the evaluation still holds;
+4. each record's ledger position (records taken since positions were stored): ``outcome_seq`` as linked,
+   ``n_events`` equal to the events stored up to it, the first final decision and the events after it;
+5. each decision taken again with :func:`stopwise.decide` from exactly the events up to its position;
+6. when the auditor passes the head they kept (``expect_head``), that the ledger extends it: at least as
+   many events and decisions, and the same digest over the first ones.
+
+A stored decision record longer than ``STOPWISE_MAX_LINE_BYTES`` (it is one line of
+``ledger export --decisions``) is refused before it is read (:class:`~stopwise.errors.LimitError`), so
+verifying a ledger holds one bounded record at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import func, select
+
+from stopwise._limits import json_loads, limit
+from stopwise.errors import LedgerError, LimitError, StopwiseError
+from stopwise.ledger import _schema as S
+from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
+from stopwise.ledger._events import column_payloads
+from stopwise.ledger._position import FINAL_ACTIONS
+from stopwise.ledger._results import LedgerHead, Mismatch, Registration, VerifyResult
+from stopwise.ledger._universe_io import universe_sha256
+from stopwise.records import DecisionRecord
+
+if TYPE_CHECKING:
+    from stopwise.ledger._ledger import Ledger
+
+__all__ = ["head_digest", "ledger_head", "parse_head", "verify_evaluation"]
+
+_HEAD = re.compile(r"^e(\d+)-d(\d+)-([0-9a-f]{64})$")
+_SKIPPED = frozenset({"decided_at", "timestamp", "created_at", "stopwise_version", "ledger"})
+"""Record fields not compared with the decision taken again: the time, the library version, and the ledger
+position (checked against the events on its own)."""
+
+
+class _Found(Exception):
+    """The first mismatch (internal: unwinds the checks to :func:`verify_evaluation`)."""
+
+    def __init__(self, mismatch: Mismatch, n_decisions: int, previous: str) -> None:
+        super().__init__(str(mismatch))
+        self.mismatch, self.n_decisions, self.previous = mismatch, n_decisions, previous
+
+
+def head_digest(evaluation: str, genesis: str, n_events: int, events: str, n_decisions: int, decisions: str) -> str:
+    """The digest of a :class:`LedgerHead` (sha256 of the canonical JSON of its parts).
+
+    Examples
+    --------
+    >>> from stopwise.ledger._verify import head_digest
+    >>> len(head_digest("ev", "0" * 64, 0, "0" * 64, 0, "0" * 64))
+    64
+    """
+    parts = {"evaluation": evaluation, "genesis": genesis, "n_events": n_events, "events": events,
+             "n_decisions": n_decisions, "decisions": decisions}
+    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
+
+
+def _events_chain(genesis: str, digests: list[str], keep: int | None = None) -> tuple[str, str | None]:
+    """(the digest chained over every event digest, the one after the first ``keep`` of them)."""
+    running, kept = genesis, genesis if keep == 0 else None
+    for k, digest in enumerate(digests, start=1):
+        running = hashlib.sha256((running + digest).encode()).hexdigest()
+        if k == keep:
+            kept = running
+    return running, kept
+
+
+def parse_head(text: str) -> tuple[int, int, str]:
+    """(events, decisions, digest) of a head token ``e<events>-d<decisions>-<sha256 hex>``.
+
+    Examples
+    --------
+    >>> from stopwise.ledger._verify import parse_head
+    >>> parse_head("e40-d3-" + "a" * 64)[:2]
+    (40, 3)
+    """
+    match = _HEAD.match(str(text).strip().lower())
+    if match is None:
+        shown = str(text)[:80]
+        raise LedgerError(
+            f"expected head {shown!r}: must be e<events>-d<decisions>-<64 hex digits>, as printed by "
+            "stopwise ledger verify, decide or export"
+        )
+    return int(match[1]), int(match[2]), match[3]
+
+
+def ledger_head(ledger: Ledger, evaluation: str) -> LedgerHead:
+    """The current head of an evaluation from its stored digests (not re-verified: see :meth:`Ledger.verify`)."""
+    reg = ledger.registration(evaluation)
+    d, o = S.decisions.c, S.outcomes.c
+    with ledger._tx(write=False) as conn:
+        digests = list(conn.execute(select(o.digest).where(o.evaluation_id == reg.id).order_by(o.seq)).scalars())
+        last = conn.execute(
+            select(d.sequence, d.digest).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
+        ).first()
+    n_decisions, chain = (0, reg.genesis_digest) if last is None else (int(last.sequence), str(last.digest))
+    return _head(reg.name, reg.genesis_digest, digests, n_decisions, chain)
+
+
+def _head(name: str, genesis: str, digests: list[str], n_decisions: int, chain: str) -> LedgerHead:
+    events, _ = _events_chain(genesis, digests)
+    digest = head_digest(name, genesis, len(digests), events, n_decisions, chain)
+    return LedgerHead(name, len(digests), n_decisions, events, chain, digest)
+
+
+def _registration_mismatch(ledger: Ledger, name: str, row: Any) -> tuple[Registration | None, Mismatch | None]:
+    try:
+        reg = ledger.registration(name)
+    except (StopwiseError, ValueError, KeyError) as exc:
+        return None, Mismatch("registration", None, f"cannot read the registration: {exc}")
+    checks = [
+        ("policy sha256", reg.policy.sha256(), row["policy_sha256"]),
+        ("universe sha256", universe_sha256(reg.universe), row["universe_sha256"]),
+        (
+            "genesis digest",
+            genesis_digest(name, row["policy_sha256"], row["universe_sha256"], row["tested"], row["baseline"]),
+            row["genesis_digest"],
+        ),
+    ]
+    for label, computed, stored in checks:
+        if computed != stored:
+            return reg, Mismatch("registration", None, f"{label} stored {stored}, recomputed {computed}")
+    return reg, None
+
+
+def verify_evaluation(ledger: Ledger, evaluation: str, *, expect_head: str | None = None) -> VerifyResult:
+    """Recompute one evaluation (see the module notes); the body of :meth:`Ledger.verify`."""
+    name = str(evaluation).strip()
+    expected = None if expect_head is None else parse_head(expect_head)
+    ledger._registrations.pop(name, None)
+    ledger._cache.clear()
+    with ledger._tx(write=False) as conn:
+        row = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
+    if row is None:
+        ledger.registration(name)  # raises the not-registered error
+    assert row is not None
+    genesis = str(row["genesis_digest"])
+
+    def result(n_out: int, n_dec: int, head: str, mismatch: Mismatch | None, top: LedgerHead | None = None) -> VerifyResult:
+        return VerifyResult(name, mismatch is None, n_out, n_dec, head, mismatch, top, expect_head)
+
+    reg, mismatch = _registration_mismatch(ledger, name, row)
+    if mismatch is not None or reg is None:
+        return result(0, 0, genesis, mismatch)
+    rows, seqs, _ = ledger._snapshot(reg)
+    digests = [event_digest(p) for p in column_payloads(rows)]
+    with ledger._tx(write=False) as conn:
+        stored = list(conn.execute(
+            select(S.outcomes.c.seq, S.outcomes.c.digest).where(S.outcomes.c.evaluation_id == reg.id).order_by(S.outcomes.c.seq)
+        ))
+    for (seq, stored_digest), computed in zip(stored, digests, strict=True):
+        if computed != stored_digest:
+            payload = column_payloads(rows.take(seqs == seq))[0]
+            return result(len(digests), 0, genesis, Mismatch(
+                "outcome", int(seq), f"content digest stored {stored_digest}, recomputed {computed} "
+                f"(system {payload['system']!r}, task {payload['task']!r}, attempt {payload['attempt']})"))
+    try:
+        n_decisions, chain = _verify_chain(ledger, reg, rows, seqs)
+    except _Found as found:
+        return result(len(digests), found.n_decisions, found.previous, found.mismatch)
+    head = _head(name, genesis, digests, n_decisions, chain)
+    if expected is not None:
+        mismatch = _head_mismatch(ledger, reg, digests, head, expected)
+        if mismatch is not None:
+            return result(len(digests), n_decisions, chain, mismatch, head)
+    return result(len(digests), n_decisions, chain, None, head)
+
+
+def _head_mismatch(
+    ledger: Ledger, reg: Registration, digests: list[str], head: LedgerHead, expected: tuple[int, int, str]
+) -> Mismatch | None:
+    """Whether the ledger extends the head an auditor kept (None when it does)."""
+    n_events, n_decisions, digest = expected
+    kept = f"e{n_events}-d{n_decisions}-{digest[:16]}…"
+    if n_events > head.n_events or n_decisions > head.n_decisions:
+        return Mismatch("head", None, (
+            f"the ledger holds {head.n_events} events and {head.n_decisions} decisions, fewer than the head you kept "
+            f"({kept}: {n_events} events, {n_decisions} decisions): events or decisions were removed"))
+    _, events = _events_chain(reg.genesis_digest, digests, keep=n_events)
+    if n_decisions == 0:
+        chain = reg.genesis_digest
+    else:
+        d = S.decisions.c
+        with ledger._tx(write=False) as conn:
+            chain = str(conn.execute(
+                select(d.digest).where(d.evaluation_id == reg.id, d.sequence == n_decisions)).scalar_one())
+    assert events is not None
+    if head_digest(reg.name, reg.genesis_digest, n_events, events, n_decisions, chain) != digest:
+        return Mismatch("head", None, (
+            f"the first {n_events} events and {n_decisions} decisions do not recompute the head you kept ({kept}): "
+            "something stored before that head was changed, removed or reordered"))
+    return None
+
+
+def _link_rows(ledger: Ledger, reg: Registration) -> list[Any]:
+    """Every link of the chain without its record (and the record's length), in sequence order."""
+    d = S.decisions.c
+    with ledger._tx(write=False) as conn:
+        return list(conn.execute(
+            select(d.sequence, d.outcome_seq, d.previous_digest, d.digest, func.length(d.record_json).label("size"))
+            .where(d.evaluation_id == reg.id)
+            .order_by(d.sequence)
+        ))
+
+
+def _record_json(ledger: Ledger, reg: Registration, link: Any) -> str:
+    """One stored record, refused past the line limit before it is read."""
+    cap = limit("STOPWISE_MAX_LINE_BYTES")
+    if int(link.size or 0) > cap:
+        raise LimitError(
+            f"decision #{int(link.sequence)} of evaluation {reg.name!r}: the stored record holds {int(link.size):,} "
+            f"characters, over STOPWISE_MAX_LINE_BYTES ({cap:,}); stopwise never writes one that large. "
+            "Raise the limit if the ledger is trusted"
+        )
+    d = S.decisions.c
+    with ledger._tx(write=False) as conn:
+        return str(conn.execute(
+            select(d.record_json).where(d.evaluation_id == reg.id, d.sequence == int(link.sequence))).scalar_one())
+
+
+def _parse(record_json: str, where: str) -> DecisionRecord:
+    try:
+        return DecisionRecord.model_validate(json_loads(record_json, where))
+    except LimitError:
+        raise
+    except ValueError as exc:
+        raise LedgerError(f"stored decision record is not a valid decision record: {str(exc).splitlines()[0]}") from exc
+
+
+def _verify_chain(ledger: Ledger, reg: Registration, rows: Any, seqs: np.ndarray) -> tuple[int, str]:
+    """(decisions checked, the chain's head digest); raises :class:`_Found` at the first mismatch."""
+    previous, last_seq = reg.genesis_digest, 0
+    first: tuple[int, int] | None = None
+    links = _link_rows(ledger, reg)
+    for expected, link in enumerate(links, start=1):
+        sequence, outcome_seq = int(link.sequence), int(link.outcome_seq)
+
+        def fail(kind: str, message: str, sequence: int = sequence, done: int = expected - 1, previous: str = previous) -> _Found:
+            return _Found(Mismatch(kind, sequence, message), done, previous)  # type: ignore[arg-type]
+
+        if sequence != expected:
+            raise fail("chain", f"sequence {sequence} where {expected} was expected (a record is missing)")
+        if link.previous_digest != previous:
+            raise fail("chain", f"previous digest stored {link.previous_digest}, chain has {previous}")
+        record_json = _record_json(ledger, reg, link)
+        computed = chain_digest(previous, record_json)
+        if computed != link.digest:
+            raise fail("chain", f"digest stored {link.digest}, recomputed {computed} (the record or its digest was edited)")
+        if outcome_seq < last_seq:
+            raise fail("chain", (
+                f"taken at event sequence {outcome_seq}, below the previous decision's {last_seq}: decisions are "
+                "taken on a growing ledger, so records were swapped or reordered"))
+        n_seen = int(np.searchsorted(seqs, outcome_seq, side="right"))
+        if n_seen == 0 or int(seqs[n_seen - 1]) != outcome_seq:
+            end = f"its events end at sequence {int(seqs[-1])}" if len(seqs) else "it has no events"
+            raise fail("decision", (
+                f"taken at event sequence {outcome_seq}, but the evaluation holds no event with that sequence "
+                f"({end}): the events it was taken on were removed"))
+        try:
+            stored_record = _parse(record_json, f"decision #{sequence}")
+        except LedgerError as exc:
+            raise fail("decision", str(exc)) from None
+        _check_position(stored_record, sequence, outcome_seq, n_seen, seqs, first, fail)
+        seen = rows.take(seqs <= outcome_seq)
+        try:
+            again = ledger._decide_rows(reg, seen)
+        except StopwiseError as exc:
+            raise fail("decision", f"cannot be taken again from the stored outcomes: {exc}") from None
+        difference = record_difference(stored_record, again)
+        if difference is not None:
+            raise fail("decision", difference)
+        if first is None and stored_record.action in FINAL_ACTIONS:
+            first = (sequence, outcome_seq)
+        previous, last_seq = link.digest, outcome_seq
+    return len(links), previous
+
+
+def _check_position(record: DecisionRecord, sequence: int, outcome_seq: int, n_seen: int, seqs: np.ndarray,
+                    first: tuple[int, int] | None, fail: Any) -> None:
+    """The record's ledger position against the link and the events (records without one are not checked)."""
+    position = record.ledger
+    if position is None:
+        return
+    if first is None:  # the first final record names itself
+        decided, after = (sequence if record.action in FINAL_ACTIONS else None), 0
+    else:
+        decided, after = first[0], int(np.count_nonzero(seqs[:n_seen] > first[1]))
+    expected = {"outcome_seq": outcome_seq, "n_events": n_seen, "decision": decided, "after_decision": after}
+    for key, value in expected.items():
+        stored = getattr(position, key)
+        if stored != value:
+            raise fail("decision", (
+                f"ledger position {key} recorded {stored}, the stored events and chain give {value}"
+                + (": events it was taken on were removed or added" if key == "n_events" else "")))
+
+
+def record_difference(stored: DecisionRecord, again: DecisionRecord) -> str | None:
+    """The first field where a stored record and the recomputed one differ (None when they agree)."""
+    a = json.loads(canonical_json(stored.model_dump(mode="json")))
+    b = json.loads(canonical_json(again.model_dump(mode="json")))
+    for key in sorted(set(a) | set(b)):
+        if key in _SKIPPED or (key in ("tail", "flagged") and not a.get(key)):
+            continue  # fields added later are absent from records stored before them
+        if not _same(a.get(key), b.get(key)):
+            return f"field {key!r} recorded {a.get(key)!r}, recomputed from the stored outcomes {b.get(key)!r}"
+    return None
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, float) and isinstance(y, float):
+        return bool(np.isclose(x, y, rtol=1e-12, atol=1e-15))
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y, strict=True))
+    return bool(x == y)
