@@ -188,8 +188,8 @@ def train_command(
             guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
         check_output_dir(out, force=force)
-        with progress("early train", quiet=quiet, detail=f"training on {len(runs):,} runs"):
-            model.fit(runs, gold=golds)
+        with progress("early train", quiet=quiet, detail=f"training on {len(runs):,} runs") as update:
+            model.fit(runs, gold=golds, progress=update)
         path = model.save(out, force=force)
     summary = _train_summary(model, path)
     if as_json:
