@@ -29,7 +29,7 @@ import numpy as np
 
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._tails import tail_probabilities
-from stopwise.compare._wor_exact import exact_wor_pvalue
+from stopwise.compare._wor_exact import _one_side
 from stopwise.errors import ArgumentError
 from stopwise.records import DecisionRecord, DifferenceInterval
 from stopwise.records._vocabulary import ComputedTailMethod
@@ -143,7 +143,7 @@ def _wor_edges(d: np.ndarray, population_size: int, alpha: float) -> tuple[float
 
     def rejected(c: int, side: int) -> bool:
         if (c, side) not in cache:
-            cache[c, side] = exact_wor_pvalue(wins, losses, n, big_n, (c + 0.5) / big_n)[side]
+            cache[c, side] = _one_side(wins, losses, n, big_n, (c + 0.5) / big_n, ("promote", "reject")[side])  # the side asked for only
         return cache[c, side] <= alpha
 
     fpc = math.sqrt(max(0.0, (big_n - n) / max(big_n - 1, 1)))
@@ -190,12 +190,13 @@ def one_look_interval(
         return t.r_promote, t.r_reject
 
     if method == "exact-wor" and np.isin(d, (-1.0, 0.0, 1.0)).all() and len(d) < population_size:
-        low, high = _wor_edges(d, population_size, alpha)
+        low, high = _wor_edges(d, population_size, alpha)  # exactly c / N: rounding 31 / 60 to 8 places would move it inward
     else:
         low = _edge(lambda x: tails(x)[0], alpha, rising=True)
         high = _edge(lambda x: tails(x)[1], alpha, rising=False)
-    # the ends are steps of the tail function (lattice points for exact tails): snap off the bisection's last 2^-29
-    low, high = round(min(low, high), 8), round(max(low, high), 8)
+        # the ends are steps of the tail function (lattice points for exact tails): snap off the bisection's last 2^-29
+        low, high = round(low, 8), round(high, 8)
+    low, high = min(low, high), max(low, high)
     # the mean over the N planned tasks can only lie within the logical bounds of the observed ones (exact at n = N)
     n, total = len(d), float(d.sum())
     logical_low, logical_high = (total - (population_size - n)) / population_size, (total + (population_size - n)) / population_size
