@@ -146,3 +146,16 @@ def test_monitor_warns_when_almost_every_run_halts_at_step_one(capsys: pytest.Ca
     _warn_first_step([run(1), run(1), run(5), run(None), run(9)])
     _warn_first_step([run(1), run(1)])  # too few runs to tell
     assert capsys.readouterr().err == ""
+
+
+def test_monitor_of_a_model_halting_at_step_one_says_what_to_change(tmp_path: Path) -> None:
+    """End to end: thresholds low enough that every run halts at step 1 (from the prompt alone) exit 0 with the warning."""
+    write_trajectories(_runs(3, 8), tmp_path / "runs.jsonl")
+    trained = CliRunner().invoke(app, ["early", "train", str(tmp_path / "runs.jsonl"), "--min-steps", "5", "-o", str(tmp_path / "m"), "--quiet"])
+    assert trained.exit_code == 0, trained.output
+    args = ["early", "monitor", str(tmp_path / "m"), str(tmp_path / "runs.jsonl"), "--summary", "--no-guard", "--limit", "6"]
+    low = CliRunner().invoke(app, [*args, "--failure-threshold", "0.01", "--success-threshold", "0.01"])
+    assert low.exit_code == 0, low.output
+    assert "6 of 6 runs halted at step 1, from the task prompt alone" in low.stderr and "Raise --failure-threshold" in low.stderr
+    strict = CliRunner().invoke(app, [*args, "--failure-threshold", "1", "--success-threshold", "1"])
+    assert strict.exit_code == 0 and "halted at step 1" not in strict.stderr  # no run halts: no such warning

