@@ -159,3 +159,5 @@ def test_monitor_of_a_model_halting_at_step_one_says_what_to_change(tmp_path: Pa
     assert "6 of 6 runs halted at step 1, from the task prompt alone" in low.stderr and "Raise --failure-threshold" in low.stderr
     strict = CliRunner().invoke(app, [*args, "--failure-threshold", "1", "--success-threshold", "1"])
     assert strict.exit_code == 0 and "halted at step 1" not in strict.stderr  # no run halts: no such warning
+    misspelt = CliRunner().invoke(app, [*args, "--task", "tsak-3"])  # a misspelt task name: exit 4 with the closest names
+    assert misspelt.exit_code == 4 and "no run matches" in misspelt.stderr and "--task 'tsak-3': did you mean 'task-3'" in misspelt.stderr

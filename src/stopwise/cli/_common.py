@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -540,6 +540,22 @@ def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
     return Progress(
         TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(detail), TimeElapsedColumn(), console=on, transient=True
     )
+
+
+def did_you_mean(value: str, known: Iterable[str]) -> str:
+    """``"did you mean 'x' or 'y'?"`` naming the (at most 3) names of ``known`` closest to a misspelt ``value``; "" when none is close.
+
+    Examples
+    --------
+    >>> did_you_mean("django-1109", ["django-11099", "astropy-12907"])
+    "did you mean 'django-11099'?"
+    >>> did_you_mean("zzz", ["django-11099"])
+    ''
+    """
+    import difflib
+
+    close = difflib.get_close_matches(value, sorted(set(known)), n=3, cutoff=0.6)
+    return f"did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
 def comma_numbers(text: str, option: str, *, unit_interval: bool = False) -> list[float]:

@@ -15,6 +15,7 @@ from stopwise.cli._common import (
     Quiet,
     comma_numbers,
     console,
+    did_you_mean,
     err_console,
     old_spelling,
     progress,
@@ -343,7 +344,9 @@ def monitor_command(
             if (agent is None or r.agent == agent) and (task is None or r.task == task) and (attempt is None or r.attempt == attempt)
         ]
         if not chosen:
-            raise InputError(f"{source}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
+            named = (("--agent", agent, {r.agent for r in runs}), ("--task", task, {r.task for r in runs}))
+            hints = "".join(f"; {option} {value!r}: {did_you_mean(value, seen)}" for option, value, seen in named if value is not None and value not in seen and did_you_mean(value, seen))
+            raise InputError(f"{source}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}{hints}")
         results = [
             monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)
             for run in chosen[:limit]
