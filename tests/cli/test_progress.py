@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import stopwise
 from stopwise import write_outcomes
 from stopwise.cli._common import Reporter, progress
-from stopwise.cli.early import _warn_first_step
+from stopwise.cli.early import _warn_first_step, _warn_never_halts
 from stopwise.cli.main import app, main
 from stopwise.records import Step, Trajectory, synthetic_benchmark, write_trajectories
 
@@ -130,7 +130,7 @@ def test_early_train_piped_prints_progress_and_says_what_to_change_when_the_mode
     assert all(int(m[1]) < int(m[2]) for m in counted)
     assert re.fullmatch(r"early train: 4/4 \(100%\), done in \d+:\d\d:\d\d", lines[len(counted) + 1])
     assert "early train:" not in result.stdout  # standard output holds the result alone
-    assert "this model never halts a run" in result.stderr and "Raise --max-halt-error" in result.stderr
+    assert "this model never halts a run" in result.stderr and "Raise --max-halt-error (e.g. 0.10 or 0.15)" in result.stderr
     quiet = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "m2"), "--quiet", "--json"])
     assert quiet.exit_code == 0, quiet.output
     assert "early train:" not in quiet.stderr and "never halts a run" in quiet.stderr  # --quiet silences progress, not warnings
@@ -161,3 +161,14 @@ def test_monitor_of_a_model_halting_at_step_one_says_what_to_change(tmp_path: Pa
     assert strict.exit_code == 0 and "halted at step 1" not in strict.stderr  # no run halts: no such warning
     misspelt = CliRunner().invoke(app, [*args, "--task", "tsak-3"])  # a misspelt task name: exit 4 with the closest names
     assert misspelt.exit_code == 4 and "no run matches" in misspelt.stderr and "--task 'tsak-3': did you mean 'task-3'" in misspelt.stderr
+
+
+def test_the_never_halts_warning_suggests_values_above_the_one_given(capsys: pytest.CaptureFixture[str]) -> None:
+    def summary(epsilon: float) -> dict[str, object]:
+        heads = {"success": {"threshold": None}, "failure": {"threshold": None}}
+        return {"quality": {"heads": heads}, "risk_control": {"failure": {"epsilon": epsilon, "delta": 0.1}}}
+
+    _warn_never_halts(summary(0.1))
+    assert "Raise --max-halt-error (e.g. 0.15 or 0.20)" in " ".join(capsys.readouterr().err.split())
+    _warn_never_halts(summary(0.3))
+    assert "Raise --max-halt-error (e.g. a larger value)" in " ".join(capsys.readouterr().err.split())

@@ -106,10 +106,11 @@ def _warn_never_halts(summary: dict[str, Any]) -> None:
     risk = summary["risk_control"]
     if risk:
         first = next(iter(risk.values()))
+        higher = [f"{e:.2f}" for e in (0.10, 0.15, 0.20, 0.30) if e > first["epsilon"] + 1e-9][:2] or ["a larger value"]
         err_console.print(
             f"[bold yellow]warning:[/] this model never halts a run: no head's threshold showed a wrong-halt rate at most "
             f"{first['epsilon']:g} at confidence {1 - first['delta']:g}, so it saves no steps. Raise --max-halt-error "
-            "(e.g. 0.10 or 0.15), lower --risk-confidence, or train on more runs (more calibration runs)."
+            f"(e.g. {' or '.join(higher)}), lower --risk-confidence, or train on more runs (more calibration runs)."
         )
     else:
         err_console.print("[bold yellow]warning:[/] this model never halts a run (every head is off): turn a head on.")
