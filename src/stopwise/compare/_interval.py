@@ -136,6 +136,12 @@ def _wor_edges(d: np.ndarray, population_size: int, alpha: float) -> tuple[float
     Promote at c rejects ``total <= c`` (mu <= c / N), so ``low`` is one past the largest rejected c, over N;
     reject at c rejects ``total >= c + 1``, so ``high`` is the smallest rejected c, over N. The search gallops
     out from the normal guess (about a dozen evaluations instead of 60 on the real line).
+
+    At small N the p-value is not monotone in c (the statistic's centre moves with c): the crossing found can lie
+    inside the span of the c the tests do not reject (16 of the 66 samples of n = 10 of N = 30 at a = 0.025). The
+    ends' miss probabilities are still at most a on every population of N = 30 (an exact check in
+    tests/compare/test_interval.py) and of N = 60 with n = 20 (worst 0.024997 at a = 0.025, computed once);
+    scanning every c instead costs 10x at N = 500.
     """
     big_n, n = population_size, len(d)
     wins, losses = int((d > 0).sum()), int((d < 0).sum())
