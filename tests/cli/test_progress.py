@@ -125,8 +125,10 @@ def test_early_train_piped_prints_progress_and_says_what_to_change_when_the_mode
     assert lines[0] == "early train: started"
     counted = [m for m in (re.fullmatch(f"early train: {COUNTED}", line) for line in lines) if m]
     totals = {m[4].split(":")[0]: int(m[2]) for m in counted}
-    # the 48 runs' behavioral features, the 2 tokenizing passes, then 4 fitting steps (text features, 2 folds' heads, thresholds)
-    assert totals == {"behavioral features": 48, "tokenizing steps": 2, "cross-fitting": 4, "thresholds and guard": 4}, lines
+    # the 48 runs' behavioral features, the 2 tokenizing passes, then 4 fitting steps (text features, 2 folds' heads,
+    # thresholds), the first of them counting the 5 text blocks fitted, then the 48 runs' text features
+    expected = {"behavioral features": 48, "tokenizing steps": 2, "text blocks": 5, "text features": 48, "cross-fitting": 4, "thresholds and guard": 4}
+    assert totals == expected, lines
     assert all(int(m[1]) < int(m[2]) for m in counted)
     assert re.fullmatch(r"early train: 4/4 \(100%\), done in \d+:\d\d:\d\d", lines[len(counted) + 1])
     assert "early train:" not in result.stdout  # standard output holds the result alone

@@ -351,7 +351,9 @@ class EarlyOutcomeModel(BaseEstimator):
         progress : callable, optional
             Called as ``progress(done, total, description)`` in stages: the runs whose behavioral features
             are computed (of all runs), the two tokenizing passes, then the fitting steps (text features,
-            heads, each cross-fitting fold's heads, thresholds and guard), each before the step it names.
+            heads, each cross-fitting fold's heads, thresholds and guard), each before the step it names;
+            within the text features step, the five text blocks fitted, then the runs whose text features
+            are computed.
         """
         seeds = self._check()
         runs = check_trajectories(trajectories)
@@ -364,12 +366,12 @@ class EarlyOutcomeModel(BaseEstimator):
 
     def _features(
         self, corpus: Corpus, fit_idx: np.ndarray, text_seeds: np.ndarray, key: tuple[Any, ...], cache: dict[Any, Any],
-        others: Mapping[str, np.ndarray],
+        others: Mapping[str, np.ndarray], progress: Progress | None = None,
     ) -> tuple[PrefixFeaturizer, list[np.ndarray], dict[str, list[np.ndarray]]]:
         """The featurizer fitted on ``fit_idx`` and the rows of ``fit_idx`` and of each of ``others``, via ``cache``."""
         if key not in cache:
-            featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds)
-            cache[key] = (featurizer, featurizer._transform_corpus(corpus, fit_idx), {})
+            featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds, progress)
+            cache[key] = (featurizer, featurizer._transform_corpus(corpus, fit_idx, progress), {})
         featurizer, X, transformed = cache[key]
         for name, idx in others.items():
             if name not in transformed:
@@ -426,7 +428,7 @@ class EarlyOutcomeModel(BaseEstimator):
         split = ("calibration", self.calibration_fraction, split_seed) if mode == "split" else ()
         key = self._featurizer_key(text_seeds, split)
         others = {"calibration": cal_idx, **({"test": test} if test is not None else {})}
-        featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others)
+        featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others, progress)
         if fold_average:  # no heads on all runs: the fold heads are deployed
             self._use_features(featurizer, X, corpus, fit_idx)
         else:
