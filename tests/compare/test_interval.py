@@ -132,3 +132,79 @@ def test_old_records_load_and_the_new_names_read_the_old_fields() -> None:
     universe = stopwise.TaskUniverse([f"t{i}" for i in range(30)])
     b = stopwise.decide(rows, "A", "B", betting, universe=universe)
     assert b.p_promote == b.r_promote and b.p_reject == b.r_reject and b.interval is not None and b.interval.kind == "anytime-valid"
+
+
+def _wor_coverage(population: np.ndarray, n: int, alpha: float, reps: int, seed: int) -> tuple[float, float]:
+    """Coverage of the exact-wor interval over ``reps`` samples of n tasks drawn without replacement, and its SE.
+
+    The interval depends on the sample only through its wins and losses (the test's sufficient counts), so each
+    (wins, losses) cell's interval is computed once, from the first sample that shows it.
+    """
+    rng = np.random.default_rng(seed)
+    mu, big_n = float(population.sum()) / len(population), len(population)
+    intervals: dict[tuple[int, int], tuple[float, float]] = {}
+    covered = 0
+    for _ in range(reps):
+        sample = rng.choice(population, size=n, replace=False)
+        cell = int((sample > 0).sum()), int((sample < 0).sum())
+        if cell not in intervals:
+            ci = one_look_interval(sample, method="exact-wor", alpha=alpha, population_size=big_n)
+            assert ci.level == round(1 - 2 * alpha, 12) and ci.kind == "one-look"
+            intervals[cell] = ci.low, ci.high
+        low, high = intervals[cell]
+        covered += low <= mu <= high
+    rate = covered / reps
+    return rate, math.sqrt(rate * (1 - rate) / reps)
+
+
+@pytest.mark.parametrize("alpha", [0.025, 0.05])
+def test_exact_wor_interval_covers_on_finite_populations_drawn_without_replacement(alpha: float) -> None:
+    """Seeded simulation at levels 0.95 and 0.90: 400 samples of n = 20 from N = 60 tasks (12 wins, 6 losses).
+
+    Coverage must be at least the level - 2 SE. Observed (seed 24): 0.988 (SE 0.006) at 0.95, 0.968 (SE 0.009) at 0.90.
+    """
+    population = np.r_[np.ones(12), np.zeros(42), -np.ones(6)]
+    rate, se = _wor_coverage(population, 20, alpha, 400, seed=24)
+    assert rate >= 1 - 2 * alpha - 2 * se, (rate, se)
+
+
+@pytest.mark.parametrize("alpha", [0.025, 0.05])
+def test_exact_wor_interval_misses_each_side_at_most_a_on_every_population(alpha: float) -> None:
+    """Exact, not simulated: for EVERY population of N = 30 tasks with wins, ties and losses, and n = 10 drawn without
+    replacement, the probability that the interval lies wholly above (below) the planned mean is at most a.
+
+    The probabilities are multivariate hypergeometric sums (scipy.stats) over the 66 (wins, losses) cells; tolerance 1e-12.
+    Worst found: 0.0242 per side at a = 0.025, 0.0497 at a = 0.05.
+    """
+    from scipy.stats import multivariate_hypergeom
+
+    big_n, n = 30, 10
+    cells = np.array([(w, l) for w in range(n + 1) for l in range(n + 1 - w)])  # noqa: E741
+
+    def ends_of(wins: int, losses: int) -> tuple[float, float]:
+        ci = one_look_interval(np.r_[np.ones(wins), -np.ones(losses), np.zeros(n - wins - losses)], method="exact-wor", alpha=alpha, population_size=big_n)
+        return ci.low, ci.high
+
+    ends = np.array([ends_of(int(w), int(l)) for w, l in cells])  # noqa: E741
+    worst = 0.0
+    for wins in range(big_n + 1):
+        for losses in range(big_n + 1 - wins):
+            counts = np.c_[cells, n - cells.sum(axis=1)]
+            p = multivariate_hypergeom.pmf(counts, m=[wins, losses, big_n - wins - losses], n=n)
+            mu = (wins - losses) / big_n
+            above, below = float(p[ends[:, 0] > mu].sum()), float(p[ends[:, 1] < mu].sum())
+            worst = max(worst, above, below)
+            assert above <= alpha + 1e-12 and below <= alpha + 1e-12, (wins, losses, above, below)
+    assert worst > alpha / 2  # the check reaches near the level: the test is not vacuous
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", [0.025, 0.05])
+def test_exact_wor_interval_covers_at_full_scale(alpha: float) -> None:
+    """1,000 samples of n = 50 from N = 200 tasks (44 wins, 24 losses): coverage >= level - 2 SE at 0.95 and 0.90.
+
+    Observed (seed 24): 0.976 (SE 0.005) at 0.95, 0.948 (SE 0.007) at 0.90.
+    """
+    population = np.r_[np.ones(44), np.zeros(132), -np.ones(24)]
+    rate, se = _wor_coverage(population, 50, alpha, 1000, seed=24)
+    assert rate >= 1 - 2 * alpha - 2 * se, (rate, se)

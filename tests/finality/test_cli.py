@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import typer
@@ -105,10 +106,16 @@ def test_check_runs_with_evidence_writes_rows(tmp_path) -> None:  # type: ignore
 
 
 def test_replay_prints_the_table() -> None:
-    code, out, _ = invoke("replay", "-r", "1", "-c", "snapshot", "-c", "terminal")
+    code, out, err = invoke("replay", "-r", "1", "-c", "snapshot", "-c", "terminal")
     assert code == 0
     assert "snapshot scoring" in out and "5/20" in out and "20/20" in out
     assert "Completion checker on the replayed runs" in out
+    # off a terminal: trials done of all trials (20 per sweep), a line every 10 %, then the total time
+    counted = re.findall(r"^finality replay: (\d+)/(\d+) \(\d+%\), elapsed \d+:\d\d:\d\d, ETA \d+:\d\d:\d\d — trials", err, re.M)
+    total = int(counted[0][1])
+    assert total % 20 == 0 and len(counted) >= 9 and all(int(t) == total for _, t in counted)
+    assert re.search(rf"^finality replay: {total}/{total} \(100%\), done in", err, re.M)
+    assert "finality replay:" not in out
 
 
 def test_replay_json_and_out(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -371,7 +371,9 @@ class Reporter:
     every :data:`PROGRESS_SECONDS` seconds (a line saying the command is still running when the work
     has no count, or between two counts), and a last line with the total time. With ``after``
     (work that is often quick, such as ``ingest``), off a terminal nothing is printed before the
-    first interval has passed. Build it with :func:`progress`.
+    first interval has passed. The ETA extrapolates the current count: work reported in stages (features
+    of every run, then the folds) starts a new count, and a new ETA, when its total changes or its count
+    goes back. Build it with :func:`progress`.
     """
 
     def __init__(self, label: str, *, quiet: bool, on: Console, every: float | None = None, after: bool = False) -> None:
@@ -389,6 +391,7 @@ class Reporter:
         self._start = self._time()
         self._last_line = self._start
         self._last_tenth = 0
+        self._count_start, self._count_base = self._start, 0  # where the current count (and its ETA) began
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -427,6 +430,7 @@ class Reporter:
 
     def __call__(self, done: int, total: int | None = None, description: str = "") -> None:
         with self._lock:
+            self._new_count(total, done)
             self.done = done
             self.total = total if total is not None else self.total
             self.description = description or self.description
@@ -435,9 +439,15 @@ class Reporter:
     def advance(self, step: int, total: int | None = None) -> None:
         """Add ``step`` to the count done (the replay engines report increments)."""
         with self._lock:
+            self._new_count(total, self.done)
             self.done += step
             self.total = total if total is not None else self.total
         self._update()
+
+    def _new_count(self, total: int | None, base: int) -> None:
+        """A total other than the current one, or a count that goes back, starts a new count (a new stage) from ``base``, and its ETA from now."""
+        if total is not None and self.total is not None and (total != self.total or base < self.done):
+            self._count_start, self._count_base, self._last_tenth = self._time(), base, 0
 
     def _update(self) -> None:
         if self._bar is not None:
@@ -468,7 +478,8 @@ class Reporter:
             elif note:
                 parts = [note]
             else:
-                eta = f", ETA {_clock(elapsed * (self.total - self.done) / self.done)}" if self.total and 0 < self.done < self.total else ""
+                counted, spent = self.done - self._count_base, now - self._count_start
+                eta = f", ETA {_clock(spent * (self.total - self.done) / counted)}" if self.total and counted > 0 and self.done < self.total else ""
                 parts = [count or "still running", f"elapsed {_clock(elapsed)}{eta}"]
                 parts += [f"— {self.description}"] if self.description else []
             self.on.print(escape(f"{self.label}: " + ", ".join(p for p in parts[:2] if p) + "".join(f" {p}" for p in parts[2:])), highlight=False, soft_wrap=True)
@@ -529,6 +540,22 @@ def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
     return Progress(
         TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(detail), TimeElapsedColumn(), console=on, transient=True
     )
+
+
+def did_you_mean(value: str, known: Iterable[str]) -> str:
+    """``"did you mean 'x' or 'y'?"`` naming the (at most 3) names of ``known`` closest to a misspelt ``value``; "" when none is close.
+
+    Examples
+    --------
+    >>> did_you_mean("django-1109", ["django-11099", "astropy-12907"])
+    "did you mean 'django-11099'?"
+    >>> did_you_mean("zzz", ["django-11099"])
+    ''
+    """
+    import difflib
+
+    close = difflib.get_close_matches(value, sorted(set(known)), n=3, cutoff=0.6)
+    return f"did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
 def comma_numbers(text: str, option: str, *, unit_interval: bool = False) -> list[float]:

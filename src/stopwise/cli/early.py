@@ -16,6 +16,7 @@ from stopwise.cli._common import (
     Quiet,
     comma_numbers,
     console,
+    did_you_mean,
     err_console,
     old_spelling,
     progress,
@@ -116,10 +117,11 @@ def _warn_never_halts(summary: dict[str, Any]) -> None:
     risk = summary["risk_control"]
     if risk:
         first = next(iter(risk.values()))
+        higher = [f"{e:.2f}" for e in (0.10, 0.15, 0.20, 0.30) if e > first["epsilon"] + 1e-9][:2] or ["a larger value"]
         err_console.print(
             f"[bold yellow]warning:[/] this model never halts a run: no head's threshold showed a wrong-halt rate at most "
             f"{first['epsilon']:g} at confidence {1 - first['delta']:g}, so it saves no steps. Raise --max-halt-error "
-            "(e.g. 0.10 or 0.15), lower --risk-confidence, or train on more runs (more calibration runs)."
+            f"(e.g. {' or '.join(higher)}), lower --risk-confidence, or train on more runs (more calibration runs)."
         )
     else:
         err_console.print("[bold yellow]warning:[/] this model never halts a run (every head is off): turn a head on.")
@@ -199,8 +201,8 @@ def train_command(
             guard_quantile=guard_quantile if guard_quantile > 0 else None,
         )
         check_output_dir(out, force=force)
-        with progress("early train", quiet=quiet, detail=f"training on {len(runs):,} runs"):
-            model.fit(runs, gold=golds)
+        with progress("early train", quiet=quiet, detail=f"training on {len(runs):,} runs") as update:
+            model.fit(runs, gold=golds, progress=update)
         path = model.save(out, force=force)
     summary = _train_summary(model, path)
     if as_json:
@@ -358,7 +360,9 @@ def monitor_command(
             if (agent is None or r.agent == agent) and (task is None or r.task == task) and (attempt is None or r.attempt == attempt)
         ]
         if not chosen:
-            raise InputError(f"{source}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}")
+            named = (("--agent", agent, {r.agent for r in runs}), ("--task", task, {r.task for r in runs}))
+            hints = "".join(f"; {option} {value!r}: {did_you_mean(value, seen)}" for option, value, seen in named if value is not None and value not in seen and did_you_mean(value, seen))
+            raise InputError(f"{source}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}{hints}")
         results = [
             monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)
             for run in chosen[:limit]

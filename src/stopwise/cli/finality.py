@@ -173,8 +173,10 @@ def _replay(
             raise InputError(f"--repetitions must be an integer from 1 to 100; got {repetitions}")
         if out is not None:
             check_output(out, force=force, directory=True)  # before the replay; written atomically at the end
-        with progress("finality replay", quiet=quiet, detail=f"{repetitions} repetitions"):
-            result = run_controlled_replay(ReplaySchedule(repetitions=repetitions), conditions=condition or None)
+        with progress("finality replay", quiet=quiet, detail=f"trials ({repetitions} repetition{'s' if repetitions != 1 else ''} of every condition)") as update:
+            result = run_controlled_replay(
+                ReplaySchedule(repetitions=repetitions), conditions=condition or None, progress=lambda done, total: update(done, total)
+            )
         files = result.write(out, force=force) if out is not None else []
     if as_json:
         console.print_json(json.dumps(result.summary()))

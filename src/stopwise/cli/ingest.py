@@ -144,7 +144,7 @@ def ingest_command(
         traj_tmp = outputs.file(trajectories) if trajectories is not None else None
         ids = _instance_ids(instances) if instances is not None else None
         try:
-            with progress("ingest", quiet=quiet, detail=f"reading {len(paths):,} path(s)", after=True):
+            with progress("ingest", quiet=quiet, detail=f"reading {len(paths):,} path(s)", after=True) as update:
                 result = ingest(
                     paths,
                     format=format,
@@ -156,6 +156,7 @@ def ingest_command(
                     instances=ids,
                     trajectories=trajectories is not None,
                     task_ids="raw" if raw_task_ids else "canonical",
+                    progress=update,
                 )
         except ValidationError as exc:
             hint_system_naming(exc, system)

@@ -170,11 +170,16 @@ def exact_wor_pvalue(wins: int, losses: int, n: int, population_size: int, thres
     _check(n, population_size, threshold)
     if wins < 0 or losses < 0 or wins + losses > n:
         raise ArgumentError("wins and losses must be counts with wins + losses <= n")
-    c = _boundary(int(population_size), float(threshold))
-    shift = float(threshold)
-    promote = _worst_tails(int(n), int(population_size), shift, c, np.array([_statistic(int(n), shift)[wins, losses]]))
-    reject = _worst_tails(int(n), int(population_size), -shift, -(c + 1), np.array([_statistic(int(n), -shift)[losses, wins]]))
-    return float(promote[0]), float(reject[0])
+    return _one_side(wins, losses, n, population_size, threshold, "promote"), _one_side(wins, losses, n, population_size, threshold, "reject")
+
+
+def _one_side(wins: int, losses: int, n: int, population_size: int, threshold: float, side: str) -> float:
+    """The exact-wor p_promote (``side`` "promote") or p_reject of one sample; arguments as checked by :func:`exact_wor_pvalue`."""
+    c, shift = _boundary(int(population_size), float(threshold)), float(threshold)
+    if side == "promote":
+        return float(_worst_tails(int(n), int(population_size), shift, c, np.array([_statistic(int(n), shift)[wins, losses]]))[0])
+    # the rejection side is the promotion side with wins and losses swapped (see the module docstring)
+    return float(_worst_tails(int(n), int(population_size), -shift, -(c + 1), np.array([_statistic(int(n), -shift)[losses, wins]]))[0])
 
 
 _SMALL_TABLE = 200_000_000

@@ -189,11 +189,18 @@ def prefix_indicator(corpus: Corpus, idx: np.ndarray, prefixes: Sequence[np.ndar
     return sp.csr_matrix((np.ones(cols.shape[0]), cols, np.asarray(indptr)), shape=(len(indptr) - 1, int(corpus.offsets[-1])))
 
 
-def fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int, n_components: int, seeds: np.ndarray) -> dict[str, TextBlock]:
-    """Fit the five text blocks on the training trajectories ``idx`` of a corpus (see the module docstring)."""
+def fit_text(
+    corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int, n_components: int, seeds: np.ndarray, progress: Progress | None = None,
+) -> dict[str, TextBlock]:
+    """Fit the five text blocks on the training trajectories ``idx`` of a corpus (see the module docstring).
+
+    ``progress(done, 5, "text blocks")`` is called before each block.
+    """
     if min_df < corpus.min_df:
         raise ArgumentError("corpus was interned with a larger min_df than the featurizer asks for")
     blocks: dict[str, TextBlock] = {}
+    if progress is not None:
+        progress(0, len(TEXT_BLOCKS), "text blocks")
     tasks = np.unique(corpus.task_of[idx])
     task_docs = corpus.task_counts[tasks]
     blocks["task"], _ = fit_block(
@@ -205,6 +212,8 @@ def fit_text(corpus: Corpus, idx: np.ndarray, *, min_df: int, max_features: int,
     quartiles = [np.unique(np.ceil(corpus.n_steps[i] * np.array([0.25, 0.5, 0.75, 1.0])).astype(np.int64)) for i in idx]
     sampled = prefix_indicator(corpus, idx, [q[q > 0] for q in quartiles])
     for s, name in enumerate(_DYNAMIC, start=1):
+        if progress is not None:
+            progress(s, len(TEXT_BLOCKS), "text blocks")
         source, kind = TEXT_BLOCKS[name]
         counts, terms = corpus.source(source)
         if kind == "last":
@@ -382,10 +391,10 @@ class PrefixFeaturizer(BaseEstimator):
         corpus = Corpus(trajectories, gold=gold, min_df=self.min_df)
         return self._fit_corpus(corpus, np.arange(len(corpus)), rng.integers(0, 2**31 - 1, size=len(TEXT_BLOCKS)))
 
-    def _fit_corpus(self, corpus: Corpus, idx: np.ndarray, seeds: np.ndarray) -> PrefixFeaturizer:
+    def _fit_corpus(self, corpus: Corpus, idx: np.ndarray, seeds: np.ndarray, progress: Progress | None = None) -> PrefixFeaturizer:
         check_params(type(self).__name__, self.get_params(), self._parameter_constraints)
         self.blocks_ = fit_text(
-            corpus, idx, min_df=self.min_df, max_features=self.max_features, n_components=self.n_components, seeds=seeds
+            corpus, idx, min_df=self.min_df, max_features=self.max_features, n_components=self.n_components, seeds=seeds, progress=progress
         )
         self.reference_ = corpus.has_reference
         self.features_ = feature_specs(self.n_components, reference=self.reference_)
@@ -406,7 +415,8 @@ class PrefixFeaturizer(BaseEstimator):
         corpus = Corpus(trajectories, gold=gold if self.reference_ else None, min_df=1)
         return self._transform_corpus(corpus, np.arange(len(corpus)))
 
-    def _transform_corpus(self, corpus: Corpus, idx: np.ndarray) -> list[np.ndarray]:
+    def _transform_corpus(self, corpus: Corpus, idx: np.ndarray, progress: Progress | None = None) -> list[np.ndarray]:
+        """Feature rows of every prefix of the trajectories ``idx``; ``progress(done, total, "text features")`` every 25 runs."""
         blocks = [self.blocks_[name] for name in _DYNAMIC]
         sources = [corpus.source(TEXT_BLOCKS[name][0]) for name in _DYNAMIC]
         lookups = [term_lookup(block, terms) for block, (_, terms) in zip(blocks, sources, strict=True)]
@@ -414,7 +424,9 @@ class PrefixFeaturizer(BaseEstimator):
         task_lookup = term_lookup(task_block, corpus.task_terms)
         d = self.n_components
         out: list[np.ndarray] = []
-        for i in idx:
+        for done, i in enumerate(idx):
+            if progress is not None and done % 25 == 0:
+                progress(done, len(idx), "text features")
             T = int(corpus.n_steps[i])
             text = np.zeros((T + 1, len(TEXT_BLOCKS) * d))
             row = corpus.task_counts[corpus.task_of[i]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,7 +19,7 @@ from stopwise._params import (
     names_predicate,
 )
 from stopwise.early._checks import check_trajectories
-from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer
+from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, Corpus, FeatureSpec, PrefixFeaturizer, Progress
 from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard, fit_guard
 from stopwise.early._halting import Verdict, first_crossing
@@ -46,6 +46,19 @@ DEPLOYED_HEADS: tuple[str, ...] = ("fold-average", "refit")
 """What a cross-fitted model deploys: the mean of its fold heads, or heads refitted on all training runs."""
 
 _THRESHOLD = Interval(float, 0, 1, closed="right", allow_none=True)
+
+
+def _steps(progress: Progress | None, total: int) -> Callable[[str | None], None]:
+    """A counter of ``total`` fitting steps for ``progress``: a call reports the steps done and names the next (None: all done)."""
+    done = 0
+
+    def step(description: str | None) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done if description is not None else total, total, description or "fitted")
+        done += 1
+
+    return step
 
 
 class EarlyOutcomeModel(BaseEstimator):
@@ -324,7 +337,9 @@ class EarlyOutcomeModel(BaseEstimator):
         return PrefixFeaturizer(n_components=self.n_components, min_df=self.min_df, max_features=self.max_features)
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, trajectories: Sequence[Trajectory], y: Any = None, *, gold: Mapping[str, Any] | None = None) -> EarlyOutcomeModel:
+    def fit(
+        self, trajectories: Sequence[Trajectory], y: Any = None, *, gold: Mapping[str, Any] | None = None, progress: Progress | None = None,
+    ) -> EarlyOutcomeModel:
         """Fit the featurizer and both calibrated heads on finished, labelled runs.
 
         Parameters
@@ -333,24 +348,30 @@ class EarlyOutcomeModel(BaseEstimator):
             Training runs with binary outcomes (``y`` is read from them; the argument is ignored).
         gold : mapping of task to GoldSolution (or text), optional
             Reference solutions; when given, the reference feature family is used.
+        progress : callable, optional
+            Called as ``progress(done, total, description)`` in stages: the runs whose behavioral features
+            are computed (of all runs), the two tokenizing passes, then the fitting steps (text features,
+            heads, each cross-fitting fold's heads, thresholds and guard), each before the step it names;
+            within the text features step, the five text blocks fitted, then the runs whose text features
+            are computed.
         """
         seeds = self._check()
         runs = check_trajectories(trajectories)
         kept = [r for r in runs if len(r.steps) >= self.min_steps]
         if not kept:
             raise InputError(f"no training run has at least `min_steps` = {self.min_steps} steps; lower `min_steps`")
-        corpus = Corpus(kept, gold=gold, min_df=self.min_df)
-        self._fit_corpus(corpus, np.arange(len(corpus)), seeds, {})
+        corpus = Corpus(kept, gold=gold, min_df=self.min_df, progress=progress)
+        self._fit_corpus(corpus, np.arange(len(corpus)), seeds, {}, progress=progress)
         return self
 
     def _features(
         self, corpus: Corpus, fit_idx: np.ndarray, text_seeds: np.ndarray, key: tuple[Any, ...], cache: dict[Any, Any],
-        others: Mapping[str, np.ndarray],
+        others: Mapping[str, np.ndarray], progress: Progress | None = None,
     ) -> tuple[PrefixFeaturizer, list[np.ndarray], dict[str, list[np.ndarray]]]:
         """The featurizer fitted on ``fit_idx`` and the rows of ``fit_idx`` and of each of ``others``, via ``cache``."""
         if key not in cache:
-            featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds)
-            cache[key] = (featurizer, featurizer._transform_corpus(corpus, fit_idx), {})
+            featurizer = self._new_featurizer()._fit_corpus(corpus, fit_idx, text_seeds, progress)
+            cache[key] = (featurizer, featurizer._transform_corpus(corpus, fit_idx, progress), {})
         featurizer, X, transformed = cache[key]
         for name, idx in others.items():
             if name not in transformed:
@@ -371,7 +392,7 @@ class EarlyOutcomeModel(BaseEstimator):
 
     def _cross_fit(
         self, corpus: Corpus, idx: np.ndarray, featurizer: PrefixFeaturizer, X: list[np.ndarray], seeds: tuple[np.ndarray, int, int],
-        key: tuple[Any, ...], cache: dict[Any, Any],
+        key: tuple[Any, ...], cache: dict[Any, Any], *, step: Callable[[str | None], None] | None = None,
     ) -> tuple[list[np.ndarray], list[DualHeadClassifier]]:
         """Out-of-fold prefix probabilities of every run of ``idx`` (rows ``X``) and the fold heads.
 
@@ -383,6 +404,8 @@ class EarlyOutcomeModel(BaseEstimator):
         proba: list[np.ndarray] = [np.zeros((0, 2))] * idx.shape[0]
         fold_heads: list[DualHeadClassifier] = []
         for j in range(int(self.calibration_folds)):  # type: ignore[arg-type]
+            if step is not None:
+                step(f"cross-fitting: heads of fold {j + 1}/{self.calibration_folds}")
             inner, out = np.flatnonzero(folds != j), np.flatnonzero(folds == j)
             fold_key = (*key, "cross", self.calibration_groups, self.calibration_folds, split_seed, j)
             fold_model = clone(self)._heads(featurizer, [X[i] for i in inner], corpus, idx[inner], head_seed, fold_key, cache)
@@ -393,23 +416,27 @@ class EarlyOutcomeModel(BaseEstimator):
 
     def _fit_corpus(
         self, corpus: Corpus, kept: np.ndarray, seeds: tuple[np.ndarray, int, int], cache: dict[Any, Any], test: np.ndarray | None = None,
+        progress: Progress | None = None,
     ) -> list[np.ndarray] | None:
         """Fit on the runs ``kept`` of a corpus (featurizer, heads, thresholds, guard); return the rows of ``test``."""
         text_seeds, head_seed, split_seed = seeds
         mode = self._calibration_mode()
+        fold_average = mode == "cross" and self.deployed_heads == "fold-average"
+        step = _steps(progress, 2 + (not fold_average) + (int(self.calibration_folds or 0) if mode == "cross" else 0))
+        step("text features")
         fit_idx, cal_idx = self._calibration_split(corpus, kept, split_seed)
         split = ("calibration", self.calibration_fraction, split_seed) if mode == "split" else ()
         key = self._featurizer_key(text_seeds, split)
         others = {"calibration": cal_idx, **({"test": test} if test is not None else {})}
-        featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others)
-        fold_average = mode == "cross" and self.deployed_heads == "fold-average"
+        featurizer, X, other = self._features(corpus, fit_idx, text_seeds, key, cache, others, progress)
         if fold_average:  # no heads on all runs: the fold heads are deployed
             self._use_features(featurizer, X, corpus, fit_idx)
         else:
+            step("heads on all training runs")
             self._heads(featurizer, X, corpus, fit_idx, head_seed, key, cache)
         out_of_fold = None
         if mode == "cross":
-            out_of_fold, fold_heads = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache)
+            out_of_fold, fold_heads = self._cross_fit(corpus, fit_idx, featurizer, X, seeds, key, cache, step=step)
             if fold_average:
                 self.classifier_: DualHeadClassifier | FoldAverageClassifier = FoldAverageClassifier(fold_heads)
         deployed = self.classifier_
@@ -421,7 +448,9 @@ class EarlyOutcomeModel(BaseEstimator):
                 np.repeat([corpus.trajectories[i].outcome for i in fit_idx], lengths),
                 groups=np.repeat([corpus.trajectories[i].task for i in fit_idx], lengths),
             )
+        step("thresholds and guard")
         self._fit_thresholds(corpus, fit_idx, X, cal_idx, other["calibration"], mask, out_of_fold=out_of_fold)
+        step(None)
         return other.get("test")
 
     def _fit_thresholds(

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from stopwise._version import __version__
 from stopwise.errors import InputError, ServiceError
@@ -202,6 +202,7 @@ async def arun_controlled_replay(
     max_active: int = 4,
     attempts: int = 3,
     timeout_s: float = 300.0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DelayedWriteReplay:
     """Run the controlled replay on the running event loop; see :func:`run_controlled_replay`.
 
@@ -217,6 +218,8 @@ async def arun_controlled_replay(
     (0, 0)
     """
     schedule, chosen = _arun_controlled_replay_iv(schedule, conditions, max_active, attempts, timeout_s)
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be a callable or None; got {type(progress).__name__}")
     sweeps = [s for s, conds in _SWEEPS.items() if any(c in chosen for c in conds)]
     started = time.monotonic()
     clock = Clock()
@@ -234,6 +237,14 @@ async def arun_controlled_replay(
             await runner.call(None, "GET", "/health")
             active = asyncio.Semaphore(max_active)
             specs = schedule.trials()
+            finished, total = 0, len(sweeps) * len(specs)
+
+            def tick(_: asyncio.Task[Trial]) -> None:
+                nonlocal finished
+                finished += 1
+                if progress is not None:
+                    progress(finished, total)
+
             try:
                 async with asyncio.timeout(timeout_s), asyncio.TaskGroup() as group:
                     tasks = [
@@ -241,6 +252,8 @@ async def arun_controlled_replay(
                         for sweep in sweeps
                         for spec in specs
                     ]
+                    for task in tasks:
+                        task.add_done_callback(tick)
             except TimeoutError:
                 raise ServiceError(f"the replay did not finish within {timeout_s:g} s") from None
             except ExceptionGroup as errors:  # the first failure, as itself (siblings were cancelled)
@@ -277,6 +290,7 @@ def run_controlled_replay(
     max_active: int = 4,
     attempts: int = 3,
     timeout_s: float = 300.0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DelayedWriteReplay:
     """Run the paper's controlled replay against a real HTTP service on 127.0.0.1.
 
@@ -298,6 +312,9 @@ def run_controlled_replay(
         service's clock would be rerun in fresh namespaces, and counted in ``rerun_trials``.
     timeout_s : float, optional
         Give up (and stop the service) after this many seconds.
+    progress : callable, optional
+        Called as ``progress(done, total)`` with the trials finished (of all conditions' trials) as
+        each trial ends (``stopwise finality replay`` prints it).
 
     Returns
     -------
@@ -324,6 +341,6 @@ def run_controlled_replay(
     """
     return asyncio.run(
         arun_controlled_replay(
-            schedule, conditions=conditions, max_active=max_active, attempts=attempts, timeout_s=timeout_s
+            schedule, conditions=conditions, max_active=max_active, attempts=attempts, timeout_s=timeout_s, progress=progress
         )
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
+Progress = Callable[[int, int, str], None]
 
 _EXPECTED = (
     "an Inspect log (.eval or .json), a SWE-bench report or results.json, a tau2-bench results.json, "
@@ -135,15 +136,19 @@ def _paths_iv(paths: PathLike | Iterable[PathLike]) -> list[PathLike]:
     return items
 
 
-def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> IngestResult:
+def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options, progress: Progress | None = None) -> IngestResult:
     units: dict[str, list[tuple[Path, str, Any]]] = {f: [] for f in INGEST_FORMATS}
     ignored: dict[str, str] = {}
     formats: dict[str, str] = {}
     given_paths = _paths_iv(paths)
-    for given in given_paths:
-        root = Path(given)
+    walked = [(Path(given), walk([Path(given)])) for given in given_paths]
+    total, seen = sum(len(files) for _, files in walked), 0
+    for root, files in walked:
         explicit = not root.is_dir()
-        for file in walk([root]):
+        for file in files:
+            if progress is not None:
+                progress(seen, total, "files read")
+            seen += 1
             try:
                 found, kind, doc = _sniff(file)
             except FileFormatError as exc:
@@ -171,7 +176,7 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
         collectors.append(collector)
     if units["inspect"]:
         collector = Collector("inspect", options)
-        _inspect.read_logs(collector, units["inspect"], ignored)
+        _inspect.read_logs(collector, units["inspect"], ignored, progress=progress)
         collectors.append(collector)
     if units["tau2"]:
         collector = Collector("tau2", options)
@@ -198,6 +203,8 @@ def _run(paths: PathLike | Iterable[PathLike], fmt: str, options: Options) -> In
         listing = "; ".join(f"{k}: {v}" for k, v in sorted(ignored.items())[:5])
         raise FileFormatError(f"no harness logs found in {', '.join(map(str, given_paths))} ({listing})")
     read = {f for c in collectors for f in c.files}
+    if progress is not None:
+        progress(total, total, "files read")
     return finish(
         collectors,
         formats={k: v for k, v in formats.items() if k in read},
@@ -218,6 +225,7 @@ def ingest(
     instances: Iterable[str] | None = None,
     trajectories: bool = False,
     task_ids: str = "canonical",
+    progress: Progress | None = None,
 ) -> IngestResult:
     """Read harness logs into outcome rows (and trajectories), with nothing left out silently.
 
@@ -259,6 +267,10 @@ def ingest(
         ``canonical`` (default) task ids pair up across a benchmark's file shapes (Harbor's
         ``<dataset>/<task>`` becomes ``<task>``, as in its job summaries and legacy Terminal-Bench);
         ``raw`` keeps each file's own id.
+    progress : callable, optional
+        Called as ``progress(done, total, description)``: the files read of all files found, then (for
+        Inspect ``.eval`` archives, whose samples are read after every file is sorted by format) the
+        archives read of those chosen.
 
     Returns
     -------
@@ -303,7 +315,9 @@ def ingest(
         trajectories=trajectories,
         task_ids=task_ids,
     )
-    return _run(paths, format, options)
+    if progress is not None and not callable(progress):
+        raise InputError(f"`progress` must be a callable or None; got {type(progress).__name__}")
+    return _run(paths, format, options, progress)
 
 
 def read_swebench(

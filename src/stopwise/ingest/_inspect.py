@@ -36,7 +36,7 @@ import math
 import re
 import unicodedata
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -295,10 +295,16 @@ def select_eval_set_logs(
     return [item for item in items if item[0] not in replaced], notes
 
 
-def read_logs(collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str]) -> None:
-    """Read Inspect logs (``(path, kind, parsed document)``), eval-set folders resolved."""
+def read_logs(
+    collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str], *, progress: Callable[[int, int, str], None] | None = None,
+) -> None:
+    """Read Inspect logs (``(path, kind, parsed document)``), eval-set folders resolved; ``progress`` counts the ``.eval`` archives."""
     chosen, notes = select_eval_set_logs(list(items), ignored)
+    archives, done = sum(kind == "eval" for _, kind, _ in chosen), 0
     for path, kind, doc in chosen:
+        if progress is not None and kind == "eval":
+            progress(done, archives, "Inspect .eval logs read")
+            done += 1
         read_log(collector, path, load_eval(path) if kind == "eval" else doc)
     collector.notes.extend(notes)
 
