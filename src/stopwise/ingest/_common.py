@@ -14,15 +14,11 @@ them); ``source`` names where a row came from, ``"<format>:<file>"``. The collec
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
 import re
-import struct
 import warnings
-import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from stopwise._limits import bounded_read, json_loads, limit
+from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
-from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
+from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
 from stopwise.records._vocabulary import INGEST_FORMATS
 
@@ -426,71 +422,6 @@ def load_json(path: Path) -> Any:
         raise FileFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise FileFormatError(f"{path}: cannot be read as UTF-8 JSON: {exc}") from exc
-
-
-# ---------------------------------------------------------------- zip members (bounded)
-
-ZIP_ZSTANDARD = 93
-"""Zip compression method number of Zstandard (what recent Inspect ``.eval`` logs use)."""
-
-
-def zip_member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    """One member of a zip archive, decompressed as a stream.
-
-    Refused past ``STOPWISE_MAX_DECOMPRESSED_BYTES`` (whatever the archive declares); encrypted or
-    damaged members are a :class:`FileFormatError`.
-    """
-    info = archive.getinfo(name)
-    what = f"{path}: member {name}"
-    if info.flag_bits & 0x1:
-        raise FileFormatError(f"{what} is encrypted; stopwise reads only unencrypted logs")
-    cap = limit("STOPWISE_MAX_DECOMPRESSED_BYTES")
-    if info.file_size > cap:
-        raise LimitError(
-            f"{what}: declares {info.file_size:,} bytes, past the limit of {cap:,} "
-            "(STOPWISE_MAX_DECOMPRESSED_BYTES; raise it if the input is trusted)"
-        )
-    if info.compress_type == ZIP_ZSTANDARD:
-        out = zstd_member(path, info)
-    else:
-        try:
-            with archive.open(info) as handle:
-                out = bounded_read(handle.read, what)
-        except (NotImplementedError, ImportError):
-            raise FileFormatError(
-                f"{what} uses zip compression method {info.compress_type}, which cannot be read"
-            ) from None
-        except RuntimeError as exc:  # zipfile's "password required"
-            raise FileFormatError(f"{what} cannot be read ({exc})") from None
-        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-            raise FileFormatError(f"{what} is damaged ({exc})") from exc
-    return out
-
-
-def zstd_member(path: Path, info: zipfile.ZipInfo) -> bytes:
-    try:
-        import zstandard
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise FileFormatError(
-            f"{path}: this .eval log is compressed with Zstandard, which needs Python 3.14+ or the "
-            "`zstandard` package (pip install zstandard)"
-        ) from None
-    with open(path, "rb") as handle:
-        handle.seek(info.header_offset)
-        local = handle.read(30)
-        if len(local) < 30 or local[:4] != b"PK\x03\x04":
-            raise FileFormatError(f"{path}: member {info.filename} has no valid local header")
-        name_length, extra_length = struct.unpack("<HH", local[26:30])
-        handle.seek(info.header_offset + 30 + name_length + extra_length)
-        data = handle.read(info.compress_size)
-    try:
-        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
-        out = bounded_read(reader.read, f"{path}: member {info.filename}")
-    except zstandard.ZstdError as exc:
-        raise FileFormatError(f"{path}: member {info.filename} is damaged ({exc})") from exc
-    if zlib.crc32(out) != info.CRC:
-        raise FileFormatError(f"{path}: member {info.filename} fails its CRC check (a damaged or truncated log)")
-    return out
 
 
 # ---------------------------------------------------------------- values
