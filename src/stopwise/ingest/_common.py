@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import string
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ import numpy as np
 
 from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
-from stopwise.errors import FileFormatError, InputError, Problem, ValidationError
+from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
 from stopwise.records._vocabulary import INGEST_FORMATS
 
@@ -483,11 +484,6 @@ def repository_of(instance_id: str) -> str:
     return f"{match['owner']}/{match['repo']}" if match else ""
 
 
-class _Fields(dict[str, Any]):
-    def __missing__(self, key: str) -> str:
-        raise KeyError(key)
-
-
 def path_fields(path: Path) -> dict[str, Any]:
     """The template fields every format offers: ``file`` (the file name without suffix) and ``dir`` (its folder)."""
     name = path.name
@@ -531,20 +527,89 @@ def _field_label(name: str, value: Any) -> str:
     return "{" + name + "}"
 
 
+MAX_SYSTEM_CHARS = 1000
+"""The longest system name a ``system`` template may render (characters)."""
+
+_TEMPLATE_FIELD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z][A-Za-z0-9_]*)|\[([^\[\]{}]+)\])?$")
+_TEMPLATE_FORMS = "{name}, {kwargs.NAME} or {name[KEY]}"
+
+
+def _template_fields(template: str, offered: str) -> list[tuple[str, tuple[str, str | None, str | None] | None]]:
+    """(literal text, (field, attribute, key) or None) of each part of a ``system`` template.
+
+    Only plain fields, one attribute of ``kwargs`` and one key of a mapping field are template
+    syntax here: format specs (``{model:>99}``), conversions (``{model!r}``), positional fields and
+    chains (``{model.__class__.__mro__}``) are refused, so a template cannot allocate or reach
+    into Python objects.
+    """
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise InputError(f"`system` is not a valid template ({exc}); got {shown(template)}") from None
+    parts: list[tuple[str, tuple[str, str | None, str | None] | None]] = []
+    for literal, name, spec, conversion in parsed:
+        if name is None:
+            parts.append((literal, None))
+            continue
+        whole = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        if spec or conversion:
+            raise InputError(
+                f"`system` template field {shown(whole)}: format specs (':...') and conversions ('!r') are not "
+                f"allowed; use a plain {_TEMPLATE_FORMS} ({offered})"
+            )
+        match = _TEMPLATE_FIELD.match(name)
+        if match is None:
+            raise InputError(
+                f"`system` template field {shown(whole)}: only {_TEMPLATE_FORMS} may be used "
+                f"(no positional fields, chained or private attributes, nested keys; {offered})"
+            )
+        parts.append((literal, (match.group(1), match.group(2), match.group(3))))
+    return parts
+
+
+def _offered(fields: Mapping[str, Any]) -> str:
+    return "this format offers " + ", ".join(_field_label(k, v) for k, v in sorted(fields.items()))
+
+
+def _template_value(file: str, fields: Mapping[str, Any], name: str, attribute: str | None, key: str | None) -> Any:
+    if name not in fields:
+        raise InputError(f"{file}: `system` template names an unknown field {{{name}}}; {_offered(fields)}")
+    value = fields[name]
+    if attribute is not None:
+        if not isinstance(value, Kwargs):
+            raise InputError(f"{file}: `system` template field {{{name}.{attribute}}}: attribute access is allowed only as {{kwargs.NAME}}")
+        value = getattr(value, attribute)
+    elif key is not None:
+        if not isinstance(value, Mapping):
+            raise InputError(f"{file}: `system` template field {{{name}[{key}]}}: {{{name}}} is not a mapping; use {{{name}}}")
+        try:
+            value = value[key]  # a field's own mapping may explain a missing key itself
+        except KeyError:
+            have = ", ".join(sorted(map(str, value))[:20]) or "none"
+            raise InputError(f"{file}: `system` template field {{{name}[{key}]}}: {name} has no key {shown(key)} (keys: {have})") from None
+    return "" if value is None else value
+
+
 def system_name(template: str | None, fields: Mapping[str, Any], default: str, file: str) -> str:
-    """The system name: ``default`` unless a name or a ``{field}`` template was given."""
+    """The system name: ``default`` unless a name or a ``{field}`` template was given.
+
+    A template uses plain fields only (:func:`_template_fields`); the rendered name must be at most
+    :data:`MAX_SYSTEM_CHARS` characters.
+    """
     if template is None:
         return default
-    try:
-        name = template.format_map(_Fields({k: ("" if v is None else v) for k, v in fields.items()}))
-    except KeyError as exc:
-        raise InputError(
-            f"{file}: `system` template names an unknown field {{{exc.args[0]}}}; this format offers "
-            + ", ".join(_field_label(k, v) for k, v in sorted(fields.items()))
-        ) from None
-    except (ValueError, IndexError, AttributeError) as exc:
-        raise InputError(f"`system` is not a valid template ({exc}); got {template!r}") from None
-    return name.strip()
+    pieces: list[str] = []
+    length = 0
+    for literal, field_ref in _template_fields(template, _offered(fields)):
+        text = literal if field_ref is None else literal + format(_template_value(file, fields, *field_ref), "")
+        length += len(text)
+        if length > MAX_SYSTEM_CHARS:
+            raise InputError(
+                f"{file}: the `system` template {shown(template, 80)} renders a name longer than "
+                f"{MAX_SYSTEM_CHARS:,} characters; use shorter fields"
+            )
+        pieces.append(text)
+    return "".join(pieces).strip()
 
 
 def text_of(value: Any) -> str:
