@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -38,6 +39,7 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
         raise LedgerError("ledger URL is empty; give a path (SQLite) or a postgresql+psycopg:// URL")
     if "://" not in text:
         return "sqlite:///" + str(Path(text).expanduser().resolve())
+    _check_port(text)
     scheme, rest = text.split("://", 1)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         return "postgresql+psycopg://" + rest
@@ -47,6 +49,18 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
         f"ledger URL {redact_url(text)!r}: unsupported scheme {scheme!r}; use a path or sqlite:///path for SQLite, "
         "or postgresql+psycopg://user@host:port/database for PostgreSQL"
     )
+
+
+def _check_port(text: str) -> None:
+    """Refuse a URL whose port is not a number from 0 to 65535, naming the port (password hidden)."""
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 - parsing it is the check
+    except ValueError:
+        host = parts.netloc.rpartition("@")[2]
+        raise LedgerError(
+            f"ledger URL {redact_url(text)!r}: the port in {host!r} must be a number from 0 to 65535"
+        ) from None
 
 
 def _sqlite_engine(url: str) -> Engine:
