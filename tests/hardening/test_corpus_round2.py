@@ -252,3 +252,12 @@ def test_full_size_bzip2_and_lzma_bombs_run_under_1_gb(tmp_path: Path, ledger: P
     assert codes == [4, 4, 413]
     assert maxrss_kb < ONE_GB_KB, maxrss_kb
     assert printed.count("decompresses past its declared size of 200 bytes") == 2
+
+
+def test_written_file_names_print_escaped(tmp_path: Path, run: Run) -> None:
+    name = "p\x1b[2J[bold]x.toml"
+    written = run("policy", "init", tmp_path / name)
+    assert written.code == 0, written.err
+    assert "\x1b" not in written.out
+    assert "p\\x1b[2J[bold]x.toml" in written.out  # markup printed as typed, ESC shown escaped
+    assert (tmp_path / name).is_file()
