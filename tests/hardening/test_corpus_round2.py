@@ -241,17 +241,32 @@ def test_the_whole_corpus_runs_under_1_gb(tmp_path: Path, ledger: Path) -> None:
     assert SECRET not in printed and "internal error" not in printed
 
 
+def _parquet_bomb(folder: Path, _ledger: Path) -> list[str]:
+    """10^8 rows in a file of about 1 MB (dictionary and run-length encoded); pq.read_table took 21 GB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pa.table({"system": ["A", "B"] * 500_000, "task": ["t"] * 1_000_000, "outcome": [1.0] * 1_000_000})
+    with pq.ParquetWriter(folder / "rows.parquet", rows.schema, compression="zstd") as writer:
+        for _ in range(100):
+            writer.write_table(rows)
+    return ["decide", str(folder / "rows.parquet"), "-t", "A", "-b", "B"]
+
+
 @pytest.mark.slow
-def test_full_size_bzip2_and_lzma_bombs_run_under_1_gb(tmp_path: Path, ledger: Path) -> None:
-    """1.25 GiB once decompressed (zipfile held 2.2 GB for the corpus' bzip2 member, 2.17 GB for LZMA)."""
+def test_full_size_bombs_run_under_1_gb(tmp_path: Path, ledger: Path) -> None:
+    """1.25 GiB once decompressed (zipfile held 2.2 GB for the corpus' bzip2 member, 2.17 GB for LZMA),
+    and a Parquet file of 10^8 rows."""
     cases = [
         Case("bzip2-eval-bomb-full", _ingest_bomb(12, 1280), ()),
         Case("lzma-eval-bomb-full", _ingest_bomb(14, 1280), ()),
+        Case("parquet-rows-bomb", _parquet_bomb, ()),
     ]
     codes, maxrss_kb, printed = run_corpus(cases, tmp_path, ledger)
-    assert codes == [4, 4, 413]
+    assert codes == [4, 4, 4, 413]
     assert maxrss_kb < ONE_GB_KB, maxrss_kb
     assert printed.count("decompresses past its declared size of 200 bytes") == 2
+    assert "rows.parquet (decoded): exceeds the limit of 268,435,456 bytes (100,000,000 rows declared" in printed
 
 
 def test_written_file_names_print_escaped(tmp_path: Path, run: Run) -> None:
