@@ -224,7 +224,9 @@ def run_corpus(cases: list[Case], folder: Path, ledger: Path) -> tuple[list[int]
         (folder / str(i)).mkdir()
         commands.append(case.build(folder / str(i), ledger))
     (folder / "commands.json").write_text(json.dumps(commands))
-    env = {**os.environ, "PYTHONPATH": str(Path(stopwise.__file__).parents[1])}  # this checkout's sources
+    inherited = os.environ.get("PYTHONPATH")
+    source = str(Path(stopwise.__file__).parents[1])  # the stopwise these tests import, not an installed copy
+    env = {**os.environ, "PYTHONPATH": source + (os.pathsep + inherited if inherited else "")}
     done = subprocess.run(
         [sys.executable, "-c", DRIVER, str(folder / "commands.json")],
         cwd=folder, env=env, capture_output=True, text=True, timeout=900, check=False,
