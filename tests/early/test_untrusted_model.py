@@ -156,3 +156,21 @@ def test_a_malformed_manifest_is_a_user_error(saved: Path, tmp_path: Path) -> No
     _rewrite(model, lambda m: m.__setitem__("params", {"n_jobs": 100000}))
     code, out = _monitor(saved, model, tmp_path)
     assert code == 4 and "manifest.json" in out
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_an_npz_member_compressed_with_bzip2_or_lzma_is_refused(saved: Path, tmp_path: Path, method: int) -> None:
+    """zipfile decompresses these methods without an output bound; numpy writes only stored or deflated members."""
+    model = _copy(saved, tmp_path)
+    with np.load(model / "text.npz") as arrays:
+        members = {k: arrays[k] for k in arrays.files}
+    with zipfile.ZipFile(model / "text.npz", "w", compression=method) as archive:
+        for name, value in members.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, value)
+            archive.writestr(name + ".npy", member.getvalue())
+    _redigest(model, "text.npz")
+    with pytest.raises(ValidationError, match=r"text.npz, field '[^']+\.npy': must be stored or deflated, unencrypted"):
+        load_model(model)
+    code, out = _monitor(saved, model, tmp_path)
+    assert code == 4 and "must be stored or deflated" in out

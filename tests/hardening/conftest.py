@@ -65,8 +65,16 @@ LIMITED = (
 
 
 def run_limited(*args: object, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``stopwise ARGS`` in a subprocess limited to 2 GiB of address space (RLIMIT_AS)."""
-    environ = {**os.environ, **(env or {})}
+    """``stopwise ARGS`` in a subprocess limited to 2 GiB of address space (RLIMIT_AS).
+
+    The subprocess imports the same stopwise as the tests (a relative ``PYTHONPATH=src`` would not
+    reach it from ``cwd``, and an installed copy would be tested instead).
+    """
+    import stopwise
+
+    source = str(Path(stopwise.__file__).parents[1])
+    inherited = os.environ.get("PYTHONPATH")
+    environ = {**os.environ, "PYTHONPATH": source + (os.pathsep + inherited if inherited else ""), **(env or {})}
     return subprocess.run(
         [sys.executable, "-c", LIMITED, *map(str, args)],
         cwd=cwd,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stopwise.errors import FileFormatError, ValidationError
+from stopwise.errors import FileFormatError, LimitError, ValidationError
 from stopwise.records._tables import format_of, read_table
 
 
@@ -50,3 +50,21 @@ def test_problems_name_the_file_and_what_it_should_be(tmp_path: Path) -> None:
     with pytest.raises(FileFormatError, match="cannot tell the format from the file name"):
         read_table(tmp_path / "x.txt")
     assert read_table(tmp_path / "x.txt", format="csv").cells["task"].tolist() == ["t"]
+
+
+def test_a_parquet_file_is_refused_past_its_decoded_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dictionary and run-length encoding make 200,000 rows a file of a few KB; the decoded bytes are what count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pa.table({"system": ["A"] * 50_000, "task": ["t"] * 50_000, "outcome": [1.0] * 50_000})
+    path = tmp_path / "o.parquet"
+    with pq.ParquetWriter(path, rows.schema, compression="zstd") as writer:
+        for _ in range(4):
+            writer.write_table(rows)
+    assert path.stat().st_size < 20_000
+    decoded = read_table(path, what="outcome file").cells  # 200,000 rows, 2.6 MB decoded: inside the default limit
+    assert len(decoded["system"]) == 200_000
+    monkeypatch.setenv("STOPWISE_MAX_DECOMPRESSED_BYTES", "1000000")
+    with pytest.raises(LimitError, match=r"o\.parquet \(decoded\): exceeds the limit of 1,000,000 bytes \(200,000 rows declared; STOPWISE_MAX_DECOMPRESSED_BYTES"):
+        read_table(path, what="outcome file")

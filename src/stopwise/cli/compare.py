@@ -167,7 +167,7 @@ def policy_init(
 
     with user_errors(), Outputs(force=force) as outputs:
         outputs.file(path).write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
-    console.print(f"wrote {path}")
+    console.print(f"wrote {escape(str(path))}")
 
 
 @policy_app.command("check")
@@ -254,7 +254,7 @@ def demo_command(
         console.print("Decision record at 100 % budget:")
         print_record(full)
     if out is not None:
-        console.print(f"wrote {out / 'synthetic_outcomes.csv'} and {out / 'decisions.jsonl'}")
+        console.print(f"wrote {escape(str(out / 'synthetic_outcomes.csv'))} and {escape(str(out / 'decisions.jsonl'))}")
 
 
 def order_command(
@@ -297,7 +297,7 @@ def order_command(
         f"policy sha256 {chosen.sha256()[:16]}…; coverage rule first met after {int(first.iloc[0]) if len(first) else '—'} tasks"
     )
     if out is not None:
-        console.print(f"wrote {out}")
+        console.print(f"wrote {escape(str(out))}")
     else:
         typer.echo(order.to_csv(index=False), nl=False)
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from stopwise._text import escape_text
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import Inputs, Quiet, console, err_console, progress, user_errors
 
@@ -49,7 +50,7 @@ def _example(
 def _reasons(label: str, reasons: list[str]) -> None:
     console.print(f"[bold]{escape(label)}[/]")
     for reason in reasons:
-        console.print(f"  - {reason}", markup=False)
+        console.print(f"  - {escape_text(reason)}", markup=False)
 
 
 _TOML_KEY = rb"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""

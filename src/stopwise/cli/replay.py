@@ -219,7 +219,7 @@ def _print_grid(result: ReplayResult, written: list[Path], out: Path | None) -> 
     decided = int(result.cases["orders"].sum())
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
     if out is not None:
-        console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
+        console.print(f"wrote {len(written)} files to {escape(str(out))}: " + ", ".join(escape(p.name) for p in written))
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
 
@@ -301,7 +301,7 @@ def _replay_looks(shared: _Shared, live: _Looks, out: Path | None, force: bool, 
         f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {shared.orders} orders."
     )
     if written:
-        console.print(f"wrote {len(written)} files to {out}: " + ", ".join(p.name for p in written))
+        console.print(f"wrote {len(written)} files to {escape(str(out))}: " + ", ".join(escape(p.name) for p in written))
 
 
 def register(app: typer.Typer) -> None:

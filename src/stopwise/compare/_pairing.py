@@ -450,6 +450,18 @@ def outcome_cells(
     )
 
 
+def _refuse_blank_outcomes(tasks: np.ndarray, *systems: tuple[str, np.ndarray], statuses: tuple[str, ...] = ()) -> None:
+    """A used row without an outcome (a non-final status the policy uses, left blank) is an error naming it."""
+    for system, outcomes in systems:
+        blank = np.flatnonzero(np.isnan(outcomes))
+        if len(blank):
+            raise ComparisonError(
+                f"system {system!r}, task {str(tasks[blank[0]])!r}: `outcome` is blank on a row whose status the policy uses "
+                f"(statuses = {list(statuses)}; {len(blank)} such task(s)); a row a decision uses needs an outcome in [0, 1]: "
+                "give the rows their outcomes or leave that status out of the policy's statuses"
+            )
+
+
 def _units_of(rows: OutcomeColumns, systems: tuple[str, str], tasks: np.ndarray) -> np.ndarray:
     """Connected components of tasks linked by shared ``unit`` labels; labelled by their first task."""
     unit_codes, unit_labels = rows.codes("unit")
@@ -735,6 +747,7 @@ def pair_outcomes(
     observed = cells.tasks[observed_mask]
     y_tested = cells.outcome[a, observed_mask]
     y_baseline = cells.outcome[b, observed_mask]
+    _refuse_blank_outcomes(observed, (tested, y_tested), (baseline, y_baseline), statuses=statuses)
     differences = y_tested - y_baseline
     return PairedOutcomes(
         tested=tested,

@@ -222,8 +222,33 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
     if table.shape[1] != width:
         raise ArgumentError(f"counts must have 2L + 1 = {width} columns; got {table.shape[1]}")
     thresholds = np.atleast_1d(np.asarray(threshold, dtype=float))
-    n = table.sum(axis=1)
     result = np.full((len(table), len(thresholds)), np.nan)
+    for rows, sample, support, distribution in _distributions(table, lattice):
+        cut = np.clip(lattice_threshold(sample, lattice, thresholds) + sample * lattice, -1, support - 1)
+        below = (np.arange(support)[:, None] <= cut[None, :]).astype(float)
+        result[rows] = np.clip(distribution[:, :support] @ below, 0.0, 1.0)
+    return result[:, 0] if np.ndim(threshold) == 0 else result
+
+
+_Distributions = list[tuple[np.ndarray, int, int, np.ndarray]]
+_last: tuple[tuple[int, tuple[int, ...], bytes], _Distributions] | None = None
+_CACHE_ELEMENTS = 1 << 23
+"""Largest set of n-fold distributions kept for the next call (float64 values: 64 MiB)."""
+
+
+def _distributions(table: np.ndarray, lattice: int) -> _Distributions:
+    """(rows, n, support, n-fold lattice-sum distributions) of each batch of rows sharing a sample size.
+
+    They do not depend on the threshold, so the last table's are kept: an interval inverted over
+    the threshold (dozens of calls on the same counts) computes them once, with the same values.
+    """
+    global _last
+    key = (lattice, table.shape, table.tobytes())
+    last = _last
+    if last is not None and last[0] == key:
+        return last[1]
+    n = table.sum(axis=1)
+    found: _Distributions = []
     sizes = np.sort(n[n > 0])  # the distinct sample sizes (np.unique would import numpy.ma: start-up time)
     for size_n in sizes[np.r_[True, sizes[1:] != sizes[:-1]]]:
         # one transform length per sample size, so a row's value never depends on the other rows
@@ -232,8 +257,6 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
         if support > _EXACT_MAX_SUPPORT:
             raise ArgumentError(f"exact bootstrap support {support} exceeds {_EXACT_MAX_SUPPORT}; use the Monte-Carlo bootstrap")
         size = _next_fast_len(support)
-        cut = np.clip(lattice_threshold(sample, lattice, thresholds) + sample * lattice, -1, support - 1)
-        below = (np.arange(support)[:, None] <= cut[None, :]).astype(float)
         members = np.flatnonzero(n == size_n)
         batch = max(1, min(256, _BATCH_ELEMENTS // size))
         for start in range(0, len(members), batch):
@@ -243,8 +266,10 @@ def exact_tails_from_counts(counts: ArrayLike, lattice: int, threshold: float | 
                 magnitude = np.exp((0.5 * sample) * np.log(real * real + imag * imag))
             phase = sample * np.arctan2(imag, real)
             distribution = np.fft.irfft(magnitude * np.cos(phase) + 1j * (magnitude * np.sin(phase)), n=size, axis=1)
-            result[rows] = np.clip(distribution[:, :support] @ below, 0.0, 1.0)
-    return result[:, 0] if np.ndim(threshold) == 0 else result
+            found.append((rows, sample, support, distribution))
+    if sum(d.size for *_, d in found) <= _CACHE_ELEMENTS:
+        _last = (key, found)
+    return found
 
 
 def _lattice_counts(differences: np.ndarray, lattice: int) -> np.ndarray:

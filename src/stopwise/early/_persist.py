@@ -218,6 +218,9 @@ def _npz_shapes(path: Path) -> dict[str, tuple[tuple[int, ...], str]]:
             for info in archive.infolist():
                 if not info.filename.endswith(".npy"):
                     raise _problem(path, info.filename, "must be a .npy member")
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 0x1:
+                    # numpy writes only these; zipfile decompresses bzip2 and LZMA without a bound
+                    raise _problem(path, info.filename, "must be stored or deflated, unencrypted (as numpy.savez writes)", info.compress_type)
                 with archive.open(info) as member:
                     version = np.lib.format.read_magic(member)
                     if version == (1, 0):

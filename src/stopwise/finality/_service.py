@@ -31,6 +31,10 @@ endpoint                                   meaning
                                            (logical clock only; 409 on the wall clock)
 =========================================  ==============================================================
 
+A request body may be at most 64 KiB (:data:`~stopwise.finality._body_limit.MAX_BODY_BYTES`): a
+larger ``Content-Length`` is answered with 413 before the body is read, and a chunked body is
+refused with 413 as soon as the bytes received pass the limit.
+
 Every answer carries ``served_ms``, the service's monotonic clock in milliseconds; answers about
 a namespace or an operation also carry ``clock_ms``, the time on that namespace's clock (equal
 to ``served_ms`` on the wall clock), on which ``accepted_ms`` and ``settled_ms`` are measured, so
@@ -52,6 +56,7 @@ from fastapi import FastAPI, HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from stopwise.errors import InputError, ServiceError
+from stopwise.finality._body_limit import MAX_BODY_BYTES, BodyLimit
 
 __all__ = ["LocalService", "ServiceStore", "create_service_app"]
 
@@ -274,6 +279,7 @@ def create_service_app(store: ServiceStore | None = None) -> FastAPI:
     state = store if store is not None else ServiceStore()
     app = FastAPI(title="stopwise replay service", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = state
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)  # 413 past 64 KiB, declared or streamed
 
     def namespace_view(ns: str, run: str | None) -> dict[str, Any]:
         ops = state.ops_of(ns, run)

@@ -14,15 +14,12 @@ them); ``source`` names where a row came from, ``"<format>:<file>"``. The collec
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
 import re
-import struct
+import string
 import warnings
-import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from stopwise._limits import bounded_read, json_loads, limit
+from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
-from stopwise.errors import FileFormatError, InputError, LimitError, Problem, ValidationError
+from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
 from stopwise.records._vocabulary import INGEST_FORMATS
 
@@ -428,71 +425,6 @@ def load_json(path: Path) -> Any:
         raise FileFormatError(f"{path}: cannot be read as UTF-8 JSON: {exc}") from exc
 
 
-# ---------------------------------------------------------------- zip members (bounded)
-
-ZIP_ZSTANDARD = 93
-"""Zip compression method number of Zstandard (what recent Inspect ``.eval`` logs use)."""
-
-
-def zip_member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    """One member of a zip archive, decompressed as a stream.
-
-    Refused past ``STOPWISE_MAX_DECOMPRESSED_BYTES`` (whatever the archive declares); encrypted or
-    damaged members are a :class:`FileFormatError`.
-    """
-    info = archive.getinfo(name)
-    what = f"{path}: member {name}"
-    if info.flag_bits & 0x1:
-        raise FileFormatError(f"{what} is encrypted; stopwise reads only unencrypted logs")
-    cap = limit("STOPWISE_MAX_DECOMPRESSED_BYTES")
-    if info.file_size > cap:
-        raise LimitError(
-            f"{what}: declares {info.file_size:,} bytes, past the limit of {cap:,} "
-            "(STOPWISE_MAX_DECOMPRESSED_BYTES; raise it if the input is trusted)"
-        )
-    if info.compress_type == ZIP_ZSTANDARD:
-        out = zstd_member(path, info)
-    else:
-        try:
-            with archive.open(info) as handle:
-                out = bounded_read(handle.read, what)
-        except (NotImplementedError, ImportError):
-            raise FileFormatError(
-                f"{what} uses zip compression method {info.compress_type}, which cannot be read"
-            ) from None
-        except RuntimeError as exc:  # zipfile's "password required"
-            raise FileFormatError(f"{what} cannot be read ({exc})") from None
-        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-            raise FileFormatError(f"{what} is damaged ({exc})") from exc
-    return out
-
-
-def zstd_member(path: Path, info: zipfile.ZipInfo) -> bytes:
-    try:
-        import zstandard
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise FileFormatError(
-            f"{path}: this .eval log is compressed with Zstandard, which needs Python 3.14+ or the "
-            "`zstandard` package (pip install zstandard)"
-        ) from None
-    with open(path, "rb") as handle:
-        handle.seek(info.header_offset)
-        local = handle.read(30)
-        if len(local) < 30 or local[:4] != b"PK\x03\x04":
-            raise FileFormatError(f"{path}: member {info.filename} has no valid local header")
-        name_length, extra_length = struct.unpack("<HH", local[26:30])
-        handle.seek(info.header_offset + 30 + name_length + extra_length)
-        data = handle.read(info.compress_size)
-    try:
-        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
-        out = bounded_read(reader.read, f"{path}: member {info.filename}")
-    except zstandard.ZstdError as exc:
-        raise FileFormatError(f"{path}: member {info.filename} is damaged ({exc})") from exc
-    if zlib.crc32(out) != info.CRC:
-        raise FileFormatError(f"{path}: member {info.filename} fails its CRC check (a damaged or truncated log)")
-    return out
-
-
 # ---------------------------------------------------------------- values
 
 
@@ -552,11 +484,6 @@ def repository_of(instance_id: str) -> str:
     return f"{match['owner']}/{match['repo']}" if match else ""
 
 
-class _Fields(dict[str, Any]):
-    def __missing__(self, key: str) -> str:
-        raise KeyError(key)
-
-
 def path_fields(path: Path) -> dict[str, Any]:
     """The template fields every format offers: ``file`` (the file name without suffix) and ``dir`` (its folder)."""
     name = path.name
@@ -600,20 +527,89 @@ def _field_label(name: str, value: Any) -> str:
     return "{" + name + "}"
 
 
+MAX_SYSTEM_CHARS = 1000
+"""The longest system name a ``system`` template may render (characters)."""
+
+_TEMPLATE_FIELD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z][A-Za-z0-9_]*)|\[([^\[\]{}]+)\])?$")
+_TEMPLATE_FORMS = "{name}, {kwargs.NAME} or {name[KEY]}"
+
+
+def _template_fields(template: str, offered: str) -> list[tuple[str, tuple[str, str | None, str | None] | None]]:
+    """(literal text, (field, attribute, key) or None) of each part of a ``system`` template.
+
+    Only plain fields, one attribute of ``kwargs`` and one key of a mapping field are template
+    syntax here: format specs (``{model:>99}``), conversions (``{model!r}``), positional fields and
+    chains (``{model.__class__.__mro__}``) are refused, so a template cannot allocate or reach
+    into Python objects.
+    """
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise InputError(f"`system` is not a valid template ({exc}); got {shown(template)}") from None
+    parts: list[tuple[str, tuple[str, str | None, str | None] | None]] = []
+    for literal, name, spec, conversion in parsed:
+        if name is None:
+            parts.append((literal, None))
+            continue
+        whole = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        if spec or conversion:
+            raise InputError(
+                f"`system` template field {shown(whole)}: format specs (':...') and conversions ('!r') are not "
+                f"allowed; use a plain {_TEMPLATE_FORMS} ({offered})"
+            )
+        match = _TEMPLATE_FIELD.match(name)
+        if match is None:
+            raise InputError(
+                f"`system` template field {shown(whole)}: only {_TEMPLATE_FORMS} may be used "
+                f"(no positional fields, chained or private attributes, nested keys; {offered})"
+            )
+        parts.append((literal, (match.group(1), match.group(2), match.group(3))))
+    return parts
+
+
+def _offered(fields: Mapping[str, Any]) -> str:
+    return "this format offers " + ", ".join(_field_label(k, v) for k, v in sorted(fields.items()))
+
+
+def _template_value(file: str, fields: Mapping[str, Any], name: str, attribute: str | None, key: str | None) -> Any:
+    if name not in fields:
+        raise InputError(f"{file}: `system` template names an unknown field {{{name}}}; {_offered(fields)}")
+    value = fields[name]
+    if attribute is not None:
+        if not isinstance(value, Kwargs):
+            raise InputError(f"{file}: `system` template field {{{name}.{attribute}}}: attribute access is allowed only as {{kwargs.NAME}}")
+        value = getattr(value, attribute)
+    elif key is not None:
+        if not isinstance(value, Mapping):
+            raise InputError(f"{file}: `system` template field {{{name}[{key}]}}: {{{name}}} is not a mapping; use {{{name}}}")
+        try:
+            value = value[key]  # a field's own mapping may explain a missing key itself
+        except KeyError:
+            have = ", ".join(sorted(map(str, value))[:20]) or "none"
+            raise InputError(f"{file}: `system` template field {{{name}[{key}]}}: {name} has no key {shown(key)} (keys: {have})") from None
+    return "" if value is None else value
+
+
 def system_name(template: str | None, fields: Mapping[str, Any], default: str, file: str) -> str:
-    """The system name: ``default`` unless a name or a ``{field}`` template was given."""
+    """The system name: ``default`` unless a name or a ``{field}`` template was given.
+
+    A template uses plain fields only (:func:`_template_fields`); the rendered name must be at most
+    :data:`MAX_SYSTEM_CHARS` characters.
+    """
     if template is None:
         return default
-    try:
-        name = template.format_map(_Fields({k: ("" if v is None else v) for k, v in fields.items()}))
-    except KeyError as exc:
-        raise InputError(
-            f"{file}: `system` template names an unknown field {{{exc.args[0]}}}; this format offers "
-            + ", ".join(_field_label(k, v) for k, v in sorted(fields.items()))
-        ) from None
-    except (ValueError, IndexError, AttributeError) as exc:
-        raise InputError(f"`system` is not a valid template ({exc}); got {template!r}") from None
-    return name.strip()
+    pieces: list[str] = []
+    length = 0
+    for literal, field_ref in _template_fields(template, _offered(fields)):
+        text = literal if field_ref is None else literal + format(_template_value(file, fields, *field_ref), "")
+        length += len(text)
+        if length > MAX_SYSTEM_CHARS:
+            raise InputError(
+                f"{file}: the `system` template {shown(template, 80)} renders a name longer than "
+                f"{MAX_SYSTEM_CHARS:,} characters; use shorter fields"
+            )
+        pieces.append(text)
+    return "".join(pieces).strip()
 
 
 def text_of(value: Any) -> str:

@@ -42,8 +42,9 @@ from typing import Any
 
 from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, InputError
-from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of, zip_member
-from stopwise.ingest._common import zstd_member as zstd_member
+from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of
+from stopwise.ingest._zip import zip_member
+from stopwise.ingest._zip import zstd_member as zstd_member
 from stopwise.records import Step
 
 _ZIP_ZSTANDARD = 93
@@ -321,7 +322,7 @@ def is_json_log(doc: Any) -> bool:
 
 
 def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    return zip_member(archive, path, name)  # bounded, refuses encrypted members (ingest/_common.py)
+    return zip_member(archive, path, name)  # bounded for every method, refuses encrypted members (ingest/_zip.py)
 
 
 def member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -47,6 +48,7 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
     if "://" not in text:  # SQLAlchemy reads '?' as the start of a query and decodes '%XX' in the database path
         path = str(Path(text).expanduser().resolve())
         return "sqlite:///" + path.replace("%", "%25").replace("?", "%3F")
+    _check_port(text)
     scheme, rest = text.split("://", 1)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         return "postgresql+psycopg://" + rest
@@ -56,6 +58,18 @@ def ledger_url(target: str | os.PathLike[str]) -> str:
         f"ledger URL {redact_url(text)!r}: unsupported scheme {scheme!r}; use a path or sqlite:///path for SQLite, "
         "or postgresql+psycopg://user@host:port/database for PostgreSQL"
     )
+
+
+def _check_port(text: str) -> None:
+    """Refuse a URL whose port is not a number from 0 to 65535, naming the port (password hidden)."""
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 - parsing it is the check
+    except ValueError:
+        host = parts.netloc.rpartition("@")[2]
+        raise LedgerError(
+            f"ledger URL {redact_url(text)!r}: the port in {host!r} must be a number from 0 to 65535"
+        ) from None
 
 
 def _sqlite_engine(url: str, mode: LedgerMode) -> Engine:

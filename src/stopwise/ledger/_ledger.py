@@ -27,7 +27,7 @@ from stopwise.ledger._events import payloads as event_payloads
 from stopwise.ledger._opening import LedgerMode, check_mode, prepare_schema
 from stopwise.ledger._position import first_final, position_of
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, LedgerHead, Registration, VerifyResult
-from stopwise.ledger._universe_io import universe_from_json, universe_sha256, universe_to_json
+from stopwise.ledger._universe_io import stored_setup, universe_sha256, universe_to_json
 from stopwise.records import DecisionRecord, OutcomeColumns, Policy
 
 if TYPE_CHECKING:
@@ -295,10 +295,11 @@ class Ledger:
                 f"evaluation {name!r} is not registered in {_display(self.url)} (registered: {listing}); "
                 "register it first (stopwise ledger init)"
             )
+        policy, universe = stored_setup(row["policy_json"], row["universe_json"], f"evaluation {name!r} in {_display(self.url)}")
         registration = Registration(
             name=name,
-            policy=Policy.model_validate_json(row["policy_json"]),
-            universe=universe_from_json(row["universe_json"]),
+            policy=policy,
+            universe=universe,
             tested=row["tested"],
             baseline=row["baseline"],
             policy_sha256=row["policy_sha256"],

@@ -405,10 +405,18 @@ def _cell_text(values: np.ndarray) -> list[str]:
 
 def _conflicting_duplicates(result: OutcomeColumns, source: str, lines: np.ndarray | _Lines | None) -> list[Problem]:
     """Rows with one (system, task, attempt) that differ in any column but ``source`` (the rest are kept)."""
-    system_codes, _ = result.codes("system")
-    task_codes, _ = result.codes("task")
-    keys = np.stack([system_codes, task_codes, result.attempt])
-    _, key_of, key_counts = np.unique(keys, axis=1, return_inverse=True, return_counts=True)
+    system_codes, system_labels = result.codes("system")
+    task_codes, task_labels = result.codes("task")
+    attempts = np.asarray(result.attempt, dtype=np.int64)
+    span = int(attempts.max()) + 1 if len(attempts) else 1
+    cells_count = max(len(system_labels) * len(task_labels), 1)
+    if len(attempts) and attempts.min() >= 0 and span <= np.iinfo(np.int64).max // cells_count:
+        # one int64 key per row, ordered as (system, task, attempt): a 1-D unique, far faster than axis=1
+        flat = (system_codes.astype(np.int64) * len(task_labels) + task_codes) * span + attempts
+        _, key_of, key_counts = np.unique(flat, return_inverse=True, return_counts=True)
+    else:
+        keys = np.stack([system_codes, task_codes, attempts])
+        _, key_of, key_counts = np.unique(keys, axis=1, return_inverse=True, return_counts=True)
     key_of = key_of.reshape(-1)
     dup = key_counts[key_of] > 1
     if not dup.any():

@@ -24,7 +24,7 @@ from typing import IO, Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
-from stopwise._limits import gunzip_bytes, json_loads, read_lines
+from stopwise._limits import gunzip_bytes, json_loads, limit, read_lines
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 
 __all__ = ["TABLE_FORMATS", "Table", "TableFormat", "format_of", "read_table"]
@@ -243,9 +243,26 @@ def _read_jsonl(path: Path, gz: bool, what: str, lists: tuple[str, ...]) -> tupl
 
 
 def _read_parquet(path: Path) -> _Raw:
+    """The columns of a Parquet file, decoded in batches and refused past ``STOPWISE_MAX_DECOMPRESSED_BYTES``.
+
+    Run-length and dictionary encoding let a file of a few hundred KB hold 10^8 rows (decoded, tens
+    of GB), so the decoded bytes are counted batch by batch and reading stops at the limit.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    cap = limit("STOPWISE_MAX_DECOMPRESSED_BYTES")
+    with pq.ParquetFile(path) as parquet:
+        batches, total = [], 0
+        for batch in parquet.iter_batches(batch_size=1 << 16):
+            total += batch.nbytes
+            if total > cap:
+                raise LimitError(
+                    f"{path} (decoded): exceeds the limit of {cap:,} bytes ({parquet.metadata.num_rows:,} rows declared; "
+                    "STOPWISE_MAX_DECOMPRESSED_BYTES; raise it if the input is trusted)"
+                )
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=parquet.schema_arrow)
     return {str(name): _array(table.column(i).to_numpy(zero_copy_only=False)) for i, name in enumerate(table.column_names)}
 
 

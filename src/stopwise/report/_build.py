@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from stopwise._files import read_text
+from stopwise._limits import json_loads
 from stopwise._redact import redact_url
 from stopwise.errors import FileFormatError, InputError
 from stopwise.report._page import Report
@@ -104,7 +105,7 @@ def _kind_of_text(text: str, source: str) -> str:
     if not stripped:
         raise FileFormatError(f"{source}: empty; expected decision records or a finality check result (JSON)")
     try:
-        data = json.loads(stripped)
+        data = json_loads(stripped, source)
     except json.JSONDecodeError:
         return "decision"  # JSON lines: one decision record per line (parse_decisions names a bad line)
     first = data[0] if isinstance(data, list) and data else data

@@ -12,6 +12,7 @@ from typing import Any
 import pydantic
 
 from stopwise._files import read_text
+from stopwise._limits import json_loads
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
 from stopwise.records import DecisionRecord
@@ -67,7 +68,7 @@ def parse_decisions(text: str, source: str = "<input>") -> list[DecisionRecord]:
     if not stripped:
         raise FileFormatError(f"{source}: empty; expected a decision record (JSON) or JSON lines")
     try:
-        whole = json.loads(stripped)
+        whole = json_loads(stripped, source)
     except json.JSONDecodeError:
         whole = None
         records = []
@@ -75,7 +76,7 @@ def parse_decisions(text: str, source: str = "<input>") -> list[DecisionRecord]:
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = json_loads(line, f"{source}: line {number}")
             except json.JSONDecodeError as exc:
                 raise FileFormatError(f"{source}: line {number}: not valid JSON ({exc.msg}, column {exc.colno})") from None
             records.append(_one(value, f"{source}: line {number}"))

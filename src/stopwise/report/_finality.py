@@ -9,6 +9,7 @@ from typing import Any
 
 import pydantic
 
+from stopwise._limits import json_loads
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError
 from stopwise.report._page import Block, Callout, Chart, Facts, Report, Section, Table, Text, chart_text
@@ -38,7 +39,7 @@ def parse_finality(text: str, source: str = "<input>") -> Any:
     from stopwise.finality import ArgumentCheck, RunCheck
 
     try:
-        data = json.loads(text)
+        data = json_loads(text, source)
     except json.JSONDecodeError as exc:
         raise FileFormatError(f"{source}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
     try:

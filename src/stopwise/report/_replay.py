@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError
 from stopwise.report._page import Callout, Chart, Facts, Report, Section, Table, Text, chart_text
 
@@ -76,7 +76,7 @@ def read_replay_folder(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise FileFormatError(f"{file}: missing; {folder} is not a `stopwise replay -o` folder")
         try:
             if name.endswith(".json"):
-                found[name.removesuffix(".json")] = json.loads(file.read_text(encoding="utf-8"))
+                found[name.removesuffix(".json")] = json_loads(file.read_text(encoding="utf-8"), str(file))
             else:
                 found[name.removesuffix(".csv")] = pd.read_csv(file, keep_default_na=False, na_values=[""], dtype={"source": str, "policy": str})
         except (OSError, ValueError, UnicodeDecodeError) as exc:
