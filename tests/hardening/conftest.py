@@ -42,8 +42,17 @@ def run(capsys: pytest.CaptureFixture[str]) -> Run:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (hidden ones included) with its content."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under ``folder`` (hidden ones included) with its content.
+
+    A read-only open of a stopwise ledger (WAL journal) lets SQLite add its shared-memory index ``-shm`` and an
+    empty ``-wal`` beside the database: SQLite's reader protocol, not a change to the database. Those two
+    sidecars are left out when the ``-wal`` is empty (a non-empty one would hold written pages and counts).
+    """
+    found = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    for name in [n for n in found if n.endswith("-wal") and found[n] == b""]:
+        found.pop(name)
+        found.pop(name[: -len("-wal")] + "-shm", None)
+    return found
 
 
 def refused(result: Outcome, *fragments: str) -> str:
