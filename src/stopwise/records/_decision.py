@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from stopwise.records._vocabulary import (
     ACTIONS,
@@ -15,6 +15,7 @@ from stopwise.records._vocabulary import (
     Boundary,
     CoverageRule,
     ExclusionCode,
+    MissingTreatment,
     WarningCode,
     exclusion_code,
     exclusion_reason,
@@ -31,6 +32,7 @@ __all__ = [
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
+    "MissingState",
     "RemainingForecast",
     "TailProvenance",
     "UniverseState",
@@ -222,6 +224,26 @@ class RemainingForecast(_Record):
     """Seed of the replay."""
 
 
+class MissingState(_Record):
+    """Planned tasks whose outcome is missing for a system (errored or unscored), and what the boundary did with them.
+
+    A system's task is missing when it has a row flagged ``error`` or ``unscored`` and no usable outcome
+    (:data:`stopwise.records._vocabulary.MISSING_FLAGS`); a task that a system has not run yet is not missing.
+    """
+
+    treatment: MissingTreatment
+    """The policy's ``[decision] missing``: ``worst-case``, ``wait`` or ``exclude``."""
+    tasks: list[str]
+    """The missing tasks, in planned order."""
+    tested: int
+    """How many of them miss the tested system's outcome."""
+    baseline: int
+    """How many miss the baseline's outcome (a task missing both counts in both)."""
+    judged: int = 0
+    """How many of them the boundary read: counted at their worst case (``worst-case``) or skipped within the
+    judged prefix (``exclude``); 0 under ``wait``."""
+
+
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
 
@@ -291,6 +313,17 @@ class DecisionRecord(_Record):
     forecast: RemainingForecast | None = None
     """For ``continue``: the predictive distribution of the remaining tasks to a decision (None otherwise, or
     when turned off). Not part of :meth:`digest`."""
+    missing: MissingState | None = None
+    """Planned tasks whose outcome is missing for a system (errored or unscored) and their treatment (betting-wor
+    only; None when there is none). Left out of the JSON and the digest when None, so records without missing
+    tasks keep their bytes and digests."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_missing(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if self.missing is None and isinstance(data, dict):
+            data.pop("missing", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -20,7 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise.errors import PolicyError
-from stopwise.records._vocabulary import STATUSES, Boundary, CoverageRule, PastLimit, Status, TailMethod
+from stopwise.records._vocabulary import (
+    STATUSES,
+    Boundary,
+    CoverageRule,
+    MissingTreatment,
+    PastLimit,
+    Status,
+    TailMethod,
+)
 
 __all__ = [
     "DEFAULT_POLICY_TOML",
@@ -121,6 +129,17 @@ class DecisionPolicy(_Section):
     the planned order (a tasks file) and refuses the look without one. ``refuse`` always refuses
     it. Either way no final action is taken silently past the limit. Left out of the canonical
     JSON while it is the default, so earlier policies keep their sha256."""
+    missing: MissingTreatment = "worst-case"
+    """A planned task whose outcome is missing for one or both systems (a row flagged ``error`` or
+    ``unscored`` and no usable outcome: an errored or unscored sample), under ``betting-wor``:
+    ``worst-case`` counts it in the planned order at its worst case for each test (the lowest
+    difference the pair can take for the promote test, the highest for the reject test), valid
+    whatever caused the error, so a run decides despite a few persistent errors; ``wait`` stops the
+    observed prefix at it until a retry brings its outcome (valid; a persistent error freezes the
+    decision); ``exclude`` leaves it out of the planned universe, the exclusion counted (valid only
+    when errors are independent of the outcomes). The record lists the missing tasks
+    (:mod:`stopwise.compare._missing`). The fixed-budget rule judges the observed tasks only, as
+    before. Left out of the canonical JSON while it is the default, so earlier policies keep their sha256."""
 
 
 # -- the betting boundary's live design and order check (issue 21) ------------------------------------
@@ -222,6 +241,8 @@ class Policy(_Section):
             del data["betting"]
         if self.decision.past_limit == "at-limit":  # added with issue 21: the default keeps old digests
             del data["decision"]["past_limit"]
+        if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests
+            del data["decision"]["missing"]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def sha256(self) -> str:
@@ -284,6 +305,11 @@ boundary = "fixed-budget"
 # A look whose rows reach past the budget limit: "at-limit" decides on the tasks up to the limit in
 # the planned order (needs decide --tasks) and says so in the record; "refuse" refuses the look.
 past_limit = "at-limit"
+# A planned task whose outcome is missing for a system (an errored or unscored run), betting-wor only:
+# "worst-case" counts it at its worst case for each test (valid whatever caused the error; the run
+# decides despite a few persistent errors), "wait" waits for a retry (a persistent error blocks the
+# decision), "exclude" leaves it out (valid only when errors are independent of the outcomes).
+missing = "worst-case"
 
 [betting]
 # with betting-wor and the coverage rule:
