@@ -27,8 +27,12 @@ planned order (``[decision] past_limit = "at-limit"``, the rows beyond excluded 
 ``beyond-limit``) or the look is refused (``"refuse"``, or no planned order): never a silent second
 decision (:func:`_limit_look`).
 
+Planned tasks whose outcome is missing for a system (errored or unscored runs) are treated as the policy's
+``[decision] missing`` says under ``betting-wor`` (:mod:`stopwise.compare._missing`: counted at their worst case
+for each test by default, waited for, or excluded); the record lists them.
+
 :func:`decide` is a pipeline of small steps: :func:`_decide_iv` (every argument validated and
-normalised), :func:`_paired`, :func:`_limit_look`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
+normalised), :func:`_paired`, :func:`_limit_look`, the missing tasks (:func:`_missing_decide`), :func:`_budget_state`, :func:`_observed` (the judged tasks),
 one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`),
 :func:`_decision_warnings`, :func:`_interval` (the interval matching the boundary), :func:`_forecast` (the remaining
 tasks of a ``continue`` look) and :func:`_decision_record` (which adds the claim sentence). Inside it an action is the
