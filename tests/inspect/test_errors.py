@@ -113,6 +113,8 @@ def test_the_record_lists_the_missing_tasks_and_each_log_its_errored_samples(err
         assert {e["task"] for e in meta["errored"]} == ran_errored[role]
         assert all("tool crashed on" in e["error"] and e["epoch"] == 1 for e in meta["errored"])
         assert meta["decision"]["missing"]["tasks"] == missing.tasks
+        note = next(n for n in meta["notes"] if "errored and are missing outcomes" in n)
+        assert all(task in note for task in ran_errored[role]) and "worst case" in note, note
 
 
 def test_the_ledger_holds_each_errored_sample_as_a_pending_event_and_decide_on_the_export_agrees(

@@ -28,12 +28,14 @@ from stopwise.inspect._ledger import count_of
 if TYPE_CHECKING:
     from stopwise.inspect._manager import PairedComparison, Role
 
-__all__ = ["missing_samples", "record_error", "watch_errors"]
+__all__ = ["error_notes", "missing_samples", "record_error", "watch_errors"]
 
 _log = logging.getLogger("stopwise.inspect")
 
 _MESSAGE_CHARS = 300
 """How much of an error message the log's metadata keeps per sample."""
+_SHOWN = 20
+"""Errored tasks a note names before ``...``."""
 
 _routes: dict[str, tuple[weakref.ref[PairedComparison], Role]] = {}
 """Inspect eval id -> (comparison, role) of every paired task started in this process."""
@@ -154,3 +156,25 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
 def missing_samples(comparison: PairedComparison, role: Role) -> list[dict[str, Any]]:
     """The errored samples of ``role`` recorded so far: task, epoch and the error message (for the log's metadata)."""
     return list(_errors.get(comparison, {}).get(role, []))
+
+
+def error_notes(comparison: PairedComparison, role: Role) -> list[str]:
+    """The log's note on the errored samples of ``role``: which tasks, and what the boundary does with them."""
+    errored = missing_samples(comparison, role)
+    if not errored:
+        return []
+    tasks = list(dict.fromkeys(e["task"] for e in errored))
+    shown = ", ".join(tasks[:_SHOWN]) + (f", ... ({len(tasks)} in all)" if len(tasks) > _SHOWN else "")
+    decision = comparison.policy.decision
+    if decision.boundary != "betting-wor":
+        what = "the fixed-budget rule judges the other tasks"
+    else:
+        what = {
+            "worst-case": "the betting boundary counts each at its worst case for each test",
+            "wait": "the betting boundary waits for a retry at the first of them",
+            "exclude": "the betting boundary leaves them out of the planned universe",
+        }[decision.missing]
+    return [
+        f"{len(errored)} sample(s) errored and are missing outcomes (pending in the ledger, flag error): {shown}; "
+        f"{what} ([decision] missing = {decision.missing!r}; errors: see `errored`)"
+    ]

@@ -56,7 +56,7 @@ from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_outcome, score_predicted
-from stopwise.inspect._errors import missing_samples, watch_errors
+from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
 from stopwise.inspect._ledger import count_of, open_any
 from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
@@ -525,7 +525,7 @@ class PairedComparison:
         side = self._sides[role]
         partner = self._sides[_PARTNER[role]]
         with self._lock:
-            notes = list(self._order_notes)
+            notes = list(self._order_notes) + error_notes(self, role)
             side.done = True
             if self.error is None:
                 try:  # the log carries the latest decision in the ledger, whoever took it
