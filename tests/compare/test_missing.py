@@ -125,6 +125,41 @@ def test_worst_case_equals_decide_on_the_rows_with_the_worst_outcome_written_in(
     assert "t003, t017, t030" in record.warnings[-1] and "worst case" in record.warnings[-1]
 
 
+@pytest.mark.parametrize(
+    ("order", "design"), [("uniform", "top-up"), ("coverage-aware", "stratified")], ids=["top-up", "stratified"]
+)
+def test_worst_case_works_with_every_betting_process(order: str, design: str) -> None:
+    """The same check with groups and the coverage rule: the top-up design (uniform order) and the stratified process."""
+    import pandas as pd
+
+    from stopwise.compare import order_universe, task_order
+
+    policy = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "order": {"kind": order, "seed": 3}, "betting": {"design": design}})
+    tasks = pd.DataFrame({"task": [f"t{i:03d}" for i in range(80)], "group": ["a"] * 50 + ["b"] * 30})
+    universe = order_universe(task_order(tasks, policy))
+    position = {t: i for i, t in enumerate(universe.tasks)}
+    a, b = strong(80, seed=2)
+
+    def rows(fill_a: float | None, fill_b: float | None) -> list[dict]:
+        """Rows with planned positions 3 and 17 of A and 30 of B errored (None) or written in at the given outcome."""
+        out = []
+        for row in rows_of(a, b):
+            pos, system = position[row["task"]], row["system"]
+            if (system == "A" and pos in (2, 16)) or (system == "B" and pos == 29):
+                fill = fill_a if system == "A" else fill_b
+                row = {"system": system, "task": row["task"], "outcome": fill} if fill is not None else {
+                    "system": system, "task": row["task"], "outcome": None, "status": "pending", "flags": "error"}
+            out.append({**row, "group": "a" if int(row["task"][1:]) < 50 else "b"})
+        return out
+
+    record = decide(outcome_columns(rows(None, None)), "A", "B", policy, universe=universe)
+    low = decide(outcome_columns(rows(0.0, 1.0)), "A", "B", policy, universe=universe)
+    high = decide(outcome_columns(rows(1.0, 0.0)), "A", "B", policy, universe=universe)
+    assert record.action == low.action == "promote"
+    assert (record.r_promote, record.r_reject, record.reason) == (low.r_promote, high.r_reject, low.reason)
+    assert record.missing is not None and record.missing.judged == 3
+
+
 def test_wait_stops_the_prefix_at_the_first_missing_task_as_before() -> None:
     a, b = strong()
     errored = [None if i == 3 else y for i, y in enumerate(a)]
