@@ -140,6 +140,29 @@ def test_the_ledger_holds_each_errored_sample_as_a_pending_event_and_decide_on_t
     assert set(result["comparison"].decision.missing.tasks) <= set(record["missing"]["tasks"])
 
 
+def test_an_error_before_the_partner_has_any_row_neither_looks_nor_stops_the_evaluation() -> None:
+    """An errored sample that comes first (the partner has no row yet) is appended and waits for the partner's run:
+    a look then would find no baseline rows and fail the ledger call, stopping the evaluation (seen in a real run)."""
+    from types import SimpleNamespace
+
+    from inspect_ai.dataset import Sample
+
+    from stopwise.inspect import paired_early_stopping
+    from stopwise.inspect._errors import missing_samples, record_error
+
+    tested, _ = paired_early_stopping("sqlite:///:memory:", "first", tested="A", baseline="B", policy=stopwise.Policy.model_validate(
+        {"decision": {"boundary": "betting-wor"}, "coverage": {"rule": "none"}}), universe=[f"s{i}" for i in range(10)])
+    comparison = tested.comparison
+    spec = SimpleNamespace(task="a", model="mockllm/model", run_id="r", task_id="t", eval_id="e1", scorers=[],
+                           config=SimpleNamespace(fail_on_error=False))
+    comparison.start("tested", spec, [Sample(id=f"s{i}", input="x") for i in range(10)], 1)
+    record_error(comparison, "tested", "s0", 1, "RuntimeError('boom')")
+    assert comparison.error is None and comparison.looks == 0
+    assert missing_samples(comparison, "tested") == [{"task": "s0", "epoch": 1, "error": "RuntimeError('boom')"}]
+    rows = comparison.ledger.outcomes("first")
+    assert rows[["system", "task", "status", "flags", "attempt"]].values.tolist() == [["A", "s0", "pending", "error", 0]]
+
+
 @pytest.mark.slow
 def test_waiting_for_a_retry_freezes_the_decision_as_before(example: ModuleType, tmp_path: Path) -> None:
     """The control: ``missing = "wait"`` keeps the prefix at 2 (the error at position 3), so nothing is skipped.

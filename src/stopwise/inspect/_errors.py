@@ -108,7 +108,9 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
 
     The row is the one ``stopwise ingest`` reads from the log for the sample (so the ledger and the log agree).
     A ledger failure stops the evaluation as any other does. Under the ``betting-wor`` boundary with
-    ``[decision] missing`` other than ``wait`` a look is taken, since the errored task may complete the prefix.
+    ``[decision] missing`` other than ``wait`` a look is taken when the partner has reported on the task (its
+    outcome or its own errored run), since the errored task may complete the prefix; the task counts as reported
+    for this system, so the partner's later outcome of it takes a look too.
     """
     side = comparison._sides[role]
     task = str(sample_id)
@@ -144,12 +146,13 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
         decision = comparison.policy.decision
         if decision.boundary != "betting-wor" or decision.missing == "wait":
             return
-        try:
+        try:  # look once the partner has reported on the task (its final outcome, or its own errored run)
             comparison._sync()
+            paired = not comparison.final and comparison._pair_complete(role, task)
         except Exception as exc:
             comparison._fail("read", task, exc)
             return
-        if not comparison.final:
+        if paired:
             comparison._look()
 
 
