@@ -362,9 +362,12 @@ def test_every_exclusion_code_of_a_real_decision_round_trips_to_its_reason() -> 
     planned = decide(rows, "A", "B", excluding, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
     one_task = policy(budget={"measure": "task_count", "limit": 1})  # t1 and t4 observed: t4 lies past the limit
     past = decide(rows, "A", "B", one_task, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
+    errored = outcome_columns([*made[:2], made[4], {**made[5], "flags": "error"}])  # t3: the baseline's run errored
+    skipping = policy(decision={"boundary": "betting-wor", "missing": "exclude"})
+    skipped = decide(errored, "A", "B", skipping, universe=TaskUniverse(["t1", "t3", "t4"], ["g"] * 3))
     fields = {"status": {"status": "pending", "statuses": "final"}, "flag": {"flag": "error"}}
     seen = set()
-    for record in (inferred, planned, past):
+    for record in (inferred, planned, past, skipped):
         for e in record.excluded:
             assert e.code is not None
             assert e == Exclusion.from_code(e.code, rows=e.rows, tasks=e.tasks, **fields.get(e.code, {}))

@@ -27,8 +27,12 @@ planned order (``[decision] past_limit = "at-limit"``, the rows beyond excluded 
 ``beyond-limit``) or the look is refused (``"refuse"``, or no planned order): never a silent second
 decision (:func:`_limit_look`).
 
+Planned tasks whose outcome is missing for a system (errored or unscored runs) are treated as the policy's
+``[decision] missing`` says under ``betting-wor`` (:mod:`stopwise.compare._missing`: counted at their worst case
+for each test by default, waited for, or excluded); the record lists them.
+
 :func:`decide` is a pipeline of small steps: :func:`_decide_iv` (every argument validated and
-normalised), :func:`_paired`, :func:`_limit_look`, :func:`_budget_state`, :func:`_observed` (the judged tasks),
+normalised), :func:`_paired`, :func:`_limit_look`, the missing tasks (:func:`_missing_decide`), :func:`_budget_state`, :func:`_observed` (the judged tasks),
 one function per boundary (:func:`_fixed_budget_look`, :func:`_betting_wor_look`),
 :func:`_decision_warnings`, :func:`_interval` (the interval matching the boundary), :func:`_forecast` (the remaining
 tasks of a ``continue`` look) and :func:`_decision_record` (which adds the claim sentence). Inside it an action is the
@@ -54,6 +58,14 @@ from stopwise.compare._betting import BettingBoundary, betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, remaining_forecast
 from stopwise.compare._interval import betting_interval, claim_sentence, one_look_interval
+from stopwise.compare._missing import (
+    MissingTasks,
+    combine_looks,
+    exclude_missing,
+    fill_missing,
+    find_missing,
+    missing_warning,
+)
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._predicted import (
@@ -80,6 +92,7 @@ from stopwise.records import (
     DecisionWarning,
     DifferenceInterval,
     Exclusion,
+    MissingState,
     OutcomeColumns,
     Policy,
     PredictedState,
@@ -1142,6 +1155,7 @@ def _decision_record(
     warnings: list[DecisionWarning],
     interval: DifferenceInterval | None = None,
     forecast: RemainingForecast | None = None,
+    missing: MissingState | None = None,
 ) -> DecisionRecord:
     """The decision record of the look with its claim sentence, stamped with the current UTC time."""
     policy = iv.policy
@@ -1185,6 +1199,7 @@ def _decision_record(
         interval=interval,
         forecast=forecast,
         predicted=_predicted_state(iv, paired),
+        missing=missing,
     )
     return record.model_copy(update={"claim": claim_sentence(record)})
 
@@ -1197,6 +1212,49 @@ def _predicted_state(iv: _DecideInputs, paired: PairedOutcomes) -> PredictedStat
     else:
         used = int(((iv.rows.status == "predicted") & np.isin(iv.rows.task, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
     return predicted_state(iv.rows, policy.decision.predicted, policy.early.audit_fraction, used)
+
+
+def _missing_decide(
+    iv: _DecideInputs, paired: PairedOutcomes, past: _PastLimit | None, missing: MissingTasks, forecast: bool
+) -> DecisionRecord:
+    """The betting look under ``[decision] missing = "worst-case"`` or ``"exclude"`` (:mod:`stopwise.compare._missing`).
+
+    ``worst-case``: the promote test judges the sequence with every ready missing task at its lowest difference, the
+    reject test the one at its highest (:func:`stopwise.compare._missing.combine_looks`), and the interval takes its
+    low end from the first, its high end from the second. ``exclude``: the boundary judges the planned universe without
+    them (the order's provenance judged on the full one). The record keeps the real pairs (N, observed, exclusions).
+    """
+    if missing.treatment == "exclude":
+        assert iv.universe is not None
+        design = iv.betting_design  # the order's provenance, judged on the full planned order
+        smaller, reduced = exclude_missing(paired, iv.universe, missing)
+        treated = dataclasses.replace(iv, universe=reduced)
+        treated.__dict__["betting_design"] = design  # cached_property: the reduced order is the same draw
+        budget = _budget_state(treated, smaller)
+        seen = _observed(treated, smaller)
+        look = _betting_wor_look(treated, smaller, budget, seen)
+        gone = np.sort(missing.positions[missing.ready])
+        judged = int(np.count_nonzero(gone - np.arange(len(gone)) < seen.n))
+        interval = _interval(treated, smaller, budget, seen, look)
+        remaining = _forecast(treated, smaller, budget, seen, look) if forecast else None
+        exclusion = Exclusion.from_code("missing", rows=0, tasks=len(gone))
+        paired = dataclasses.replace(paired, excluded=(*paired.excluded, exclusion)) if len(gone) else paired
+    else:
+        low, high = fill_missing(paired, missing, "low"), fill_missing(paired, missing, "high")
+        budget = _budget_state(iv, low)
+        seen_low, seen_high = _observed(iv, low), _observed(iv, high)
+        looks = (_betting_wor_look(iv, low, budget, seen_low), _betting_wor_look(iv, high, budget, seen_high))
+        look = combine_looks(*looks, alpha=iv.policy.tail_cutoff, at_limit=budget.at_limit)
+        seen = seen_high if look.action == "reject" else seen_low
+        judged = int(np.count_nonzero(missing.positions[missing.ready] < seen.n))
+        interval = _interval(iv, low, budget, seen_low, look)
+        upper = _interval(iv, high, budget, seen_high, look)
+        if interval is not None and upper is not None and interval.low <= upper.high:
+            interval = interval.model_copy(update={"high": upper.high})
+        remaining = _forecast(iv, low, budget, seen_low, look) if forecast else None
+    warnings = _decision_warnings(iv, paired, budget, seen, look, past)
+    warnings.append(missing_warning(missing, judged, iv.tested, iv.baseline))
+    return _decision_record(iv, paired, budget, seen, look, warnings, interval, remaining, missing.state(judged))
 
 
 def decide(
@@ -1281,10 +1339,17 @@ def decide(
     """
     iv = _powered(_decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng))
     paired, past = _limit_look(iv, _paired(iv))
+    # under prediction-powered the boundary waits for missing tasks (its centre has no worst-case fill yet)
+    treat_missing = iv.betting and iv.powered is None
+    missing = find_missing(iv.rows, paired, iv.policy, iv.universe) if treat_missing and iv.universe is not None else None
+    if missing is not None and missing.treatment != "wait":
+        return _missing_decide(iv, paired, past, missing, forecast)
     budget = _budget_state(iv, paired)
     seen = _observed(iv, paired)
     look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
     warnings = _decision_warnings(iv, paired, budget, seen, look, past)
     interval = _interval(iv, paired, budget, seen, look)
     remaining = _forecast(iv, paired, budget, seen, look) if forecast else None
-    return _decision_record(iv, paired, budget, seen, look, warnings, interval, remaining)
+    if missing is not None:  # wait: the prefix stops at the first of them; the record says which they are
+        warnings.append(missing_warning(missing, 0, iv.tested, iv.baseline))
+    return _decision_record(iv, paired, budget, seen, look, warnings, interval, remaining, None if missing is None else missing.state())

@@ -56,6 +56,7 @@ from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_audit_flags, score_outcome, score_predicted
+from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
 from stopwise.inspect._ledger import count_of, open_any
 from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
@@ -375,6 +376,7 @@ class PairedComparison:
             side.model, side.run, side.task_id = model, run, task_id
             side.progress_at = time.monotonic()
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
+            watch_errors(self, role, spec)  # errored samples reach no complete_sample: Inspect's hook
 
     def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
         position = {task: i for i, task in enumerate(planned)}
@@ -525,7 +527,7 @@ class PairedComparison:
         side = self._sides[role]
         partner = self._sides[_PARTNER[role]]
         with self._lock:
-            notes = list(self._order_notes)
+            notes = list(self._order_notes) + error_notes(self, role)
             side.done = True
             if self.error is None:
                 try:  # the log carries the latest decision in the ledger, whoever took it
@@ -569,6 +571,7 @@ class PairedComparison:
                     "unscored": side.counts.unscored,
                 },
                 "stopped": side.counts.stopped,
+                "errored": missing_samples(self, role),
                 "looks": self.looks,
                 "ledger_decisions": self._decision_seq,
                 "action": None if self.decision is None else self.decision.action,

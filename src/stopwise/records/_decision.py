@@ -15,6 +15,7 @@ from stopwise.records._vocabulary import (
     Boundary,
     CoverageRule,
     ExclusionCode,
+    MissingTreatment,
     PredictedTreatment,
     WarningCode,
     exclusion_code,
@@ -33,6 +34,7 @@ __all__ = [
     "FlagCount",
     "GroupCoverage",
     "LedgerPosition",
+    "MissingState",
     "PredictedState",
     "RemainingForecast",
     "TailProvenance",
@@ -225,6 +227,30 @@ class RemainingForecast(_Record):
     """Seed of the replay."""
 
 
+class MissingState(_Record):
+    """Planned tasks whose outcome is missing for a system (errored or unscored), and what the boundary did with them.
+
+    A system's task is missing when it has a row flagged ``error`` or ``unscored`` and no usable outcome
+    (:data:`stopwise.records._vocabulary.MISSING_FLAGS`); a task that a system has not run yet is not missing.
+    Under ``worst-case`` the record's ``n_observed`` counts the real pairs only, while ``delta_hat``, ``waiting``,
+    ``coverage`` and the budget used are those of the judged sequence with the missing differences at their lowest
+    (at their highest for a reject); the interval takes its low end from the first and its high end from the second.
+    """
+
+    treatment: MissingTreatment
+    """The policy's ``[decision] missing``: ``worst-case``, ``wait`` or ``exclude``."""
+    tasks: list[str]
+    """The missing tasks, in planned order."""
+    tested: int
+    """How many of them miss the tested system's outcome."""
+    baseline: int
+    """How many miss the baseline's outcome (a task missing both counts in both)."""
+    judged: int = 0
+    """How many of them the boundary read: counted at their worst case (``worst-case``) or skipped within the
+    judged prefix (``exclude``); 0 under ``wait``."""
+
+
+
 class PredictedState(_Record):
     """How rows whose outcome is a prediction entered the decision (issue 22, ``[decision] predicted``)."""
 
@@ -266,8 +292,9 @@ class LedgerPosition(_Record):
     when it was taken); they are marked ``after_decision`` in a full ``ledger export``."""
 
 
-_OMITTED_WHEN_UNSET = ("predicted", "ledger")
+_OMITTED_WHEN_UNSET = ("predicted", "ledger", "missing")
 """Optional record sections left out of the JSON while None (records without them serialise as before 0.1)."""
+
 
 class DecisionRecord(_Record):
     """One decision about one ordered comparison at one look.
@@ -338,6 +365,10 @@ class DecisionRecord(_Record):
     forecast: RemainingForecast | None = None
     """For ``continue``: the predictive distribution of the remaining tasks to a decision (None otherwise, or
     when turned off). Not part of :meth:`digest`."""
+    missing: MissingState | None = None
+    """Planned tasks whose outcome is missing for a system (errored or unscored) and their treatment (betting-wor
+    only; None when there is none). Left out of the JSON and the digest when None, so records without missing
+    tasks keep their bytes and digests."""
     predicted: PredictedState | None = None
     """How predicted outcomes (runs halted early) entered the decision; None when the rows hold no predicted or
     audited row and the policy keeps the default ``exclude`` (then the key is left out of the JSON, so records and

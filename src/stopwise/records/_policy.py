@@ -24,6 +24,7 @@ from stopwise.records._vocabulary import (
     STATUSES,
     Boundary,
     CoverageRule,
+    MissingTreatment,
     PastLimit,
     PredictedTreatment,
     Status,
@@ -138,6 +139,17 @@ class DecisionPolicy(_Section):
     run counts with its prediction plus the audit correction (the audited runs of ``[early]
     audit_fraction``), valid whatever the halting model's accuracy (:mod:`stopwise.compare._predicted`;
     betting-wor boundary only). Left out of the canonical JSON while it is the default."""
+    missing: MissingTreatment = "worst-case"
+    """A planned task whose outcome is missing for one or both systems (a row flagged ``error`` or
+    ``unscored`` and no usable outcome: an errored or unscored sample), under ``betting-wor``:
+    ``worst-case`` counts it in the planned order at its worst case for each test (the lowest
+    difference the pair can take for the promote test, the highest for the reject test), valid
+    whatever caused the error, so a run decides despite a few persistent errors; ``wait`` stops the
+    observed prefix at it until a retry brings its outcome (valid; a persistent error freezes the
+    decision); ``exclude`` leaves it out of the planned universe, the exclusion counted (valid only
+    when errors are independent of the outcomes). The record lists the missing tasks
+    (:mod:`stopwise.compare._missing`). The fixed-budget rule judges the observed tasks only, as
+    before. Left out of the canonical JSON while it is the default, so earlier policies keep their sha256."""
 
 
 # -- the betting boundary's live design and order check (issue 21) ------------------------------------
@@ -259,6 +271,8 @@ class Policy(_Section):
             del data["decision"]["predicted"]
         if self.early == EarlyPolicy():
             del data["early"]
+        if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests
+            del data["decision"]["missing"]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def sha256(self) -> str:
@@ -327,6 +341,12 @@ past_limit = "at-limit"
 #                      audited runs ([early] audit_fraction > 0; betting-wor only): valid whatever the
 #                      halting model's accuracy
 predicted = "exclude"
+# A planned task whose outcome is missing for a system (an errored or unscored run), betting-wor only
+# (under prediction-powered the boundary waits for it):
+# "worst-case" counts it at its worst case for each test (valid whatever caused the error; the run
+# decides despite a few persistent errors), "wait" waits for a retry (a persistent error blocks the
+# decision), "exclude" leaves it out (valid only when errors are independent of the outcomes).
+missing = "worst-case"
 
 [early]
 # live halting: the share of runs drawn for audit (never halted; their prediction is still recorded)

@@ -92,7 +92,7 @@ __all__ += [  # the action codes, exclusion and warning codes (decide's vocabula
 ACTION_CODE: dict[Action, int] = {action: code for code, action in enumerate(ACTIONS)}
 """Each action's integer code, its place in :data:`ACTIONS` (the ``stopwise decide`` exit code)."""
 
-ExclusionCode = Literal["duplicate", "status", "flag", "not-shared", "outside-universe", "no-partner", "beyond-limit"]
+ExclusionCode = Literal["duplicate", "status", "flag", "not-shared", "outside-universe", "no-partner", "beyond-limit", "missing"]
 EXCLUSION_CODES: tuple[ExclusionCode, ...] = get_args(ExclusionCode)
 """Why outcome rows were left out of a decision (:attr:`stopwise.records.Exclusion.code`)."""
 
@@ -102,6 +102,7 @@ EXCLUSION_REASONS: dict[ExclusionCode, str] = {
     "flag": "flag {flag} (policy excludes it)",
     "not-shared": "task not shared by both systems",
     "outside-universe": "task outside the planned task universe",
+    "missing": "task whose outcome is missing, left out of the planned universe (policy missing = exclude; its rows are counted under their status or as no-partner)",
     "no-partner": "partner system has no usable outcome on the task yet",
     "beyond-limit": "task beyond the budget limit in the planned order (policy past_limit = at-limit)",
 }
@@ -154,7 +155,7 @@ WarningCode = Literal[
     "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
     "order-provenance",
     "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
-    "audit-draw",
+    "audit-draw", "missing",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -167,10 +168,12 @@ excluded; ``waiting`` observed tasks wait beyond the longest observed prefix of 
 difference on one side of the threshold before the budget limit; ``order-provenance`` the betting
 boundary's planned order is not a verified seeded random permutation of the kind its guarantee needs;
 then the one-look codes of issue 21 (``past-limit``, ``rare-discordance``, ``unweighted-estimate``,
-``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below); last ``audit-draw`` (issue 22):
+``exact-wor-fallback``, ``not-random-sample``: see ``ISSUE21_WARNINGS`` below); then ``audit-draw`` (issue 22):
 under ``[decision] predicted = "prediction-powered"`` the rows' ``audited`` flags disagree with the
 pre-registered audit draw of ``[early] audit_seed`` (:func:`stopwise.records.audit_draw`), on which the
-treatment's guarantee rests."""
+treatment's guarantee rests; last ``missing`` (issue 20):
+planned tasks whose outcome is missing for a system (errored or unscored) and how the betting boundary treated
+them (``[decision] missing``)."""
 
 PastLimit = Literal["at-limit", "refuse"]
 PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)
@@ -216,3 +219,17 @@ WOULD_HALT_FLAGS: tuple[str, str] = ("would-halt:0", "would-halt:1")
 """Flags of an audited run the monitor would have halted, by the outcome it would have stored (0, 1)."""
 
 __all__ += ["AUDITED_FLAG", "PREDICTED_FLAG", "PREDICTED_TREATMENTS", "WOULD_HALT_FLAGS", "PredictedTreatment"]
+MissingTreatment = Literal["worst-case", "wait", "exclude"]
+MISSING_TREATMENTS: tuple[MissingTreatment, ...] = get_args(MissingTreatment)
+"""What the ``betting-wor`` boundary does with a planned task whose outcome is missing for one or both systems
+(``[decision] missing``; :mod:`stopwise.compare._missing`): count the missing difference at its worst case for each
+test (``worst-case``, the default: valid whatever caused the error), stop the observed prefix there until a retry
+brings the outcome (``wait``, the behaviour before the setting), or leave the task out of the planned universe with
+the exclusion counted (``exclude``: valid only when errors are independent of the outcomes)."""
+
+MISSING_FLAGS: tuple[str, ...] = ("error", "unscored")
+"""The flags that mark a row as a run that ended without an outcome (an errored or unscored sample, as
+``stopwise ingest`` and the Inspect manager write them): a system's task is *missing* when it has such a row and
+no usable outcome."""
+
+__all__ += ["MISSING_FLAGS", "MISSING_TREATMENTS", "MissingTreatment"]

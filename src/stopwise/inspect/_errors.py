@@ -1,0 +1,183 @@
+"""Errored samples of a paired Inspect run become ``pending`` events in the ledger (issue 20).
+
+Inspect calls no ``EarlyStopping.complete_sample`` for a sample that raised (inspect_ai 0.3.x: the
+sample's scores are None, so the early-stopping hook is skipped); it does call the global
+``Hooks.on_sample_end`` with the logged sample, its ``error`` included. :func:`watch_errors` registers
+one process-wide hook (``ErrorHook``, registered the first time a paired task starts) and routes the
+errored samples of each started task, by Inspect's eval id, to the :class:`PairedComparison` that
+started it. :func:`record_error` appends the sample as the row ``stopwise ingest`` writes for it
+(``status = "pending"``, no outcome, flag ``error``, the epoch's attempt), keeps the error message for the
+log's metadata and takes a look, so that under ``[decision] missing = "worst-case"`` or ``"exclude"``
+(:mod:`stopwise.compare._missing`) the boundary moves past the errored task instead of waiting for it.
+
+Samples that finish without a usable score but without an error still reach ``complete_sample`` and are
+appended there (flag ``unscored``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+
+from stopwise.inspect._ledger import count_of
+
+if TYPE_CHECKING:
+    from stopwise.inspect._manager import PairedComparison, Role
+
+__all__ = ["error_notes", "missing_samples", "record_error", "watch_errors"]
+
+_log = logging.getLogger("stopwise.inspect")
+
+_MESSAGE_CHARS = 300
+"""How much of an error message the log's metadata keeps per sample."""
+_SHOWN = 20
+"""Errored tasks a note names before ``...``."""
+
+_routes: dict[str, tuple[weakref.ref[PairedComparison], Role]] = {}
+"""Inspect eval id -> (comparison, role) of every paired task started in this process."""
+_errors: weakref.WeakKeyDictionary[PairedComparison, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
+"""The errored samples each comparison recorded, by role (for the log's metadata)."""
+_guard = threading.Lock()
+_hook: list[Any] = []
+
+
+def _register_hook() -> None:
+    """Register ``ErrorHook`` with Inspect once per process (Inspect keeps one instance for the process's life)."""
+    with _guard:
+        if _hook:
+            return
+        try:
+            from inspect_ai.hooks import Hooks, SampleEnd, hooks
+        except ImportError:  # an Inspect without hooks: errored samples are not recorded (the log still has them)
+            _log.warning("stopwise: this inspect_ai has no hooks; errored samples are not recorded in the ledger")
+            _hook.append(None)
+            return
+
+        @hooks(name="stopwise_errors", description="stopwise: errored samples of paired tasks become pending ledger events")
+        class ErrorHook(Hooks):
+            """Routes each errored sample of a paired task to its comparison (see :mod:`stopwise.inspect._errors`)."""
+
+            def enabled(self) -> bool:
+                return bool(_routes)
+
+            async def on_sample_end(self, data: SampleEnd) -> None:
+                route = _routes.get(data.eval_id)
+                sample = data.sample
+                if route is None or sample.error is None:
+                    return
+                comparison = route[0]()
+                if comparison is None:
+                    return
+                message = str(getattr(sample.error, "message", sample.error))
+                await anyio.to_thread.run_sync(record_error, comparison, route[1], sample.id, sample.epoch, message)
+
+        _hook.append(ErrorHook)
+
+
+def tolerates_errors(spec: Any) -> bool:
+    """Whether the task keeps running after a sample error: ``fail_on_error`` False or a threshold, or ``continue_on_fail``.
+
+    Inspect's default (``fail_on_error`` None or True) fails the task at its first sample error: nothing more is
+    scheduled, and ``eval_retry`` runs the sample again, whose outcome would then conflict with a ``pending`` row of
+    the same attempt. So errors are recorded only for a task that tolerates them.
+    """
+    config = getattr(spec, "config", None)
+    fail_on_error = getattr(config, "fail_on_error", None)
+    return fail_on_error is False or (fail_on_error is not None and fail_on_error is not True) or getattr(config, "continue_on_fail", None) is True
+
+
+def watch_errors(comparison: PairedComparison, role: Role, spec: Any) -> None:
+    """Route the errored samples of the task ``spec`` (Inspect's eval spec) to ``comparison`` (called by ``start_task``).
+
+    Only a task that :func:`tolerates_errors`; others end at their first error (see there).
+    """
+    eval_id = str(getattr(spec, "eval_id", "") or "")
+    if not eval_id or not tolerates_errors(spec):
+        return
+    _register_hook()
+    with _guard:
+        _routes[eval_id] = (weakref.ref(comparison), role)
+
+
+def record_error(comparison: PairedComparison, role: Role, sample_id: str | int, epoch: int, message: str) -> None:
+    """Append an errored sample as a ``pending`` event flagged ``error`` and take a look (in a worker thread).
+
+    The row is the one ``stopwise ingest`` reads from the log for the sample (so the ledger and the log agree).
+    A ledger failure stops the evaluation as any other does. Under the ``betting-wor`` boundary with
+    ``[decision] missing`` other than ``wait`` a look is taken when the partner has reported on the task (its
+    outcome or its own errored run), since the errored task may complete the prefix; the task counts as reported
+    for this system, so the partner's later outcome of it takes a look too.
+    """
+    side = comparison._sides[role]
+    task = str(sample_id)
+    row: dict[str, Any] = {
+        "system": side.system,
+        "task": task,
+        "outcome": None,
+        "attempt": int(epoch) - 1,
+        "status": "pending",
+        "source": f"inspect:{side.eval_id}",
+        "flags": "error",
+    }
+    if task in comparison._group_of:
+        row["group"] = comparison._group_of[task]
+    _log.warning("stopwise: %s sample %s (epoch %s) errored: %s", side.system, task, epoch, message[:_MESSAGE_CHARS])
+    with comparison._lock:
+        _errors.setdefault(comparison, {}).setdefault(role, []).append(
+            {"task": task, "epoch": int(epoch), "error": message[:_MESSAGE_CHARS]}
+        )
+        side.counts.completed += 1
+        if comparison.error is not None:
+            return
+        try:
+            result = comparison.ledger.append(comparison.evaluation, [row])
+        except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
+            comparison._fail("append", task, exc)
+            return
+        side.counts.accepted += count_of(result, "accepted")
+        side.counts.duplicates += count_of(result, "duplicates")
+        side.counts.conflicts += count_of(result, "conflicts")
+        # the task is reported for this system: the partner's outcome of it completes what the boundary can judge
+        comparison._seen[role].add(task)
+        decision = comparison.policy.decision
+        if decision.boundary != "betting-wor" or decision.missing == "wait":
+            return
+        try:  # look once the partner has reported on the task (its final outcome, or its own errored run)
+            comparison._sync()
+            paired = not comparison.final and comparison._pair_complete(role, task)
+        except Exception as exc:
+            comparison._fail("read", task, exc)
+            return
+        if paired:
+            comparison._look()
+
+
+def missing_samples(comparison: PairedComparison, role: Role) -> list[dict[str, Any]]:
+    """The errored samples of ``role`` recorded so far: task, epoch and the error message (for the log's metadata)."""
+    return list(_errors.get(comparison, {}).get(role, []))
+
+
+def error_notes(comparison: PairedComparison, role: Role) -> list[str]:
+    """The log's note on the errored samples of ``role``: which tasks, and what the boundary does with them."""
+    errored = missing_samples(comparison, role)
+    if not errored:
+        return []
+    tasks = list(dict.fromkeys(e["task"] for e in errored))
+    shown = ", ".join(tasks[:_SHOWN]) + (f", ... ({len(tasks)} in all)" if len(tasks) > _SHOWN else "")
+    decision = comparison.policy.decision
+    if decision.boundary != "betting-wor":
+        what = "the fixed-budget rule judges the other tasks"
+    else:
+        what = {
+            "worst-case": "the betting boundary counts each at its worst case for each test",
+            "wait": "the betting boundary waits for a retry at the first of them",
+            "exclude": "the betting boundary leaves them out of the planned universe",
+        }[decision.missing]
+    return [
+        f"{len(errored)} sample(s) errored and are missing outcomes (pending in the ledger, flag error): {shown}; "
+        f"{what} ([decision] missing = {decision.missing!r}; errors: see `errored`)"
+    ]
