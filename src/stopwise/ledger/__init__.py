@@ -11,6 +11,8 @@ evaluation workers writing to one database.
 * :meth:`Ledger.decide` takes a decision with :func:`stopwise.decide` from the stored events, the
   registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
   chain and every decision.
+* :meth:`Ledger.notify` and :meth:`Ledger.notices` record the live workers' states (started, failed with the
+  reason, finished), so that the worker of one system learns that its partner's failed.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
 
 Following a ledger (``stopwise watch``) is :mod:`stopwise.live`'s; ``follow``, ``Look``,
@@ -22,6 +24,7 @@ The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._sch
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
+from stopwise.ledger._notices import WorkerNotice
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, Mismatch, Registration, VerifyResult
 from stopwise.ledger._schema import SCHEMA_VERSION
 
@@ -37,6 +40,7 @@ __all__ = [
     "Mismatch",
     "Registration",
     "VerifyResult",
+    "WorkerNotice",
     "canonical_json",
     "chain_digest",
     "event_digest",

@@ -66,6 +66,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         EXCLUSION_REASONS,
         TAIL_METHODS,
         WARNING_CODES,
+        WORKER_STATES,
         Boundary,
         ComputedTailMethod,
         CoverageRule,
@@ -73,6 +74,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         Status,
         TailMethod,
         WarningCode,
+        WorkerState,
     )
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
@@ -92,6 +94,7 @@ __all__ = [
     "STATUSES",
     "TAIL_METHODS",
     "WARNING_CODES",
+    "WORKER_STATES",
     "Action",
     "Boundary",
     "BudgetPolicy",
@@ -122,6 +125,7 @@ __all__ = [
     "Trajectory",
     "UniverseState",
     "WarningCode",
+    "WorkerState",
     "columns_of_frame",
     "factorize",
     "flag_mask",
