@@ -57,6 +57,7 @@ from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_outcome, score_predicted
 from stopwise.inspect._ledger import count_of, open_any
+from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
 from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
 if TYPE_CHECKING:
@@ -186,6 +187,7 @@ class PairedComparison:
         self.tested = tested
         self.baseline = baseline
         self.group = group
+        self.scorer_arg = scorer
         self.scorer, _, key = (scorer.strip() if scorer else "").partition(":")
         self.key = key or None
         self.decision: DecisionRecord | None = None
@@ -208,6 +210,10 @@ class PairedComparison:
         self._decision_seq = 0  # the last decision link read from the ledger
         self._synced_at = float("-inf")
         self._lock = threading.Lock()
+        # the other worker, when it runs in another process: its state (failed?) and progress, from the ledger
+        self.partners = PartnerWatch(self.ledger, evaluation)
+        self._failed: dict[Role, str] = {}  # a task of this process that failed at start, with the reason
+        self._announced: dict[Role, int] = {}  # the id of each started side's `started` notice
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -215,6 +221,11 @@ class PairedComparison:
     def final(self) -> bool:
         """True once the latest decision is promote, reject or abstain."""
         return self.decision is not None and self.decision.action in _FINAL
+
+    @property
+    def ended(self) -> bool:
+        """True once both tasks of this comparison ended (Inspect called ``complete_task`` for each)."""
+        return all(side.started and side.done for side in self._sides.values())
 
     @property
     def universe(self) -> TaskUniverse | None:
@@ -306,6 +317,7 @@ class PairedComparison:
             record = getattr(link, "record", link)
             if isinstance(record, DecisionRecord) and not self.final:
                 self.decision = record
+        self.partners.refresh()
 
     def ahead(self, role: Role) -> bool:
         """Whether ``role`` should wait before its next sample (it is ``pace`` samples ahead of its partner).
@@ -340,6 +352,19 @@ class PairedComparison:
     # -- the four calls, for one side ----------------------------------------------------------
 
     def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
+        """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too."""
+        try:
+            self._start(role, spec, samples, epochs)
+        except Exception as exc:
+            with self._lock:
+                self._failed[role] = str(exc)
+                self.partners.announce(self._sides[role].system, "failed", str(exc))
+            raise
+        with self._lock:
+            self._failed.pop(role, None)
+            self._announced[role] = self.partners.announce(self._sides[role].system, "started")
+
+    def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
         side = self._sides[role]
         label = f"task {spec.task!r} ({role} {side.system!r})"
         with self._lock:
@@ -423,6 +448,15 @@ class PairedComparison:
                         "delta_hat": self.decision.delta_hat,
                     },
                 )
+            partner_failed = self._partner_failure(role)
+            if partner_failed is not None:
+                side.counts.stopped += 1
+                return EarlyStop(
+                    id=sample_id,
+                    epoch=epoch,
+                    reason=f"stopwise partner failed: {partner_failed}",
+                    metadata={"action": "partner_failed", "evaluation": self.evaluation},
+                )
             position = self._position.get(str(sample_id))
             if position is not None and position >= self._allowed:
                 side.counts.stopped += 1
@@ -486,6 +520,7 @@ class PairedComparison:
                 self._fail("append", task, exc)
                 return
             side.counts.accepted += count_of(result, "accepted")
+            self.partners.stored(side.system, count_of(result, "accepted"))
             side.counts.duplicates += count_of(result, "duplicates")
             side.counts.conflicts += count_of(result, "conflicts")
             if problem is not None:
@@ -514,10 +549,32 @@ class PairedComparison:
             self.decision = record
 
     def _fail(self, call: str, task: str | None, exc: Exception) -> None:
-        """Record a ledger failure: no later sample is scheduled, and the log says why."""
+        """Record a ledger failure: no later sample is scheduled, the log says why, and the partner is told."""
         where = f" (task {task})" if task is not None else ""
         self.error = f"ledger {call} failed{where}: {type(exc).__name__}: {str(exc)[:400]}"
         _log.error("stopwise: %s; evaluation %r stops (scored samples stay in the Inspect log)", self.error, self.evaluation)
+        for side in self._sides.values():  # best effort: a worker of the partner in another process reads it
+            if side.started:
+                self.partners.announce(side.system, "failed", self.error)
+
+    def _partner_failure(self, role: Role) -> str | None:
+        """Why the partner of ``role`` failed (in this process, or its worker elsewhere per the ledger), or None."""
+        partner = _PARTNER[role]
+        system = self._sides[partner].system
+        reason = self._failed.get(partner) or self.partners.failure(system, after=self._announced.get(role, 0))
+        return None if reason is None else f"{partner} system {system!r}: {reason}"
+
+    def ahead_elsewhere(self, role: Role) -> bool:
+        """Whether ``role`` should wait for a partner that runs in another process (pacing through the ledger)."""
+        if self.pace is None or self.error is not None or self.final or self._sides[_PARTNER[role]].started:
+            return False
+        with self._lock:
+            try:
+                return self.partners.ahead(self._sides[role].system, self._sides[_PARTNER[role]].system, self.pace,
+                                           _PACE_STALL_S)
+            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
+                _log.warning("stopwise: pacing could not read the ledger: %s", exc)
+                return False
 
     def finish(self, role: Role) -> dict[str, Any]:
         side = self._sides[role]
@@ -530,10 +587,25 @@ class PairedComparison:
                     self._sync()
                 except Exception as exc:
                     self._fail("read", None, exc)
+            partner_failed = self._partner_failure(role)
+            partner_running = (partner.started and not partner.done) or (
+                not partner.started and self.partners.state(partner.system) == "started"
+            )
             if self.error is not None:
                 notes.append(
                     "the ledger failed, so no later sample of either system was scheduled in this process; the "
                     "samples scored before stay in the Inspect log (see `error`)"
+                )
+            elif partner_failed is not None and not self.final:
+                notes.append(
+                    f"the paired task failed, so this task stopped scheduling samples ({partner_failed}); fix it and "
+                    "run both again: the outcomes stored so far are kept in the ledger (duplicates are not stored twice)"
+                )
+            elif self.decision is None and not partner.started and partner_running:
+                notes.append(
+                    f"no decision yet when this task ended: the paired task ({partner.system!r}) is still running in "
+                    "another process; the final decision will be in the ledger's decision chain (stopwise watch, "
+                    "stopwise ledger export --decisions)"
                 )
             elif self.decision is None and not partner.started:
                 notes.append(
@@ -543,12 +615,14 @@ class PairedComparison:
                 )
             elif self.decision is None:
                 notes.append("no task had outcomes of both systems yet, so no decision was taken")
-            elif not self.final and not (partner.started and partner.done):
+            elif not self.final and (partner_running or not partner.started):
                 notes.append(
                     f"not decided when this task ended (latest action {self.decision.action!r}); the paired task may "
                     "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
                     "stopwise ledger export --decisions)"
                 )
+            if self.error is None:
+                self.partners.announce(side.system, "finished")
             return {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
@@ -604,11 +678,14 @@ class SystemEarlyStopping:
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
         """``EarlyStop`` once the comparison is decided or the sample lies beyond the budget, else None.
 
-        While this system is ``pace`` samples ahead of its partner (in this process), it waits
-        first, so that neither system runs far past the decision.
+        While this system is ``pace`` samples ahead of its partner, it waits first, so that neither
+        system runs far past the decision: in this process by the samples completed, across
+        processes by the outcome events each system stored in the ledger.
         """
         while self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
+        while await anyio.to_thread.run_sync(self.comparison.ahead_elsewhere, self.role):
+            await anyio.sleep(PACE_LEDGER_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
 
     async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:
@@ -664,7 +741,9 @@ def paired_early_stopping(
     pace : int or None, optional
         When both tasks run in this process, the system that has completed ``pace`` samples more
         than the other waits before starting its next sample (default 2), so that neither runs far
-        past the decision; None: no pacing. Tasks in different processes are not paced.
+        past the decision; None: no pacing. A partner in another process (a worker per system, or
+        ``inspect eval`` of two tasks of one file) is paced by the outcome events each system has
+        stored in the ledger, read every 50 ms while waiting.
 
     Returns
     -------
