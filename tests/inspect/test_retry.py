@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from tests.conftest import unavailable
 
 import stopwise
@@ -72,6 +73,41 @@ def baseline():
 '''
 
 
+TASK_FILE_ONE_LINER = '''\
+import importlib.util
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+
+import stopwise
+from stopwise.inspect import paired_manager, planned_order
+
+spec = importlib.util.spec_from_file_location("inspect_live_example", {example!r})
+example = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(example)
+
+
+def _task(role, ledger, evaluation, policy):
+    dataset, universe = planned_order(example.questions(200), stopwise.load_policy(policy), group="group")
+    return Task(dataset=dataset, solver=generate(), scorer=match(), name=role,
+                model=example.mock_system(role, 0.9 if role == "tested" else 0.55),
+                early_stopping=paired_manager(ledger, evaluation, role, tested="tested", baseline="baseline",
+                                              policy=policy, universe=universe))
+
+
+@task
+def tested(ledger: str, evaluation: str, policy: str = "policy.toml"):
+    return _task("tested", ledger, evaluation, policy)
+
+
+@task
+def baseline(ledger: str, evaluation: str, policy: str = "policy.toml"):
+    return _task("baseline", ledger, evaluation, policy)
+'''
+
+
 def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai import eval, eval_retry
 
@@ -123,9 +159,14 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert again.action == "promote"
 
 
-def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: ModuleType, tmp_path: Path) -> None:
+@pytest.mark.parametrize("task_file", ["manager-per-task", "one-liner"])
+def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(
+    example: ModuleType, tmp_path: Path, task_file: str
+) -> None:
     """``inspect eval tasks.py@tested tasks.py@baseline --max-tasks 2``: Inspect loads the task file once per
-    task, so each task has its own manager (its own PairedComparison); they pair through the ledger."""
+    task. With ``paired_early_stopping`` in each task, each has its own manager (its own PairedComparison) and
+    they pair through the ledger; with the one-liner ``paired_manager(ledger, evaluation, role, ...)`` and the
+    ledger and evaluation given as ``-T`` arguments, both get the process's one comparison for them."""
     import os
     import subprocess
     import sys
@@ -136,20 +177,30 @@ def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: 
     if not inspect_cli.exists():
         unavailable(f"no `inspect` command beside {sys.executable} (pip install -e '.[test]')")
     (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
-    (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
+    text = TASK_FILE if task_file == "manager-per-task" else TASK_FILE_ONE_LINER
+    (tmp_path / "tasks.py").write_text(text.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    evaluation = "ev" if task_file == "manager-per-task" else "cli-ev"
+    arguments = [] if task_file == "manager-per-task" else ["-T", "ledger=sqlite:///ledger.db", "-T", f"evaluation={evaluation}"]
     done = subprocess.run(
         [str(inspect_cli), "eval", "tasks.py@tested", "tasks.py@baseline", "--max-tasks", "2", "--max-samples", "4",
-         "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+         *arguments, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     logs = {log.eval.task: log for log in map(read_eval_log, map(str, sorted((tmp_path / "logs").glob("*.eval"))))}
     with open_ledger(tmp_path / "ledger.db") as ledger:
-        history = ledger.decisions("ev")
+        history = ledger.decisions(evaluation)
+        states = [(n.system, n.state) for n in ledger.notices(evaluation)]
         first_final = next(link for link in history if link.record.action != "continue")
-        assert ledger.verify("ev").ok
+        assert ledger.verify(evaluation).ok
     assert first_final.record.action == "promote"
+    assert sorted(states) == sorted([(r, s) for r in ("tested", "baseline") for s in ("started", "finished")])
+    looks = [logs[role].results.early_stopping.metadata["looks"] for role in ("tested", "baseline")]
+    if task_file == "one-liner":  # one comparison in the process: each log counts every look
+        assert looks == [len(history)] * 2
+    else:  # a comparison per task: each counts its own
+        assert sum(looks) == len(history)
     for role in ("tested", "baseline"):
         log = logs[role]
         summary = log.results.early_stopping

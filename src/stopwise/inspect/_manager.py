@@ -380,7 +380,8 @@ class PairedComparison:
             if side.started:
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
-                    "both models, so build one Task per system, each with its own manager from paired_early_stopping"
+                    "both models: give that Task the manager of paired_model_early_stopping, or build one Task per "
+                    "system, each with its own manager from paired_early_stopping"
                 )
             ids = [str(s.id) for s in samples]
             if any(s.id is None for s in samples):
