@@ -59,8 +59,11 @@ def _agree(out: Path, summary: dict[str, Any], capsys: pytest.CaptureFixture[str
     ingested = ingest(out / "logs", system=system_template("task"))
     from_logs = ingested.rows
     # the samples the managers skipped are reported by ingest, each with the manager's reason
+    def short(reason: str) -> str:
+        return reason if len(reason) <= 160 else reason[:157] + "..."
+
     stops = {
-        (log.location, f"sample {s.id} epoch {s.epoch}", f"not run: skipped by {log.results.early_stopping.manager}: {s.reason[:160]}")
+        (log.location, f"sample {s.id} epoch {s.epoch}", f"not run: skipped by {log.results.early_stopping.manager}: {short(s.reason)}")
         for log in _logs(out).values()
         for s in log.results.early_stopping.early_stops
     }

@@ -99,12 +99,27 @@ def test_other_sample_ids_stop_the_partner_in_another_process_through_the_ledger
 
 
 def test_a_failure_of_an_earlier_attempt_does_not_stop_a_new_run(example: ModuleType, tmp_path: Path) -> None:
+    """A failure stored more than a minute before this worker started is an earlier attempt's; one just before
+    (two workers started together, the failing one first) is this run's."""
+    from sqlalchemy import create_engine, text
+
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     with open_ledger(url) as ledger:
         ledger.notify("ev", system="baseline", state="failed", message="an earlier attempt broke")
+    engine = create_engine(url)  # the notice was stored long before this run
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE stopwise_notices SET created_at = :at"), {"at": "2000-01-01T00:00:00.000000+00:00"})
+    engine.dispose()
     managers = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
-    logs = _eval([_task(example, managers[0], "tested", example.questions(12))], tmp_path)
+    logs = _eval([_task(example, managers[0], "tested", example.questions(12))], tmp_path / "old")
     assert len(logs["tested"].samples) == 12 and logs["tested"].results.early_stopping.early_stops == []
+
+    with open_ledger(url) as ledger:
+        ledger.notify("ev", system="baseline", state="failed", message="sample ids differ")
+    again = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
+    logs = _eval([_task(example, again[0], "tested", example.questions(12))], tmp_path / "new")
+    assert logs["tested"].samples == [] and logs["tested"].results is None  # every sample skipped at once
+    assert again[0].comparison._sides["tested"].counts.stopped == 12
 
 
 def _gap(url: str) -> int:

@@ -73,41 +73,6 @@ def baseline():
 '''
 
 
-TASK_FILE_ONE_LINER = '''\
-import importlib.util
-from pathlib import Path
-
-from inspect_ai import Task, task
-from inspect_ai.scorer import match
-from inspect_ai.solver import generate
-
-import stopwise
-from stopwise.inspect import paired_manager, planned_order
-
-spec = importlib.util.spec_from_file_location("inspect_live_example", {example!r})
-example = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(example)
-
-
-def _task(role, ledger, evaluation, policy):
-    dataset, universe = planned_order(example.questions(200), stopwise.load_policy(policy), group="group")
-    return Task(dataset=dataset, solver=generate(), scorer=match(), name=role,
-                model=example.mock_system(role, 0.9 if role == "tested" else 0.55),
-                early_stopping=paired_manager(ledger, evaluation, role, tested="tested", baseline="baseline",
-                                              policy=policy, universe=universe))
-
-
-@task
-def tested(ledger: str, evaluation: str, policy: str = "policy.toml"):
-    return _task("tested", ledger, evaluation, policy)
-
-
-@task
-def baseline(ledger: str, evaluation: str, policy: str = "policy.toml"):
-    return _task("baseline", ledger, evaluation, policy)
-'''
-
-
 def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai import eval, eval_retry
 
@@ -165,8 +130,9 @@ def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(
 ) -> None:
     """``inspect eval tasks.py@tested tasks.py@baseline --max-tasks 2``: Inspect loads the task file once per
     task. With ``paired_early_stopping`` in each task, each has its own manager (its own PairedComparison) and
-    they pair through the ledger; with the one-liner ``paired_manager(ledger, evaluation, role, ...)`` and the
-    ledger and evaluation given as ``-T`` arguments, both get the process's one comparison for them."""
+    they pair through the ledger; with the one-liner ``paired_manager(ledger, evaluation, role, ...)`` of
+    ``docs/examples/inspect_tasks.py`` and the ledger and evaluation given as ``-T`` arguments, both get the
+    process's one comparison for them."""
     import os
     import subprocess
     import sys
@@ -177,13 +143,16 @@ def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(
     if not inspect_cli.exists():
         unavailable(f"no `inspect` command beside {sys.executable} (pip install -e '.[test]')")
     (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
-    text = TASK_FILE if task_file == "manager-per-task" else TASK_FILE_ONE_LINER
-    (tmp_path / "tasks.py").write_text(text.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
+    (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
-    evaluation = "ev" if task_file == "manager-per-task" else "cli-ev"
-    arguments = [] if task_file == "manager-per-task" else ["-T", "ledger=sqlite:///ledger.db", "-T", f"evaluation={evaluation}"]
+    if task_file == "manager-per-task":
+        evaluation, file, arguments = "ev", "tasks.py", []
+    else:  # the task file docs/inspect.md shows, run as the page says
+        evaluation, file = "cli-ev", str(REPO / "docs" / "examples" / "inspect_tasks.py")
+        # Inspect runs a task in its file's folder: a relative ledger path would be docs/examples/ledger.db
+        arguments = ["-T", f"ledger=sqlite:///{tmp_path / 'ledger.db'}", "-T", f"evaluation={evaluation}"]
     done = subprocess.run(
-        [str(inspect_cli), "eval", "tasks.py@tested", "tasks.py@baseline", "--max-tasks", "2", "--max-samples", "4",
+        [str(inspect_cli), "eval", f"{file}@tested", f"{file}@baseline", "--max-tasks", "2", "--max-samples", "4",
          *arguments, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )

@@ -472,8 +472,8 @@ def _read_early_stops(collector: Collector, file: str, results: Any) -> None:
         if not isinstance(stop, dict):
             continue
         reason = str(stop.get("reason") or "no reason given")
-        collector.skip(file, f"sample {stop.get('id')} epoch {stop.get('epoch')}",
-                       f"not run: skipped by {manager}: {reason[:160]}")
+        reason = reason if len(reason) <= 160 else reason[:157] + "..."
+        collector.skip(file, f"sample {stop.get('id')} epoch {stop.get('epoch')}", f"not run: skipped by {manager}: {reason}")
 
 
 def _log_system(collector: Collector, path: Path, eval_spec: Mapping[str, Any], samples: Sequence[Any]) -> str:

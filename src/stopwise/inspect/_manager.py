@@ -31,11 +31,14 @@ sample, when its last read is older than ``refresh`` seconds.
 Samples already running when the decision is taken finish and are appended (nothing is lost);
 the decision is not re-taken for them. Every call runs in a worker thread
 (``anyio.to_thread.run_sync``), so a ledger transaction or a look never holds the event loop that
-drives the samples in flight; with both tasks in one process, the faster system waits while it is
-``pace`` samples ahead of the slower. If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
+drives the samples in flight; the faster system waits while it is ``pace`` samples ahead of the
+slower (in this process by the samples completed, across processes by the events each stored in
+the ledger). If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
 either system is scheduled (``EarlyStop`` with the error as reason) and the error is in the log's
 metadata: the samples already scored stay in the Inspect logs, and the evaluation does not go on
-without its audit trail.
+without its audit trail. A task refused at start or a ledger failure also stops the partner's
+scheduling, in this process or, through the workers' notices in the ledger
+(:mod:`stopwise.inspect._partner`), in another.
 """
 
 from __future__ import annotations
@@ -213,7 +216,6 @@ class PairedComparison:
         # the other worker, when it runs in another process: its state (failed?) and progress, from the ledger
         self.partners = PartnerWatch(self.ledger, evaluation)
         self._failed: dict[Role, str] = {}  # a task of this process that failed at start, with the reason
-        self._announced: dict[Role, int] = {}  # the id of each started side's `started` notice
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -362,7 +364,7 @@ class PairedComparison:
             raise
         with self._lock:
             self._failed.pop(role, None)
-            self._announced[role] = self.partners.announce(self._sides[role].system, "started")
+            self.partners.announce(self._sides[role].system, "started")
 
     def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
         side = self._sides[role]
@@ -562,12 +564,22 @@ class PairedComparison:
         """Why the partner of ``role`` failed (in this process, or its worker elsewhere per the ledger), or None."""
         partner = _PARTNER[role]
         system = self._sides[partner].system
-        reason = self._failed.get(partner) or self.partners.failure(system, after=self._announced.get(role, 0))
+        reason = self._failed.get(partner) or self.partners.failure(system, since=self._sides[role].system)
         return None if reason is None else f"{partner} system {system!r}: {reason}"
+
+    def paced_elsewhere(self, role: Role) -> bool:
+        """Whether ``role`` may have to wait for a partner in another process (lock-free, on the event loop)."""
+        return (
+            self.pace is not None
+            and self.error is None
+            and not self.final
+            and not self._sides[_PARTNER[role]].started
+            and self.partners.supported
+        )
 
     def ahead_elsewhere(self, role: Role) -> bool:
         """Whether ``role`` should wait for a partner that runs in another process (pacing through the ledger)."""
-        if self.pace is None or self.error is not None or self.final or self._sides[_PARTNER[role]].started:
+        if self.pace is None or not self.paced_elsewhere(role):
             return False
         with self._lock:
             try:
@@ -685,7 +697,9 @@ class SystemEarlyStopping:
         """
         while self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
-        while await anyio.to_thread.run_sync(self.comparison.ahead_elsewhere, self.role):
+        while self.comparison.paced_elsewhere(self.role) and await anyio.to_thread.run_sync(
+            self.comparison.ahead_elsewhere, self.role
+        ):
             await anyio.sleep(PACE_LEDGER_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
 

@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 __all__ = ["PartnerWatch"]
 
 _log = logging.getLogger("stopwise.inspect")
+
+EARLIER_ATTEMPT_S = 60.0
+"""A partner's failure stored more than this many seconds before this worker's ``started`` notice is taken for
+an earlier attempt's (the partner run again announces itself); one stored since then, or shortly before (two
+workers started together, the other one first), is this run's."""
 
 PACE_LEDGER_POLL_S = 0.05
 """How often a paced worker reads the ledger's progress while it waits for a partner in another process."""
@@ -46,7 +52,6 @@ class PartnerWatch:
     >>> ledger = open_ledger("sqlite:///:memory:")
     >>> watch = PartnerWatch(ledger, "demo")
     >>> watch.announce("B", "failed", "sample ids differ")
-    1
     >>> watch.refresh()
     >>> watch.failure("B"), watch.failure("A")
     ('sample ids differ', None)
@@ -56,7 +61,8 @@ class PartnerWatch:
         self.ledger = ledger
         self.evaluation = evaluation
         self._after = 0
-        self._states: dict[str, tuple[str, str, int]] = {}  # system -> (state, message, id) of its latest notice
+        self._states: dict[str, Any] = {}  # system -> its latest notice (a WorkerNotice)
+        self._started: dict[str, Any] = {}  # system of this process -> its `started` notice
         self._progress: dict[str, int] = {}
         self._progress_at = float("-inf")
         self._moved_at: dict[str, float] = {}  # system -> monotonic time its progress last changed
@@ -66,18 +72,20 @@ class PartnerWatch:
         """Whether the ledger keeps notices (a real ledger does; a test double may not)."""
         return all(callable(getattr(self.ledger, name, None)) for name in ("notify", "notices", "progress"))
 
-    def announce(self, system: str, state: str, message: str = "") -> int:
-        """Record this worker's state in the ledger and return the notice's id (0 when it could not be recorded).
+    def announce(self, system: str, state: str, message: str = "") -> None:
+        """Record this worker's state in the ledger.
 
         A failure to record it is logged, not raised (best effort: the ledger itself may be what failed).
         """
         if not self.supported:
-            return 0
+            return
         try:
-            return int(self.ledger.notify(self.evaluation, system=system, state=state, message=message).id)
+            notice = self.ledger.notify(self.evaluation, system=system, state=state, message=message)
         except Exception as exc:
             _log.warning("stopwise: could not record %r %s in the ledger: %s", system, state, exc)
-            return 0
+            return
+        if state == "started":
+            self._started[system] = notice
 
     def refresh(self) -> None:
         """Read the notices stored since the last read (by any process)."""
@@ -85,21 +93,28 @@ class PartnerWatch:
             return
         for notice in self.ledger.notices(self.evaluation, after=self._after):
             self._after = max(self._after, int(notice.id))
-            self._states[str(notice.system)] = (str(notice.state), str(notice.message), int(notice.id))
+            self._states[str(notice.system)] = notice
 
     def state(self, system: str) -> str | None:
         """The latest state of ``system`` read from the ledger (None before any notice)."""
-        return self._states[system][0] if system in self._states else None
+        return str(self._states[system].state) if system in self._states else None
 
-    def failure(self, system: str, *, after: int = 0) -> str | None:
-        """The reason ``system``'s worker gave, if its latest notice is ``failed`` and has an id above ``after``.
+    def failure(self, system: str, *, since: str | None = None) -> str | None:
+        """The reason ``system``'s worker gave, if its latest notice is ``failed`` and belongs to this run.
 
-        ``after``: the id of this worker's own ``started`` notice, so that a failure of an earlier
-        attempt (before this worker started; the partner run again announces itself) is not taken
-        for a failure of this run.
+        ``since``: the system of this process whose ``started`` notice dates the run; a failure
+        stored before it, and more than :data:`EARLIER_ATTEMPT_S` seconds earlier, is an earlier
+        attempt's (the partner run again announces ``started``, which supersedes it).
         """
-        state, message, notice = self._states.get(system, (None, "", 0))
-        return (message or "no reason given") if state == "failed" and notice > after else None
+        notice = self._states.get(system)
+        if notice is None or notice.state != "failed":
+            return None
+        mine = self._started.get(since) if since is not None else None
+        if mine is not None and notice.id < mine.id:
+            gap = datetime.fromisoformat(mine.created_at) - datetime.fromisoformat(notice.created_at)
+            if gap > timedelta(seconds=EARLIER_ATTEMPT_S):
+                return None
+        return str(notice.message) or "no reason given"
 
     def stored(self, system: str, count: int) -> None:
         """Count ``count`` events this process just stored for ``system`` (its own progress is never stale)."""
