@@ -3,10 +3,12 @@
 Inspect calls an ``EarlyStopping`` manager (``inspect_ai.util``) at four points of a task:
 ``start_task`` (the samples about to run), ``schedule_sample`` (before a sample starts: return an
 ``EarlyStop`` to skip it), ``complete_sample`` (its scores) and ``complete_task`` (metadata for the
-log). None of these calls names the model, and ``eval(task, model=[A, B])`` runs one Task object
-(one manager) for both models, so a paired comparison needs two Task objects, one per system,
-each with its own manager. :func:`paired_early_stopping` builds the two managers around one shared
-:class:`PairedComparison`, which holds the ledger:
+log). None of these calls names the model, so a paired comparison is two Task objects, one per
+system, each with its own manager. :func:`paired_early_stopping` builds the two managers around one
+shared :class:`PairedComparison`, which holds the ledger (``eval(task, model=[A, B])`` runs one Task
+object for both models: :mod:`stopwise.inspect._models` routes its one manager's calls by the
+active model; :mod:`stopwise.inspect._registry` keeps one comparison per ledger and evaluation for
+task files run by ``inspect eval``):
 
 * ``start_task`` fixes the planned task universe (the dataset's sample ids in the order Inspect
   will run them, or the universe given) and registers the evaluation with its policy in the ledger;
