@@ -151,3 +151,22 @@ def test_a_faster_system_is_paced_by_its_partner_in_another_process(example: Mod
         gaps[pace] = _gap(url)
     assert gaps[2] <= 2 + 2 + 1, gaps
     assert gaps[None] >= 15, gaps
+
+
+def test_the_first_log_to_end_says_the_final_decision_is_in_the_ledger(example: ModuleType, tmp_path: Path) -> None:
+    """Two comparisons on one ledger (two "processes"), unpaced: the tested task ends first, undecided; its log
+    says that the paired task still runs and that the final decision will be in the ledger, which holds it."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    n = 12
+    tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=None)
+    _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=None)
+    logs = _eval([_task(example, tested, "tested", example.questions(n)),
+                  _task(example, baseline, "baseline", example.questions(n), _slow(0.1))], tmp_path)
+    first = logs["tested"].results.early_stopping.metadata
+    last = logs["baseline"].results.early_stopping.metadata
+    assert first["action"] != last["action"] == "promote"  # fixed budget: decided at the limit, by the baseline
+    assert any("later decisions are in the ledger's decision chain" in note or "final decision will be in the ledger"
+               in note for note in first["notes"]), first["notes"]
+    assert last["notes"] == []
+    with open_ledger(url) as ledger:
+        assert ledger.decisions("ev")[-1].record.model_dump(mode="json") == last["decision"]
