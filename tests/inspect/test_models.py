@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,9 +50,15 @@ def test_one_task_run_for_two_models_decides_and_stops_both(example: ModuleType,
         in_log = {(str(s.id), {"C": 1.0, "I": 0.0}[s.scores["match"].value]) for s in log.samples}
         mine = rows[rows["system"] == system]
         assert set(zip(mine["task"], mine["outcome"], strict=True)) == in_log
-    # and the two are the systems they claim: the tested mock is right far more often
-    accuracy = rows.groupby("system")["outcome"].mean()
-    assert accuracy["tested"] > 0.8 > 0.7 > accuracy["baseline"]
+    # and each row is the answer of the model of its system: the mocks' scripted right/wrong, recomputed
+    text = {str(s.id): s.input for s in example.questions(200)}
+    accuracy = {"tested": 0.9, "baseline": 0.55}
+
+    def right(system: str, task: str) -> float:
+        digest = hashlib.sha256(f"{system}|{text[task]}".encode()).digest()
+        return float(int.from_bytes(digest[:8], "big") / 2**64 < accuracy[system])
+
+    assert [right(s, t) for s, t in zip(rows["system"], rows["task"], strict=True)] == rows["outcome"].tolist()
 
 
 def test_a_model_outside_the_pair_is_an_error(example: ModuleType, tmp_path: Path) -> None:
