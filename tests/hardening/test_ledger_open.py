@@ -142,7 +142,7 @@ def test_reading_commands_leave_a_ledger_file_unchanged(folder: Path, run: Run, 
 def test_ledger_init_still_creates_and_other_commands_then_open_it(folder: Path, run: Run) -> None:
     path = _ledger(folder, run)
     assert run("ledger", "verify", path, "ev").code == 0
-    assert _sqlite_state(path)[1:] == ("wal", ["sqlite_sequence", "stopwise_conflicts", "stopwise_decisions", "stopwise_evaluations", "stopwise_outcomes", "stopwise_schema_version"])
+    assert _sqlite_state(path)[1:] == ("wal", ["sqlite_sequence", "stopwise_conflicts", "stopwise_decisions", "stopwise_evaluations", "stopwise_notices", "stopwise_outcomes", "stopwise_schema_version"])
 
 
 def test_the_library_modes(tmp_path: Path) -> None:

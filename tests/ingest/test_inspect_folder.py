@@ -40,7 +40,7 @@ def test_a_cancelled_log_in_a_folder_is_a_note(tmp_path: Path) -> None:
     assert notes == [
         f"{cancelled}: no samples (log status cancelled); no rows from this log",
         f"{tmp_path / 'no-samples.json'}: no samples (log status success); no rows from this log "
-        "(was it written with log_samples=False?)",
+        "(was it written with log_samples=False, or were all its samples skipped by an early-stopping manager?)",
     ]
 
 

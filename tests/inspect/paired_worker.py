@@ -5,11 +5,13 @@ each builds the paired managers the documented way, keeps the one of its system 
 Inspect evaluation of the docs example's mock system. Nothing is shared between the two processes
 but the ledger.
 
-    python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N
+    python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N [N_MINE DELAY]
 
 The two processes wait for each other at BARRIER_DIR (a file per role) before their evaluations
 start, so that their samples interleave (as two workers started together would). The last line of
-stdout is a JSON summary of the run.
+stdout is a JSON summary of the run. ``N_MINE`` (default N) is the size of this worker's dataset (a
+worker given other sample ids than its partner's fails at start), ``DELAY`` seconds it waits after the
+barrier (default 0).
 """
 
 from __future__ import annotations
@@ -42,12 +44,13 @@ def main(argv: list[str]) -> int:
     from stopwise.inspect import paired_early_stopping, planned_order
 
     url, role, log_dir, barrier, n = argv[:5]
+    mine, delay = (int(argv[5]), float(argv[6])) if len(argv) > 6 else (int(n), 0.0)
     example = _example()
     policy_file = Path(barrier) / "policy.toml"
     if not policy_file.exists():
         policy_file.write_text(example.POLICY_TOML)
     policy = stopwise.load_policy(policy_file)
-    dataset, universe = planned_order(example.questions(int(n)), policy, group="group")
+    dataset, universe = planned_order(example.questions(mine), policy, group="group")
     managers = paired_early_stopping(
         url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.0
     )
@@ -76,12 +79,14 @@ def main(argv: list[str]) -> int:
             print("the other worker never started", file=sys.stderr)
             return 3
         time.sleep(0.02)
+    time.sleep(delay)
     (log,) = eval(task, max_samples=4, display="none", log_dir=log_dir)
     summary = log.results.early_stopping if log.results is not None else None
     print(
         json.dumps(
             {
                 "status": log.status,
+                "error": None if log.error is None else log.error.message,
                 "ran": sorted(str(s.id) for s in log.samples or []),
                 "skipped": [] if summary is None else sorted(str(s.id) for s in summary.early_stops),
                 "reasons": [] if summary is None else sorted({s.reason.split(":")[0] for s in summary.early_stops}),

@@ -56,7 +56,19 @@ def _agree(out: Path, summary: dict[str, Any], capsys: pytest.CaptureFixture[str
     """Ledger export == rows read from the Inspect logs; decide on the export == the live decision."""
     assert summary["ledger_verified"] is True
     exported = stopwise.read_outcomes(out / "outcomes.csv")
-    from_logs = ingest(out / "logs", system=system_template("task")).rows
+    ingested = ingest(out / "logs", system=system_template("task"))
+    from_logs = ingested.rows
+    # the samples the managers skipped are reported by ingest, each with the manager's reason
+    def short(reason: str) -> str:
+        return reason if len(reason) <= 160 else reason[:157] + "..."
+
+    stops = {
+        (log.location, f"sample {s.id} epoch {s.epoch}", f"not run: skipped by {log.results.early_stopping.manager}: {short(s.reason)}")
+        for log in _logs(out).values()
+        for s in log.results.early_stopping.early_stops
+    }
+    assert stops and {(item.file, item.record, item.reason) for item in ingested.skipped} == stops
+    assert f"{len(stops)} runs not turned into rows" in ingested.summary()
 
     def key(frame: Any) -> set[tuple[str, str, int, float]]:
         return set(zip(frame["system"], frame["task"], frame["attempt"].astype(int), frame["outcome"], strict=True))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from tests.conftest import unavailable
 
 import stopwise
@@ -123,9 +124,15 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert again.action == "promote"
 
 
-def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: ModuleType, tmp_path: Path) -> None:
+@pytest.mark.parametrize("task_file", ["manager-per-task", "one-liner"])
+def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(
+    example: ModuleType, tmp_path: Path, task_file: str
+) -> None:
     """``inspect eval tasks.py@tested tasks.py@baseline --max-tasks 2``: Inspect loads the task file once per
-    task, so each task has its own manager (its own PairedComparison); they pair through the ledger."""
+    task. With ``paired_early_stopping`` in each task, each has its own manager (its own PairedComparison) and
+    they pair through the ledger; with the one-liner ``paired_manager(ledger, evaluation, role, ...)`` of
+    ``docs/examples/inspect_tasks.py`` and the ledger and evaluation given as ``-T`` arguments, both get the
+    process's one comparison for them."""
     import os
     import subprocess
     import sys
@@ -138,18 +145,31 @@ def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(example: 
     (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
     (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    if task_file == "manager-per-task":
+        evaluation, file, arguments = "ev", "tasks.py", []
+    else:  # the task file docs/inspect.md shows, run as the page says
+        evaluation, file = "cli-ev", str(REPO / "docs" / "examples" / "inspect_tasks.py")
+        # Inspect runs a task in its file's folder: a relative ledger path would be docs/examples/ledger.db
+        arguments = ["-T", f"ledger=sqlite:///{tmp_path / 'ledger.db'}", "-T", f"evaluation={evaluation}"]
     done = subprocess.run(
-        [str(inspect_cli), "eval", "tasks.py@tested", "tasks.py@baseline", "--max-tasks", "2", "--max-samples", "4",
-         "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+        [str(inspect_cli), "eval", f"{file}@tested", f"{file}@baseline", "--max-tasks", "2", "--max-samples", "4",
+         *arguments, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     logs = {log.eval.task: log for log in map(read_eval_log, map(str, sorted((tmp_path / "logs").glob("*.eval"))))}
     with open_ledger(tmp_path / "ledger.db") as ledger:
-        history = ledger.decisions("ev")
+        history = ledger.decisions(evaluation)
+        states = [(n.system, n.state) for n in ledger.notices(evaluation)]
         first_final = next(link for link in history if link.record.action != "continue")
-        assert ledger.verify("ev").ok
+        assert ledger.verify(evaluation).ok
     assert first_final.record.action == "promote"
+    assert sorted(states) == sorted([(r, s) for r in ("tested", "baseline") for s in ("started", "finished")])
+    looks = [logs[role].results.early_stopping.metadata["looks"] for role in ("tested", "baseline")]
+    if task_file == "one-liner":  # one comparison in the process: each log counts every look
+        assert looks == [len(history)] * 2
+    else:  # a comparison per task: each counts its own
+        assert sum(looks) == len(history)
     for role in ("tested", "baseline"):
         log = logs[role]
         summary = log.results.early_stopping

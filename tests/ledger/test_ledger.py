@@ -577,3 +577,48 @@ def test_a_betting_policy_without_a_planned_order_is_refused_at_registration(led
     assert code == 4  # a user error, with the message above
     with open_ledger(tmp_path / "cli.db") as ledger:
         assert ledger.evaluations() == []
+
+
+def test_a_worker_that_fails_at_start_stops_its_partner_in_another_process(ledger_url: str, tmp_path: Path) -> None:
+    """Two OS processes; the baseline's worker runs other sample ids (203 questions, the tested 200) and starts a
+    second later: it fails at start, records why in the ledger, and the tested worker stops with that reason."""
+    from tests.conftest import unavailable
+
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        unavailable("inspect_ai is not installed: pip install -e '.[test]'")
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import load_example
+
+    repo = Path(__file__).resolve().parents[2]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    (barrier / "policy.toml").write_text(load_example("inspect_live.py").POLICY_TOML)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
+    env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
+    worker = repo / "tests" / "inspect" / "paired_worker.py"
+    sizes = {"tested": ("200", "0"), "baseline": ("203", "1")}
+    procs = {
+        role: subprocess.Popen(
+            [sys.executable, str(worker), ledger_url, role, str(tmp_path / "logs" / role), str(barrier), "200", *size],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        for role, size in sizes.items()
+    }
+    runs = {}
+    for role, proc in procs.items():
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        runs[role] = json.loads(out.strip().splitlines()[-1])
+    assert runs["baseline"]["status"] == "error" and "universe" in runs["baseline"]["error"]
+    tested = runs["tested"]
+    assert tested["status"] == "success" and tested["skipped"] and len(tested["ran"]) < 100
+    assert tested["reasons"] == ["stopwise partner failed"]
+    assert any("the paired task failed" in note for note in tested["metadata"]["notes"])
+    with open_ledger(ledger_url) as ledger:
+        failed = [n for n in ledger.notices("ev") if n.state == "failed"]
+    assert [n.system for n in failed] == ["baseline"] and "universe" in failed[0].message

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from stopwise.errors import LedgerError
 
-__all__ = ["PG_BIN", "create_database", "temporary_postgres"]
+__all__ = ["PG_BIN", "create_database", "restart_server", "temporary_postgres"]
 
 PG_BIN = Path(os.environ.get("STOPWISE_PG_BIN", "/usr/lib/postgresql/15/bin"))
 """Folder of the PostgreSQL server binaries (``STOPWISE_PG_BIN`` overrides)."""
@@ -106,3 +106,26 @@ def create_database(server_url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return url.set(database=name).render_as_string(hide_password=False)
+
+
+def restart_server(server_url: str, bin_dir: Path | None = None, *, user: str = "postgres") -> None:
+    """Restart the server behind ``server_url`` (``pg_ctl restart``, its options kept): every connection is lost.
+
+    The data folder is asked of the server (``SHOW data_directory``, superuser); as root, ``pg_ctl`` runs as
+    ``user`` as the server does.
+    """
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    conninfo = make_url(server_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        row = conn.execute("SHOW data_directory").fetchone()
+    assert row is not None
+    prefix = ["runuser", "-u", user, "--"] if os.geteuid() == 0 else []
+    pg_ctl = str((bin_dir or PG_BIN) / "pg_ctl")
+    data = Path(str(row[0]))  # the server logs to its folder (not to our pipes, which it would hold open)
+    done = subprocess.run([*prefix, pg_ctl, "-D", str(data), "-l", str(data.parent / "server.log"), "-m", "immediate", "-w",
+                           "-t", "60", "restart"],
+                          capture_output=True, text=True, timeout=120, check=False, cwd="/")
+    if done.returncode != 0:
+        raise LedgerError(f"pg_ctl restart failed: {(done.stderr or done.stdout).strip()}")

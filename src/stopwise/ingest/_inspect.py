@@ -442,7 +442,8 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     if not samples:
         collector.notes.append(
             f"{file}: no samples (log status {doc.get('status') or 'unknown'}); no rows from this log"
-            + ("" if doc.get("status") in ("cancelled", "error", "started") else " (was it written with log_samples=False?)")
+            + ("" if doc.get("status") in ("cancelled", "error", "started") else
+               " (was it written with log_samples=False, or were all its samples skipped by an early-stopping manager?)")
         )
         return
     system = _log_system(collector, path, eval_spec, samples)
@@ -454,11 +455,32 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     scorer, key, available = chosen
     for row, sample in enumerate(samples, start=1):
         _read_sample(collector, file, row, sample, system=system, scorer=scorer, key=key, task_name=eval_spec.get("task"))
+    _read_early_stops(collector, file, doc.get("results"))
     collector.notes.append(
         f"{file}: outcome from scorer '{scorer or '(none)'}'"
         + (f" (of {', '.join(available)})" if len(available) > 1 else "")
         + (f"; log status {doc.get('status')}" if doc.get("status") not in (None, "success") else "")
     )
+
+
+def _read_early_stops(collector: Collector, file: str, results: Any) -> None:
+    """Count the samples an early-stopping manager skipped (``results.early_stopping.early_stops``) as skipped runs.
+
+    A skipped sample never ran, so it is no row; it is reported with the manager's reason (e.g.
+    ``stopwise promote: ...``). Inspect writes the early-stopping summary only when a sample of the
+    task was scored, so a log whose every sample was skipped has none.
+    """
+    early = results.get("early_stopping") if isinstance(results, dict) else None
+    stops = early.get("early_stops") if isinstance(early, dict) else None
+    if not isinstance(stops, list):
+        return
+    manager = str(early.get("manager") or "an early-stopping manager")  # type: ignore[union-attr]
+    for stop in stops:
+        if not isinstance(stop, dict):
+            continue
+        reason = str(stop.get("reason") or "no reason given")
+        reason = reason if len(reason) <= 160 else reason[:157] + "..."
+        collector.skip(file, f"sample {stop.get('id')} epoch {stop.get('epoch')}", f"not run: skipped by {manager}: {reason}")
 
 
 def _log_system(collector: Collector, path: Path, eval_spec: Mapping[str, Any], samples: Sequence[Any]) -> str:

@@ -4,6 +4,9 @@
 does not import it. See ``docs/inspect.md`` for a complete example.
 
 * :func:`paired_early_stopping` - two ``EarlyStopping`` managers (tested, baseline) sharing a ledger
+* :func:`paired_manager` - one system's manager from the process's comparison for (ledger, evaluation):
+  a one-line ``early_stopping=`` for task files run with ``inspect eval ... -T ledger=... -T evaluation=...``
+* :func:`paired_model_early_stopping` - one manager for ``eval(task, model=[tested, baseline])``
 * :class:`SystemEarlyStopping` - the manager of one system
 * :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
 * :func:`planned_order` - the dataset in the policy's pre-registered order, and its universe
@@ -23,7 +26,9 @@ from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise.inspect._halting import LiveHalting, steps_from_inspect
 from stopwise.inspect._ledger import LedgerLike, redact_url
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
+from stopwise.inspect._models import ModelPairEarlyStopping, paired_model_early_stopping
 from stopwise.inspect._order import planned_order
+from stopwise.inspect._registry import paired_manager
 
 # the protocol was ``Ledger`` before 0.1 (a name it shared with the class stopwise.ledger.Ledger)
 __getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "stopwise.inspect:LedgerLike"})
@@ -31,9 +36,12 @@ __getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "
 __all__ = [
     "LedgerLike",
     "LiveHalting",
+    "ModelPairEarlyStopping",
     "PairedComparison",
     "SystemEarlyStopping",
     "paired_early_stopping",
+    "paired_manager",
+    "paired_model_early_stopping",
     "planned_order",
     "redact_url",
     "steps_from_inspect",

@@ -7,6 +7,9 @@ Two more methods, optional, make the ledger the single source of pairing state (
 processes, retries): ``decisions(evaluation, after=k)`` (the decision links after sequence ``k``)
 and ``final_tasks(evaluation, system, tasks)`` (which of ``tasks`` have a final outcome of
 ``system``). A ledger object without them is read through this process's own appends and looks.
+Three more, as optional, tell the workers of the two systems about each other across processes:
+``notify``, ``notices`` (the workers' started / failed / finished states) and ``progress`` (events
+stored per system, for pacing); without them, only tasks in one process are told and paced.
 """
 
 from __future__ import annotations

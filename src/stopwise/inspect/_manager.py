@@ -3,10 +3,12 @@
 Inspect calls an ``EarlyStopping`` manager (``inspect_ai.util``) at four points of a task:
 ``start_task`` (the samples about to run), ``schedule_sample`` (before a sample starts: return an
 ``EarlyStop`` to skip it), ``complete_sample`` (its scores) and ``complete_task`` (metadata for the
-log). None of these calls names the model, and ``eval(task, model=[A, B])`` runs one Task object
-(one manager) for both models, so a paired comparison needs two Task objects, one per system,
-each with its own manager. :func:`paired_early_stopping` builds the two managers around one shared
-:class:`PairedComparison`, which holds the ledger:
+log). None of these calls names the model, so a paired comparison is two Task objects, one per
+system, each with its own manager. :func:`paired_early_stopping` builds the two managers around one
+shared :class:`PairedComparison`, which holds the ledger (``eval(task, model=[A, B])`` runs one Task
+object for both models: :mod:`stopwise.inspect._models` routes its one manager's calls by the
+active model; :mod:`stopwise.inspect._registry` keeps one comparison per ledger and evaluation for
+task files run by ``inspect eval``):
 
 * ``start_task`` fixes the planned task universe (the dataset's sample ids in the order Inspect
   will run them, or the universe given) and registers the evaluation with its policy in the ledger;
@@ -31,11 +33,14 @@ sample, when its last read is older than ``refresh`` seconds.
 Samples already running when the decision is taken finish and are appended (nothing is lost);
 the decision is not re-taken for them. Every call runs in a worker thread
 (``anyio.to_thread.run_sync``), so a ledger transaction or a look never holds the event loop that
-drives the samples in flight; with both tasks in one process, the faster system waits while it is
-``pace`` samples ahead of the slower. If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
+drives the samples in flight; the faster system waits while it is ``pace`` samples ahead of the
+slower (in this process by the samples completed, across processes by the events each stored in
+the ledger). If the ledger fails (the database is unreachable, full or locked for too long), no later sample of
 either system is scheduled (``EarlyStop`` with the error as reason) and the error is in the log's
 metadata: the samples already scored stay in the Inspect logs, and the evaluation does not go on
-without its audit trail.
+without its audit trail. A task refused at start or a ledger failure also stops the partner's
+scheduling, in this process or, through the workers' notices in the ledger
+(:mod:`stopwise.inspect._partner`), in another.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from stopwise.errors import InputError, PolicyError
 from stopwise.ingest._inspect import score_audit_flags, score_outcome, score_predicted
 from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
 from stopwise.inspect._ledger import count_of, open_any
+from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
 from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
 
 if TYPE_CHECKING:
@@ -187,6 +193,7 @@ class PairedComparison:
         self.tested = tested
         self.baseline = baseline
         self.group = group
+        self.scorer_arg = scorer
         self.scorer, _, key = (scorer.strip() if scorer else "").partition(":")
         self.key = key or None
         self.decision: DecisionRecord | None = None
@@ -209,6 +216,9 @@ class PairedComparison:
         self._decision_seq = 0  # the last decision link read from the ledger
         self._synced_at = float("-inf")
         self._lock = threading.Lock()
+        # the other worker, when it runs in another process: its state (failed?) and progress, from the ledger
+        self.partners = PartnerWatch(self.ledger, evaluation)
+        self._failed: dict[Role, str] = {}  # a task of this process that failed at start, with the reason
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -216,6 +226,11 @@ class PairedComparison:
     def final(self) -> bool:
         """True once the latest decision is promote, reject or abstain."""
         return self.decision is not None and self.decision.action in _FINAL
+
+    @property
+    def ended(self) -> bool:
+        """True once both tasks of this comparison ended (Inspect called ``complete_task`` for each)."""
+        return all(side.started and side.done for side in self._sides.values())
 
     @property
     def universe(self) -> TaskUniverse | None:
@@ -307,6 +322,7 @@ class PairedComparison:
             record = getattr(link, "record", link)
             if isinstance(record, DecisionRecord) and not self.final:
                 self.decision = record
+        self.partners.refresh()
 
     def ahead(self, role: Role) -> bool:
         """Whether ``role`` should wait before its next sample (it is ``pace`` samples ahead of its partner).
@@ -341,6 +357,19 @@ class PairedComparison:
     # -- the four calls, for one side ----------------------------------------------------------
 
     def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
+        """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too."""
+        try:
+            self._start(role, spec, samples, epochs)
+        except Exception as exc:
+            with self._lock:
+                self._failed[role] = str(exc)
+                self.partners.announce(self._sides[role].system, "failed", str(exc))
+            raise
+        with self._lock:
+            self._failed.pop(role, None)
+            self.partners.announce(self._sides[role].system, "started")
+
+    def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
         side = self._sides[role]
         label = f"task {spec.task!r} ({role} {side.system!r})"
         with self._lock:
@@ -356,7 +385,8 @@ class PairedComparison:
             if side.started:
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
-                    "both models, so build one Task per system, each with its own manager from paired_early_stopping"
+                    "both models: give that Task the manager of paired_model_early_stopping, or build one Task per "
+                    "system, each with its own manager from paired_early_stopping"
                 )
             ids = [str(s.id) for s in samples]
             if any(s.id is None for s in samples):
@@ -425,6 +455,15 @@ class PairedComparison:
                         "delta_hat": self.decision.delta_hat,
                     },
                 )
+            partner_failed = self._partner_failure(role)
+            if partner_failed is not None:
+                side.counts.stopped += 1
+                return EarlyStop(
+                    id=sample_id,
+                    epoch=epoch,
+                    reason=f"stopwise partner failed: {partner_failed}",
+                    metadata={"action": "partner_failed", "evaluation": self.evaluation},
+                )
             position = self._position.get(str(sample_id))
             if position is not None and position >= self._allowed:
                 side.counts.stopped += 1
@@ -490,6 +529,7 @@ class PairedComparison:
                 self._fail("append", task, exc)
                 return
             side.counts.accepted += count_of(result, "accepted")
+            self.partners.stored(side.system, count_of(result, "accepted"))
             side.counts.duplicates += count_of(result, "duplicates")
             side.counts.conflicts += count_of(result, "conflicts")
             if problem is not None:
@@ -518,10 +558,42 @@ class PairedComparison:
             self.decision = record
 
     def _fail(self, call: str, task: str | None, exc: Exception) -> None:
-        """Record a ledger failure: no later sample is scheduled, and the log says why."""
+        """Record a ledger failure: no later sample is scheduled, the log says why, and the partner is told."""
         where = f" (task {task})" if task is not None else ""
         self.error = f"ledger {call} failed{where}: {type(exc).__name__}: {str(exc)[:400]}"
         _log.error("stopwise: %s; evaluation %r stops (scored samples stay in the Inspect log)", self.error, self.evaluation)
+        for side in self._sides.values():  # best effort: a worker of the partner in another process reads it
+            if side.started:
+                self.partners.announce(side.system, "failed", self.error)
+
+    def _partner_failure(self, role: Role) -> str | None:
+        """Why the partner of ``role`` failed (in this process, or its worker elsewhere per the ledger), or None."""
+        partner = _PARTNER[role]
+        system = self._sides[partner].system
+        reason = self._failed.get(partner) or self.partners.failure(system, since=self._sides[role].system)
+        return None if reason is None else f"{partner} system {system!r}: {reason}"
+
+    def paced_elsewhere(self, role: Role) -> bool:
+        """Whether ``role`` may have to wait for a partner in another process (lock-free, on the event loop)."""
+        return (
+            self.pace is not None
+            and self.error is None
+            and not self.final
+            and not self._sides[_PARTNER[role]].started
+            and self.partners.supported
+        )
+
+    def ahead_elsewhere(self, role: Role) -> bool:
+        """Whether ``role`` should wait for a partner that runs in another process (pacing through the ledger)."""
+        if self.pace is None or not self.paced_elsewhere(role):
+            return False
+        with self._lock:
+            try:
+                return self.partners.ahead(self._sides[role].system, self._sides[_PARTNER[role]].system, self.pace,
+                                           _PACE_STALL_S)
+            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
+                _log.warning("stopwise: pacing could not read the ledger: %s", exc)
+                return False
 
     def finish(self, role: Role) -> dict[str, Any]:
         side = self._sides[role]
@@ -534,10 +606,25 @@ class PairedComparison:
                     self._sync()
                 except Exception as exc:
                     self._fail("read", None, exc)
+            partner_failed = self._partner_failure(role)
+            partner_running = (partner.started and not partner.done) or (
+                not partner.started and self.partners.state(partner.system) == "started"
+            )
             if self.error is not None:
                 notes.append(
                     "the ledger failed, so no later sample of either system was scheduled in this process; the "
                     "samples scored before stay in the Inspect log (see `error`)"
+                )
+            elif partner_failed is not None and not self.final:
+                notes.append(
+                    f"the paired task failed, so this task stopped scheduling samples ({partner_failed}); fix it and "
+                    "run both again: the outcomes stored so far are kept in the ledger (duplicates are not stored twice)"
+                )
+            elif self.decision is None and not partner.started and partner_running:
+                notes.append(
+                    f"no decision yet when this task ended: the paired task ({partner.system!r}) is still running in "
+                    "another process; the final decision will be in the ledger's decision chain (stopwise watch, "
+                    "stopwise ledger export --decisions)"
                 )
             elif self.decision is None and not partner.started:
                 notes.append(
@@ -547,12 +634,14 @@ class PairedComparison:
                 )
             elif self.decision is None:
                 notes.append("no task had outcomes of both systems yet, so no decision was taken")
-            elif not self.final and not (partner.started and partner.done):
+            elif not self.final and (partner_running or not partner.started):
                 notes.append(
                     f"not decided when this task ended (latest action {self.decision.action!r}); the paired task may "
                     "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
                     "stopwise ledger export --decisions)"
                 )
+            if self.error is None:
+                self.partners.announce(side.system, "finished")
             return {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
@@ -609,11 +698,16 @@ class SystemEarlyStopping:
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
         """``EarlyStop`` once the comparison is decided or the sample lies beyond the budget, else None.
 
-        While this system is ``pace`` samples ahead of its partner (in this process), it waits
-        first, so that neither system runs far past the decision.
+        While this system is ``pace`` samples ahead of its partner, it waits first, so that neither
+        system runs far past the decision: in this process by the samples completed, across
+        processes by the outcome events each system stored in the ledger.
         """
         while self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
+        while self.comparison.paced_elsewhere(self.role) and await anyio.to_thread.run_sync(
+            self.comparison.ahead_elsewhere, self.role
+        ):
+            await anyio.sleep(PACE_LEDGER_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
 
     async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:
@@ -669,7 +763,9 @@ def paired_early_stopping(
     pace : int or None, optional
         When both tasks run in this process, the system that has completed ``pace`` samples more
         than the other waits before starting its next sample (default 2), so that neither runs far
-        past the decision; None: no pacing. Tasks in different processes are not paced.
+        past the decision; None: no pacing. A partner in another process (a worker per system, or
+        ``inspect eval`` of two tasks of one file) is paced by the outcome events each system has
+        stored in the ledger, read every 50 ms while waiting.
 
     Returns
     -------

@@ -11,6 +11,8 @@ evaluation workers writing to one database.
 * :meth:`Ledger.decide` takes a decision with :func:`stopwise.decide` from the stored events, the
   registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
   chain and every decision.
+* :meth:`Ledger.notify` and :meth:`Ledger.notices` record the live workers' states (started, failed with the
+  reason, finished), so that the worker of one system learns that its partner's failed.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
 * :func:`open_ledger` takes a ``mode`` (:data:`LEDGER_MODES`): ``create`` (the default) makes a new ledger,
   ``write`` and ``read`` open an existing stopwise ledger only and change nothing else (``read``: read-only).
@@ -24,6 +26,7 @@ The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._sch
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
 from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
+from stopwise.ledger._notices import WorkerNotice
 from stopwise.ledger._opening import LEDGER_MODES, LedgerMode
 from stopwise.ledger._results import (
     AppendResult,
@@ -51,6 +54,7 @@ __all__ = [
     "Mismatch",
     "Registration",
     "VerifyResult",
+    "WorkerNotice",
     "canonical_json",
     "chain_digest",
     "event_digest",

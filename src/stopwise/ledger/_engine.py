@@ -8,6 +8,7 @@ file only (``read``: read-only).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +22,7 @@ from stopwise._redact import redact_url
 from stopwise.errors import LedgerError
 from stopwise.ledger._opening import LedgerMode, missing_file, sqlite_connector
 
-__all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file"]
+__all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file", "watch_server"]
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 """How long a SQLite writer waits for another process's write transaction before giving up."""
@@ -129,6 +130,43 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+_SERVER_IDENTITY = (
+    "SELECT pg_postmaster_start_time()::text, (SELECT oid FROM pg_database WHERE datname = current_database())::text"
+)
+
+
+def watch_server(engine: Engine, on_change: Callable[[str], None]) -> None:
+    """Call ``on_change(why)`` when a new PostgreSQL connection reaches another server run or database.
+
+    The pool reconnects a connection it finds lost (pre-ping). A backend terminated on the same
+    server loses nothing the ledger acknowledged (every write committed before it returned), but a
+    server that restarted (crash recovery, a failover to a replica) or a database dropped and created
+    again may lack what was acknowledged. The first connection fixes the server's identity (its
+    postmaster start time and the database's oid); every new connection compares its own with it.
+    """
+    first: list[tuple[str, str]] = []
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(_SERVER_IDENTITY)
+            started, oid = cursor.fetchone()
+        finally:
+            cursor.close()
+        dbapi_connection.commit()  # end the implicit transaction of the query
+        if not first:
+            first.append((str(started), str(oid)))
+        elif first[0] != (str(started), str(oid)):
+            was_started, was_oid = first[0]
+            why = (
+                f"the server restarted (started {was_started}, now {started})"
+                if was_started != str(started)
+                else f"the database was dropped and created again (oid {was_oid}, now {oid})"
+            )
+            on_change(why)
 
 
 def make_engine(url: str, *, mode: LedgerMode = "create") -> Engine:

@@ -22,13 +22,14 @@ from stopwise.errors import ComparisonError, LedgerError, Problem, StopwiseError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, event_payload, genesis_digest
-from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file
+from stopwise.ledger._engine import file_identity, ledger_url, make_engine, sqlite_file, watch_server
 from stopwise.ledger._events import payloads as event_payloads
+from stopwise.ledger._notices import WorkerNotice, insert_notice, read_notices, system_progress
 from stopwise.ledger._opening import LedgerMode, check_mode, prepare_schema
 from stopwise.ledger._position import first_final, position_of
 from stopwise.ledger._results import AppendResult, EventKey, LedgerDecision, LedgerHead, Registration, VerifyResult
 from stopwise.ledger._universe_io import stored_setup, universe_sha256, universe_to_json
-from stopwise.records import DecisionRecord, OutcomeColumns, Policy
+from stopwise.records import DecisionRecord, OutcomeColumns, Policy, WorkerState
 
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
@@ -103,6 +104,9 @@ class Ledger:
         self._registrations: dict[str, Registration] = {}
         self._cache: dict[int, EventColumns] = {}
         self._planned: dict[int, frozenset[str]] = {}
+        self._lost: str | None = None
+        if self._postgres:  # fail closed: the server this ledger writes to is the one it first reached
+            watch_server(self._engine, self._server_changed)
         try:
             self._ensure_schema()
         except BaseException:
@@ -138,8 +142,16 @@ class Ledger:
         An open SQLite connection keeps writing to a deleted file (and its ``-wal``) without an error,
         so every later append would be "accepted" into a file that no longer exists at the ledger's
         path. The file's (device, inode) recorded at open is compared with the path's before each
-        transaction and after each write (one ``stat``, about a microsecond).
+        transaction and after each write (one ``stat``, about a microsecond). On PostgreSQL, a
+        connection the pool had to re-open that reached a restarted server or a re-created database
+        (:func:`~stopwise.ledger._engine.watch_server`) fails the same way.
         """
+        if self._lost is not None:
+            raise LedgerError(
+                f"ledger {_display(self.url)}: its connection to the database was lost and {self._lost}; nothing more "
+                "is written or read through this ledger (fail closed: events it acknowledged may be missing). Check "
+                "the ledger (stopwise ledger verify) and open it again"
+            )
         if self._identity is None or self._file is None:
             return
         current = file_identity(self._file)
@@ -151,6 +163,9 @@ class Ledger:
                 "Restore the file, or register the evaluation in a new ledger and append the Inspect logs to it "
                 "(stopwise ingest, stopwise ledger append)"
             )
+
+    def _server_changed(self, why: str) -> None:
+        self._lost = why
 
     def _ensure_schema(self) -> None:
         with self._tx(write=self.mode == "create") as conn:  # read and write modes change nothing here
@@ -690,6 +705,37 @@ class Ledger:
                 assert wanted is not None
                 found.update(conn.execute(base.where(c.task.in_(wanted[start : start + _CHUNK]))).scalars())
         return found
+
+    # ------------------------------------------------------------------ live workers
+    def notify(self, evaluation: str, *, system: str, state: WorkerState, message: str = "") -> WorkerNotice:
+        """Record a live worker's state: ``started``, ``failed`` (with the reason) or ``finished``.
+
+        The evaluation need not be registered yet (a worker may fail before registering). The
+        latest notice of a system is its state; the live Inspect managers read their partner's
+        (:meth:`notices`) before scheduling and stop when it failed. Notices change no decision and
+        are not part of the decision chain.
+
+        Examples
+        --------
+        >>> from stopwise.ledger import open_ledger
+        >>> with open_ledger("sqlite:///:memory:") as ledger:
+        ...     _ = ledger.notify("demo", system="B", state="failed", message="sample ids differ")
+        ...     [(n.system, n.state, n.message) for n in ledger.notices("demo")]
+        [('B', 'failed', 'sample ids differ')]
+        """
+        with self._tx(write=True) as conn:
+            return insert_notice(conn, _name(evaluation), str(system), state, message, _now())
+
+    def notices(self, evaluation: str, *, after: int = 0) -> list[WorkerNotice]:
+        """The evaluation's worker notices with an id above ``after``, oldest first (see :meth:`notify`)."""
+        with self._tx(write=False) as conn:
+            return read_notices(conn, _name(evaluation), after)
+
+    def progress(self, evaluation: str) -> dict[str, int]:
+        """Outcome events stored per system (pacing across processes reads how far each system got)."""
+        reg = self.registration(evaluation)
+        with self._tx(write=False) as conn:
+            return system_progress(conn, reg.id)
 
     def verify(self, evaluation: str, *, expect_head: str | None = None) -> VerifyResult:
         """Recompute the registration digests, every outcome digest, the chain and every decision.

@@ -105,6 +105,12 @@ def _versions_error(display: str, versions: list[int]) -> LedgerError:
     )
 
 
+LATER_TABLES: tuple[str, ...] = ("stopwise_notices",)
+"""Tables added to schema version 2 after its first release: a version-2 ledger without them is complete. A
+``create`` open adds them; ``write`` and ``read`` opens leave the database as it is (the worker notices of such a
+ledger read as none, :func:`stopwise.ledger._notices.read_notices`)."""
+
+
 def prepare_schema(conn: Connection, display: str, *, mode: LedgerMode, postgres: bool, now: str) -> None:
     """Check (``create``: make when there is none) the stopwise schema on ``conn``, in the caller's transaction.
 
@@ -115,9 +121,10 @@ def prepare_schema(conn: Connection, display: str, *, mode: LedgerMode, postgres
     """
     if postgres and mode == "create":
         conn.execute(select(func.pg_advisory_xact_lock(_CREATE_LOCK)))
-    names = list(S.metadata.tables)
+    names = [name for name in S.metadata.tables if name not in LATER_TABLES]
     present = set(inspect(conn).get_table_names())
     missing = [name for name in names if name not in present]
+    later = [S.metadata.tables[name] for name in LATER_TABLES if name not in present]
     if missing and len(missing) < len(names):
         raise LedgerError(
             f"ledger {display}: is not a complete stopwise ledger: table(s) {', '.join(missing)} missing "
@@ -138,3 +145,5 @@ def prepare_schema(conn: Connection, display: str, *, mode: LedgerMode, postgres
     versions = [int(v) for v in conn.execute(select(S.schema_version.c.version)).scalars().all()]
     if versions != [S.SCHEMA_VERSION]:
         raise _versions_error(display, versions)
+    if later and mode == "create":  # a ledger made before these tables: create opens may add them (init, live managers)
+        S.metadata.create_all(conn, tables=later, checkfirst=True)

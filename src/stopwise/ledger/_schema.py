@@ -17,6 +17,11 @@ conflicts          events refused because their key was already stored with diff
 decisions          the decision chain: per evaluation a sequence 1, 2, ..., the outcome sequence
                    high-water mark the decision was taken at, the record as canonical JSON, the
                    previous digest and digest = sha256(previous digest + canonical record JSON)
+notices            the live workers' states, append-only: per evaluation (by name, so a worker
+                   that fails before registration is recorded too) and system, ``started``,
+                   ``failed`` (with the reason) or ``finished``; the latest notice of a system
+                   is its state. Not part of the decision chain (it changes no decision); a
+                   version 2 ledger gains this table when a stopwise that knows it opens it
 =================  ==========================================================================
 
 Nothing is ever updated or deleted by stopwise: the ledger only grows.
@@ -37,7 +42,16 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-__all__ = ["SCHEMA_VERSION", "conflicts", "decisions", "evaluations", "metadata", "outcomes", "schema_version"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "conflicts",
+    "decisions",
+    "evaluations",
+    "metadata",
+    "notices",
+    "outcomes",
+    "schema_version",
+]
 
 SCHEMA_VERSION = 2
 """Version of the table layout below; a database of another version is refused, never migrated silently.
@@ -132,4 +146,16 @@ decisions = _evaluation_events(
     Column("digest", String(64), nullable=False),
     Column("created_at", String(40), nullable=False),
     key=("sequence",),
+)
+
+notices = Table(
+    "stopwise_notices",
+    metadata,
+    Column("id", _Id, primary_key=True, autoincrement=True),
+    Column("evaluation", Text, nullable=False, index=True),
+    Column("system", Text, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    sqlite_autoincrement=True,
 )

@@ -74,6 +74,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         PREDICTED_TREATMENTS,
         TAIL_METHODS,
         WARNING_CODES,
+        WORKER_STATES,
         WOULD_HALT_FLAGS,
         Boundary,
         ComputedTailMethod,
@@ -83,6 +84,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         Status,
         TailMethod,
         WarningCode,
+        WorkerState,
     )
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
@@ -105,6 +107,7 @@ __all__ = [
     "STATUSES",
     "TAIL_METHODS",
     "WARNING_CODES",
+    "WORKER_STATES",
     "WOULD_HALT_FLAGS",
     "Action",
     "Boundary",
@@ -141,6 +144,7 @@ __all__ = [
     "Trajectory",
     "UniverseState",
     "WarningCode",
+    "WorkerState",
     "audit_draw",
     "columns_of_frame",
     "factorize",

@@ -24,6 +24,7 @@ __all__ = [
     "STATUSES",
     "STRATEGIES",
     "TAIL_METHODS",
+    "WORKER_STATES",
     "Action",
     "Boundary",
     "ComputedTailMethod",
@@ -33,6 +34,7 @@ __all__ = [
     "Status",
     "Strategy",
     "TailMethod",
+    "WorkerState",
 ]
 
 Status = Literal["final", "pending", "predicted"]
@@ -69,6 +71,11 @@ and the predictable ``plug-in`` baseline."""
 LiveRule = Literal["betting-wor", "fixed-budget"]
 LIVE_RULES: tuple[LiveRule, ...] = get_args(LiveRule)
 """The rules a live-look replay compares."""
+
+WorkerState = Literal["started", "failed", "finished"]
+WORKER_STATES: tuple[WorkerState, ...] = get_args(WorkerState)
+"""States of a live worker (one system's task) that the ledger's notices record: ``started`` (scheduling
+samples), ``failed`` (stopped by an error; its partner stops too) and ``finished`` (its task ended)."""
 
 IngestFormat = Literal["swebench", "inspect", "tau2", "harbor", "hal"]
 INGEST_FORMATS: tuple[IngestFormat, ...] = get_args(IngestFormat)

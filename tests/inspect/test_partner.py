@@ -1,0 +1,172 @@
+"""Both systems are told (issue 20, item 5): a failed task stops its partner, in this process or through the ledger,
+and a faster system is paced by its partner's progress in the ledger.
+
+Two ``PairedComparison`` objects on one ledger in one ``eval()`` call stand for two worker processes (as
+``inspect eval tasks.py@a tasks.py@b`` builds them: one per task, sharing nothing but the ledger).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from stopwise.inspect import paired_early_stopping
+from stopwise.ledger import open_ledger
+
+N = 40
+
+
+def _task(example: ModuleType, manager: Any, role: str, dataset: Any, solver: Any = None) -> Any:
+    from inspect_ai import Task
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    return Task(dataset=dataset, solver=solver or generate(), scorer=match(),
+                model=example.mock_system(role, 0.9 if role == "tested" else 0.55), early_stopping=manager, name=role)
+
+
+def _late(manager: Any, delay: float = 0.3) -> Any:
+    """The manager, whose task starts ``delay`` seconds after the other (as a second worker would)."""
+    import anyio
+
+    class Late(type(manager)):  # type: ignore[misc]
+        async def start_task(self, task: Any, samples: Any, epochs: int) -> str:
+            await anyio.sleep(delay)
+            return await super().start_task(task, samples, epochs)
+
+    return Late(manager.comparison, manager.role)
+
+
+def _slow(seconds: float = 0.04) -> Any:
+    import anyio
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    @solver
+    def slow() -> Any:  # 40 ms per sample, as a model call would take
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            await anyio.sleep(seconds)
+            return await generate(state)
+
+        return solve
+
+    return slow()
+
+
+def _eval(tasks: list[Any], tmp_path: Path, **kwargs: Any) -> dict[str, Any]:
+    from inspect_ai import eval
+
+    logs = eval(tasks, display="none", log_dir=str(tmp_path / "logs"), max_tasks=2, max_samples=2, **kwargs)
+    return {log.eval.task: log for log in logs}
+
+
+def _check_partner_stopped(logs: dict[str, Any]) -> tuple[str, Any]:
+    failed = [name for name, log in logs.items() if log.status == "error"]
+    assert len(failed) == 1, [log.status for log in logs.values()]
+    (other,) = [log for name, log in logs.items() if name != failed[0]]
+    summary = other.results.early_stopping
+    assert other.status == "success" and summary.early_stops, "the partner was never told"
+    assert len(other.samples) + len(summary.early_stops) == N and len(other.samples) < N // 2
+    reasons = {s.reason for s in summary.early_stops}
+    assert all(r.startswith(f"stopwise partner failed: {failed[0]} system {failed[0]!r}: ") for r in reasons)
+    assert all(logs[failed[0]].error.message.splitlines()[-1].split(": ", 1)[-1][:60] in r for r in reasons)
+    assert any("the paired task failed" in note for note in summary.metadata["notes"])
+    return failed[0], summary
+
+
+def test_other_sample_ids_stop_the_partner_in_this_process(example: ModuleType, tmp_path: Path, fake_ledger: Any) -> None:
+    tested, baseline = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline")
+    logs = _eval([_task(example, tested, "tested", example.questions(N), _slow()),
+                  _task(example, _late(baseline), "baseline", example.questions(N + 3))], tmp_path)
+    failed, _ = _check_partner_stopped(logs)
+    assert failed == "baseline"
+
+
+def test_other_sample_ids_stop_the_partner_in_another_process_through_the_ledger(
+    example: ModuleType, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
+    _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")  # another "process"
+    assert tested.comparison is not baseline.comparison
+    logs = _eval([_task(example, tested, "tested", example.questions(N), _slow()),
+                  _task(example, _late(baseline), "baseline", example.questions(N + 3))], tmp_path)
+    failed, _ = _check_partner_stopped(logs)
+    assert failed == "baseline"
+    with open_ledger(url) as ledger:
+        states = [(n.system, n.state) for n in ledger.notices("ev")]
+    assert (failed, "failed") in states and states[-1][1] == "finished"  # the partner ended after the failure
+
+
+def test_a_failure_of_an_earlier_attempt_does_not_stop_a_new_run(example: ModuleType, tmp_path: Path) -> None:
+    """A failure stored more than a minute before this worker started is an earlier attempt's; one just before
+    (two workers started together, the failing one first) is this run's."""
+    from sqlalchemy import create_engine, text
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with open_ledger(url) as ledger:
+        ledger.notify("ev", system="baseline", state="failed", message="an earlier attempt broke")
+    engine = create_engine(url)  # the notice was stored long before this run
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE stopwise_notices SET created_at = :at"), {"at": "2000-01-01T00:00:00.000000+00:00"})
+    engine.dispose()
+    managers = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
+    logs = _eval([_task(example, managers[0], "tested", example.questions(12))], tmp_path / "old")
+    assert len(logs["tested"].samples) == 12 and logs["tested"].results.early_stopping.early_stops == []
+
+    with open_ledger(url) as ledger:
+        ledger.notify("ev", system="baseline", state="failed", message="sample ids differ")
+    again = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
+    logs = _eval([_task(example, again[0], "tested", example.questions(12))], tmp_path / "new")
+    assert logs["tested"].samples == [] and logs["tested"].results is None  # every sample skipped at once
+    assert again[0].comparison._sides["tested"].counts.stopped == 12
+
+
+def _gap(url: str) -> int:
+    """The largest lead of one system over the other in stored events, once both have stored one, in storing order."""
+    with open_ledger(url) as ledger:
+        systems = ledger.outcomes("ev")["system"].tolist()
+    lead, worst, seen = 0, 0, set()
+    for system in systems:
+        lead += 1 if system == "baseline" else -1
+        seen.add(system)
+        if len(seen) == 2:
+            worst = max(worst, abs(lead))
+    return worst
+
+
+def test_a_faster_system_is_paced_by_its_partner_in_another_process(example: ModuleType, tmp_path: Path) -> None:
+    """The baseline answers at once, the tested system takes 100 ms per sample; the comparison is not decided
+    before the end (fixed-budget boundary over all 40 tasks). Paced through the ledger (pace 2), neither system
+    leads by more than pace + 2 in flight (max_samples) + 1 started while its partner's progress was being read
+    (4 in three runs here); unpaced, the baseline runs far ahead (24 to 28 in those runs)."""
+    gaps = {}
+    for pace in (2, None):
+        url = f"sqlite:///{tmp_path / f'ledger-{pace}.db'}"
+        tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=pace)
+        _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=pace)
+        logs = _eval([_task(example, tested, "tested", example.questions(N), _slow(0.1)),
+                      _task(example, baseline, "baseline", example.questions(N))], tmp_path / str(pace))
+        assert all(log.status == "success" and len(log.samples) == N for log in logs.values())
+        gaps[pace] = _gap(url)
+    assert gaps[2] <= 2 + 2 + 1, gaps
+    assert gaps[None] >= 15, gaps
+
+
+def test_the_first_log_to_end_says_the_final_decision_is_in_the_ledger(example: ModuleType, tmp_path: Path) -> None:
+    """Two comparisons on one ledger (two "processes"), unpaced: the tested task ends first, undecided; its log
+    says that the paired task still runs and that the final decision will be in the ledger, which holds it."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    n = 12
+    tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=None)
+    _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=None)
+    logs = _eval([_task(example, tested, "tested", example.questions(n)),
+                  _task(example, baseline, "baseline", example.questions(n), _slow(0.1))], tmp_path)
+    first = logs["tested"].results.early_stopping.metadata
+    last = logs["baseline"].results.early_stopping.metadata
+    assert first["action"] != last["action"] == "promote"  # fixed budget: decided at the limit, by the baseline
+    assert any("later decisions are in the ledger's decision chain" in note or "final decision will be in the ledger"
+               in note for note in first["notes"]), first["notes"]
+    assert last["notes"] == []
+    with open_ledger(url) as ledger:
+        assert ledger.decisions("ev")[-1].record.model_dump(mode="json") == last["decision"]

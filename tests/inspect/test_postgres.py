@@ -1,0 +1,84 @@
+"""A PostgreSQL ledger whose connection is lost mid-run fails closed: both systems stop and their logs say why (issue 20).
+
+A private server (not the session's: it is restarted) from :mod:`tests.support.pgtemp`. The 12th sample
+to start restarts it (``pg_ctl restart``: every connection is lost; a restarted server may lack what
+was acknowledged, e.g. after a failover). The manager's next ledger call fails, during the restart
+(connection refused) or after it (the reconnected connection reaches a restarted server), and no
+later sample of either system is scheduled, as when a SQLite ledger's file is removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from tests.conftest import unavailable
+from tests.support.pgtemp import create_database, restart_server, temporary_postgres
+
+from stopwise.errors import LedgerError
+from stopwise.inspect import paired_early_stopping
+from stopwise.ledger import open_ledger
+
+N = 40
+
+
+@pytest.fixture
+def private_server() -> Iterator[str]:
+    try:
+        server = temporary_postgres()
+        url = server.__enter__()
+    except LedgerError as exc:
+        unavailable(f"PostgreSQL: {exc}")
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
+
+
+def test_a_lost_postgres_connection_fails_closed_and_both_systems_stop(
+    private_server: str, example: ModuleType, tmp_path: Path
+) -> None:
+    import anyio
+    from inspect_ai import Task, eval
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    url = create_database(private_server, "inspect_loss")
+    calls = 0
+
+    @solver
+    def restart_at(k: int) -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            nonlocal calls
+            calls += 1
+            if calls == k:
+                await anyio.to_thread.run_sync(restart_server, private_server)
+            return await generate(state)
+
+        return solve
+
+    managers = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
+    tasks = [Task(dataset=example.questions(N), solver=restart_at(12), scorer=match(), name=role,
+                  model=example.mock_system(role, 0.9 if role == "tested" else 0.55), early_stopping=manager)
+             for role, manager in zip(("tested", "baseline"), managers, strict=True)]
+    logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, max_samples=2, display="none",
+                                               log_dir=str(tmp_path / "logs"))}
+    comparison = managers[0].comparison
+    assert comparison.error is not None
+    lost = ("connection to the database was lost and the server restarted", "database error")
+    assert any(why in comparison.error for why in lost), comparison.error
+    accepted = 0
+    for log in logs.values():
+        summary = log.results.early_stopping
+        assert log.status == "success" and summary.early_stops
+        # the 12th sample to start restarted the server; besides it, only samples in flight ran
+        assert len(log.samples) + len(summary.early_stops) == N and len(log.samples) <= 12 + 2
+        assert all(s.reason.startswith("stopwise ledger ") for s in summary.early_stops)
+        meta = summary.metadata
+        assert meta["error"] == comparison.error and any("the ledger failed" in n for n in meta["notes"])
+        accepted += meta["appended"]["accepted"]
+    with open_ledger(url) as ledger:  # opened again: everything acknowledged is there, nothing else
+        assert len(ledger.outcomes("ev")) == accepted and ledger.verify("ev").ok
