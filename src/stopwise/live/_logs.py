@@ -21,7 +21,9 @@ lacks) is an error, as it is for ``stopwise ingest``.
 
 :func:`follow_inspect_logs` yields a :class:`LogLook` now and after every change of what the
 directory holds, deciding with :func:`stopwise.decide` on the rows of all finished logs, until the
-decision is final or a timeout passes. It needs no ``inspect_ai``.
+decision is final or a timeout passes. When the logs carry the live decision of the paired Inspect
+managers (:mod:`stopwise.live._carried`), that is the look's decision, with the re-decision from
+the rows beside it. It needs no ``inspect_ai``.
 """
 
 from __future__ import annotations
@@ -344,8 +346,12 @@ def follow_inspect_logs(
 
     Each look after a log finished decides with :func:`stopwise.decide` on the rows of every
     finished log (``policy`` and the planned ``universe``; without a universe no final action is
-    taken before the budget limit). The iteration ends after the first final action (promote,
-    reject, abstain) or when ``timeout`` seconds have passed.
+    taken before the budget limit). When the finished logs carry the live decision of the paired
+    Inspect managers (``results.early_stopping.metadata.decision``), that is the look's ``record``
+    (the later look's when the logs differ, noted in ``notes``); the decision on the rows is then
+    ``redecided``, and ``difference`` says why the two differ (rows logged after the decision).
+    The iteration ends after the first final action (promote, reject, abstain) or when ``timeout``
+    seconds have passed.
 
     Parameters
     ----------
