@@ -145,3 +145,17 @@ def test_decisions_of_another_pair_are_left_out_with_a_note(run: tuple[Path, Any
         from stopwise.live._carried import carried_decision
 
         carried_decision({"manager": "stopwise (x)", "metadata": {"decision": {"action": "promote"}}}, "a.eval")
+
+
+def test_json_logs_carry_the_live_decision_too(run: tuple[Path, Any], tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    out, first_final = run
+    for log in sorted((out / "logs").glob("*.eval")):
+        write_eval_log(read_eval_log(str(log)), str(tmp_path / f"{log.stem}.json"), format="json")
+    universe = stopwise.read_task_universe(out / "order.csv")
+    [look] = follow_inspect_logs(tmp_path, "tested", "baseline", stopwise.load_policy(out / "policy.toml"),
+                                 universe=universe, system="{task}", timeout=0)
+    assert look.live is not None and look.live.agree and look.live.log.endswith(".json")
+    assert (look.live.action, look.live.digest, look.live.look) == (first_final.action, first_final.digest(), first_final.ledger.decision)
+    assert look.record is look.live.record and look.final
