@@ -362,7 +362,9 @@ def _log_counters(look: LogLook) -> list[tuple[str, str]]:
         shown = "\n".join(escape(w) for w in look.waiting[:_SHOWN_WAITING])
         more = len(look.waiting) - _SHOWN_WAITING
         rows.append((f"not finished ({len(look.waiting)})", shown + (f"\n... and {more} more" if more > 0 else "")))
-    return rows
+    from stopwise.cli._live import live_counters
+
+    return rows + live_counters(look)
 
 
 _AnyLook = TypeVar("_AnyLook", bound="FollowLook")
@@ -527,6 +529,10 @@ def _watch_logs(
             raise
     if last is None:
         _finish(None, "no finished Inspect log", as_json=as_json)
+    if last.live is not None:  # the paired manager's decision, carried by the logs, is the evaluation's
+        from stopwise.cli._live import finish_live
+
+        finish_live(last, as_json=as_json)
     _finish(last.record, last.reason, as_json=as_json)
 
 

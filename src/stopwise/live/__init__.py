@@ -8,8 +8,11 @@ The library of ``stopwise watch``. It sits above :mod:`stopwise.ledger` (storage
 * :func:`follow_inspect_logs` does the same for an Inspect log directory as its logs finish
   (``stopwise watch LOGDIR --tested A --baseline B``), without a ledger; each look is a
   :class:`LogLook`, and :class:`InspectLogDir` polls the directory for the rows of its finished logs.
+  When the logs carry the paired Inspect managers' live decision, the look reports it as a
+  :class:`LiveDecision` (the evaluation's decision), beside the decision taken again on the rows.
 """
 
+from stopwise.live._carried import LiveDecision
 from stopwise.live._follow import FINAL_ACTIONS, FollowLook, Look, follow
 from stopwise.live._logs import InspectLogDir, LogLook, follow_inspect_logs
 
@@ -17,6 +20,7 @@ __all__ = [
     "FINAL_ACTIONS",
     "FollowLook",
     "InspectLogDir",
+    "LiveDecision",
     "LogLook",
     "Look",
     "follow",

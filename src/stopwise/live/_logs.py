@@ -21,7 +21,9 @@ lacks) is an error, as it is for ``stopwise ingest``.
 
 :func:`follow_inspect_logs` yields a :class:`LogLook` now and after every change of what the
 directory holds, deciding with :func:`stopwise.decide` on the rows of all finished logs, until the
-decision is final or a timeout passes. It needs no ``inspect_ai``.
+decision is final or a timeout passes. When the logs carry the live decision of the paired Inspect
+managers (:mod:`stopwise.live._carried`), that is the look's decision, with the re-decision from
+the rows beside it. It needs no ``inspect_ai``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from stopwise.errors import ComparisonError, FileFormatError, InputError
+from stopwise.live._carried import Carried, LiveDecision, carried_decision, live_decision
 from stopwise.live._follow import FollowLook, check_polling, wait_for_next_poll
 
 if TYPE_CHECKING:
@@ -66,6 +69,8 @@ class _File:
     kind: str = ""
     head: Any = None
     rows: pd.DataFrame | None = None
+    carried: Carried | None = None
+    """The live decision the paired manager wrote into the log (None when it carries none)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +87,15 @@ class LogLook(FollowLook):
     """Log files not finished yet: running, being written, or not (yet) readable, with the reason."""
     reason: str | None
     """Why there is no decision yet (None when there is one)."""
+    live: LiveDecision | None = None
+    """The decision the paired manager took while the evaluation ran, when the logs carry one: then
+    :attr:`record` is its record (the decision of the evaluation), whatever the logs' rows give."""
+    redecided: DecisionRecord | None = None
+    """The decision taken again on the rows of the finished logs (equal to :attr:`record` without a live decision)."""
+    difference: str | None = None
+    """Why :attr:`redecided` differs from the live decision (rows logged after it), None when they agree."""
+    notes: tuple[str, ...] = ()
+    """About the live decisions: logs that carry different ones, or ones of another pair of systems."""
 
 
 class InspectLogDir:
@@ -178,9 +192,9 @@ class InspectLogDir:
         from stopwise.ingest._inspect import is_json_log
 
         if file.suffix.lower() == ".eval":
-            kind, head, n_samples = "eval", None, 0
+            kind, head, n_samples, early = "eval", None, 0, None
             try:
-                status, n_samples = _eval_status(file)
+                status, n_samples, early = _eval_status(file)
             except _UNREADABLE as exc:
                 return _File(key, "waiting", f"not a complete .eval archive yet ({_short(exc)})")
         else:
@@ -195,17 +209,20 @@ class InspectLogDir:
                 return _File(key, "ignored", "not an Inspect log")
             status = doc.get("status")
             head = {"eval": doc["eval"]}
+            results = doc.get("results")
+            early = results.get("early_stopping") if isinstance(results, dict) else None
             samples = doc.get("samples")
             n_samples = len(samples) if isinstance(samples, list) else 0
         if status not in FINISHED_STATUSES:
             return _File(key, "waiting", f"running (status {status or 'started'})")
+        carried = carried_decision(early, self._relative(file))
         if status != "success" and n_samples == 0:
-            return _File(key, "read", f"finished with status {status} before any sample was logged", kind, head, None)
+            return _File(key, "read", f"finished with status {status} before any sample was logged", kind, head, None, carried)
         try:
             result = read_inspect(file, system=self._system, scorer=self._scorer, errors=self._errors, elapsed=self._elapsed)
         except FileFormatError as exc:  # a member cut short while the header was already there
             return _File(key, "waiting", f"not readable yet ({_short(exc)})")
-        return _File(key, "read", f"{len(result.rows)} rows (status {status})", kind, head, result.rows)
+        return _File(key, "read", f"{len(result.rows)} rows (status {status})", kind, head, result.rows, carried)
 
     # ------------------------------------------------------------------ what was read
     def rows(self) -> pd.DataFrame:
@@ -249,6 +266,10 @@ class InspectLogDir:
         self.rows()
         return list(self._used)
 
+    def carried(self) -> list[Carried]:
+        """The live decisions the finished logs :meth:`rows` reads carry (one per log that carries one)."""
+        return [c for p in self.logs_read() if (c := self._files[p].carried) is not None]
+
     def waiting(self) -> list[str]:
         """Files not finished yet, as ``name: reason`` (paths relative to the directory)."""
         return [f"{self._relative(p)}: {f.reason}" for p, f in sorted(self._files.items()) if f.state == "waiting"]
@@ -260,23 +281,49 @@ class InspectLogDir:
             return str(path)
 
 
-def _eval_status(file: Path) -> tuple[str | None, int]:
-    """(status, number of samples) of a ``.eval`` archive; raises one of _UNREADABLE while it is being written."""
+def _eval_status(file: Path) -> tuple[str | None, int, Any]:
+    """(status, number of samples, ``results.early_stopping``) of a ``.eval`` archive; raises one of _UNREADABLE while it is being written."""
     from stopwise.ingest._inspect import member_json
 
     with zipfile.ZipFile(file) as archive:
         names = archive.namelist()
         if "header.json" not in names:
-            return ("started" if "_journal/start.json" in names else None), 0
+            return ("started" if "_journal/start.json" in names else None), 0, None
         header = member_json(archive, file, "header.json")
         n_samples = sum(1 for n in names if n.startswith("samples/") and n.endswith(".json"))
     status = header.get("status") if isinstance(header, dict) else None
-    return (status if isinstance(status, str) else None), n_samples
+    results = header.get("results") if isinstance(header, dict) else None
+    early = results.get("early_stopping") if isinstance(results, dict) else None
+    return (status if isinstance(status, str) else None), n_samples, early
 
 
 def _short(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _difference(
+    live: LiveDecision, redecided: DecisionRecord | None, reason: str | None, rows: pd.DataFrame, tested: str, baseline: str
+) -> str | None:
+    """Why deciding again on the logs' rows differs from the live decision (None when it gives the same record)."""
+    if redecided is not None and redecided.digest() == live.digest:
+        return None
+    n_rows = int(rows["system"].isin([tested, baseline]).sum()) if len(rows) else 0
+    position = live.record.ledger
+    if position is not None and n_rows > position.n_events:
+        why = (
+            f"the logs hold {n_rows} rows of {tested} and {baseline}, the live decision saw {position.n_events} ledger "
+            f"events: {n_rows - position.n_events} rows were logged after it (samples in flight when it was taken)"
+        )
+    else:
+        why = (
+            f"the logs hold {n_rows} rows of {tested} and {baseline}, the live decision saw "
+            f"{live.record.n_observed} tasks of both"
+            + ("" if position is None else f" ({position.n_events} ledger events)")
+            + " (rows logged after it, or rows the ledger holds that the logs do not)"
+        )
+    again = f"deciding again on them gives {redecided.action} ({redecided.n_observed} tasks)" if redecided else f"deciding again on them gives no decision ({reason})"
+    return f"{why}; {again} -- the live decision stays the decision of the evaluation"
 
 
 def follow_inspect_logs(
@@ -299,8 +346,12 @@ def follow_inspect_logs(
 
     Each look after a log finished decides with :func:`stopwise.decide` on the rows of every
     finished log (``policy`` and the planned ``universe``; without a universe no final action is
-    taken before the budget limit). The iteration ends after the first final action (promote,
-    reject, abstain) or when ``timeout`` seconds have passed.
+    taken before the budget limit). When the finished logs carry the live decision of the paired
+    Inspect managers (``results.early_stopping.metadata.decision``), that is the look's ``record``
+    (the later look's when the logs differ, noted in ``notes``); the decision on the rows is then
+    ``redecided``, and ``difference`` says why the two differ (rows logged after the decision).
+    The iteration ends after the first final action (promote, reject, abstain) or when ``timeout``
+    seconds have passed.
 
     Parameters
     ----------
@@ -369,9 +420,13 @@ def follow_inspect_logs(
                     except ComparisonError as exc:
                         record, reason = None, str(exc)
             systems = tuple(sorted(rows["system"].unique().tolist())) if len(rows) else ()
+            live, note = live_decision(logs.carried(), tested, baseline)
             look = LogLook(
                 logs_read=len(logs.logs_read()), n_rows=len(rows), systems=systems, waiting=tuple(logs.waiting()),
-                record=record, reason=reason, elapsed_s=clock() - start,
+                record=record if live is None else live.record, reason=reason if live is None else None,
+                elapsed_s=clock() - start, live=live, redecided=record,
+                difference=None if live is None else _difference(live, record, reason, rows, tested, baseline),
+                notes=tuple(n for n in (note, None if live is None else live.note) if n),
             )
             yield look
             if look.final:
