@@ -23,6 +23,7 @@ from stopwise.ledger import open_ledger
 REPO = Path(__file__).resolve().parents[2]
 
 TASK_FILE = '''\
+import asyncio
 import importlib.util
 from pathlib import Path
 
@@ -42,6 +43,9 @@ spec.loader.exec_module(example)
 @solver
 def interrupt(role):  # fails the sample of the system named in HERE/fail ("ROLE SAMPLE_ID") once
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        # a sample takes 40 ms, as a (very fast) real one takes time: the looks run off the event loop, and on a
+        # loaded machine instant mock samples could all finish before the look that decides them does
+        await asyncio.sleep(0.04)
         marker = HERE / "fail"
         if marker.exists() and f"{{role}} {{state.sample_id}}" == marker.read_text().strip():
             marker.unlink()
