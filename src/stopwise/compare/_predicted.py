@@ -66,11 +66,40 @@ The reject test is the mirror image (lambda_s <= 0, the centre from H_{s-1}, at 
 logical bounds settle promote once ``L_t - (N - t) > N m0`` (reject once ``H_t + (N - t) < N m0``): the
 true mean is then certainly on one side. Nothing about the halting model's accuracy is assumed: a wrong
 prediction moves X only through its mean-zero audit correction, and the past predicted outcomes enter the
-centre only through their worst case. The price is power: the centre shifts by the past predicted rows'
+centre only through their worst case (``predicted_centre = "worst-case"``). The price is power: the centre shifts by the past predicted rows'
 share, so the bound is tight early and conservative late (it is the exclude-free worst case for the past,
 not for the future tasks); the wider range C also makes bets smaller. The bets are the project's
 strategies (:mod:`stopwise.compare._betting`: aGRAPA, plug-in, ``mixture``) on the scaled values with the
 variance prior 1 / C^2 (one pseudo-observation of the [-1, 1] scale); any predictable bet keeps the claim.
+
+The audited-bound centre (``[decision] predicted_centre = "audited-bound"``, the default)
+------------------------------------------------------------------------------------------
+The worst case charges one unit to every past unaudited prediction of the adverse kind (the tested system's
+predicted 1, the baseline's predicted 0, for the promote test), though a useful halting model is mostly
+right. With P_{t-1} the past sum with the predictions as outcomes and A_{t-1} = P_{t-1} - L_{t-1} the
+adverse predicted weight, S_{t-1} = P_{t-1} - (the unaudited wrong adverse weight W_u) >= P_{t-1} - W_u.
+:mod:`stopwise.compare._audit_bound` gives U_{t-1}, a function of the *audited* wrong adverse weight only,
+with P(E) >= 1 - alpha_1 for E = {W_u < U at every look}. The centre then uses
+
+    L'_{s-1} = max(L_{s-1}, P_{s-1} - U_{s-1}) (<= S_{s-1} on E),
+
+the test bets at level alpha_2 = a - alpha_1 (its capital must reach 1 / alpha_2), and the logical bound
+settles promote once ``L'_t - (N - t) > N m0``; alpha_1 = a / 5 (:data:`AUDIT_BOUND_SHARE`), fixed before the
+data. (Taking the larger of the two lower bounds is what E allows; the minimum would be valid too but never
+tighter.)
+
+**Claim.** Under H0+, P(the promote test ever acts) <= alpha_1 + alpha_2 = a.
+
+*Proof.* Let G_{s-1} hold F_{s-1} and the true outcomes of the first s - 1 tasks' runs (so S_{s-1} and W_u
+up to then). Define the guarded centre c~_s from min(L'_{s-1}, S_{s-1}) and the guarded bet
+lam~_s = min(lam_s, 1 / (1 + c~_s)): both G-predictable. Given G_{s-1} the s-th task is still uniform on the
+unseen ones and its audit draws independent, so E[X_s | G_{s-1}] = (N mu - S_{s-1}) / (N - s + 1) <= C c~_s
+under H0+, and K~_t = prod (1 + lam~_s (X_s / C - c~_s)) is a nonnegative G-supermartingale: Ville gives
+P(exists t: K~_t >= 1 / alpha_2) <= alpha_2. On E, L'_{s-1} <= S_{s-1} at every s, so c~ = c', lam~ = lam and
+K~ = K' (the reported process); and a logical settle on E implies S_t - (N - t) > N m0, impossible under H0+.
+So P(K' ever >= 1/alpha_2 or settles) <= P(not E) + P(exists t: K~_t >= 1/alpha_2) <= alpha_1 + alpha_2.
+The reject test is the mirror image with the reverse adverse group and H'_{s-1} = min(H_{s-1}, P_{s-1} + U'_{s-1}).
+The reported log-capital paths are shifted by log(alpha_2 / a), so "crossing log(1/a)" keeps its meaning.
 
 Scope: the pooled process (a uniform planned order; with the coverage rule, the top-up design). The
 stratified process and the one-look fixed-budget tails are refused with ``prediction-powered``.

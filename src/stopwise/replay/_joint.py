@@ -19,7 +19,9 @@ The within-task and joined modes decide as ``stopwise decide`` does under ``[dec
 "prediction-powered"`` (:mod:`stopwise.compare._predicted`, Angelopoulos et al. 2023; Zrnic & Candes 2024): a
 run the monitor would halt counts with ``yhat + (audited / rho) (y - yhat)`` (``yhat`` its predicted 0/1
 outcome), any other run with y; the pooled without-replacement boundary runs on the range ``max(1, 2/rho - 1)``
-with the past predicted rows at their worst case in its centre. Order k draws its audits as a live evaluation
+and its centre takes the past predicted rows as the policy's ``[decision] predicted_centre`` says (default
+``audited-bound``: at most the audits' time-uniform bound of them wrong; ``worst-case``: all at their adverse
+extreme; :mod:`stopwise.compare._audit_bound`). Order k draws its audits as a live evaluation
 with ``[early] audit_seed = seed + k`` would (:func:`stopwise.records.audit_draw` of each run's system, task and
 attempt below rho). Three extra modes carry no guarantee and are labelled invalid: ``joined naive`` (the
 boundary on the prediction-powered differences as if they were the tasks' fixed values: the noisy past sums
@@ -213,7 +215,8 @@ class JointReplay:
         One row per pair, mode and order: ``action`` (``promote``, ``reject`` or ``none``), ``wrong``,
         ``tasks``, ``step_share``, ``token_share``.
     settings : dict
-        n_orders, audit fraction rho, delta, alpha, seed, audit seed, treatment of predicted rows, halting figures.
+        n_orders, audit fraction rho, delta, alpha, seed, audit seed, treatment of predicted rows and the centre
+        (``predicted_centre``), halting figures.
     task_orders : dict of (str, str) to numpy.ndarray
         Per pair, the (K, N) task names in the order each replayed evaluation ran them (order k drew its audits
         with audit seed ``settings["audit_seed"] + k``).
