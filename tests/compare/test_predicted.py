@@ -8,7 +8,7 @@ import pytest
 import stopwise
 from stopwise.compare import betting_boundary
 from stopwise.compare._audit_bound import AUDIT_BOUND_SHARE, audited_wrong_bound
-from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_interval, powered_scale
+from stopwise.compare._predicted import AuditTallies, _centre_sums, powered_boundary, powered_interval, powered_scale
 from stopwise.errors import ComparisonError
 from stopwise.records import DecisionRecord, Policy, TaskUniverse, audit_draw, parse_policy
 
@@ -214,6 +214,7 @@ def _benchmark(rng: np.random.Generator, *, n_tasks: int, rho: float, seed: int,
         "low": (low[0] - low[1])[order],
         "high": (high[0] - high[1])[order],
         "as_truth": (as_truth[0] - as_truth[1])[order],
+        "truth": (y[0] - y[1])[order],
         "wrong_low": wrong_low[order],
         "wrong_high": wrong_high[order],
         "wrong_share": float(flip.sum() / max(1, candidate[0].sum())),
@@ -329,6 +330,27 @@ def test_the_audit_bound_holds_at_every_run_under_simulation_4000() -> None:
         assert miss <= 0.05 + 2 * se, (rho, miss)
 
 
+def _centre_misses(n_benchmarks: int, n_tasks: int, rho: float) -> tuple[float, float, float]:
+    """Under the badly wrong halting model: share of benchmarks where the audited-bound centre's lower (upper) bound
+    of the past true sum fails at some look, and the share where it is tighter than the worst case at the end."""
+    rng = np.random.default_rng(7)
+    missed = tighter = 0
+    for b in range(n_benchmarks):
+        bench = _benchmark(rng, n_tasks=n_tasks, rho=rho, seed=700_001 + b, halt=0.8, wrong=0.3)
+        sums = _centre_sums(bench["low"], bench["high"], 0.05, "audited-bound", _tallies(bench), rho)
+        true_sum = np.cumsum(bench["truth"])
+        missed += bool((sums.low_sum > true_sum + 1e-9).any() or (sums.high_sum < true_sum - 1e-9).any())
+        tighter += bool(sums.low_sum[-1] > np.cumsum(bench["low"])[-1] + 1.0)
+    return missed / n_benchmarks, float(np.sqrt(0.01 * 0.99 / n_benchmarks)), tighter / n_benchmarks
+
+
+def test_the_audited_bound_centre_bounds_the_true_sum_under_wrong_halts() -> None:
+    # the event E of the proof, measured: both bounds hold at every look in all but a_1 = a/5 = 0.01 (+ 2 SE)
+    miss, se, tighter = _centre_misses(400, 120, 0.5)
+    assert miss <= 0.01 + 2 * se, miss
+    assert tighter > 0.5, tighter  # and the bound is used: tighter than the worst case by over a unit at the end
+
+
 def test_the_audited_bound_centre_on_a_tiny_example() -> None:
     # Two attempts per system, rho = 0.5, a = 0.05 (a_1 = 0.01). Rows by task:
     # t1: A1 predicted 1, A2 audited would-halt:1 failed (wrong, adverse for promote), B1 final 0, B2 predicted 0
@@ -352,8 +374,6 @@ def test_the_audited_bound_centre_on_a_tiny_example() -> None:
     np.testing.assert_allclose(p.high, [0.5, 0.5])
     np.testing.assert_allclose(p.audit.wrong_low, [0.5, 0.0])
     np.testing.assert_allclose(p.audit.wrong_high, [0.0, 0.5])
-    from stopwise.compare._predicted import _centre_sums
-
     sums = _centre_sums(p.low, p.high, 0.05, "audited-bound", p.audit, 0.5)
     u_low = [_root(0.5, 0.5, 0.01), _root(0.5, 0.5, 0.01)]  # W_a after t1 and after t2 (nothing new on the promote side)
     # the bound (about 10) exceeds the adverse predicted weight (A_1 = 1.0, A_2 = 1.0 + 0.5): the worst case stays
@@ -381,3 +401,10 @@ def test_the_centre_choice_is_in_the_policy_digest_only_where_it_acts() -> None:
     assert "predicted_centre" not in worst.canonical_json() and '"predicted_centre":"audited-bound"' in default.canonical_json()
     with pytest.raises(Exception, match="predicted_centre"):
         _policy(0.3, centre="optimistic")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rho", [0.3, 0.5, 0.8])
+def test_the_audited_bound_centre_bounds_the_true_sum_under_wrong_halts_2000(rho: float) -> None:
+    miss, se, _ = _centre_misses(2000, 200, rho)
+    assert miss <= 0.01 + 2 * se, (rho, miss)
