@@ -7,15 +7,21 @@ import pytest
 
 import stopwise
 from stopwise.compare import betting_boundary
-from stopwise.compare._predicted import powered_boundary, powered_interval, powered_scale
+from stopwise.compare._audit_bound import AUDIT_BOUND_SHARE, audited_wrong_bound
+from stopwise.compare._predicted import AuditTallies, _centre_sums, powered_boundary, powered_interval, powered_scale
 from stopwise.errors import ComparisonError
 from stopwise.records import DecisionRecord, Policy, TaskUniverse, audit_draw, parse_policy
 
 POWERED = '[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n[coverage]\nrule = "none"\n[early]\naudit_fraction = {rho}\n'
 
 
-def _policy(rho: float, seed: int = 0) -> Policy:
-    return parse_policy(POWERED.format(rho=rho) + f"audit_seed = {seed}\n")
+def _policy(rho: float, seed: int = 0, centre: str | None = None) -> Policy:
+    named = POWERED.replace("[coverage]", f'predicted_centre = "{centre}"\n[coverage]') if centre else POWERED
+    return parse_policy(named.format(rho=rho) + f"audit_seed = {seed}\n")
+
+
+def _tallies(bench: dict) -> AuditTallies:
+    return AuditTallies(point=bench["as_truth"], wrong_low=bench["wrong_low"], wrong_high=bench["wrong_high"])
 
 
 def _row(system: str, task: str, y: float, *, halt: int | None = None, audited: bool = False, attempt: int = 0) -> dict[str, object]:
@@ -132,22 +138,25 @@ def test_the_interval_covers_the_true_mean_under_wrong_halts() -> None:
     assert misses / 300 <= 0.10 + 2 * np.sqrt(0.1 * 0.9 / 300), misses  # level 1 - 2a = 0.90
 
 
-def test_decide_uses_the_powered_boundary_on_the_observed_prefix() -> None:
+@pytest.mark.parametrize("centre", ["worst-case", "audited-bound"])
+def test_decide_uses_the_powered_boundary_on_the_observed_prefix(centre: str) -> None:
     bench = _benchmark(np.random.default_rng(11), n_tasks=60, rho=0.3, seed=5)
     order = [f"t{i}" for i in bench["order"]]
     rows = stopwise.outcome_columns(bench["rows"])
-    record = stopwise.decide(rows, "A", "B", _policy(0.3, seed=5), universe=TaskUniverse(order))
+    record = stopwise.decide(rows, "A", "B", _policy(0.3, seed=5, centre=centre), universe=TaskUniverse(order))
+    options = {"centre": centre, "audit": _tallies(bench), "audit_fraction": 0.3}
     direct = powered_boundary(
-        bench["x"], bench["low"], bench["high"], 0.0, population_size=60, alpha=0.05, scale=powered_scale(0.3)
+        bench["x"], bench["low"], bench["high"], 0.0, population_size=60, alpha=0.05, scale=powered_scale(0.3), **options
     )
+    assert centre in direct.method.replace("within the audited bound", "audited-bound").replace("at their worst case", "worst-case")
     assert record.r_promote == pytest.approx(direct.p_promote, rel=1e-12)
     assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
     assert record.delta_hat == pytest.approx(float(np.mean(bench["x"])), abs=1e-12)
     assert not any("audit draw" in w for w in record.warnings)  # the rows' audits are the pre-registered draw
     assert record.interval is not None and record.interval.kind == "anytime-valid"
-    direct_ci = powered_interval(bench["x"], bench["low"], bench["high"], population_size=60, alpha=0.05, scale=powered_scale(0.3))
+    direct_ci = powered_interval(bench["x"], bench["low"], bench["high"], population_size=60, alpha=0.05, scale=powered_scale(0.3), **options)
     assert (record.interval.low, record.interval.high) == (direct_ci.low, direct_ci.high)  # nothing crossed: not tightened
-    other = stopwise.decide(rows, "A", "B", _policy(0.3, seed=6), universe=TaskUniverse(order))
+    other = stopwise.decide(rows, "A", "B", _policy(0.3, seed=6, centre=centre), universe=TaskUniverse(order))
     assert (other.r_promote, other.r_reject) == (record.r_promote, record.r_reject)
     expected = f"{_disagreeing(bench['rows'], 0.3, 6)} row(s) disagree with the audit draw of [early] audit_seed = 6"
     assert any(w.startswith(expected) for w in other.warnings)
@@ -194,6 +203,10 @@ def _benchmark(rng: np.random.Generator, *, n_tasks: int, rho: float, seed: int,
     ]
     order = rng.permutation(n_tasks)
     as_truth = np.where(predicted, f, y)
+    # audited would-halt runs predicted wrongly: A's predicted 1 or B's predicted 0 lower the true difference
+    wrong = candidate & audited & (f != y)
+    wrong_low = (wrong[0] & (f[0] == 1)).astype(float) + (wrong[1] & (f[1] == 0))
+    wrong_high = (wrong[0] & (f[0] == 0)).astype(float) + (wrong[1] & (f[1] == 1))
     return {
         "rows": rows,
         "order": order,
@@ -201,11 +214,14 @@ def _benchmark(rng: np.random.Generator, *, n_tasks: int, rho: float, seed: int,
         "low": (low[0] - low[1])[order],
         "high": (high[0] - high[1])[order],
         "as_truth": (as_truth[0] - as_truth[1])[order],
+        "truth": (y[0] - y[1])[order],
+        "wrong_low": wrong_low[order],
+        "wrong_high": wrong_high[order],
         "wrong_share": float(flip.sum() / max(1, candidate[0].sum())),
     }
 
 
-def _false_promotes(n_benchmarks: int, *, n_tasks: int, rho: float, seed: int) -> tuple[float, float, float, float]:
+def _false_promotes(n_benchmarks: int, *, n_tasks: int, rho: float, seed: int, centre: str) -> tuple[float, float, float, float]:
     """False-promote rates (ever crossed at level a = 0.05, any look) of prediction-powered and of predictions as truth."""
     rng = np.random.default_rng(seed)
     powered = truth = 0
@@ -213,28 +229,33 @@ def _false_promotes(n_benchmarks: int, *, n_tasks: int, rho: float, seed: int) -
     for b in range(n_benchmarks):
         bench = _benchmark(rng, n_tasks=n_tasks, rho=rho, seed=seed * 100_003 + b)
         wrong.append(bench["wrong_share"])
-        ours = powered_boundary(bench["x"], bench["low"], bench["high"], 0.0, population_size=n_tasks, alpha=0.05, scale=powered_scale(rho))
+        ours = powered_boundary(
+            bench["x"], bench["low"], bench["high"], 0.0, population_size=n_tasks, alpha=0.05, scale=powered_scale(rho),
+            centre=centre, audit=_tallies(bench), audit_fraction=rho,
+        )  # fmt: skip
         powered += ours.p_promote <= 0.05
         truth += betting_boundary(bench["as_truth"], 0.0, population_size=n_tasks, alpha=0.05, confidence_bounds=False).p_promote <= 0.05
     return powered / n_benchmarks, truth / n_benchmarks, float(np.mean(wrong)), float(np.sqrt(0.05 * 0.95 / n_benchmarks))
 
 
-def _check_null(n_benchmarks: int, n_tasks: int) -> None:
-    powered, truth, wrong, se = _false_promotes(n_benchmarks, n_tasks=n_tasks, rho=0.3, seed=22)
-    report = f"prediction-powered {powered:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {0.05 + 2 * se:.4f}, A's wrong halts {wrong:.0%}"
+def _check_null(n_benchmarks: int, n_tasks: int, centre: str) -> None:
+    powered, truth, wrong, se = _false_promotes(n_benchmarks, n_tasks=n_tasks, rho=0.3, seed=22, centre=centre)
+    report = f"prediction-powered ({centre}) {powered:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {0.05 + 2 * se:.4f}, A's wrong halts {wrong:.0%}"
     print(report)
     assert 0.25 < wrong < 0.35, report  # the halting model is as badly wrong as the issue asks
     assert powered <= 0.05 + 2 * se, report
     assert truth > 0.05 + 2 * se, report
 
 
-def test_false_promotes_under_the_null_quick() -> None:
-    _check_null(300, 80)
+@pytest.mark.parametrize("centre", ["worst-case", "audited-bound"])
+def test_false_promotes_under_the_null_quick(centre: str) -> None:
+    _check_null(300, 80, centre)
 
 
 @pytest.mark.slow
-def test_false_promotes_under_the_null_2000_benchmarks() -> None:
-    _check_null(2000, 200)
+@pytest.mark.parametrize("centre", ["worst-case", "audited-bound"])
+def test_false_promotes_under_the_null_2000_benchmarks(centre: str) -> None:
+    _check_null(2000, 200, centre)
 
 
 def test_with_the_coverage_rule_it_runs_the_top_up_design() -> None:
@@ -253,3 +274,137 @@ def test_with_the_coverage_rule_it_runs_the_top_up_design() -> None:
     record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=universe)
     assert "prediction-powered" in record.tail_method and "coverage by top-up" in record.tail_method
     assert record.warnings == []  # a stamped uniform order, and the rows' audits are the draw of seed 9
+
+
+# -- the audited-bound centre (predicted_centre = "audited-bound") ---------------------------------------
+
+
+def _root(w_a: float, rho: float, alpha: float) -> float:
+    """U(W_a) computed independently: scipy's brentq on the mixture's equation, written out from the docstring."""
+    from scipy.optimize import brentq
+
+    from stopwise.compare._audit_bound import AUDIT_BOUND_U, AUDIT_BOUND_WEIGHTS
+
+    def excess(w_u: float) -> float:
+        total = sum(p * np.exp(-np.log(rho * np.exp(-u) + 1 - rho) * (w_u + w_a) - u * w_a) for u, p in zip(AUDIT_BOUND_U, AUDIT_BOUND_WEIGHTS, strict=True))
+        return float(np.log(total) - np.log(1 / alpha))
+
+    return float(brentq(excess, 0.0, 500.0, xtol=1e-10))
+
+
+@pytest.mark.parametrize(("w_a", "rho"), [(0.0, 0.5), (0.0, 0.2), (1.0, 0.5), (3.5, 0.3), (20.0, 0.7)])
+def test_the_audit_bound_solves_the_mixture_equation(w_a: float, rho: float) -> None:
+    # tolerance 1e-6: the bisection's 40 halvings of an interval of at most a few thousand
+    assert audited_wrong_bound(np.array([w_a]), rho, 0.01)[0] == pytest.approx(_root(w_a, rho, 0.01), abs=1e-6)
+    # with no audited wrong prediction it is close to log(1/alpha_1) / -log(1 - rho), the all-escaped bound
+    if w_a == 0.0:
+        assert np.log(100) / -np.log(1 - rho) < audited_wrong_bound(0.0, rho, 0.01) < (np.log(100) - np.log(0.45)) / -np.log(1 - rho)
+    assert audited_wrong_bound(np.array([w_a]), rho, 0.01, cap=0.5)[0] == pytest.approx(min(0.5, _root(w_a, rho, 0.01)), abs=1e-6)
+
+
+def _bound_misses(n_sequences: int, n_runs: int, rho: float, alpha: float, seed: int) -> tuple[float, float, float]:
+    """Share of sequences where the unaudited wrong weight reaches the bound at some run (any time), and the SE.
+
+    Every run is wrong (the bound's hardest case: W_u grows as fast as it can), weights 1 or 1/2 (two attempts).
+    """
+    rng = np.random.default_rng(seed)
+    weight = np.where(rng.random((n_sequences, n_runs)) < 0.5, 1.0, 0.5)
+    audited = rng.random((n_sequences, n_runs)) < rho
+    w_u, w_a = np.cumsum(weight * ~audited, axis=1), np.cumsum(weight * audited, axis=1)
+    missed = (w_u >= audited_wrong_bound(w_a, rho, alpha)).any(axis=1)
+    also_fixed = (w_u[:, -1] >= audited_wrong_bound(w_a[:, -1], rho, alpha)).mean()  # at the last run only
+    return float(missed.mean()), float(np.sqrt(alpha * (1 - alpha) / n_sequences)), float(also_fixed)
+
+
+@pytest.mark.parametrize("rho", [0.2, 0.5, 0.8])
+def test_the_audit_bound_holds_at_every_run_under_simulation(rho: float) -> None:
+    miss, se, at_end = _bound_misses(2000, 150, rho, 0.05, seed=int(rho * 10))
+    assert miss <= 0.05 + 2 * se, (miss, at_end)
+    assert miss >= at_end  # holding at every run is the harder event
+
+
+@pytest.mark.slow
+def test_the_audit_bound_holds_at_every_run_under_simulation_4000() -> None:
+    for rho in (0.1, 0.3, 0.5, 0.9):
+        miss, se, _ = _bound_misses(4000, 300, rho, 0.05, seed=int(rho * 100))
+        assert miss <= 0.05 + 2 * se, (rho, miss)
+
+
+def _centre_misses(n_benchmarks: int, n_tasks: int, rho: float) -> tuple[float, float, float]:
+    """Under the badly wrong halting model: share of benchmarks where the audited-bound centre's lower (upper) bound
+    of the past true sum fails at some look, and the share where it is tighter than the worst case at the end."""
+    rng = np.random.default_rng(7)
+    missed = tighter = 0
+    for b in range(n_benchmarks):
+        bench = _benchmark(rng, n_tasks=n_tasks, rho=rho, seed=700_001 + b, halt=0.8, wrong=0.3)
+        sums = _centre_sums(bench["low"], bench["high"], 0.05, "audited-bound", _tallies(bench), rho)
+        true_sum = np.cumsum(bench["truth"])
+        missed += bool((sums.low_sum > true_sum + 1e-9).any() or (sums.high_sum < true_sum - 1e-9).any())
+        tighter += bool(sums.low_sum[-1] > np.cumsum(bench["low"])[-1] + 1.0)
+    return missed / n_benchmarks, float(np.sqrt(0.01 * 0.99 / n_benchmarks)), tighter / n_benchmarks
+
+
+def test_the_audited_bound_centre_bounds_the_true_sum_under_wrong_halts() -> None:
+    # the event E of the proof, measured: both bounds hold at every look in all but a_1 = a/5 = 0.01 (+ 2 SE)
+    miss, se, tighter = _centre_misses(400, 120, 0.5)
+    assert miss <= 0.01 + 2 * se, miss
+    assert tighter > 0.5, tighter  # and the bound is used: tighter than the worst case by over a unit at the end
+
+
+def test_the_audited_bound_centre_on_a_tiny_example() -> None:
+    # Two attempts per system, rho = 0.5, a = 0.05 (a_1 = 0.01). Rows by task:
+    # t1: A1 predicted 1, A2 audited would-halt:1 failed (wrong, adverse for promote), B1 final 0, B2 predicted 0
+    # t2: A1 final 1, A2 predicted 1, B1 audited would-halt:1 failed (wrong, adverse for reject), B2 final 1
+    rows = [
+        _row("A", "t1", 1, halt=1, attempt=1), _row("A", "t1", 0, halt=1, audited=True, attempt=2),
+        _row("B", "t1", 0, attempt=1), _row("B", "t1", 0, halt=0, attempt=2),
+        _row("A", "t2", 1, attempt=1), _row("A", "t2", 1, halt=1, attempt=2),
+        _row("B", "t2", 0, halt=1, audited=True, attempt=1), _row("B", "t2", 1, attempt=2),
+    ]  # fmt: skip
+    from stopwise.compare import pair_outcomes
+    from stopwise.compare._predicted import powered_pairs
+
+    p = powered_pairs(stopwise.outcome_columns(rows), "A", 0.5, lambda r: pair_outcomes(r, "A", "B", statuses=("final", "predicted")))
+    # by hand, attempts averaged: P_1 = (1 + 0)/2 - (0 + 0)/2 = 0.5; P_2 = (1 + 1)/2 - (0 + 1)/2 = 0.5
+    # worst case: l_1 = (0 + 0)/2 - (0 + 1)/2 = -0.5, l_2 = (1 + 0)/2 - (0 + 1)/2 = 0; h_1 = (1 + 0)/2 - 0 = 0.5, h_2 = 1 - 0.5 = 0.5
+    # audited wrong weights: t1's A2 (predicted 1, failed): 1/2 on the promote side; t2's B1 (predicted 1, failed): 1/2 on the reject side
+    assert p.audit is not None
+    np.testing.assert_allclose(p.audit.point, [0.5, 0.5])
+    np.testing.assert_allclose(p.low, [-0.5, 0.0])
+    np.testing.assert_allclose(p.high, [0.5, 0.5])
+    np.testing.assert_allclose(p.audit.wrong_low, [0.5, 0.0])
+    np.testing.assert_allclose(p.audit.wrong_high, [0.0, 0.5])
+    sums = _centre_sums(p.low, p.high, 0.05, "audited-bound", p.audit, 0.5)
+    u_low = [_root(0.5, 0.5, 0.01), _root(0.5, 0.5, 0.01)]  # W_a after t1 and after t2 (nothing new on the promote side)
+    # the bound (about 10) exceeds the adverse predicted weight (A_1 = 1.0, A_2 = 1.0 + 0.5): the worst case stays
+    assert min(u_low) > 1.5
+    np.testing.assert_allclose(sums.low_sum, [-0.5, -0.5])
+    np.testing.assert_allclose(sums.high_sum, [0.5, 1.0])
+    assert sums.test_alpha == pytest.approx(0.05 * (1 - AUDIT_BOUND_SHARE))
+    # many tasks like t1 without wrong audits: the bound caps the adverse shift at U(0) instead of 1/2 per task
+    n = 60
+    point, low, high = np.full(n, 0.5), np.full(n, -0.5), np.full(n, 0.5)
+    tallies = AuditTallies(point=point, wrong_low=np.zeros(n), wrong_high=np.zeros(n))
+    tight = _centre_sums(low, high, 0.05, "audited-bound", tallies, 0.5)
+    expected = np.maximum(np.cumsum(low), np.cumsum(point) - _root(0.0, 0.5, 0.01))
+    np.testing.assert_allclose(tight.low_sum, expected, atol=1e-6)
+    assert tight.low_sum[-1] > np.cumsum(low)[-1] + 20  # far tighter than the worst case late
+    np.testing.assert_allclose(tight.high_sum, np.cumsum(high))  # the reject side's worst case equals P here
+
+
+def test_the_centre_choice_is_in_the_policy_digest_only_where_it_acts() -> None:
+    exclude = parse_policy("")
+    assert "predicted_centre" not in exclude.canonical_json()
+    assert parse_policy('[decision]\npredicted_centre = "worst-case"').sha256() == exclude.sha256()
+    worst, default = _policy(0.3, centre="worst-case"), _policy(0.3)
+    assert default.decision.predicted_centre == "audited-bound"
+    assert "predicted_centre" not in worst.canonical_json() and '"predicted_centre":"audited-bound"' in default.canonical_json()
+    with pytest.raises(Exception, match="predicted_centre"):
+        _policy(0.3, centre="optimistic")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rho", [0.3, 0.5, 0.8])
+def test_the_audited_bound_centre_bounds_the_true_sum_under_wrong_halts_2000(rho: float) -> None:
+    miss, se, _ = _centre_misses(2000, 200, rho)
+    assert miss <= 0.01 + 2 * se, (rho, miss)

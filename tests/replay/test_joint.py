@@ -210,29 +210,34 @@ def test_policy_supplies_delta_and_alpha() -> None:
 def test_the_joined_mode_decides_as_stopwise_decide_on_the_live_rows() -> None:
     """At the look where the replay stops, ``decide`` with predicted = "prediction-powered" on the rows a live
     evaluation would hold (joint_rows, the order's audit draw) acts; one task earlier it continues; an order the
-    replay leaves undecided ends in abstain."""
+    replay leaves undecided ends in abstain. Both centres (the worst case leaves orders undecided here; the
+    audited bound decides them all)."""
     rng = np.random.default_rng(4)
     n, rho = 60, 0.5
     a = (rng.random(n) < 0.85).astype(int)
     b = (rng.random(n) < 0.2).astype(int)
     table = _table(list(a), list(b), n_steps=8, halt=2.0)
     table["predicted"] = np.where(rng.random(2 * n) < 0.9, table["outcome"], 1 - table["outcome"])  # 10 % wrong halts
-    result = replay_joint(table, audit_fraction=rho, n_orders=40, rng=1)
-    policy = _policy(early={"audit_fraction": rho})
-    joined = result.orders[result.orders["mode"] == "joined"].reset_index(drop=True)
-    assert (joined["action"] != "none").sum() >= 10 and (joined["action"] == "none").sum() >= 1  # both cases to check
-    for k in range(40):
-        audited = np.array([audit_draw(k, s, t, 1) < rho for s, t in zip(table["agent"], table["task"], strict=True)])
-        rows = joint_rows(table, audited)
-        order = result.task_orders[("A", "B")][k]
-        universe = TaskUniverse(list(order))
-        stop = int(joined.loc[k, "tasks"])
-        action = stopwise_decide(rows[rows["task"].isin(order[:stop])], policy, universe)
-        if joined.loc[k, "action"] == "none":
-            assert stop == n and action == "abstain"  # every task run, no final action
-        else:
-            assert action == joined.loc[k, "action"]
-            assert stopwise_decide(rows[rows["task"].isin(order[: stop - 1])], policy, universe) == "continue"
+    checked = {"decided": 0, "none": 0}
+    for centre in ("worst-case", "audited-bound"):
+        policy = _policy(early={"audit_fraction": rho}, decision={"boundary": "betting-wor", "predicted": "prediction-powered", "predicted_centre": centre})
+        result = replay_joint(table, policy=policy, n_orders=40, rng=1)
+        joined = result.orders[result.orders["mode"] == "joined"].reset_index(drop=True)
+        for k in range(40):
+            audited = np.array([audit_draw(k, s, t, 1) < rho for s, t in zip(table["agent"], table["task"], strict=True)])
+            rows = joint_rows(table, audited)
+            order = result.task_orders[("A", "B")][k]
+            universe = TaskUniverse(list(order))
+            stop = int(joined.loc[k, "tasks"])
+            action = stopwise_decide(rows[rows["task"].isin(order[:stop])], policy, universe)
+            if joined.loc[k, "action"] == "none":
+                checked["none"] += 1
+                assert stop == n and action == "abstain"  # every task run, no final action
+            else:
+                checked["decided"] += 1
+                assert action == joined.loc[k, "action"]
+                assert stopwise_decide(rows[rows["task"].isin(order[: stop - 1])], policy, universe) == "continue"
+    assert checked["decided"] >= 10 and checked["none"] >= 1, checked  # both cases checked
 
 
 def stopwise_decide(rows: pd.DataFrame, policy: Policy, universe: TaskUniverse) -> str:

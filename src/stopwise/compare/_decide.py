@@ -48,7 +48,7 @@ import hashlib
 import math
 from datetime import UTC, datetime
 from numbers import Integral
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -69,6 +69,7 @@ from stopwise.compare._missing import (
 from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._predicted import (
+    AuditTallies,
     PoweredPairs,
     audit_disagreements,
     powered_boundary,
@@ -837,8 +838,17 @@ def _powered_boundary(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed
     index = _prefix(paired)
     return powered_boundary(
         seen.differences, powered.low[index], powered.high[index], iv.policy.threshold,
-        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale,
+        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale, **_centre(iv, index),
     )  # fmt: skip
+
+
+def _centre(iv: _DecideInputs, index: np.ndarray) -> dict[str, Any]:
+    """The prediction-powered boundary's centre options of the policy (``[decision] predicted_centre``) on the prefix."""
+    powered, policy = iv.powered, iv.policy
+    assert powered is not None and powered.audit is not None
+    audit = powered.audit
+    tallies = AuditTallies(point=audit.point[index], wrong_low=audit.wrong_low[index], wrong_high=audit.wrong_high[index])
+    return {"centre": policy.decision.predicted_centre, "audit": tallies, "audit_fraction": policy.early.audit_fraction}
 
 
 def _powered_interval(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed) -> DifferenceInterval:
@@ -848,7 +858,7 @@ def _powered_interval(iv: _DecideInputs, paired: PairedOutcomes, seen: _Observed
     index = _prefix(paired)
     return powered_interval(
         seen.differences, powered.low[index], powered.high[index],
-        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale,
+        population_size=paired.n_shared, alpha=iv.policy.tail_cutoff, scale=powered.scale, **_centre(iv, index),
     )  # fmt: skip
 
 

@@ -66,11 +66,40 @@ The reject test is the mirror image (lambda_s <= 0, the centre from H_{s-1}, at 
 logical bounds settle promote once ``L_t - (N - t) > N m0`` (reject once ``H_t + (N - t) < N m0``): the
 true mean is then certainly on one side. Nothing about the halting model's accuracy is assumed: a wrong
 prediction moves X only through its mean-zero audit correction, and the past predicted outcomes enter the
-centre only through their worst case. The price is power: the centre shifts by the past predicted rows'
+centre only through their worst case (``predicted_centre = "worst-case"``). The price is power: the centre shifts by the past predicted rows'
 share, so the bound is tight early and conservative late (it is the exclude-free worst case for the past,
 not for the future tasks); the wider range C also makes bets smaller. The bets are the project's
 strategies (:mod:`stopwise.compare._betting`: aGRAPA, plug-in, ``mixture``) on the scaled values with the
 variance prior 1 / C^2 (one pseudo-observation of the [-1, 1] scale); any predictable bet keeps the claim.
+
+The audited-bound centre (``[decision] predicted_centre = "audited-bound"``, the default)
+------------------------------------------------------------------------------------------
+The worst case charges one unit to every past unaudited prediction of the adverse kind (the tested system's
+predicted 1, the baseline's predicted 0, for the promote test), though a useful halting model is mostly
+right. With P_{t-1} the past sum with the predictions as outcomes and A_{t-1} = P_{t-1} - L_{t-1} the
+adverse predicted weight, S_{t-1} = P_{t-1} - (the unaudited wrong adverse weight W_u) >= P_{t-1} - W_u.
+:mod:`stopwise.compare._audit_bound` gives U_{t-1}, a function of the *audited* wrong adverse weight only,
+with P(E) >= 1 - alpha_1 for E = {W_u < U at every look}. The centre then uses
+
+    L'_{s-1} = max(L_{s-1}, P_{s-1} - U_{s-1}) (<= S_{s-1} on E),
+
+the test bets at level alpha_2 = a - alpha_1 (its capital must reach 1 / alpha_2), and the logical bound
+settles promote once ``L'_t - (N - t) > N m0``; alpha_1 = a / 5 (:data:`AUDIT_BOUND_SHARE`), fixed before the
+data. (Taking the larger of the two lower bounds is what E allows; the minimum would be valid too but never
+tighter.)
+
+**Claim.** Under H0+, P(the promote test ever acts) <= alpha_1 + alpha_2 = a.
+
+*Proof.* Let G_{s-1} hold F_{s-1} and the true outcomes of the first s - 1 tasks' runs (so S_{s-1} and W_u
+up to then). Define the guarded centre c~_s from min(L'_{s-1}, S_{s-1}) and the guarded bet
+lam~_s = min(lam_s, 1 / (1 + c~_s)): both G-predictable. Given G_{s-1} the s-th task is still uniform on the
+unseen ones and its audit draws independent, so E[X_s | G_{s-1}] = (N mu - S_{s-1}) / (N - s + 1) <= C c~_s
+under H0+, and K~_t = prod (1 + lam~_s (X_s / C - c~_s)) is a nonnegative G-supermartingale: Ville gives
+P(exists t: K~_t >= 1 / alpha_2) <= alpha_2. On E, L'_{s-1} <= S_{s-1} at every s, so c~ = c', lam~ = lam and
+K~ = K' (the reported process); and a logical settle on E implies S_t - (N - t) > N m0, impossible under H0+.
+So P(K' ever >= 1/alpha_2 or settles) <= P(not E) + P(exists t: K~_t >= 1/alpha_2) <= alpha_1 + alpha_2.
+The reject test is the mirror image with the reverse adverse group and H'_{s-1} = min(H_{s-1}, P_{s-1} + U'_{s-1}).
+The reported log-capital paths are shifted by log(alpha_2 / a), so "crossing log(1/a)" keeps its meaning.
 
 Scope: the pooled process (a uniform planned order; with the coverage rule, the top-up design). The
 stratified process and the one-look fixed-budget tails are refused with ``prediction-powered``.
@@ -83,6 +112,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from stopwise.compare._audit_bound import AUDIT_BOUND_SHARE, audited_wrong_bound
 from stopwise.compare._betting import (
     _STRATEGY_LABELS,
     BettingBoundary,
@@ -97,6 +127,7 @@ from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
 from stopwise.records import (
     AUDITED_FLAG,
+    PREDICTED_CENTRES,
     WOULD_HALT_FLAGS,
     DifferenceInterval,
     OutcomeColumns,
@@ -105,7 +136,7 @@ from stopwise.records import (
     flag_mask,
 )
 
-__all__ = ["PoweredPairs", "audit_disagreements", "powered_boundary", "powered_interval", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
+__all__ = ["AuditTallies", "PoweredPairs", "audit_disagreements", "powered_boundary", "powered_interval", "powered_pairs", "powered_scale", "predicted_counts", "predicted_note", "predicted_state"]
 
 
 def powered_scale(audit_fraction: float) -> float:
@@ -165,6 +196,19 @@ def predicted_counts(rows: OutcomeColumns) -> tuple[int, int, int]:
 
 
 @dataclasses.dataclass(frozen=True)
+class AuditTallies:
+    """Per observed task, what the audited-bound centre reads (``[decision] predicted_centre = "audited-bound"``)."""
+
+    point: np.ndarray
+    """P_i: the task's difference with every predicted row at its prediction (the rows as recorded)."""
+    wrong_low: np.ndarray
+    """Audited wrong weight of the promote test's adverse group: audited would-halt runs of the tested system
+    predicted 1 and of the baseline predicted 0 whose outcome differs, each weighted 1 / its system's attempts."""
+    wrong_high: np.ndarray
+    """The same for the reject test's group (tested predicted 0, baseline predicted 1)."""
+
+
+@dataclasses.dataclass(frozen=True)
 class PoweredPairs:
     """The two systems' paired prediction-powered differences and the bounds on their true differences."""
 
@@ -180,6 +224,8 @@ class PoweredPairs:
     """Predicted and corrected rows on the observed tasks."""
     disagreement: str | None = None
     """The rows whose audit flags disagree with the pre-registered draw (:func:`audit_disagreements`), in words."""
+    audit: AuditTallies | None = None
+    """The audit tallies of the observed tasks (in ``paired``'s order) for the audited-bound centre."""
 
 
 def powered_pairs(
@@ -231,7 +277,31 @@ def powered_pairs(
         raise ComparisonError("internal: the prediction-powered pairings differ in their tasks")  # pragma: no cover
     observed = np.isin(rows.task, paired.tasks)
     used = int(((kinds.predicted | kinds.corrected) & observed).sum())
-    return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used)
+    audit = _audit_tallies(rows, kinds, tested_row, pair, paired.tasks)
+    return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used, audit=audit)
+
+
+def _audit_tallies(
+    rows: OutcomeColumns, kinds: _RowKinds, tested_row: np.ndarray, pair: Callable[[OutcomeColumns], PairedOutcomes], tasks: np.ndarray
+) -> AuditTallies:
+    """P_i and the audited wrong weights per task, by three more pairings of the same rows.
+
+    A pairing's difference is mean_A(v) - mean_B(v) per task (attempts averaged); with v the wrong indicator
+    on the tested system's rows and 1 - it on the baseline's, the difference plus 1 is the sum of the
+    indicators weighted 1 / attempts over both systems.
+    """
+    y = rows.outcome
+    wrong = kinds.corrected & (y != kinds.would)
+    tallies = [pair(rows).differences]
+    for guess_tested in (1.0, 0.0):  # promote side: tested predicted 1, baseline predicted 0; reject side: the reverse
+        adverse = wrong & np.where(tested_row, kinds.would == guess_tested, kinds.would == 1.0 - guess_tested)
+        v = np.where(tested_row, adverse.astype(float), 1.0 - adverse.astype(float))
+        v[np.isnan(y)] = np.nan
+        result = pair(dataclasses.replace(rows, outcome=v))
+        if not np.array_equal(result.tasks, tasks):
+            raise ComparisonError("internal: the audit tallies' pairing differs in its tasks")  # pragma: no cover
+        tallies.append(result.differences + 1.0)
+    return AuditTallies(point=tallies[0], wrong_low=tallies[1], wrong_high=tallies[2])
 
 
 def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int) -> str | None:
@@ -270,18 +340,22 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
 
 
 def _powered_paths(
-    x: np.ndarray, low: np.ndarray, high: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float
+    x: np.ndarray, low_sum: np.ndarray, high_sum: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Log K_t of the promote and reject tests (module docstring's claim), shape (len(m0), T): one row per null mean m0."""
+    """Log K_t of the promote and reject tests (module docstring's claim), shape (len(m0), T): one row per null mean m0.
+
+    ``low_sum`` / ``high_sum`` are the lower and upper bounds of the true sums S_1, ..., S_T the centre and the
+    logical bounds use (worst case or audited bound, :func:`_centre_sums`); ``alpha`` is the test's level.
+    """
     means = np.asarray(m0, dtype=float).reshape(-1, 1)
     z = x / scale
     t = np.arange(1, len(z) + 1, dtype=float)
     s_prev = np.cumsum(z) - z
     q_prev = np.cumsum(z * z) - z * z
     left = n_pop - t + 1.0
-    low_sum, high_sum = np.cumsum(low), np.cumsum(high)
-    centre_up = np.clip((n_pop * means - (low_sum - low)) / left, -1.0, 1.0) / scale
-    centre_down = np.clip((n_pop * means - (high_sum - high)) / left, -1.0, 1.0) / scale
+    low_prev, high_prev = np.r_[0.0, low_sum[:-1]], np.r_[0.0, high_sum[:-1]]
+    centre_up = np.clip((n_pop * means - low_prev) / left, -1.0, 1.0) / scale
+    centre_down = np.clip((n_pop * means - high_prev) / left, -1.0, 1.0) / scale
     mu = s_prev / t
     variance = (1.0 / scale**2 + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
     np.maximum(variance, 1e-12, out=variance)
@@ -301,6 +375,44 @@ def _powered_paths(
     return log_p, log_r
 
 
+@dataclasses.dataclass(frozen=True)
+class _Centre:
+    """The bounds of the past true sums the boundary centres on, and the level its betting test runs at."""
+
+    low_sum: np.ndarray
+    high_sum: np.ndarray
+    test_alpha: float
+    """alpha_2: a under the worst case; a - alpha_1 under the audited bound."""
+    label: str
+
+
+def _centre_sums(
+    lo: np.ndarray, hi: np.ndarray, alpha: float, centre: str, audit: AuditTallies | None, audit_fraction: float | None
+) -> _Centre:
+    """L_t, H_t (worst case) or max(L_t, P_t - U_t), min(H_t, P_t + U'_t) (audited bound; :mod:`._audit_bound`)."""
+    low_sum, high_sum = np.cumsum(lo), np.cumsum(hi)
+    if centre == "worst-case":
+        return _Centre(low_sum, high_sum, alpha, "past predictions at their worst case")
+    if centre != "audited-bound":
+        raise ComparisonError(f"prediction-powered centre must be one of {', '.join(PREDICTED_CENTRES)}; got {centre!r}")
+    if audit is None or audit_fraction is None:
+        raise ComparisonError("the audited-bound centre needs the audit tallies and the audit fraction")
+    point, wrong_low, wrong_high = (np.asarray(v, dtype=float).ravel() for v in (audit.point, audit.wrong_low, audit.wrong_high))
+    if not (len(point) == len(wrong_low) == len(wrong_high) == len(lo)):
+        raise ComparisonError(f"audit tallies: {len(point)} points, {len(wrong_low)} and {len(wrong_high)} wrong weights for {len(lo)} values")
+    alpha_1 = AUDIT_BOUND_SHARE * alpha
+    if audit_fraction >= 1.0:  # every run audited: nothing predicted, the worst case is exact
+        return _Centre(low_sum, high_sum, alpha - alpha_1, "past predictions within the audited bound")
+    point_sum = np.cumsum(point)
+    down_cap, up_cap = point_sum - low_sum, high_sum - point_sum  # A_t of each direction
+    u_low = audited_wrong_bound(np.cumsum(wrong_low), audit_fraction, alpha_1, np.maximum(down_cap, 0.0))
+    u_high = audited_wrong_bound(np.cumsum(wrong_high), audit_fraction, alpha_1, np.maximum(up_cap, 0.0))
+    return _Centre(
+        np.maximum(low_sum, point_sum - u_low), np.minimum(high_sum, point_sum + u_high), alpha - alpha_1,
+        f"past predictions within the audited bound (a_1 = {alpha_1:.3g})",
+    )
+
+
 def powered_boundary(
     values: np.ndarray,
     low: np.ndarray,
@@ -311,6 +423,9 @@ def powered_boundary(
     alpha: float,
     scale: float,
     strategy: str = "auto",
+    centre: str = "worst-case",
+    audit: AuditTallies | None = None,
+    audit_fraction: float | None = None,
 ) -> BettingBoundary:
     """The anytime-valid betting boundary on prediction-powered differences (the module docstring's claim).
 
@@ -330,12 +445,22 @@ def powered_boundary(
         C, fixed by rho before the data (:func:`powered_scale`).
     strategy : str, optional
         The pooled betting strategy (default ``auto``: ``mixture``).
+    centre : {"worst-case", "audited-bound"}, optional
+        How the past predicted rows enter the centre: at their worst case (l_i, h_i), or within the audits'
+        time-uniform bound on the unaudited wrong predictions (:mod:`stopwise.compare._audit_bound`; the cutoff
+        is split, a_1 = ``AUDIT_BOUND_SHARE`` a for the bound, a - a_1 for the test).
+    audit : AuditTallies, optional
+        Per task P_i and the audited wrong weights (``audited-bound`` only; :func:`powered_pairs` makes them).
+    audit_fraction : float, optional
+        rho (``audited-bound`` only).
 
     Returns
     -------
     BettingBoundary
         p-values, log-capital paths and the logical bounds of the true mean (``lower`` / ``upper`` are those
-        logical bounds: no confidence sequence is computed).
+        logical bounds: no confidence sequence is computed). Under ``audited-bound`` the log-capital paths are
+        shifted by log(a_2 / a), so crossing log(1/a) means the capital crossed 1/a_2; the p-values compare
+        with a only.
 
     Examples
     --------
@@ -357,14 +482,16 @@ def powered_boundary(
     if (np.abs(x) > scale + 1e-9).any() or (lo > hi + 1e-12).any() or (np.abs(lo) > 1 + 1e-12).any() or (np.abs(hi) > 1 + 1e-12).any():
         raise ComparisonError(f"prediction-powered differences must lie in [-{scale:g}, {scale:g}] and their bounds l <= h in [-1, 1]")
     used = resolve_strategy(strategy, False)
-    method = f"betting-wor ({_STRATEGY_LABELS[used]}, prediction-powered: range +/-{scale:.4g}, past predictions at their worst case, pooled)"
+    sums = _centre_sums(lo, hi, float(alpha), centre, audit, audit_fraction)
+    method = f"betting-wor ({_STRATEGY_LABELS[used]}, prediction-powered: range +/-{scale:.4g}, {sums.label}, pooled)"
     n = len(x)
     logical = ((lo.sum() - (n_pop - n)) / n_pop, (hi.sum() + (n_pop - n)) / n_pop)
     if n == 0:
         empty = np.zeros(0)
         return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
-    paths = _powered_paths(x, lo, hi, np.array([float(threshold)]), n_pop, float(scale), used, float(alpha))
-    log_p, log_r = paths[0][0], paths[1][0]
+    paths = _powered_paths(x, sums.low_sum, sums.high_sum, np.array([float(threshold)]), n_pop, float(scale), used, sums.test_alpha)
+    shift = np.log(sums.test_alpha / float(alpha))
+    log_p, log_r = paths[0][0] + shift, paths[1][0] + shift
     p_promote = float(min(1.0, np.exp(-np.max(log_p))))
     p_reject = float(min(1.0, np.exp(-np.max(log_r))))
     return BettingBoundary(
@@ -378,7 +505,16 @@ INTERVAL_STEP = 0.01
 
 
 def powered_interval(
-    values: np.ndarray, low: np.ndarray, high: np.ndarray, *, population_size: int, alpha: float, scale: float
+    values: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    *,
+    population_size: int,
+    alpha: float,
+    scale: float,
+    centre: str = "worst-case",
+    audit: AuditTallies | None = None,
+    audit_fraction: float | None = None,
 ) -> DifferenceInterval:
     """The anytime-valid confidence sequence of the prediction-powered boundary at the current look.
 
@@ -386,7 +522,7 @@ def powered_interval(
     ``low`` is the grid point below the least m0 the promote test has not rejected at any look so far, ``high`` the
     point above the greatest m0 the reject test has not rejected; both intersected with the logical bounds of the
     true mean. Each end is a one-sided level-``1 - a`` bound valid at every look (the claim of the module docstring
-    at every m0).
+    at every m0). ``centre``, ``audit`` and ``audit_fraction`` as for :func:`powered_boundary`.
 
     Examples
     --------
@@ -398,9 +534,11 @@ def powered_interval(
     ('anytime-valid', 0.9, True)
     """
     x, lo, hi = (np.asarray(v, dtype=float).ravel() for v in (values, low, high))
-    n_pop, level = int(population_size), np.log(1.0 / alpha)
+    n_pop = int(population_size)
     grid = np.round(np.arange(-1.0, 1.0 + INTERVAL_STEP / 2, INTERVAL_STEP), 12)
-    log_p, log_r = _powered_paths(x, lo, hi, grid, n_pop, float(scale), resolve_strategy("auto", False), float(alpha))
+    sums = _centre_sums(lo, hi, float(alpha), centre, audit, audit_fraction)
+    log_p, log_r = _powered_paths(x, sums.low_sum, sums.high_sum, grid, n_pop, float(scale), resolve_strategy("auto", False), sums.test_alpha)
+    level = np.log(1.0 / sums.test_alpha)
     kept_up, kept_down = np.max(log_p, axis=1) < level, np.max(log_r, axis=1) < level
     logical = ((lo.sum() - (n_pop - len(x))) / n_pop, (hi.sum() + (n_pop - len(x))) / n_pop)
     lower = float(grid[np.argmax(kept_up)] - INTERVAL_STEP) if kept_up.any() else 1.0
@@ -416,7 +554,7 @@ def powered_interval(
         level=round(1.0 - 2.0 * alpha, 12),
         kind="anytime-valid",
         method=(
-            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:.4g}; each end one-sided 1 - a "
+            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:.4g}, {sums.label}; each end one-sided 1 - a "
             f"over every look; {INTERVAL_STEP:g} grid, rounded outward){empty}"
         ),
     )

@@ -26,6 +26,7 @@ from stopwise.records._vocabulary import (
     CoverageRule,
     MissingTreatment,
     PastLimit,
+    PredictedCentre,
     PredictedTreatment,
     Status,
     TailMethod,
@@ -139,6 +140,15 @@ class DecisionPolicy(_Section):
     run counts with its prediction plus the audit correction (the audited runs of ``[early]
     audit_fraction``), valid whatever the halting model's accuracy (:mod:`stopwise.compare._predicted`;
     betting-wor boundary only). Left out of the canonical JSON while it is the default."""
+    predicted_centre: PredictedCentre = "audited-bound"
+    """Under ``predicted = "prediction-powered"``, how the boundary's centre takes the past predicted rows:
+    ``worst-case`` (each unaudited prediction at its adverse extreme; sure) or ``audited-bound`` (at most the
+    audits' time-uniform upper bound of them wrong, holding with probability 1 - a/5; the betting test then
+    runs at 4a/5, so each action's error stays at most a: :mod:`stopwise.compare._audit_bound`). The default
+    (chosen on the whole-evaluation replay, ``docs/joint-replay.md``). Left out of the canonical JSON under
+    ``predicted = "exclude"`` (where it plays no part) and at ``worst-case`` (the centre before this choice
+    existed, so a policy that names it keeps its digest); a prediction-powered policy without it now
+    reads ``audited-bound`` and its digest says so."""
     missing: MissingTreatment = "worst-case"
     """A planned task whose outcome is missing for one or both systems (a row flagged ``error`` or
     ``unscored`` and no usable outcome: an errored or unscored sample), under ``betting-wor``:
@@ -269,6 +279,8 @@ class Policy(_Section):
             del data["decision"]["past_limit"]
         if self.decision.predicted == "exclude":  # issue 22, as above
             del data["decision"]["predicted"]
+        if self.decision.predicted == "exclude" or self.decision.predicted_centre == "worst-case":  # as above
+            del data["decision"]["predicted_centre"]
         if self.early == EarlyPolicy():
             del data["early"]
         if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests
@@ -341,6 +353,10 @@ past_limit = "at-limit"
 #                      audited runs ([early] audit_fraction > 0; betting-wor only): valid whatever the
 #                      halting model's accuracy
 predicted = "exclude"
+# Under prediction-powered, the past predicted rows in the boundary's centre:
+# worst-case    - every unaudited prediction at its adverse extreme (sure)
+# audited-bound - at most the audits' time-uniform bound of them wrong (a/5 of the cutoff spent on the bound)
+predicted_centre = "audited-bound"
 # A planned task whose outcome is missing for a system (an errored or unscored run), betting-wor only
 # (under prediction-powered the boundary waits for it):
 # "worst-case" counts it at its worst case for each test (valid whatever caused the error; the run

@@ -218,6 +218,12 @@ PREDICTED_TREATMENTS: tuple[PredictedTreatment, ...] = get_args(PredictedTreatme
 issue 22) or ``prediction-powered`` (each halted run's prediction plus the audit correction:
 :mod:`stopwise.compare._predicted`)."""
 
+PredictedCentre = Literal["worst-case", "audited-bound"]
+PREDICTED_CENTRES: tuple[PredictedCentre, ...] = get_args(PredictedCentre)
+"""Where the prediction-powered boundary centres on the past predicted rows (``[decision] predicted_centre``):
+``worst-case`` (every unaudited prediction at its adverse extreme: sure) or ``audited-bound`` (at most the
+audits' time-uniform upper bound of them wrong, at a share of the cutoff: :mod:`stopwise.compare._audit_bound`)."""
+
 PREDICTED_FLAG = "predicted"
 """Flag of a row whose outcome is the prediction of a run halted early (``status = "predicted"``)."""
 AUDITED_FLAG = "audited"
@@ -225,7 +231,8 @@ AUDITED_FLAG = "audited"
 WOULD_HALT_FLAGS: tuple[str, str] = ("would-halt:0", "would-halt:1")
 """Flags of an audited run the monitor would have halted, by the outcome it would have stored (0, 1)."""
 
-__all__ += ["AUDITED_FLAG", "PREDICTED_FLAG", "PREDICTED_TREATMENTS", "WOULD_HALT_FLAGS", "PredictedTreatment"]
+__all__ += ["AUDITED_FLAG", "PREDICTED_CENTRES", "PREDICTED_FLAG", "PREDICTED_TREATMENTS", "WOULD_HALT_FLAGS", "PredictedCentre", "PredictedTreatment"]
+
 MissingTreatment = Literal["worst-case", "wait", "exclude"]
 MISSING_TREATMENTS: tuple[MissingTreatment, ...] = get_args(MissingTreatment)
 """What the ``betting-wor`` boundary does with a planned task whose outcome is missing for one or both systems

@@ -19,7 +19,9 @@ The within-task and joined modes decide as ``stopwise decide`` does under ``[dec
 "prediction-powered"`` (:mod:`stopwise.compare._predicted`, Angelopoulos et al. 2023; Zrnic & Candes 2024): a
 run the monitor would halt counts with ``yhat + (audited / rho) (y - yhat)`` (``yhat`` its predicted 0/1
 outcome), any other run with y; the pooled without-replacement boundary runs on the range ``max(1, 2/rho - 1)``
-with the past predicted rows at their worst case in its centre. Order k draws its audits as a live evaluation
+and its centre takes the past predicted rows as the policy's ``[decision] predicted_centre`` says (default
+``audited-bound``: at most the audits' time-uniform bound of them wrong; ``worst-case``: all at their adverse
+extreme; :mod:`stopwise.compare._audit_bound`). Order k draws its audits as a live evaluation
 with ``[early] audit_seed = seed + k`` would (:func:`stopwise.records.audit_draw` of each run's system, task and
 attempt below rho). Three extra modes carry no guarantee and are labelled invalid: ``joined naive`` (the
 boundary on the prediction-powered differences as if they were the tasks' fixed values: the noisy past sums
@@ -42,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from stopwise.compare import betting_paths
-from stopwise.compare._predicted import powered_boundary, powered_scale
+from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_scale
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy, audit_draw, outcome_columns
 
@@ -213,7 +215,8 @@ class JointReplay:
         One row per pair, mode and order: ``action`` (``promote``, ``reject`` or ``none``), ``wrong``,
         ``tasks``, ``step_share``, ``token_share``.
     settings : dict
-        n_orders, audit fraction rho, delta, alpha, seed, audit seed, treatment of predicted rows, halting figures.
+        n_orders, audit fraction rho, delta, alpha, seed, audit seed, treatment of predicted rows and the centre
+        (``predicted_centre``), halting figures.
     task_orders : dict of (str, str) to numpy.ndarray
         Per pair, the (K, N) task names in the order each replayed evaluation ran them (order k drew its audits
         with audit seed ``settings["audit_seed"] + k``).
@@ -232,6 +235,8 @@ class _Boundary:
     delta: float
     alpha: float
     rho: float
+    centre: str = "worst-case"
+    """``[decision] predicted_centre``: the past predicted rows at their worst case, or within the audited bound."""
 
 
 def _stops(promote: np.ndarray, reject: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -249,17 +254,21 @@ def _first_stop(values: np.ndarray, scale: float, b: _Boundary) -> tuple[np.ndar
     return _stops(*paths.crossed(b.alpha))
 
 
-def _powered_stop(values: np.ndarray, low: np.ndarray, high: np.ndarray, b: _Boundary, *, final_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _powered_stop(values: np.ndarray, low: np.ndarray, high: np.ndarray, audit: tuple[np.ndarray, np.ndarray, np.ndarray], b: _Boundary, *,
+                  final_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """First crossing of the prediction-powered boundary (``[decision] predicted = "prediction-powered"``) per order.
 
     ``values`` are the (K, N) prediction-powered differences in look order, ``low`` / ``high`` the bounds of the
-    true differences the rows allow; with ``final_only`` the boundary is consulted once, after the N-th task.
+    true differences the rows allow, ``audit`` the (K, N) tallies P_i and audited wrong weights of the
+    audited-bound centre; with ``final_only`` the boundary is consulted once, after the N-th task.
     """
     k, n = values.shape
     level = np.log(1.0 / b.alpha)
     promote, reject = np.zeros((k, n), dtype=bool), np.zeros((k, n), dtype=bool)
     for row in range(k):
-        bound = powered_boundary(values[row], low[row], high[row], b.delta, population_size=n, alpha=b.alpha, scale=powered_scale(b.rho))
+        tallies = AuditTallies(point=audit[0][row], wrong_low=audit[1][row], wrong_high=audit[2][row])
+        bound = powered_boundary(values[row], low[row], high[row], b.delta, population_size=n, alpha=b.alpha, scale=powered_scale(b.rho),
+                                 centre=b.centre, audit=tallies, audit_fraction=b.rho)
         promote[row] = np.maximum.accumulate(bound.log_capital_promote) >= level
         reject[row] = np.maximum.accumulate(bound.log_capital_reject) >= level
     if final_only:
@@ -301,6 +310,10 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     tested = (runs["agent"] == pair.tested).to_numpy()[None, :]
     low = ordered(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]) @ pair.weights)  # predicted rows at their worst
     high = ordered(np.where(halted_now, np.where(tested, 1.0, 0.0), y[None, :]) @ pair.weights)
+    wrong = (would & (yhat != y))[None, :] & audit  # audited runs the monitor would have halted wrongly
+    adverse_low = np.where(tested, yhat == 1.0, yhat == 0.0)  # a wrong prediction here lowers the true difference
+    size = np.abs(pair.weights)
+    tallies = (ordered(as_truth), ordered((wrong & adverse_low) @ size), ordered((wrong & ~adverse_low) @ size))
     scale = powered_scale(b.rho)
     out: dict[str, dict[str, np.ndarray]] = {}
 
@@ -314,9 +327,9 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     mode("full", np.full(k, truth_action), everything, full_steps, full_tokens)
     action, tasks = _first_stop(true_d, 1.0, b)
     mode("across-task", np.where(action == 0, truth_action, action), tasks, full_steps, full_tokens)
-    action, _ = _powered_stop(ordered(ppi), low, high, b, final_only=True)
+    action, _ = _powered_stop(ordered(ppi), low, high, tallies, b, final_only=True)
     mode("within-task", action, everything, steps_now, tokens_now)
-    action, tasks = _powered_stop(ordered(ppi), low, high, b)
+    action, tasks = _powered_stop(ordered(ppi), low, high, tallies, b)
     mode("joined", action, tasks, steps_now, tokens_now)
     action, tasks = _first_stop(ordered(ppi), scale, b)
     mode("joined naive", action, tasks, steps_now, tokens_now)
@@ -433,7 +446,7 @@ def replay_joint(
     (1.0, True, 0.0)
     """
     t, checked, policy, rho = _replay_joint_iv(table, pairs, policy, audit_fraction, n_orders)
-    b = _Boundary(float(policy.threshold), float(policy.tail_cutoff), rho)
+    b = _Boundary(float(policy.threshold), float(policy.tail_cutoff), rho, policy.decision.predicted_centre)
     summary: list[dict[str, Any]] = []
     per_order: list[pd.DataFrame] = []
     task_orders: dict[tuple[str, str], np.ndarray] = {}
@@ -466,6 +479,7 @@ def replay_joint(
     settings = {
         "n_orders": int(n_orders), "audit_fraction": rho, "delta": b.delta, "alpha": b.alpha, "seed": int(rng),
         "audit_seed": int(policy.early.audit_seed), "predicted": policy.decision.predicted,
+        "predicted_centre": policy.decision.predicted_centre,
         "halted_share": float(t["halt_step"].notna().mean()),
         "halt_accuracy": float((t["predicted"] == t["outcome"])[t["halt_step"].notna()].mean()) if t["halt_step"].notna().any() else float("nan"),
     }
