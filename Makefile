@@ -29,15 +29,17 @@ typecheck: setup-test
 	$(BIN)/mypy
 
 pytest: setup-test
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n auto --dist loadfile
 
 pytest-all: setup-test
 	$(BIN)/python -m pytest -q
 
+# the default lane runs on every core (pytest-xdist, a test file per worker: module fixtures run once);
+# the slow lane stays in one process: its full-scale runs measure behaviour under load themselves
 test: browser postgres setup-test
 	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n auto --dist loadfile
 
 # `make test` (the README's test command), then the tests marked slow
 test-all: test

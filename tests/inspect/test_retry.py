@@ -129,7 +129,8 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert again.action == "promote"
 
 
-@pytest.mark.parametrize("task_file", ["manager-per-task", "one-liner"])
+# one task file in the default lane; the manager-per-task file (the same command) in the slow lane
+@pytest.mark.parametrize("task_file", [pytest.param("manager-per-task", marks=pytest.mark.slow), "one-liner"])
 def test_inspect_eval_command_line_with_both_tasks_of_one_file_decides(
     example: ModuleType, tmp_path: Path, task_file: str
 ) -> None:

@@ -94,6 +94,8 @@ def check_exactly_once(url: str, n_events: int) -> None:
         pytest.param(600, 40, marks=pytest.mark.slow, id="600-40"),
     ],
 )
+# the default lane races on SQLite; the same races on PostgreSQL run in the slow lane (.ci/run)
+@pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 def test_four_writers_one_commit_per_event_lose_and_duplicate_nothing(ledger_url: str, n_events: int, overlap: int) -> None:
     n_workers, batch = 4, 1
     register(ledger_url, n_events)
@@ -111,6 +113,8 @@ def test_four_writers_one_commit_per_event_lose_and_duplicate_nothing(ledger_url
         pytest.param(8, 2000, 100, marks=pytest.mark.slow, id="8-2000-100"),
     ],
 )
+# the default lane races on SQLite; the same races on PostgreSQL run in the slow lane (.ci/run)
+@pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 def test_writers_in_transactions_of_25_lose_and_duplicate_nothing(ledger_url: str, n_workers: int, per_worker: int, overlap: int) -> None:
     """``n_workers`` processes x ``per_worker`` events (in transactions of 25), all present exactly once, while
     every writer also re-sends ``overlap`` events of another writer; the full scale (the issue's figure) is
