@@ -61,7 +61,8 @@ def test_watch_reports_the_managers_decision_not_a_redecision(run: tuple[Path, A
     assert stopwise.DecisionRecord.model_validate(payload["decision"]).digest() == first_final.digest()
     # the re-decision on every logged row saw the rows logged after the decision: another record, and the reason says so
     again = stopwise.DecisionRecord.model_validate(payload["redecided"])
-    assert again.n_observed > first_final.n_observed and payload["redecided_digest"] != payload["digest"]
+    # (in-flight rows need not extend the observed prefix of pairs; they always change the input digest)
+    assert again.n_observed >= first_final.n_observed and payload["redecided_digest"] != payload["digest"]
     after = len(rows) - first_final.ledger.n_events
     assert f"{after} rows were logged after it" in payload["difference"]
     code, text, _ = _watch(out, out / "logs", capsys)  # the readable output says the same

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from tests.support.reproduce import assert_live_decision_reproduced
 
 import stopwise
 from stopwise.cli.main import main
@@ -84,26 +85,9 @@ def _agree(out: Path, summary: dict[str, Any], capsys: pytest.CaptureFixture[str
                  "-p", str(out / "policy.toml"), "--tasks", str(out / "order.csv"), "--json"])
     assert code == stopwise.ACTIONS.index(summary["decision"])
     assert json.loads(capsys.readouterr().out)["action"] == summary["decision"]
-    # the live decision itself, reproduced exactly: the events up to the ledger's first final decision
-    # (ledger export --upto-decision), decided again, give that record (same digest); rows of samples that were
-    # in flight are in the full export only, marked after_decision
-    from stopwise.ledger import open_ledger
-
-    with open_ledger(out / "ledger.db", mode="read") as ledger:
-        live = ledger.first_decision("arith-demo")
-    assert (live is not None) == (summary["decision"] in ("promote", "reject"))
-    if live is not None:
-        upto = out / f"upto-{live.sequence}.csv"
-        assert main(["ledger", "export", str(out / "ledger.db"), "arith-demo", "-o", str(upto), "--upto-decision",
-                     str(live.sequence), "--force"]) == 0
-        capsys.readouterr()
-        again = main(["decide", str(upto), "-t", "tested", "-b", "baseline", "-p", str(out / "policy.toml"),
-                      "--tasks", str(out / "order.csv"), "--json"])
-        record = stopwise.records.DecisionRecord.model_validate_json(capsys.readouterr().out)
-        assert again == stopwise.ACTIONS.index(live.record.action)
-        assert record.digest() == live.record.digest()
-        marked = pd.read_csv(out / "outcomes.csv")["after_decision"].astype(bool)
-        assert live.record.ledger is not None and int((~marked).sum()) == live.record.ledger.n_events
+    # the live decision itself, reproduced exactly from the ledger's events up to it (ledger export --upto-decision)
+    if summary["decision"] in ("promote", "reject"):
+        assert_live_decision_reproduced(out / "ledger.db", "arith-demo", out / "policy.toml", out / "order.csv", out)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support.reproduce import assert_live_decision_reproduced
 
 import stopwise
 from stopwise.cli.main import main
@@ -138,6 +139,8 @@ def test_the_ledger_holds_each_errored_sample_as_a_pending_event_and_decide_on_t
     record = json.loads(capsys.readouterr().out)
     assert code == stopwise.ACTIONS.index(live) and record["action"] == live
     assert set(result["comparison"].decision.missing.tasks) <= set(record["missing"]["tasks"])
+    # the live decision, reproduced exactly from the events up to it (the errored samples' pending events included)
+    assert_live_decision_reproduced(out / "ledger.db", "errors", out / "policy.toml", out / "order.csv", out)
 
 
 def test_an_error_before_the_partner_has_any_row_neither_looks_nor_stops_the_evaluation() -> None:

@@ -595,6 +595,17 @@ class PairedComparison:
                 _log.warning("stopwise: pacing could not read the ledger: %s", exc)
                 return False
 
+    def _adopt_first_final(self) -> None:
+        """Take the ledger's first promote/reject record as the decision, the one ``export --upto-decision`` reproduces.
+
+        Another process may have stored its own final look just before this process's.
+        """
+        first_decision = getattr(self.ledger, "first_decision", None)
+        if self.final and callable(first_decision):
+            first = first_decision(self.evaluation)
+            if first is not None:
+                self.decision = first.record
+
     def finish(self, role: Role) -> dict[str, Any]:
         side = self._sides[role]
         partner = self._sides[_PARTNER[role]]
@@ -604,6 +615,7 @@ class PairedComparison:
             if self.error is None:
                 try:  # the log carries the latest decision in the ledger, whoever took it
                     self._sync()
+                    self._adopt_first_final()
                 except Exception as exc:
                     self._fail("read", None, exc)
             partner_failed = self._partner_failure(role)
