@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -19,6 +21,26 @@ def unavailable(message: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"required under CI=true: {message}")
     pytest.skip(message)
+
+
+@contextmanager
+def private_postgres() -> Iterator[str]:
+    """A private PostgreSQL server (:func:`tests.support.pgtemp.temporary_postgres`): yield the URL of its
+    ``postgres`` database, stop and remove it afterwards; fails under CI=true, skips elsewhere, when it cannot start."""
+    from tests.support.pgtemp import temporary_postgres
+
+    from stopwise.errors import LedgerError
+
+    try:
+        server = temporary_postgres()
+        url = server.__enter__()
+    except LedgerError as exc:
+        unavailable(f"PostgreSQL: {exc}")
+        raise
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
 
 
 def shared_path(*parts: str) -> Path:

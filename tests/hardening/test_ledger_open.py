@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import unavailable
-from tests.support.pgtemp import create_database, temporary_postgres
+from tests.conftest import private_postgres
+from tests.support.pgtemp import create_database
 
 from stopwise.errors import LedgerError
 from stopwise.ledger import open_ledger
@@ -165,15 +165,8 @@ def test_the_library_modes(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def postgres_server() -> Iterator[str]:
-    try:
-        server = temporary_postgres()
-        url = server.__enter__()
-    except LedgerError as exc:
-        unavailable(f"PostgreSQL: {exc}")
-    try:
+    with private_postgres() as url:
         yield url
-    finally:
-        server.__exit__(None, None, None)
 
 
 def _pg_tables(url: str) -> list[str]:

@@ -15,10 +15,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from tests.conftest import unavailable
-from tests.support.pgtemp import create_database, restart_server, temporary_postgres
+from tests.conftest import private_postgres
+from tests.support.pgtemp import create_database, restart_server
 
-from stopwise.errors import LedgerError
 from stopwise.inspect import paired_early_stopping
 from stopwise.ledger import open_ledger
 
@@ -27,15 +26,8 @@ N = 40
 
 @pytest.fixture
 def private_server() -> Iterator[str]:
-    try:
-        server = temporary_postgres()
-        url = server.__enter__()
-    except LedgerError as exc:
-        unavailable(f"PostgreSQL: {exc}")
-    try:
+    with private_postgres() as url:
         yield url
-    finally:
-        server.__exit__(None, None, None)
 
 
 def test_a_lost_postgres_connection_fails_closed_and_both_systems_stop(

@@ -15,10 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import unavailable
-from tests.support.pgtemp import create_database, temporary_postgres
-
-from stopwise.errors import LedgerError
+from tests.conftest import private_postgres
+from tests.support.pgtemp import create_database
 
 _counter = itertools.count()
 
@@ -30,15 +28,8 @@ def postgres_server() -> Iterator[str]:
     if existing:
         yield existing
         return
-    try:
-        server = temporary_postgres()
-        url = server.__enter__()
-    except LedgerError as exc:
-        unavailable(f"PostgreSQL: {exc}")
-    try:
+    with private_postgres() as url:
         yield url
-    finally:
-        server.__exit__(None, None, None)
 
 
 def _fresh_database(server_url: str) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from sqlalchemy.engine import make_url
-from tests.conftest import unavailable
-from tests.support.pgtemp import create_database, restart_server, temporary_postgres
+from tests.conftest import private_postgres
+from tests.support.pgtemp import create_database, restart_server
 
 from stopwise.errors import InputError, LedgerError
 from stopwise.ledger import open_ledger
@@ -59,12 +59,7 @@ def _conninfo(url: str) -> str:
 def test_a_terminated_backend_is_reconnected_but_a_restarted_server_fails_closed() -> None:
     """pg_terminate_backend loses nothing acknowledged (same server): the pool reconnects. A restarted server
     (crash recovery, a failover) may lack acknowledged events: every later call fails, naming why."""
-    try:
-        server = temporary_postgres()
-        server_url = server.__enter__()
-    except LedgerError as exc:
-        unavailable(f"PostgreSQL: {exc}")
-    try:
+    with private_postgres() as server_url:
         url = create_database(server_url, "loss")
         with open_ledger(url) as ledger:
             ledger.register("ev", policy=Policy(), universe=UNIVERSE, tested="A", baseline="B")
@@ -83,8 +78,6 @@ def test_a_terminated_backend_is_reconnected_but_a_restarted_server_fails_closed
                 ledger.progress("ev")  # reads fail too
         with open_ledger(url) as reopened:  # opened again (after checking), it works on the restarted server
             assert reopened.progress("ev") == {"A": 1, "B": 1} and reopened.verify("ev").ok
-    finally:
-        server.__exit__(None, None, None)
 
 
 def test_a_ledger_made_before_notices_opens_and_only_a_create_open_adds_the_table(tmp_path: Path) -> None:
