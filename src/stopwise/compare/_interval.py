@@ -62,18 +62,23 @@ def betting_interval(
     result = betting_boundary(
         differences, 0.0, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes, confidence_bounds=True
     )
-    low, high = float(np.clip(result.lower, -1.0, 1.0)), float(np.clip(result.upper, -1.0, 1.0))
-    empty = ""
-    if low > high:  # every mean rejected by one side at some look: the order contradicts random sampling (chance <= 2a)
-        low, high = high, low
-        empty = "; empty at this look (every mean rejected at some look), shown as the span between its two one-sided bounds"
-    return DifferenceInterval(
-        low=low,
-        high=high,
-        level=round(1.0 - 2.0 * alpha, 12),
-        kind="anytime-valid",
-        method=f"confidence sequence of the {result.method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward){empty}",
+    return anytime_interval(
+        result.lower, result.upper, alpha,
+        f"confidence sequence of the {result.method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward)",
     )
+
+
+def anytime_interval(low: float, high: float, alpha: float, method: str) -> DifferenceInterval:
+    """The anytime-valid interval of a confidence sequence's two one-sided ends, clipped to [-1, 1].
+
+    Ends that cross (every mean rejected by one side at some look: the order contradicts random sampling, chance
+    <= 2a) are shown as the span between them, and ``method`` says so.
+    """
+    low, high = float(np.clip(low, -1.0, 1.0)), float(np.clip(high, -1.0, 1.0))
+    if low > high:
+        low, high = high, low
+        method += "; empty at this look (every mean rejected at some look), shown as the span between its two one-sided bounds"
+    return DifferenceInterval(low=low, high=high, level=round(1.0 - 2.0 * alpha, 12), kind="anytime-valid", method=method)
 
 
 def _edge(tail: Callable[[float], float], alpha: float, *, rising: bool) -> float:

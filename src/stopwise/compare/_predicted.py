@@ -122,6 +122,7 @@ from stopwise.compare._betting import (
     _components,
     resolve_strategy,
 )
+from stopwise.compare._interval import anytime_interval
 from stopwise.compare._pairing import PairedOutcomes
 from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
@@ -543,20 +544,10 @@ def powered_interval(
     logical = ((lo.sum() - (n_pop - len(x))) / n_pop, (hi.sum() + (n_pop - len(x))) / n_pop)
     lower = float(grid[np.argmax(kept_up)] - INTERVAL_STEP) if kept_up.any() else 1.0
     upper = float(grid[np.flatnonzero(kept_down)[-1]] + INTERVAL_STEP) if kept_down.any() else -1.0
-    lower, upper = float(np.clip(max(lower, logical[0]), -1.0, 1.0)), float(np.clip(min(upper, logical[1]), -1.0, 1.0))
-    empty = ""
-    if lower > upper:  # every mean rejected by one side at some look (chance <= 2a)
-        lower, upper = upper, lower
-        empty = "; empty at this look (every mean rejected at some look), shown as the span between its two one-sided bounds"
-    return DifferenceInterval(
-        low=lower,
-        high=upper,
-        level=round(1.0 - 2.0 * alpha, 12),
-        kind="anytime-valid",
-        method=(
-            f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:.4g}, {sums.label}; each end one-sided 1 - a "
-            f"over every look; {INTERVAL_STEP:g} grid, rounded outward){empty}"
-        ),
+    return anytime_interval(
+        max(lower, logical[0]), min(upper, logical[1]), alpha,
+        f"confidence sequence of the prediction-powered betting-wor test (range +/-{scale:.4g}, {sums.label}; each end one-sided 1 - a "
+        f"over every look; {INTERVAL_STEP:g} grid, rounded outward)",
     )
 
 
