@@ -142,18 +142,11 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
         side.counts.duplicates += count_of(result, "duplicates")
         side.counts.conflicts += count_of(result, "conflicts")
         # the task is reported for this system: the partner's outcome of it completes what the boundary can judge
-        comparison._seen[role].add(task)
         decision = comparison.policy.decision
         if decision.boundary != "betting-wor" or decision.missing == "wait":
+            comparison._seen[role].add(task)
             return
-        try:  # look once the partner has reported on the task (its final outcome, or its own errored run)
-            comparison._sync()
-            paired = not comparison.final and comparison._pair_complete(role, task)
-        except Exception as exc:
-            comparison._fail("read", task, exc)
-            return
-        if paired:
-            comparison._look()
+        comparison._reported(role, task)  # looks once the partner has reported on the task too
 
 
 def missing_samples(comparison: PairedComparison, role: Role) -> list[dict[str, Any]]:

@@ -535,17 +535,23 @@ class PairedComparison:
             if problem is not None:
                 side.counts.unscored += 1
                 return
-            self._seen[role].add(task)
-            try:
-                # the ledger, not this process, knows whether the pair is complete and whether another
-                # process has decided already
-                self._sync()
-                paired = not self.final and self._pair_complete(role, task)
-            except Exception as exc:
-                self._fail("read", task, exc)
-                return
-            if paired:
-                self._look()
+            self._reported(role, task)
+
+    def _reported(self, role: Role, task: str) -> None:
+        """``role`` has reported on ``task`` (an outcome or an errored run): look when that completes a pair.
+
+        The ledger, not this process, knows whether the pair is complete and whether another process has
+        decided already. Called with the lock held.
+        """
+        self._seen[role].add(task)
+        try:
+            self._sync()
+            paired = not self.final and self._pair_complete(role, task)
+        except Exception as exc:
+            self._fail("read", task, exc)
+            return
+        if paired:
+            self._look()
 
     def _look(self) -> None:
         try:
