@@ -425,58 +425,39 @@ class PairedComparison:
     def schedule(self, role: Role, sample_id: str | int, epoch: int) -> EarlyStop | None:
         from inspect_ai.util import EarlyStop
 
-        side = self._sides[role]
         with self._lock:
             if self.error is None and not self.final and self._stale():
                 try:  # another process may have decided (or this one, from a sample just completed)
                     self._sync()
                 except Exception as exc:
                     self._fail("read", None, exc)
-            if self.error is not None:
-                side.counts.stopped += 1
-                return EarlyStop(
-                    id=sample_id,
-                    epoch=epoch,
-                    reason=f"stopwise {self.error}",
-                    metadata={"action": "error", "evaluation": self.evaluation},
-                )
-            if self.final:
-                assert self.decision is not None
-                side.counts.stopped += 1
-                return EarlyStop(
-                    id=sample_id,
-                    epoch=epoch,
-                    reason=f"stopwise {self.decision.action}: {self.decision.reason}",
-                    metadata={
-                        "action": self.decision.action,
-                        "evaluation": self.evaluation,
-                        "look": self.looks,
-                        "n_observed": self.decision.n_observed,
-                        "delta_hat": self.decision.delta_hat,
-                    },
-                )
-            partner_failed = self._partner_failure(role)
-            if partner_failed is not None:
-                side.counts.stopped += 1
-                return EarlyStop(
-                    id=sample_id,
-                    epoch=epoch,
-                    reason=f"stopwise partner failed: {partner_failed}",
-                    metadata={"action": "partner_failed", "evaluation": self.evaluation},
-                )
-            position = self._position.get(str(sample_id))
-            if position is not None and position >= self._allowed:
-                side.counts.stopped += 1
-                return EarlyStop(
-                    id=sample_id,
-                    epoch=epoch,
-                    reason=(
-                        f"stopwise budget: planned task {position + 1} of {len(self.planned)} is beyond the "
-                        f"policy's budget of {self._allowed} tasks"
-                    ),
-                    metadata={"action": "budget", "evaluation": self.evaluation, "position": position},
-                )
-            return None
+            stop = self._stop_reason(role, sample_id)
+            if stop is None:
+                return None
+            self._sides[role].counts.stopped += 1
+            reason, metadata = stop
+            return EarlyStop(id=sample_id, epoch=epoch, reason=reason, metadata={**metadata, "evaluation": self.evaluation})
+
+    def _stop_reason(self, role: Role, sample_id: str | int) -> tuple[str, dict[str, Any]] | None:
+        """Why ``role``'s sample is not run (its skip reason and metadata), or None to run it."""
+        if self.error is not None:
+            return f"stopwise {self.error}", {"action": "error"}
+        if self.final:
+            assert self.decision is not None
+            decision = self.decision
+            return f"stopwise {decision.action}: {decision.reason}", {
+                "action": decision.action, "look": self.looks, "n_observed": decision.n_observed, "delta_hat": decision.delta_hat,
+            }
+        partner_failed = self._partner_failure(role)
+        if partner_failed is not None:
+            return f"stopwise partner failed: {partner_failed}", {"action": "partner_failed"}
+        position = self._position.get(str(sample_id))
+        if position is not None and position >= self._allowed:
+            return (
+                f"stopwise budget: planned task {position + 1} of {len(self.planned)} is beyond the policy's budget of "
+                f"{self._allowed} tasks"
+            ), {"action": "budget", "position": position}
+        return None
 
     def _outcome(self, scores: Mapping[str, SampleScore]) -> tuple[float | None, str | None]:
         if not scores:
