@@ -103,3 +103,21 @@ def test_task_order_is_fixed_by_the_policy() -> None:
     assert other["task"].tolist() != order["task"].tolist()
     with pytest.raises(PolicyError, match="replay-only"):
         task_order(tasks, Policy(order={"kind": "neyman"}))
+
+
+def test_task_order_of_tasks_without_groups_is_quiet_and_blank() -> None:
+    """Empty group cells (NaN in a float column, or the column all empty) give blank groups, without a pandas warning."""
+    import warnings
+
+    import pandas as pd
+
+    from stopwise import Policy
+    from stopwise.replay import task_order
+
+    policy = Policy(coverage={"rule": "none"}, order={"kind": "uniform", "seed": 3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        empty = task_order(pd.DataFrame({"task": ["a", "b", "c"], "group": [np.nan] * 3}), policy)
+        mixed = task_order(pd.DataFrame({"task": ["a", "b", "c", "a"], "group": ["x", np.nan, "y", ""]}), policy)
+    assert sorted(empty["task"]) == ["a", "b", "c"] and (empty["group"] == "").all()
+    assert dict(zip(mixed["task"], mixed["group"], strict=True)) == {"a": "x", "b": "", "c": "y"}

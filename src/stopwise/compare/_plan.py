@@ -109,10 +109,13 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     frame["task"] = frame["task"].astype(str).str.strip()
     if (frame["task"] == "").any() or frame["task"].isna().any():
         raise ComparisonError("every row of the task list needs a non-empty task")
-    frame["group"] = frame[column].fillna("").astype(str).str.strip() if column in frame.columns else ""
+    if column in frame.columns:  # an empty group stays empty (fillna("") on an all-empty float column warns in pandas 3)
+        frame["group"] = frame[column].astype(str).where(frame[column].notna(), "").str.strip()
+    else:
+        frame["group"] = ""
     labels = task_groups(frame["task"], frame["group"], source="the task list")
     unique = pd.DataFrame({"task": sorted(frame["task"].unique())})
-    unique["group"] = unique["task"].map(labels).fillna("")
+    unique["group"] = labels.reindex(unique["task"], fill_value="").to_numpy(dtype=object)
     kind, seed = drawn_kind(policy), policy.order.seed
     if kind == "uniform":
         order = uniform_orders(len(unique), 1, rng=seed)[0]
