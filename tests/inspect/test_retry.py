@@ -1,11 +1,17 @@
 """``eval_retry`` of an interrupted tested run, and the ``inspect eval`` command line, decide from the ledger (issue 20).
 
 The baseline system runs alone first (all 200 samples in the ledger, no pair, no look). The tested
-run is interrupted by an error at planned position 31 (before the boundary can be crossed); its
+run is interrupted by an error at planned position 32 (before the decision: the boundary crosses at
+position 28 and waits for the top-up tasks at positions 29-31, 33 and 34); its
 log holds the samples scored until then. ``eval_retry`` loads the task file again, so a new manager
 (a new ``PairedComparison``, as a new process would have) runs the retry: it reuses the scored
 samples, whose re-appended outcomes (under the new eval id) are duplicates, not conflicts, and it
 reads the pairs and the decision from the ledger, so the retried task decides and skips the rest.
+
+The interrupted sample is one the decision does not need (it is not a top-up task). Inspect's retry
+reads each sample's prior record before it queues the sample, and the record of an errored sample
+takes longer to read: on a loaded machine the re-run sample was queued after dozens of others, and
+when it was a top-up task the decision waited for it (the retry then ran > 100 samples).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from stopwise.ledger import open_ledger
 from stopwise.records import DecisionRecord
 
 REPO = Path(__file__).resolve().parents[2]
+
+INTERRUPTED = 31
+"""The 0-based planned position of the interrupted sample (``q021``; see the module docstring)."""
 
 TASK_FILE = '''\
 import asyncio
@@ -91,7 +100,7 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     assert base.status == "success" and len(base.samples) == 200
     assert base.results.early_stopping.metadata["looks"] == 0  # no tested outcome yet
 
-    (tmp_path / "fail").write_text(f"tested {universe.tasks[30]}")
+    (tmp_path / "fail").write_text(f"tested {universe.tasks[INTERRUPTED]}")
     (first,) = eval(f"{tmp_path / 'tasks.py'}@tested", display="none", log_dir=logs, max_samples=4)
     assert first.status == "error" and "interrupted" in first.error.message
     with open_ledger(tmp_path / "ledger.db") as ledger:
@@ -124,6 +133,8 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
         assert ledger.verify("ev").ok
         tested_rows = ledger.outcomes("ev").query("system == 'tested'")
     assert sorted(tested_rows["task"]) == sorted(str(s.id) for s in retry.samples)  # each scored sample once
+    waiting = [link.record.reason for link in history if "top-up task(s)" in link.record.reason]
+    assert waiting and all(universe.tasks[INTERRUPTED] not in reason for reason in waiting)  # not a task it needs
     assert meta["decision"] == first_final.record.model_dump(mode="json")
     again = stopwise.decide(rows, "tested", "baseline", reg.policy, universe=reg.universe)
     assert again.action == "promote"
@@ -201,7 +212,7 @@ def test_eval_set_retry_of_a_failed_task_reuses_its_manager_and_decides(example:
     tasks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tasks)
     _, universe = planned_order(example.questions(200), stopwise.load_policy(tmp_path / "policy.toml"), group="group")
-    (tmp_path / "fail").write_text(f"tested {universe.tasks[30]}")
+    (tmp_path / "fail").write_text(f"tested {universe.tasks[INTERRUPTED]}")
     tested = tasks.tested()
     ok, logs = eval_set([tested, tasks.baseline()], log_dir=str(tmp_path / "logs"), max_tasks=2, max_samples=4,
                         retry_attempts=2, retry_wait=0.1, display="none")
