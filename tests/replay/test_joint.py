@@ -172,6 +172,24 @@ def test_synthetic_benchmark_end_to_end() -> None:
     pd.testing.assert_frame_equal(result.orders, again.orders)
 
 
+def test_synthetic_failing_runs_may_be_longer() -> None:
+    """``max_failed_steps``: failing runs take up to that many steps, passing ones stay within ``max_steps``; the
+    default (and ``max_failed_steps = max_steps``) draws exactly the runs drawn before the option existed."""
+    plain = synthetic_trajectories(30, 2, rng=4)
+    same = synthetic_trajectories(30, 2, rng=4, max_failed_steps=40)
+    assert [(r.task, r.outcome, len(r.steps)) for r in plain] == [(r.task, r.outcome, len(r.steps)) for r in same]
+    assert [s.action for s in plain[5].steps] == [s.action for s in same[5].steps]
+    long = synthetic_trajectories(200, 2, rng=4, max_failed_steps=100)
+    failed = [len(r.steps) for r in long if r.outcome == 0]
+    passed = [len(r.steps) for r in long if r.outcome == 1]
+    assert max(passed) <= 40 and 40 < max(failed) <= 100 and min(failed) >= 12
+    # uniform on 12..100: mean 56 (SE of the mean of ~200 draws about 1.8)
+    assert np.mean(failed) == pytest.approx(56.0, abs=6.0)
+    for bad in (11, 2.5, True):
+        with pytest.raises(ArgumentError, match="max_failed_steps"):
+            synthetic_trajectories(10, 2, max_failed_steps=bad)
+
+
 def test_shared_data_slice(shared_data: Path) -> None:
     """MCPMark github and notion, 6 tasks each: each service's runs are monitored by a model trained on the other."""
     everything = read_trajectories(shared_data / "trajectories" / "mcpmark" / "trajectories.jsonl.gz")

@@ -55,6 +55,7 @@ def synthetic_trajectories(
     misleading: float = 0.03,
     min_steps: int = 12,
     max_steps: int = 40,
+    max_failed_steps: int | None = None,
     rng: np.random.Generator | int | None = 0,
 ) -> list[Trajectory]:
     """Generate a labelled benchmark of agent runs whose early steps make some outcomes predictable.
@@ -77,6 +78,10 @@ def synthetic_trajectories(
         Shares of runs with a tell, and of tells that show the wrong outcome.
     min_steps, max_steps : int
         Run lengths (uniform).
+    max_failed_steps : int, optional
+        The longest failing run (failing runs' lengths uniform in ``min_steps..max_failed_steps``; default
+        ``max_steps``). Agents that fail often keep trying until a step or cost limit, so their runs are the
+        long ones: a larger value models that (and makes within-task halting save more).
     rng : numpy.random.Generator or int, optional
         Generator or seed; the same seed gives the same runs.
 
@@ -96,6 +101,9 @@ def synthetic_trajectories(
         raise ArgumentError(f"`spread` must be in [0, 10]; got {spread!r}")
     if int(min_steps) != min_steps or int(max_steps) != max_steps or not 3 <= min_steps <= max_steps:
         raise ArgumentError(f"`min_steps` and `max_steps` must be integers with 3 <= min_steps <= max_steps; got {min_steps!r}, {max_steps!r}")
+    longest_failed = max_steps if max_failed_steps is None else max_failed_steps
+    if isinstance(longest_failed, bool) or int(longest_failed) != longest_failed or longest_failed < min_steps:
+        raise ArgumentError(f"`max_failed_steps` must be an integer >= min_steps ({min_steps}); got {max_failed_steps!r}")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     difficulty = generator.normal(0.0, 1.0, n_tasks)
     ability = np.linspace(-float(spread), float(spread), n_agents)
@@ -104,7 +112,7 @@ def synthetic_trajectories(
         for t in range(n_tasks):
             for attempt in range(1, attempts + 1):
                 ok = bool(generator.random() < 1.0 / (1.0 + np.exp(-1.7 * (ability[a] - difficulty[t]))))
-                n = int(generator.integers(min_steps, max_steps + 1))
+                n = int(generator.integers(min_steps, (max_steps if ok else longest_failed) + 1))
                 tell = int(generator.integers(0, max(1, n // 3))) if generator.random() < predictable else None
                 lie = tell is not None and bool(generator.random() < misleading)
                 runs.append(
