@@ -43,7 +43,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         task_groups,
     )
     from stopwise.compare._plan import order_check, order_universe, task_order
-    from stopwise.compare._predicted import PoweredPairs, powered_boundary, powered_pairs, powered_scale
+    from stopwise.compare._predicted import AuditTallies, PoweredPairs, powered_boundary, powered_pairs, powered_scale
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -65,6 +65,7 @@ __all__ = [
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
+    "AuditTallies",
     "BettingBoundary",
     "BettingPaths",
     "DemoComparison",

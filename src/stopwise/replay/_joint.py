@@ -43,8 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stopwise.compare import betting_paths
-from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_scale
+from stopwise.compare import AuditTallies, betting_paths, powered_boundary, powered_scale
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy, audit_draw, outcome_columns
 
