@@ -184,6 +184,11 @@ def test_exclude_equals_decide_on_the_universe_without_the_task() -> None:
     assert record.n_shared == 60 and record.universe is not None and record.universe.n_tasks == 60  # the registered universe
     assert [(e.code, e.tasks) for e in record.excluded if e.code == "missing"] == [("missing", 1)]
     assert record.missing is not None and record.missing.judged == 1
+    # the claim names the 59 tasks judged and says why one is left out (the reference names its own 59)
+    assert "on these 59 planned tasks (1 errored or unscored task(s) left out: missing = exclude" in record.claim
+    assert "on these 59 planned tasks" in reference.claim and "left out" not in reference.claim
+    worst = decide(outcome_columns(rows_of(errored, b)), "A", "B", betting(), universe=planned(60))
+    assert "on these 60 planned tasks" in worst.claim  # worst-case judges all 60, the missing one at its worst
 
 
 def test_a_persistent_error_no_longer_freezes_the_decision() -> None:

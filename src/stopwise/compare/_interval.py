@@ -251,6 +251,12 @@ def claim_sentence(record: DecisionRecord) -> str:
     a, b = record.tested, record.baseline
     threshold = f"{record.threshold * 100:g} pp"
     where = f"on these {record.n_planned} planned tasks"
+    gone = record.missing
+    if gone is not None and gone.treatment == "exclude" and gone.tasks:  # the boundary judged the universe without them
+        where = (
+            f"on these {record.n_planned - len(gone.tasks)} planned tasks ({len(gone.tasks)} errored or unscored task(s) "
+            "left out: missing = exclude, valid only if errors are independent of the outcomes)"
+        )
     seen = f"{record.n_observed} of {record.n_planned} tasks observed"
     ci = record.interval
     bracket = f"({interval_text(ci)}, {seen})" if ci is not None else f"({seen}; no interval: {record.tail_method})"
