@@ -218,6 +218,7 @@ def _benchmark(rng: np.random.Generator, *, n_tasks: int, rho: float, seed: int,
         "wrong_low": wrong_low[order],
         "wrong_high": wrong_high[order],
         "wrong_share": float(flip.sum() / max(1, candidate[0].sum())),
+        "y": y,
     }
 
 
@@ -408,3 +409,90 @@ def test_the_centre_choice_is_in_the_policy_digest_only_where_it_acts() -> None:
 def test_the_audited_bound_centre_bounds_the_true_sum_under_wrong_halts_2000(rho: float) -> None:
     miss, se, _ = _centre_misses(2000, 200, rho)
     assert miss <= 0.01 + 2 * se, (rho, miss)
+
+
+# -- missing tasks under the prediction-powered boundary -------------------------------------------
+
+
+def _errored(rows: list[dict[str, object]], system: str, tasks: set[str]) -> list[dict[str, object]]:
+    """``rows`` with ``system``'s run on each of ``tasks`` errored: a pending row flagged ``error``, no outcome."""
+    out = []
+    for r in rows:
+        if r["system"] == system and r["task"] in tasks:
+            r = {"system": system, "task": r["task"], "outcome": None, "status": "pending", "flags": "error", "attempt": r["attempt"]}
+        out.append(r)
+    return out
+
+
+def _powered_missing(missing: str) -> Policy:
+    return parse_policy(POWERED.replace("[coverage]", f'missing = "{missing}"\n[coverage]').format(rho=0.3) + "audit_seed = 5\n")
+
+
+def test_an_errored_run_no_longer_freezes_a_prediction_powered_decision() -> None:
+    """An errored run at planned position 3 stopped the prediction-powered boundary there (it waited, silently);
+    under ``missing = "worst-case"`` the task enters at -1 for the promote test, exactly as a task whose runs were
+    a plain failure of A and success of B (no prediction, no audit) would."""
+    rng = np.random.default_rng(3)
+    n = 120
+    y_a, y_b = (rng.random(n) < 0.85).astype(float), (rng.random(n) < 0.35).astype(float)
+    halt = rng.random((2, n)) < 0.5
+    rows = [
+        _row(s, f"t{i}", y[i], halt=int(y[i]) if halt[k, i] else None, audited=audit_draw(5, s, f"t{i}", 0) < 0.3)
+        for k, (s, y) in enumerate((("A", y_a), ("B", y_b)))
+        for i in range(n)
+    ]
+    order = TaskUniverse([f"t{i}" for i in rng.permutation(n)])
+    gone = str(order.tasks[2])
+    broken = stopwise.outcome_columns(_errored(rows, "A", {gone}))
+    waiting = stopwise.decide(broken, "A", "B", _powered_missing("wait"), universe=order)
+    head = set(order.tasks[:2].tolist())
+    first_two = stopwise.decide(stopwise.outcome_columns([r for r in rows if r["task"] in head]), "A", "B", _powered_missing("wait"), universe=order)
+    assert waiting.action == "continue" and waiting.r_promote == first_two.r_promote  # the prefix stops at the error
+    assert waiting.missing is not None and waiting.missing.tasks == [gone] and waiting.missing.treatment == "wait"
+    worst = stopwise.decide(broken, "A", "B", _powered_missing("worst-case"), universe=order)
+    assert worst.action == "promote" and worst.missing is not None and worst.missing.judged == 1
+    filled = [r for r in rows if r["task"] != gone] + [_row("A", gone, 0.0), _row("B", gone, 1.0)]
+    reference = stopwise.decide(stopwise.outcome_columns(filled), "A", "B", _powered_missing("wait"), universe=order)
+    assert worst.r_promote == reference.r_promote and reference.action == "promote"
+    # B's side is no help: whatever its row on the task (a predicted row's true outcome is unknown), the fill is -1
+    b_final = [r if (r["system"], r["task"]) != ("B", gone) else _row("B", gone, 0.0) for r in _errored(rows, "A", {gone})]
+    again = stopwise.decide(stopwise.outcome_columns(b_final), "A", "B", _powered_missing("worst-case"), universe=order)
+    assert again.r_promote == worst.r_promote
+
+
+def _missing_false_promotes(n_benchmarks: int, n_tasks: int, seed: int) -> dict[str, float]:
+    """False-promote rates of decide() on the null benchmarks of :func:`_benchmark` (halting model wrong in A's
+    favour on a tenth of A's halts) whose errors also hide A's losses: A's run on a task A failed and B passed errors with probability 0.8."""
+    rng = np.random.default_rng(seed)
+    hits = {"worst-case": 0, "exclude": 0}
+    for b in range(n_benchmarks):
+        audit_seed = seed * 100_003 + b
+        bench = _benchmark(rng, n_tasks=n_tasks, rho=0.5, seed=audit_seed, halt=0.5, wrong=0.2)
+        y = bench["y"]
+        hidden = np.flatnonzero((y[0] == 0) & (y[1] == 1) & (rng.random(n_tasks) < 0.8))
+        rows = stopwise.outcome_columns(_errored(bench["rows"], "A", {f"t{i}" for i in hidden}))
+        universe = TaskUniverse([f"t{i}" for i in bench["order"]])
+        for treatment in hits:
+            policy = parse_policy(
+                POWERED.replace("[coverage]", f'missing = "{treatment}"\n[coverage]').format(rho=0.5) + f"audit_seed = {audit_seed}\n"
+            )
+            hits[treatment] += stopwise.decide(rows, "A", "B", policy, universe=universe, forecast=False).action == "promote"
+    return {k: v / n_benchmarks for k, v in hits.items()}
+
+
+def _check_missing_null(n_benchmarks: int, n_tasks: int) -> None:
+    rates = _missing_false_promotes(n_benchmarks, n_tasks, seed=31)
+    se = float(np.sqrt(0.05 * 0.95 / n_benchmarks))
+    report = f"worst-case {rates['worst-case']:.4f}, exclude {rates['exclude']:.4f}, a + 2 SE = {0.05 + 2 * se:.4f} ({n_benchmarks} benchmarks)"
+    print(report)
+    assert rates["worst-case"] <= 0.05 + 2 * se, report
+    assert rates["exclude"] > 0.05 + 2 * se, report  # errors that hide losses bias the excluded universe
+
+
+def test_false_promotes_with_errors_hiding_losses_quick() -> None:
+    _check_missing_null(100, 200)
+
+
+@pytest.mark.slow
+def test_false_promotes_with_errors_hiding_losses_2000_benchmarks() -> None:
+    _check_missing_null(2000, 200)

@@ -48,7 +48,7 @@ import hashlib
 import math
 from datetime import UTC, datetime
 from numbers import Integral
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -1224,6 +1224,53 @@ def _predicted_state(iv: _DecideInputs, paired: PairedOutcomes) -> PredictedStat
     return predicted_state(iv.rows, policy.decision.predicted, policy.early.audit_fraction, used)
 
 
+def _usable_policy(iv: _DecideInputs) -> Policy:
+    """The policy whose statuses say which rows are outcomes: under ``prediction-powered``, predicted rows too."""
+    policy = iv.policy
+    if iv.powered is None or "predicted" in policy.statuses:
+        return policy
+    return policy.model_copy(update={"statuses": [*policy.statuses, "predicted"]})
+
+
+def _unknown_sides(missing: MissingTasks) -> MissingTasks:
+    """``missing`` with both sides of every task unknown: its worst case is -1 (promote test) and +1 (reject test).
+
+    Under ``prediction-powered`` the observed side of a missing task may be a predicted row, whose true outcome is
+    only known to lie in [0, 1]; filling both sides at their extremes is the worst case whatever that side is.
+    """
+    both = np.ones(len(missing.tasks), dtype=bool)
+    return dataclasses.replace(missing, tested=both, baseline=both)
+
+
+def _fill_powered(iv: _DecideInputs, paired: PairedOutcomes, missing: MissingTasks, side: Literal["low", "high"]) -> _DecideInputs:
+    """Under ``prediction-powered``, the inputs whose prediction-powered pairing holds the ready missing tasks at their worst case.
+
+    A filled task enters as a known difference, -1 for the promote test (``side = "low"``) and +1 for the reject
+    test: X_i = l_i = h_i = P_i = that value, no audited wrong weight. The worst-case argument of
+    :mod:`stopwise.compare._missing` fills the population with values no better (no worse) than the truth; on that
+    fixed population the prediction-powered proof (:mod:`stopwise.compare._predicted`) holds as on any other, the
+    filled tasks being tasks without predicted rows. That needs the errors independent of the planned order (as
+    without predictions) and of the audit draw (whether a run errors must not depend on whether it was audited:
+    an audited run is never halted, so errors that strike only long runs would bias the other runs' audit
+    correction). The arrays are appended in :func:`fill_missing`'s order, as ``paired``'s tasks are.
+    """
+    powered = iv.powered
+    keep = missing.ready
+    if powered is None or not keep.any():
+        return iv
+    value = np.full(int(keep.sum()), -1.0 if side == "low" else 1.0)
+    none = np.zeros(len(value))
+    audit = powered.audit
+    tallies = None if audit is None else AuditTallies(
+        point=np.r_[audit.point, value], wrong_low=np.r_[audit.wrong_low, none], wrong_high=np.r_[audit.wrong_high, none]
+    )  # fmt: skip
+    filled = dataclasses.replace(
+        powered, paired=fill_missing(paired, _unknown_sides(missing), side), low=np.r_[powered.low, value],
+        high=np.r_[powered.high, value], audit=tallies,
+    )  # fmt: skip
+    return dataclasses.replace(iv, powered=filled)
+
+
 def _missing_decide(
     iv: _DecideInputs, paired: PairedOutcomes, past: _PastLimit | None, missing: MissingTasks, forecast: bool
 ) -> DecisionRecord:
@@ -1250,18 +1297,20 @@ def _missing_decide(
         exclusion = Exclusion.from_code("missing", rows=0, tasks=len(gone))
         paired = dataclasses.replace(paired, excluded=(*paired.excluded, exclusion)) if len(gone) else paired
     else:
-        low, high = fill_missing(paired, missing, "low"), fill_missing(paired, missing, "high")
+        iv_low, iv_high = _fill_powered(iv, paired, missing, "low"), _fill_powered(iv, paired, missing, "high")
+        filling = missing if iv.powered is None else _unknown_sides(missing)
+        low, high = fill_missing(paired, filling, "low"), fill_missing(paired, filling, "high")
         budget = _budget_state(iv, low)
-        seen_low, seen_high = _observed(iv, low), _observed(iv, high)
-        looks = (_betting_wor_look(iv, low, budget, seen_low), _betting_wor_look(iv, high, budget, seen_high))
+        seen_low, seen_high = _observed(iv_low, low), _observed(iv_high, high)
+        looks = (_betting_wor_look(iv_low, low, budget, seen_low), _betting_wor_look(iv_high, high, budget, seen_high))
         look = combine_looks(*looks, alpha=iv.policy.tail_cutoff, at_limit=budget.at_limit)
         seen = seen_high if look.action == "reject" else seen_low
         judged = int(np.count_nonzero(missing.positions[missing.ready] < seen.n))
-        interval = _interval(iv, low, budget, seen_low, look)
-        upper = _interval(iv, high, budget, seen_high, look)
+        interval = _interval(iv_low, low, budget, seen_low, look)
+        upper = _interval(iv_high, high, budget, seen_high, look)
         if interval is not None and upper is not None and interval.low <= upper.high:
             interval = interval.model_copy(update={"high": upper.high})
-        remaining = _forecast(iv, low, budget, seen_low, look) if forecast else None
+        remaining = _forecast(iv_low, low, budget, seen_low, look) if forecast else None
     warnings = _decision_warnings(iv, paired, budget, seen, look, past)
     warnings.append(missing_warning(missing, judged, iv.tested, iv.baseline))
     return _decision_record(iv, paired, budget, seen, look, warnings, interval, remaining, missing.state(judged))
@@ -1349,9 +1398,7 @@ def decide(
     """
     iv = _powered(_decide_iv(rows, tested, baseline, policy, universe, budget_used, complete, rng))
     paired, past = _limit_look(iv, _paired(iv))
-    # under prediction-powered the boundary waits for missing tasks (its centre has no worst-case fill yet)
-    treat_missing = iv.betting and iv.powered is None
-    missing = find_missing(iv.rows, paired, iv.policy, iv.universe) if treat_missing and iv.universe is not None else None
+    missing = find_missing(iv.rows, paired, _usable_policy(iv), iv.universe) if iv.betting and iv.universe is not None else None
     if missing is not None and missing.treatment != "wait":
         return _missing_decide(iv, paired, past, missing, forecast)
     budget = _budget_state(iv, paired)
