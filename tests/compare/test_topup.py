@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -125,6 +126,7 @@ def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up() -> None:
     assert (promote[0] | reject[0]).any()
     expected_end = int(top_up_ends(codes[None, :], SIZES)[0, tau - 1])
     expected = "promote" if promote[0, tau - 1] else "reject"
+    assert expected_end > tau  # coverage was short at the crossing: the record named top-up tasks
     run: list[str] = []
     record = None
     for task in pi:
@@ -134,10 +136,14 @@ def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up() -> None:
             break
         if "top-up task(s)" in record.reason:
             extra = record.reason.split("top-up task(s) ")[1].split(", then")[0].split(", ")
+            # the record names them in a field too: the top-up tasks in planned order, the rest not needed
+            assert record.top_up == extra and [list(pi).index(t) for t in extra] == sorted(list(pi).index(t) for t in extra)
+            assert set(extra).isdisjoint(run) and json.loads(record.model_dump_json())["top_up"] == extra
             run += extra
             record = decide(_rows(run, [groups[list(pi).index(t)] for t in run], value), "A", "B", TOP_UP, universe=universe)
             break
     assert record is not None and record.action == expected and record.n_observed == len(run) == expected_end
+    assert record.top_up is None and "top_up" not in json.loads(record.model_dump_json())  # only while waiting
     assert f"crossed at look {tau} of the planned order" in record.reason and record.coverage.satisfied
     assert "pooled on a uniform order, coverage by top-up" in record.tail_method
     # more rows never undo the action (samples in flight finish after it: the export is a superset)

@@ -334,3 +334,42 @@ def test_pacing_never_holds_a_system_whose_partner_failed(
     assert logs["tested"].status == "error"
     assert logs["baseline"].status == "success" and len(logs["baseline"].samples) == N  # no decision: it ran all
 
+
+
+def test_while_the_boundary_waits_for_top_up_tasks_only_they_run(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    """The top-up design crossed at 4 pairs and waits for two tasks far ahead in the planned order (positions 21
+    and 31 of 40): every other sample is skipped until they are paired, then the action is promote. Without the
+    skip, the 26 samples between would run for nothing (the design and its replay count only the top-up)."""
+    planned = [s.id for s in example.questions(N)]
+    top_up = [planned[20], planned[30]]
+
+    class TopUp(fake_ledger):
+        def decide(self, evaluation: str) -> Any:
+            record = super().decide(evaluation)
+            paired = set(self.frame().query("status == 'final'").groupby("task")["system"].nunique().loc[lambda n: n == 2].index)
+            if self.pairs() < 4:
+                return record
+            if set(top_up) <= paired:
+                record = record.model_copy(update={"action": "promote", "reason": "fake ledger: top-up done"})
+            else:
+                record = record.model_copy(update={"reason": "fake ledger: crossed, waiting", "top_up": top_up})
+            self.history[-1] = record
+            return record
+
+    ledger = TopUp()
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    logs = _eval(_tasks(example, managers), tmp_path)
+    for name in ("tested", "baseline"):
+        summary = logs[name].results.early_stopping
+        ran = [str(s.id) for s in logs[name].samples]
+        # a system whose samples all ended (ran or skipped) before the partner's top-up pair completed logs the
+        # waiting record (its notes point to the ledger's chain); the comparison is promoted
+        assert set(top_up) <= set(ran) and summary.metadata["action"] in ("promote", "continue")
+        # 4 pairs, the samples in flight when the crossing was read (2 per system, pace 2), the two top-up tasks
+        assert len(ran) <= 4 + 2 + 2 + 2, ran
+        waiting = [s for s in summary.early_stops if s.metadata["action"] == "top-up"]
+        assert waiting and all("waits only for the top-up task(s)" in s.reason and s.metadata["top_up"] == top_up for s in waiting)
+        assert {str(s.id) for s in waiting}.isdisjoint(top_up)
+        assert all(s.metadata["action"] in ("top-up", "promote") for s in summary.early_stops)
+        assert len(ran) + len(summary.early_stops) == N
+    assert managers[0].comparison.decision.action == "promote" and ledger.history[-1].action == "promote"

@@ -1,21 +1,23 @@
 """``eval_retry`` of an interrupted tested run, and the ``inspect eval`` command line, decide from the ledger (issue 20).
 
 The baseline system runs alone first (all 200 samples in the ledger, no pair, no look). The tested
-run is interrupted by an error at planned position 32 (before the decision: the boundary crosses at
-position 28 and waits for the top-up tasks at positions 29-31, 33 and 34); its
+run is interrupted by an error at planned position 31 (before the decision: the boundary crosses at
+position 28 and waits for the top-up tasks at positions 29-31, 33 and 34, the interrupted one among them); its
 log holds the samples scored until then. ``eval_retry`` loads the task file again, so a new manager
 (a new ``PairedComparison``, as a new process would have) runs the retry: it reuses the scored
 samples, whose re-appended outcomes (under the new eval id) are duplicates, not conflicts, and it
 reads the pairs and the decision from the ledger, so the retried task decides and skips the rest.
 
-The interrupted sample is one the decision does not need (it is not a top-up task). Inspect's retry
-reads each sample's prior record before it queues the sample, and the record of an errored sample
-takes longer to read: on a loaded machine the re-run sample was queued after dozens of others, and
-when it was a top-up task the decision waited for it (the retry then ran > 100 samples).
+The interrupted sample is a top-up task the decision waits for. Inspect's retry reads each sample's
+prior record before it queues the sample, and the record of an errored sample takes longer to read: on
+a loaded machine the re-run sample was queued after dozens of others. While the crossed boundary waits
+for its top-up tasks the manager skips every other sample, so those dozens end at once instead of
+running (before that skip the retry ran 104-200 samples on a loaded machine).
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from types import ModuleType
 
@@ -29,12 +31,13 @@ from stopwise.records import DecisionRecord
 
 REPO = Path(__file__).resolve().parents[2]
 
-INTERRUPTED = 31
-"""The 0-based planned position of the interrupted sample (``q021``; see the module docstring)."""
+INTERRUPTED = 30
+"""The 0-based planned position of the interrupted sample (``q039``, a top-up task; see the module docstring)."""
 
 TASK_FILE = '''\
 import asyncio
 import importlib.util
+import itertools
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -133,8 +136,10 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
         assert ledger.verify("ev").ok
         tested_rows = ledger.outcomes("ev").query("system == 'tested'")
     assert sorted(tested_rows["task"]) == sorted(str(s.id) for s in retry.samples)  # each scored sample once
-    waiting = [link.record.reason for link in history if "top-up task(s)" in link.record.reason]
-    assert waiting and all(universe.tasks[INTERRUPTED] not in reason for reason in waiting)  # not a task it needs
+    waiting = [link.record.top_up for link in history if link.record.top_up]
+    assert waiting and universe.tasks[INTERRUPTED] in waiting[0]  # a task the action waits for
+    assert all(set(later) <= set(earlier) for earlier, later in itertools.pairwise(waiting))  # it only shrinks
+    assert all(s.metadata["action"] in ("promote", "top-up") for s in summary.early_stops)
     assert meta["decision"] == first_final.record.model_dump(mode="json")
     again = stopwise.decide(rows, "tested", "baseline", reg.policy, universe=reg.universe)
     assert again.action == "promote"

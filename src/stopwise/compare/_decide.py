@@ -796,6 +796,8 @@ class _Look:
     """Warnings of the boundary's own (listed after the guards)."""
     top_up_left: int | None = None
     """Top-up tasks still to run before a crossed boundary may act (the top-up design); None otherwise."""
+    top_up: tuple[str, ...] | None = None
+    """Those tasks, in planned order (the record's ``top_up``)."""
 
 
 def _betting_wor_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: _Observed) -> _Look:
@@ -867,7 +869,8 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
 
     Once a test has crossed at look tau, the action is issued when, for some L from tau to the observed
     prefix, pi's first L tasks and their fewest top-up tasks are all observed (coverage holds on that set,
-    which the record's coverage describes); otherwise the reason names the top-up tasks still to run.
+    which the record's coverage describes); otherwise the reason and ``top_up`` name the crossing look's
+    top-up tasks still to run (L = tau: fixed at the crossing, so the list only shrinks).
     The reason keeps tau and the p-value at tau.
     """
     policy, universe = iv.policy, iv.universe
@@ -912,7 +915,10 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
             coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=policy.coverage.rule)
             where = f"; coverage met on the first {length} tasks of the planned order" + (f" and {len(extra)} top-up task(s)" if len(extra) else "")
             return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
-    missing = universe.tasks[[i for i in top_up_tasks(codes, planned < seen.n, sizes) if not observed[i]]]
+    # wait for the top-up of the crossing look tau (the design's, and the replay's): a set fixed at the crossing
+    # that only shrinks as its tasks arrive, so a live evaluation may skip every other task without ever skipping
+    # one a later look would name (a longer prefix's set may differ; the loop above still acts on any L that holds)
+    missing = universe.tasks[[i for i in top_up_tasks(codes, planned < tau, sizes) if not observed[i]]]
     shown = ", ".join(missing[:20].tolist()) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
     if budget.at_limit:
         return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
@@ -920,6 +926,7 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
         look,
         reason=crossing + f"; coverage not yet met: run the {len(missing)} top-up task(s) {shown}, then decide again",
         top_up_left=len(missing),
+        top_up=tuple(str(task) for task in missing),
     )
 
 
@@ -1210,6 +1217,7 @@ def _decision_record(
         forecast=forecast,
         predicted=_predicted_state(iv, paired),
         missing=missing,
+        top_up=None if look.top_up is None or look.action != "continue" else list(look.top_up),
     )
     return record.model_copy(update={"claim": claim_sentence(record)})
 

@@ -18,7 +18,9 @@ task files run by ``inspect eval``):
   ledger and, when the row completes a pair (both systems have an outcome of the task), asks the
   ledger for a decision;
 * ``schedule_sample`` returns ``EarlyStop`` for every later sample of both systems once the
-  decision is final (promote, reject or abstain), and for samples planned beyond a task-count
+  decision is final (promote, reject or abstain), for every sample but the top-up tasks while a
+  crossed boundary waits for them (the top-up design: the record's ``top_up``; nothing else is
+  needed before the action), and for samples planned beyond a task-count
   budget limit;
 * ``complete_task`` returns the latest decision record (and the counts of what was appended and
   skipped) as the log's early-stopping metadata.
@@ -451,6 +453,13 @@ class PairedComparison:
         partner_failed = self._partner_failure(role)
         if partner_failed is not None:
             return f"stopwise partner failed: {partner_failed}", {"action": "partner_failed"}
+        top_up = None if self.decision is None else self.decision.top_up
+        if top_up and str(sample_id) not in top_up:  # crossed: the action waits for these tasks alone
+            shown = ", ".join(top_up[:5]) + (f", ... ({len(top_up)} in all)" if len(top_up) > 5 else "")
+            return (
+                f"stopwise top-up: the boundary is crossed and the action waits only for the top-up task(s) that bring "
+                f"coverage ({shown}); this task is not among them"
+            ), {"action": "top-up", "top_up": list(top_up), "look": self.looks}
         position = self._position.get(str(sample_id))
         if position is not None and position >= self._allowed:
             return (

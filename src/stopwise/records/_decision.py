@@ -292,7 +292,7 @@ class LedgerPosition(_Record):
     when it was taken); they are marked ``after_decision`` in a full ``ledger export``."""
 
 
-_OMITTED_WHEN_UNSET = ("predicted", "ledger", "missing")
+_OMITTED_WHEN_UNSET = ("predicted", "ledger", "missing", "top_up")
 """Optional record sections left out of the JSON while None (records without them serialise as before 0.1)."""
 
 
@@ -365,6 +365,10 @@ class DecisionRecord(_Record):
     forecast: RemainingForecast | None = None
     """For ``continue``: the predictive distribution of the remaining tasks to a decision (None otherwise, or
     when turned off). Not part of :meth:`digest`."""
+    top_up: list[str] | None = None
+    """The top-up design, crossed but short of coverage (``continue``): the top-up tasks the action waits for, in
+    planned order. Only they are needed before the action (a live evaluation may skip every other task); None
+    otherwise (left out of the JSON and the digest)."""
     missing: MissingState | None = None
     """Planned tasks whose outcome is missing for a system (errored or unscored) and their treatment (betting-wor
     only; None when there is none). Left out of the JSON and the digest when None, so records without missing
