@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from benchmarks.early_common import load
 
@@ -37,8 +38,12 @@ SYNTHETIC_MODEL = {"n_components": 8, "min_df": 2, "min_steps": 5, "classifier":
 SYNTHETIC = {"n_tasks": 400, "n_agents": 4, "spread": 1.0, "rng": 0}
 SYNTHETIC_CLOSE = {**SYNTHETIC, "spread": 0.3}
 """The same benchmark with closer agents (abilities in [-0.3, 0.3]): the across-task boundary needs more tasks."""
+SYNTHETIC_LONG = {**SYNTHETIC_CLOSE, "n_tasks": 2000, "max_failed_steps": 100}
+"""Closer agents on a larger benchmark (2,000 tasks) whose failing runs go on for up to 100 steps (passing ones 12-40):
+where halting saves the most per task and the audited bound's shift of the centre, divided by the tasks left, the least."""
 SYNTHETIC_PAIRS = [("agent-3", "agent-1"), ("agent-4", "agent-2")]
 RHOS = (0.2, 0.35, 0.5, 0.7, 0.9)
+RHOS_LONG = (0.35, 0.5, 0.7, 0.9)
 THRESHOLDS = {"shared": 0.7, "synthetic": 0.9}
 """Halting thresholds (both heads). On the shared data the leave-one-group-out heads are nearly flat (a few boosting
 rounds): at 0.85 and above no run halts, so 0.7 is used to make the monitor act (it is then often wrong)."""
@@ -111,19 +116,27 @@ def _centre_table(best: dict[str, dict[float, JointReplay]], worst: dict[str, di
     return pd.DataFrame(rows)
 
 
-def _figure(results: dict[float, JointReplay], close: dict[float, JointReplay], shared: JointReplay, path: Path) -> None:
+def _figure(results: dict[float, JointReplay], close: dict[float, JointReplay], long: dict[float, JointReplay],
+            shared: JointReplay, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(18, 4.8))
-    for ax, runs, title in ((left, results, "Synthetic, abilities in [-1, 1]"), (middle, close, "Synthetic, abilities in [-0.3, 0.3]")):
+    fig, axes = plt.subplots(1, 4, figsize=(23, 4.8))
+    left, middle, long_axis, right = axes
+    panels = ((left, results, "400 tasks, abilities in [-1, 1]", 100), (middle, close, "400 tasks, abilities in [-0.3, 0.3]", 100),
+              (long_axis, long, "2,000 tasks, [-0.3, 0.3], long failing runs", 30))
+    for ax, runs, title, top in panels:
         for mode, style in (("across-task", "k--"), ("within-task", "C0-o"), ("joined", "C2-o"), ("joined naive", "C3:x"), ("joined as truth", "C1:x")):
             shares = [100 * r.summary.loc[r.summary["mode"] == mode, "step_share"].mean() for r in runs.values()]
             ax.plot(list(runs), shares, style, label=mode if _is_valid(mode) else f"{mode} (invalid)")
-        ax.set(xlabel="audit fraction ρ", ylabel="agent steps spent until the decision (% of all)", ylim=(0, 100),
-               title=f"{title} (mean of 2 pairs)")
+        ax.set(xlabel="audit fraction ρ", ylabel="agent steps spent until the decision (% of all)", ylim=(0, top),
+               title=f"Synthetic, {title}\n(mean of 2 pairs; y axis to {top} %)")
+        if top < 100:  # a curve above the axis is named with its range, not hidden
+            within = [100 * r.summary.loc[r.summary["mode"] == "within-task", "step_share"].mean() for r in runs.values()]
+            ax.text(0.02, 0.97, f"within-task alone: {min(within):.0f}-{max(within):.0f} % (above the axis)",
+                    transform=ax.transAxes, va="top", fontsize=8, color="C0")  # fmt: skip
         ax.legend(fontsize=8)
     modes = [m for m in JOINT_MODES if _is_valid(m)]
     s = shared.summary
@@ -149,33 +162,52 @@ def _is_valid(mode: str) -> bool:
     return mode in ("full", "across-task", "within-task", "joined")
 
 
+def _paired(result: JointReplay, mode: str, other: str, column: str = "step_share") -> tuple[float, float]:
+    """Mean over every pair and order of ``mode``'s share minus ``other``'s (the same orders and audits), and its SE."""
+    table = result.orders.pivot_table(index=["tested", "baseline", "order"], columns="mode", values=column)
+    difference = (table[mode] - table[other]).to_numpy()
+    return float(difference.mean()), float(difference.std(ddof=1) / np.sqrt(difference.size))
+
+
+def _fewer(result: JointReplay, column: str = "step_share") -> bool:
+    """Joined spends fewer than both levels alone: each paired difference below zero by more than 2 SE."""
+    return all(d + 2 * se < 0 for d, se in (_paired(result, "joined", level, column) for level in ("across-task", "within-task")))
+
+
 def _findings(synthetic: dict[float, JointReplay]) -> list[str]:
-    """One sentence per audit fraction: joined against each level alone (mean step share over the pairs)."""
+    """One sentence per audit fraction: joined against each level alone (mean share over the pairs, paired SE)."""
     out = []
     for rho, result in synthetic.items():
         mean = result.summary.groupby("mode")["step_share"].mean()
         decided = result.summary.groupby("mode")["decided"].mean()
-        fewer = mean["joined"] < min(mean["across-task"], mean["within-task"])
+        d, se = _paired(result, "joined", "across-task")
+        tokens = ""
+        if result.orders["token_share"].notna().all():
+            t, t_se = _paired(result, "joined", "across-task", "token_share")
+            tokens = f"; tokens {100 * t:+.1f} pp (SE {100 * t_se:.1f})"
         out.append(
             f"* ρ = {rho:g}: joined {100 * mean['joined']:.1f} % (decided {100 * decided['joined']:.0f} %), across-task alone "
             f"{100 * mean['across-task']:.1f} %, within-task alone {100 * mean['within-task']:.1f} % (decided "
-            f"{100 * decided['within-task']:.0f} %): joined spends **{'fewer' if fewer else 'not fewer'}** steps than "
-            f"either level alone ({100 * (mean['joined'] - mean['across-task']):+.1f} pp against across-task alone); the "
-            f"invalid naive boundary {100 * mean['joined naive']:.1f} %."
+            f"{100 * decided['within-task']:.0f} %): joined spends **{'fewer' if _fewer(result) else 'not fewer'}** steps "
+            f"than either level alone ({100 * d:+.2f} pp against across-task alone, paired SE {100 * se:.2f}{tokens}); "
+            f"the invalid naive boundary {100 * mean['joined naive']:.1f} %."
         )
     return out
 
 
 def _verdict(synthetic: dict[str, dict[float, JointReplay]]) -> str:
-    """How many synthetic settings (spread, rho) saw the joined mode spend fewer steps than both levels alone."""
-    means = [r.summary.groupby("mode")["step_share"].mean() for runs in synthetic.values() for r in runs.values()]
-    wins = sum(m["joined"] < min(m["across-task"], m["within-task"]) for m in means)
-    closest = min(means, key=lambda m: m["joined"] - m["across-task"])
+    """In which synthetic settings (benchmark, rho) the joined mode spent fewer steps than both levels alone."""
+    wins = [f"{name}, ρ = {rho:g}" for name, runs in synthetic.items() for rho, r in runs.items() if _fewer(r)]
+    token_wins = [f"{name}, ρ = {rho:g}" for name, runs in synthetic.items() for rho, r in runs.items() if _fewer(r, "token_share")]
+    settings = sum(len(runs) for runs in synthetic.values())
     return (
         f"* **Joined against both levels alone**: the joined mode spent fewer steps to a valid decision than both "
-        f"levels alone in {wins} of the {len(means)} synthetic settings (2 spreads × {len(means) // 2} audit "
-        f"fractions); at best it came within {100 * (closest['joined'] - closest['across-task']):+.1f} pp of "
-        "across-task alone (negative: fewer)."
+        f"levels alone (each paired difference below zero by more than 2 SE) in {len(wins)} of the {settings} synthetic "
+        f"settings ({'; '.join(wins) or 'none'}), and fewer tokens in {len(token_wins)} ({'; '.join(token_wins) or 'none'}). "
+        "It wins where halting saves much per task and the centre's shift, the audited bound divided by the tasks "
+        "left, is small: failing runs that go on long, many tasks, agents close enough that the across-task "
+        "boundary needs many of them. On 400 tasks with runs of equal length it spends more than across-task "
+        "alone at every ρ."
     )
 
 
@@ -214,8 +246,8 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
             "Cells: share of all agent steps of both agents on the N tasks spent until the decision (or until the end",
             "when no decision came; tokens where every step records them), the wrong-decision rate and the share of",
             f"orders decided. {orders} orders per pair; the replay took {seconds:.1f} s on the shared 2-core machine. Training",
-            "the three leave-one-group-out evaluations (cached under `--cache`) took 262 s (shared), 74 s (synthetic) and",
-            "about 140 s (closer agents) when first run.",
+            "the four leave-one-group-out evaluations (cached under `--cache`) took 262 s (shared), 74 s (synthetic),",
+            "about 140 s (closer agents) and about 170 s (long failing runs) when first run.",
             "",
             "## Halting",
             "",
@@ -244,7 +276,7 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
             "",
             tables["rho"],
             "",
-            *_findings(synthetic["spread 1.0"]),
+            *_findings(synthetic["400 tasks, [-1, 1]"]),
             "",
             "### Closer agents: abilities in [-0.3, 0.3] (ρ = 0.5)",
             "",
@@ -252,7 +284,22 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
             "",
             tables["close_rho"],
             "",
-            *_findings(synthetic["spread 0.3"]),
+            *_findings(synthetic["400 tasks, [-0.3, 0.3]"]),
+            "",
+            "### Long failing runs on 2,000 tasks, closer agents (ρ = 0.5)",
+            "",
+            "`synthetic_trajectories(2000, 4, spread=0.3, max_failed_steps=100)`: the closer agents on a benchmark five",
+            "times larger whose failing runs go on for 12–100 steps (passing runs 12–40), as agents that fail often keep",
+            "trying to a step or cost limit. Halting then saves most per task, and the audited bound's shift of the",
+            "centre is divided by many tasks left. Our shared MCPMark / Toolathlon trajectories do not show longer",
+            "failing runs (23.8 steps on average against 25.4 for passing ones): this setting is the favourable case,",
+            "not the typical one.",
+            "",
+            tables["long"],
+            "",
+            tables["long_rho"],
+            "",
+            *_findings(synthetic["2,000 tasks, long failing runs"]),
             "",
             "### The centre: worst case against the audited bound",
             "",
@@ -303,37 +350,43 @@ def main() -> None:
     shared_eval = _evaluation("shared", args.cache, _shared_runs, SHARED_MODEL, "service")
     synthetic_eval = _evaluation("synthetic", args.cache, lambda: synthetic_trajectories(**SYNTHETIC), SYNTHETIC_MODEL, "pool")
     close_eval = _evaluation("synthetic-close", args.cache, lambda: synthetic_trajectories(**SYNTHETIC_CLOSE), SYNTHETIC_MODEL, "pool")
+    long_eval = _evaluation("synthetic-long", args.cache, lambda: synthetic_trajectories(**SYNTHETIC_LONG), SYNTHETIC_MODEL, "pool")
     trained = time.perf_counter() - started
     shared_table = joint_halts(shared_eval, THRESHOLDS["shared"], THRESHOLDS["shared"])
     synthetic_table = joint_halts(synthetic_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
     close_table = joint_halts(close_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
+    long_table = joint_halts(long_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
     shared = replay_joint(shared_table, policy=POLICY, audit_fraction=args.audit_fraction, n_orders=args.orders, rng=0)
     synthetic = {rho: replay_joint(synthetic_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
     close = {rho: replay_joint(close_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
+    long = {rho: replay_joint(long_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS_LONG}
     worst = {
         spread: {rho: replay_joint(table, SYNTHETIC_PAIRS, policy=WORST_CASE, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
         for spread, table in (("[-1, 1]", synthetic_table), ("[-0.3, 0.3]", close_table))
     }
     replayed = time.perf_counter() - started - trained
     figure = args.doc.with_suffix(".png")
-    _figure(synthetic, close, shared, figure)
+    _figure(synthetic, close, long, shared, figure)
     tables = {
         "shared": markdown_table(_pair_table(shared)),
         "synthetic": markdown_table(_pair_table(synthetic[0.5])),
         "rho": markdown_table(_rho_table(synthetic)),
         "close": markdown_table(_pair_table(close[0.5])),
         "close_rho": markdown_table(_rho_table(close)),
+        "long": markdown_table(_pair_table(long[0.5])),
+        "long_rho": markdown_table(_rho_table(long)),
         "centre": markdown_table(_centre_table({"[-1, 1]": synthetic, "[-0.3, 0.3]": close}, worst)),
     }
     halting = {name: (shared_eval.metrics(t, t), t) for name, t in (("shared", THRESHOLDS["shared"]),)}
     halting["synthetic"] = (synthetic_eval.metrics(THRESHOLDS["synthetic"], THRESHOLDS["synthetic"]), THRESHOLDS["synthetic"])
     halting["synthetic, close agents"] = (close_eval.metrics(THRESHOLDS["synthetic"], THRESHOLDS["synthetic"]), THRESHOLDS["synthetic"])
+    halting["synthetic, long failing runs"] = (long_eval.metrics(THRESHOLDS["synthetic"], THRESHOLDS["synthetic"]), THRESHOLDS["synthetic"])
     for name, table in tables.items():
         print(f"\n{name}\n{table}")
     for name, (m, t) in halting.items():
         print(f"{name}: threshold {t}: halted {100 * m.coverage:.1f} % of runs, accuracy {100 * m.accuracy:.1f} %, steps {100 * m.delta_steps:+.1f} %")
     print(f"\ntraining (or cache) {trained:.0f} s, replay {replayed:.1f} s ({args.orders} orders)")
-    args.doc.write_text(_doc(figure, tables, halting, {"spread 1.0": synthetic, "spread 0.3": close}, shared, args.orders, replayed), encoding="utf-8")
+    args.doc.write_text(_doc(figure, tables, halting, {"400 tasks, [-1, 1]": synthetic, "400 tasks, [-0.3, 0.3]": close, "2,000 tasks, long failing runs": long}, shared, args.orders, replayed), encoding="utf-8")
     print(f"wrote {args.doc} and {figure}")
 
 
