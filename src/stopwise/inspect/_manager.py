@@ -342,6 +342,20 @@ class PairedComparison:
             return False
         return self._sides[role].counts.completed - partner.counts.completed >= self.pace
 
+    def awaits_top_up(self, role: Role) -> bool:
+        """Whether ``role``'s task, ending, should wait for its partner's top-up samples (lock-free, on the event loop).
+
+        While a crossed boundary waits for its top-up tasks, every other sample is skipped, so one system may run
+        out of samples while its partner (in this process) still runs a top-up task that brings the action.
+        Its log then waits for that action instead of carrying the waiting record, as long as the partner
+        has not finished and has completed a sample in the last ``_PACE_STALL_S`` seconds.
+        """
+        decision = self.decision
+        if self.error is not None or self.final or decision is None or not decision.top_up:
+            return False
+        partner = self._sides[_PARTNER[role]]
+        return partner.started and not partner.done and time.monotonic() - partner.progress_at <= _PACE_STALL_S
+
     def _stale(self) -> bool:
         return time.monotonic() - self._synced_at >= self._refresh
 
@@ -723,7 +737,13 @@ class SystemEarlyStopping:
         await anyio.to_thread.run_sync(self.comparison.complete, self.role, id, epoch, scores)
 
     async def complete_task(self) -> dict[str, Any]:
-        """The latest decision record and the counts, as the log's early-stopping metadata."""
+        """The latest decision record and the counts, as the log's early-stopping metadata.
+
+        When the boundary is crossed and waits for top-up tasks its partner is running here, the task waits
+        for that action first (:meth:`PairedComparison.awaits_top_up`), so both logs carry it.
+        """
+        while self.comparison.awaits_top_up(self.role):
+            await anyio.sleep(_PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
 
 
