@@ -13,10 +13,15 @@ import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import private_postgres
+from tests.support.ledger_rows import universe
 from tests.support.pgtemp import create_database
+
+from stopwise.ledger import open_ledger
+from stopwise.records import Policy
 
 _counter = itertools.count()
 
@@ -48,3 +53,11 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'ledger.db'}"
     return _fresh_database(request.getfixturevalue("postgres_server"))
+
+
+@pytest.fixture
+def ledger(ledger_url: str) -> Iterator[Any]:
+    """An opened ledger on each backend with evaluation ``eval`` registered (the 40 tasks of ``ledger_rows``, A vs B)."""
+    with open_ledger(ledger_url) as opened:
+        opened.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+        yield opened

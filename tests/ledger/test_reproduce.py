@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.ledger.test_ledger import TASKS, rows_for, universe
+from tests.support.ledger_rows import TASKS, rows_for, universe
 
 import stopwise
 from stopwise.cli.main import main

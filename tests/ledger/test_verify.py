@@ -15,20 +15,13 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
-from tests.ledger.test_ledger import TASKS, rows_for, universe
+from tests.support.ledger_rows import TASKS, rows_for, universe
 
 from stopwise.cli.main import main
 from stopwise.ledger import canonical_json, open_ledger
 from stopwise.records import Policy
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def ledger(ledger_url: str):
-    with open_ledger(ledger_url) as opened:
-        opened.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
-        yield opened
 
 
 def decided_twice(ledger) -> None:
