@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from tests.support.inspect_solvers import act_at_sample
 
 from stopwise import Policy
 from stopwise.errors import InputError, PolicyError
@@ -264,27 +265,17 @@ def test_a_failing_ledger_stops_the_evaluation_and_says_why(
 
 def test_a_deleted_ledger_file_fails_closed_and_both_systems_stop(example: ModuleType, tmp_path: Path) -> None:
     """The ledger's SQLite file (and its -wal, -shm) deleted mid-run: no later append is "accepted", both stop."""
-    from inspect_ai.solver import Generate, TaskState, solver
-
     path = tmp_path / "ledger.db"
-    calls = 0
 
-    @solver
-    def delete_after(k: int) -> Any:
-        async def solve(state: TaskState, generate: Generate) -> TaskState:
-            nonlocal calls
-            calls += 1
-            if calls == k:
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{path}{suffix}").unlink(missing_ok=True)
-            return await generate(state)
-
-        return solve
+    def delete() -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     managers = paired_early_stopping(f"sqlite:///{path}", "ev", tested="tested", baseline="baseline")
     tasks = _tasks(example, managers, n=N)
+    delete_at = act_at_sample(12, delete)  # one solver for both tasks: the 12th sample of either deletes
     for task in tasks:
-        task.solver = delete_after(12)
+        task.solver = delete_at
     logs = _eval(tasks, tmp_path)
     comparison = managers[0].comparison
     assert comparison.error is not None and "database file was removed" in comparison.error

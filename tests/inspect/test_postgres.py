@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 from tests.conftest import private_postgres
+from tests.support.inspect_solvers import act_at_sample
 from tests.support.pgtemp import create_database, restart_server
 
 from stopwise.inspect import paired_early_stopping
@@ -33,27 +33,14 @@ def private_server() -> Iterator[str]:
 def test_a_lost_postgres_connection_fails_closed_and_both_systems_stop(
     private_server: str, example: ModuleType, tmp_path: Path
 ) -> None:
-    import anyio
     from inspect_ai import Task, eval
     from inspect_ai.scorer import match
-    from inspect_ai.solver import Generate, TaskState, solver
 
     url = create_database(private_server, "inspect_loss")
-    calls = 0
-
-    @solver
-    def restart_at(k: int) -> Any:
-        async def solve(state: TaskState, generate: Generate) -> TaskState:
-            nonlocal calls
-            calls += 1
-            if calls == k:
-                await anyio.to_thread.run_sync(restart_server, private_server)
-            return await generate(state)
-
-        return solve
+    restart_at = act_at_sample(12, lambda: restart_server(private_server))
 
     managers = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
-    tasks = [Task(dataset=example.questions(N), solver=restart_at(12), scorer=match(), name=role,
+    tasks = [Task(dataset=example.questions(N), solver=restart_at, scorer=match(), name=role,
                   model=example.mock_system(role, 0.9 if role == "tested" else 0.55), early_stopping=manager)
              for role, manager in zip(("tested", "baseline"), managers, strict=True)]
     logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, max_samples=2, display="none",
