@@ -67,6 +67,18 @@ def test_file_names_must_stay_inside_the_directory(saved: Path, tmp_path: Path) 
     assert code == 4 and "field 'files'" in out
 
 
+def _rewrite_npz(model: Path, *, replace: dict[str, bytes] | None = None, compression: int = zipfile.ZIP_STORED) -> None:
+    """Write the model's text.npz again (members as numpy writes them, or the raw bytes of ``replace``) and re-digest it."""
+    with np.load(model / "text.npz") as arrays:
+        members = {k: arrays[k] for k in arrays.files}
+    with zipfile.ZipFile(model / "text.npz", "w", compression=compression) as archive:
+        for name, value in members.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, value)
+            archive.writestr(name + ".npy", (replace or {}).get(name, member.getvalue()))
+    _redigest(model, "text.npz")
+
+
 def test_a_link_to_a_device_is_refused_before_reading(saved: Path, tmp_path: Path) -> None:
     model = _copy(saved, tmp_path)
     (model / "vocabulary_task.txt").unlink()
@@ -79,19 +91,9 @@ def test_a_link_to_a_device_is_refused_before_reading(saved: Path, tmp_path: Pat
 
 def test_an_npz_member_declaring_a_billion_floats_is_refused_without_reading_it(saved: Path, tmp_path: Path) -> None:
     model = _copy(saved, tmp_path)
-    with np.load(model / "text.npz") as arrays:
-        members = {k: arrays[k] for k in arrays.files}
     buffer = io.BytesIO()
     np.lib.format.write_array_header_1_0(buffer, {"descr": "<f8", "fortran_order": False, "shape": (10**9,)})
-    with zipfile.ZipFile(model / "text.npz", "w") as archive:
-        for name, value in members.items():
-            if name == "task.idf":
-                archive.writestr(name + ".npy", buffer.getvalue() + b"\0" * 64)
-            else:
-                member = io.BytesIO()
-                np.lib.format.write_array(member, value)
-                archive.writestr(name + ".npy", member.getvalue())
-    _redigest(model, "text.npz")
+    _rewrite_npz(model, replace={"task.idf": buffer.getvalue() + b"\0" * 64})
     with pytest.raises(ValidationError, match=r"text.npz, field 'task.idf(.npy)?': must (declare at most|have shape)"):
         load_model(model)
     code, out = _monitor(saved, model, tmp_path)
@@ -162,14 +164,7 @@ def test_a_malformed_manifest_is_a_user_error(saved: Path, tmp_path: Path) -> No
 def test_an_npz_member_compressed_with_bzip2_or_lzma_is_refused(saved: Path, tmp_path: Path, method: int) -> None:
     """zipfile decompresses these methods without an output bound; numpy writes only stored or deflated members."""
     model = _copy(saved, tmp_path)
-    with np.load(model / "text.npz") as arrays:
-        members = {k: arrays[k] for k in arrays.files}
-    with zipfile.ZipFile(model / "text.npz", "w", compression=method) as archive:
-        for name, value in members.items():
-            member = io.BytesIO()
-            np.lib.format.write_array(member, value)
-            archive.writestr(name + ".npy", member.getvalue())
-    _redigest(model, "text.npz")
+    _rewrite_npz(model, compression=method)
     with pytest.raises(ValidationError, match=r"text.npz, field '[^']+\.npy': must be stored or deflated, unencrypted"):
         load_model(model)
     code, out = _monitor(saved, model, tmp_path)
