@@ -58,7 +58,8 @@ class EarlyMetrics:
         One row per agent: runs, pass@1 full and early, ΔPass@1, ranks, ΔRank (full − early; negative means
         the agent dropped), ΔSteps.
     halts : pandas.DataFrame
-        One row per run: halt step (NaN if none), predicted outcome, head, executed steps.
+        One row per run: halt step (NaN if none), predicted outcome, head, executed steps and their cost
+        (``executed_cost``: input + output tokens, or characters, of the steps run).
     """
 
     success_threshold: float | None
@@ -196,6 +197,7 @@ def early_metrics(
             "predicted": predicted,
             "head": np.where(by_success, "success", np.where(by_failure, "failure", "")),
             "executed_steps": executed,
+            "executed_cost": cum_in + cum_out,
         }
     )
     return EarlyMetrics(

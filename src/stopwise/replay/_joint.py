@@ -99,11 +99,7 @@ def joint_halts(evaluation: Any, success_threshold: float | None = 0.95, failure
     table["halt_step"] = halts["halt_step"].to_numpy(dtype=float)
     table["predicted"] = halts["predicted"].to_numpy(dtype=float)
     if evaluation.token_source == "tokens":
-        pred = evaluation._variant(variant).sort_values(["run", "k"])
-        cost = (pred["cum_in"] + pred["cum_out"]).to_numpy(dtype=float)
-        start = np.searchsorted(pred["run"].to_numpy(), runs["run"].to_numpy())
-        executed = np.where(np.isnan(table["halt_step"]), table["n_steps"], table["halt_step"]).astype(np.int64)
-        table["halt_tokens"] = np.where(np.isnan(table["halt_step"]), np.nan, cost[start + executed])
+        table["halt_tokens"] = np.where(np.isnan(table["halt_step"]), np.nan, halts["executed_cost"].to_numpy(dtype=float))
         table["total_tokens"] = (runs["total_in"] + runs["total_out"]).to_numpy(dtype=float)
     else:
         table["halt_tokens"] = np.nan
