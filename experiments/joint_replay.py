@@ -6,7 +6,8 @@ predictions of a leave-one-group-out evaluation (:func:`stopwise.early.leave_one
 Toolathlon one more group): the model that monitors a pair never trained on either agent. A seeded synthetic
 benchmark with trajectories (:func:`stopwise.replay.synthetic_trajectories`, two pools of agents, each pool's
 runs monitored by a model trained on the other pool) is replayed the same way, at several audit fractions.
-The evaluations are cached under ``--cache`` (delete it to retrain); the replay itself takes seconds.
+The evaluations are cached under ``--cache`` (delete it to retrain); the replay of every setting takes minutes
+(486 s for 500 orders on the 2-core machine).
 
 Usage: python -m experiments.joint_replay [--orders 500] [--audit-fraction 0.5] [--cache out/joint_cache] [--doc docs/joint-replay.md]
 """
@@ -212,7 +213,7 @@ def _verdict(synthetic: dict[str, dict[float, JointReplay]]) -> str:
 
 
 def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], synthetic: dict[str, dict[float, JointReplay]],
-         shared: JointReplay, orders: int, seconds: float) -> str:
+         shared: JointReplay, orders: int, seconds: float, trained: float) -> str:
     halts = "\n".join(
         f"* {name}: thresholds {t} / {t}: {100 * m.coverage:.1f} % of runs halted, {100 * m.accuracy:.1f} % of halts right, "
         f"agent steps {100 * m.delta_steps:+.1f} % with every run halted where it may"
@@ -245,9 +246,8 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
             "A decision is wrong when it is the opposite of the complete record's (attempts averaged per task, Δ > δ).",
             "Cells: share of all agent steps of both agents on the N tasks spent until the decision (or until the end",
             "when no decision came; tokens where every step records them), the wrong-decision rate and the share of",
-            f"orders decided. {orders} orders per pair; the replay took {seconds:.1f} s on the shared 2-core machine. Training",
-            "the four leave-one-group-out evaluations (cached under `--cache`) took 262 s (shared), 74 s (synthetic),",
-            "about 140 s (closer agents) and about 170 s (long failing runs) when first run.",
+            f"orders decided. {orders} orders per pair; the replay took {seconds:.1f} s on the shared 2-core machine; training",
+            f"(or reading from `--cache`) the four leave-one-group-out evaluations took {trained:.0f} s in this run.",
             "",
             "## Halting",
             "",
@@ -386,7 +386,7 @@ def main() -> None:
     for name, (m, t) in halting.items():
         print(f"{name}: threshold {t}: halted {100 * m.coverage:.1f} % of runs, accuracy {100 * m.accuracy:.1f} %, steps {100 * m.delta_steps:+.1f} %")
     print(f"\ntraining (or cache) {trained:.0f} s, replay {replayed:.1f} s ({args.orders} orders)")
-    args.doc.write_text(_doc(figure, tables, halting, {"400 tasks, [-1, 1]": synthetic, "400 tasks, [-0.3, 0.3]": close, "2,000 tasks, long failing runs": long}, shared, args.orders, replayed), encoding="utf-8")
+    args.doc.write_text(_doc(figure, tables, halting, {"400 tasks, [-1, 1]": synthetic, "400 tasks, [-0.3, 0.3]": close, "2,000 tasks, long failing runs": long}, shared, args.orders, replayed, trained), encoding="utf-8")
     print(f"wrote {args.doc} and {figure}")
 
 
