@@ -23,6 +23,13 @@ def unavailable(message: str) -> None:
     pytest.skip(message)
 
 
+def skip_without(module: str, install: str) -> None:
+    """At a test module's top: skip the module when ``module`` is not installed, except under CI=true (where it is
+    required: the module's own import of it then fails, and CI says so)."""
+    if os.environ.get("CI", "").lower() != "true":
+        pytest.importorskip(module, reason=f"{module} is not installed: {install}")
+
+
 @contextmanager
 def private_postgres() -> Iterator[str]:
     """A private PostgreSQL server (:func:`tests.support.pgtemp.temporary_postgres`): yield the URL of its

@@ -20,14 +20,14 @@ from types import ModuleType
 
 import pandas as pd
 import pytest
+from tests.conftest import skip_without
 
 import stopwise
 from stopwise.cli.main import main
 from stopwise.errors import FileFormatError, InputError
 from stopwise.live import InspectLogDir, follow_inspect_logs
 
-if os.environ.get("CI", "").lower() != "true":
-    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[test]'")
+skip_without("inspect_ai", "pip install -e '.[test]'")
 
 N = 40
 ACCURACY = {"tested": 0.90, "baseline": 0.55}

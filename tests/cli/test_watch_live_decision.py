@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.conftest import skip_without
 
 import stopwise
 from stopwise.cli.main import main
@@ -23,7 +24,7 @@ from stopwise.errors import FileFormatError
 from stopwise.live import follow_inspect_logs
 from stopwise.live._carried import Carried, live_decision
 
-pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[test]'")
+skip_without("inspect_ai", "pip install -e '.[test]'")
 
 IN_FLIGHT = 8
 

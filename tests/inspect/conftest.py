@@ -7,18 +7,17 @@ is appended, what is logged); the end-to-end tests use the real ledger and the r
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
 import pytest
+from tests.conftest import skip_without
 
 import stopwise
 
-if os.environ.get("CI", "").lower() != "true":
-    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[test]'")
+skip_without("inspect_ai", "pip install -e '.[test]'")
 
 
 @pytest.fixture(autouse=True)
