@@ -47,7 +47,6 @@ from stopwise.ingest._zip import zip_member
 from stopwise.ingest._zip import zstd_member as zstd_member
 from stopwise.records import Step
 
-_ZIP_ZSTANDARD = 93
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
 
