@@ -454,7 +454,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     scorer, key, available = chosen
     for row, sample in enumerate(samples, start=1):
         _read_sample(collector, file, row, sample, system=system, scorer=scorer, key=key, task_name=eval_spec.get("task"))
-    _read_early_stops(collector, file, doc.get("results"))
+    _read_early_stops(collector, file, early_stopping_of(doc))
     collector.notes.append(
         f"{file}: outcome from scorer '{scorer or '(none)'}'"
         + (f" (of {', '.join(available)})" if len(available) > 1 else "")
@@ -462,18 +462,28 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     )
 
 
-def _read_early_stops(collector: Collector, file: str, results: Any) -> None:
+def early_stopping_of(doc: Any) -> Any:
+    """``results.early_stopping`` of a log document or ``.eval`` header (None when it has none).
+
+    Examples
+    --------
+    >>> early_stopping_of({"results": {"early_stopping": {"manager": "m"}}}), early_stopping_of({"results": None})
+    ({'manager': 'm'}, None)
+    """
+    results = doc.get("results") if isinstance(doc, dict) else None
+    return results.get("early_stopping") if isinstance(results, dict) else None
+
+
+def _read_early_stops(collector: Collector, file: str, early: Any) -> None:
     """Count the samples an early-stopping manager skipped (``results.early_stopping.early_stops``) as skipped runs.
 
     A skipped sample never ran, so it is no row; it is reported with the manager's reason (e.g.
     ``stopwise promote: ...``). Inspect writes the early-stopping summary only when a sample of the
     task was scored, so a log whose every sample was skipped has none.
     """
-    early = results.get("early_stopping") if isinstance(results, dict) else None
-    stops = early.get("early_stops") if isinstance(early, dict) else None
-    if not isinstance(stops, list):
+    if not isinstance(early, dict) or not isinstance(stops := early.get("early_stops"), list):
         return
-    manager = str(early.get("manager") or "an early-stopping manager")  # type: ignore[union-attr]
+    manager = str(early.get("manager") or "an early-stopping manager")
     for stop in stops:
         if not isinstance(stop, dict):
             continue
