@@ -36,13 +36,13 @@ import math
 import re
 import unicodedata
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, InputError
-from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of
+from stopwise.ingest._common import Collector, Progress, nonneg, steps_from_messages, system_name, text_of
 from stopwise.ingest._zip import zip_member
 from stopwise.ingest._zip import zstd_member as zstd_member
 from stopwise.records import Step
@@ -296,7 +296,7 @@ def select_eval_set_logs(
 
 
 def read_logs(
-    collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str], *, progress: Callable[[int, int, str], None] | None = None,
+    collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str], *, progress: Progress | None = None,
 ) -> None:
     """Read Inspect logs (``(path, kind, parsed document)``), eval-set folders resolved; ``progress`` counts the ``.eval`` archives."""
     chosen, notes = select_eval_set_logs(list(items), ignored)
