@@ -627,7 +627,7 @@ def _read_sample(
     outcome, unknown = scored
     score = (sample.get("scores") or {}).get(scorer)
     predicted = unknown is None and score_predicted(score)
-    audit = score_audit_flags(score) if unknown is None and not predicted else []
+    score_flags = ["predicted"] if predicted else score_audit_flags(score) if unknown is None else []
     steps = None
     if collector.options.trajectories:
         attachments = sample.get("attachments") or {}
@@ -645,7 +645,7 @@ def _read_sample(
         task=task,
         outcome=outcome,
         unknown=unknown,
-        flags=[*_sample_flags(sample), "predicted"] if predicted else [*_sample_flags(sample), *audit],
+        flags=[*_sample_flags(sample), *score_flags],
         status="predicted" if predicted else "final",
         attempt=epoch - 1,
         cost_usd=_sample_cost(sample),
