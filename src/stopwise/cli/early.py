@@ -361,7 +361,11 @@ def monitor_command(
         ]
         if not chosen:
             named = (("--agent", agent, {r.agent for r in runs}), ("--task", task, {r.task for r in runs}))
-            hints = "".join(f"; {option} {value!r}: {did_you_mean(value, seen)}" for option, value, seen in named if value is not None and value not in seen and did_you_mean(value, seen))
+            hints = "".join(
+                f"; {option} {value!r}: {hint}"
+                for option, value, seen in named
+                if value is not None and value not in seen and (hint := did_you_mean(value, seen))
+            )
             raise InputError(f"{source}: no run matches --agent {agent!r} --task {task!r} --attempt {attempt!r}{hints}")
         results = [
             monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)

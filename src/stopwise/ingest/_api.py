@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from stopwise.ingest._common import (
     Collector,
     IngestResult,
     Options,
+    Progress,
     finish,
     load_json,
     options_iv,
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
-Progress = Callable[[int, int, str], None]
 
 _EXPECTED = (
     "an Inspect log (.eval or .json), a SWE-bench report or results.json, a tau2-bench results.json, "

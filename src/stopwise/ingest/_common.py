@@ -52,6 +52,8 @@ ElapsedKind = Literal["total", "agent"]
 _ELAPSED_KINDS: tuple[ElapsedKind, ...] = get_args(ElapsedKind)
 TaskIds = Literal["canonical", "raw"]
 _TASK_IDS: tuple[TaskIds, ...] = get_args(TaskIds)
+Progress = Callable[[int, int, str], None]
+"""A progress callback, called as ``progress(done, total, description)``."""
 
 
 def _text_or_none(value: Any) -> bool:

@@ -36,18 +36,17 @@ import math
 import re
 import unicodedata
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from stopwise._limits import json_loads
 from stopwise.errors import FileFormatError, InputError
-from stopwise.ingest._common import Collector, nonneg, steps_from_messages, system_name, text_of
+from stopwise.ingest._common import Collector, Progress, nonneg, steps_from_messages, system_name, text_of
 from stopwise.ingest._zip import zip_member
 from stopwise.ingest._zip import zstd_member as zstd_member
 from stopwise.records import Step
 
-_ZIP_ZSTANDARD = 93
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
 
@@ -297,7 +296,7 @@ def select_eval_set_logs(
 
 
 def read_logs(
-    collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str], *, progress: Callable[[int, int, str], None] | None = None,
+    collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str], *, progress: Progress | None = None,
 ) -> None:
     """Read Inspect logs (``(path, kind, parsed document)``), eval-set folders resolved; ``progress`` counts the ``.eval`` archives."""
     chosen, notes = select_eval_set_logs(list(items), ignored)
@@ -455,7 +454,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     scorer, key, available = chosen
     for row, sample in enumerate(samples, start=1):
         _read_sample(collector, file, row, sample, system=system, scorer=scorer, key=key, task_name=eval_spec.get("task"))
-    _read_early_stops(collector, file, doc.get("results"))
+    _read_early_stops(collector, file, early_stopping_of(doc))
     collector.notes.append(
         f"{file}: outcome from scorer '{scorer or '(none)'}'"
         + (f" (of {', '.join(available)})" if len(available) > 1 else "")
@@ -463,18 +462,28 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     )
 
 
-def _read_early_stops(collector: Collector, file: str, results: Any) -> None:
+def early_stopping_of(doc: Any) -> Any:
+    """``results.early_stopping`` of a log document or ``.eval`` header (None when it has none).
+
+    Examples
+    --------
+    >>> early_stopping_of({"results": {"early_stopping": {"manager": "m"}}}), early_stopping_of({"results": None})
+    ({'manager': 'm'}, None)
+    """
+    results = doc.get("results") if isinstance(doc, dict) else None
+    return results.get("early_stopping") if isinstance(results, dict) else None
+
+
+def _read_early_stops(collector: Collector, file: str, early: Any) -> None:
     """Count the samples an early-stopping manager skipped (``results.early_stopping.early_stops``) as skipped runs.
 
     A skipped sample never ran, so it is no row; it is reported with the manager's reason (e.g.
     ``stopwise promote: ...``). Inspect writes the early-stopping summary only when a sample of the
     task was scored, so a log whose every sample was skipped has none.
     """
-    early = results.get("early_stopping") if isinstance(results, dict) else None
-    stops = early.get("early_stops") if isinstance(early, dict) else None
-    if not isinstance(stops, list):
+    if not isinstance(early, dict) or not isinstance(stops := early.get("early_stops"), list):
         return
-    manager = str(early.get("manager") or "an early-stopping manager")  # type: ignore[union-attr]
+    manager = str(early.get("manager") or "an early-stopping manager")
     for stop in stops:
         if not isinstance(stop, dict):
             continue
@@ -618,7 +627,7 @@ def _read_sample(
     outcome, unknown = scored
     score = (sample.get("scores") or {}).get(scorer)
     predicted = unknown is None and score_predicted(score)
-    audit = score_audit_flags(score) if unknown is None and not predicted else []
+    score_flags = ["predicted"] if predicted else score_audit_flags(score) if unknown is None else []
     steps = None
     if collector.options.trajectories:
         attachments = sample.get("attachments") or {}
@@ -636,7 +645,7 @@ def _read_sample(
         task=task,
         outcome=outcome,
         unknown=unknown,
-        flags=[*_sample_flags(sample), "predicted"] if predicted else [*_sample_flags(sample), *audit],
+        flags=[*_sample_flags(sample), *score_flags],
         status="predicted" if predicted else "final",
         attempt=epoch - 1,
         cost_usd=_sample_cost(sample),

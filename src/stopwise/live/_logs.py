@@ -189,7 +189,7 @@ class InspectLogDir:
     def _look_at(self, file: Path, key: tuple[int, int]) -> _File:
         """The state of one file; reads its rows when it is a finished log."""
         from stopwise.ingest import read_inspect
-        from stopwise.ingest._inspect import is_json_log
+        from stopwise.ingest._inspect import early_stopping_of, is_json_log
 
         if file.suffix.lower() == ".eval":
             kind, head, n_samples, early = "eval", None, 0, None
@@ -209,8 +209,7 @@ class InspectLogDir:
                 return _File(key, "ignored", "not an Inspect log")
             status = doc.get("status")
             head = {"eval": doc["eval"]}
-            results = doc.get("results")
-            early = results.get("early_stopping") if isinstance(results, dict) else None
+            early = early_stopping_of(doc)
             samples = doc.get("samples")
             n_samples = len(samples) if isinstance(samples, list) else 0
         if status not in FINISHED_STATUSES:
@@ -283,7 +282,7 @@ class InspectLogDir:
 
 def _eval_status(file: Path) -> tuple[str | None, int, Any]:
     """(status, number of samples, ``results.early_stopping``) of a ``.eval`` archive; raises one of _UNREADABLE while it is being written."""
-    from stopwise.ingest._inspect import member_json
+    from stopwise.ingest._inspect import early_stopping_of, member_json
 
     with zipfile.ZipFile(file) as archive:
         names = archive.namelist()
@@ -292,9 +291,7 @@ def _eval_status(file: Path) -> tuple[str | None, int, Any]:
         header = member_json(archive, file, "header.json")
         n_samples = sum(1 for n in names if n.startswith("samples/") and n.endswith(".json"))
     status = header.get("status") if isinstance(header, dict) else None
-    results = header.get("results") if isinstance(header, dict) else None
-    early = results.get("early_stopping") if isinstance(results, dict) else None
-    return (status if isinstance(status, str) else None), n_samples, early
+    return (status if isinstance(status, str) else None), n_samples, early_stopping_of(header)
 
 
 def _short(exc: BaseException) -> str:
