@@ -33,7 +33,7 @@ from stopwise.errors import LedgerError, LimitError, StopwiseError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._events import column_payloads
-from stopwise.ledger._position import FINAL_ACTIONS
+from stopwise.ledger._position import FINAL_ACTIONS, position_of
 from stopwise.ledger._results import LedgerHead, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_sha256
 from stopwise.records import DecisionRecord
@@ -297,13 +297,9 @@ def _check_position(record: DecisionRecord, sequence: int, outcome_seq: int, n_s
     position = record.ledger
     if position is None:
         return
-    if first is None:  # the first final record names itself
-        decided, after = (sequence if record.action in FINAL_ACTIONS else None), 0
-    else:
-        decided, after = first[0], int(np.count_nonzero(seqs[:n_seen] > first[1]))
-    expected = {"outcome_seq": outcome_seq, "n_events": n_seen, "decision": decided, "after_decision": after}
-    for key, value in expected.items():
-        stored = getattr(position, key)
+    expected = position_of(record, sequence, outcome_seq, seqs[:n_seen], first)  # as Ledger.decide wrote it
+    for key in ("outcome_seq", "n_events", "decision", "after_decision"):
+        stored, value = getattr(position, key), getattr(expected, key)
         if stored != value:
             raise fail("decision", (
                 f"ledger position {key} recorded {stored}, the stored events and chain give {value}"
