@@ -33,6 +33,7 @@ from stopwise.errors import LedgerError, LimitError, StopwiseError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._events import column_payloads
+from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS
 from stopwise.ledger._position import FINAL_ACTIONS, position_of
 from stopwise.ledger._results import LedgerHead, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_sha256
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["head_digest", "ledger_head", "parse_head", "verify_evaluation"]
 
 _HEAD = re.compile(r"^e(\d+)-d(\d+)-([0-9a-f]{64})$")
-_SKIPPED = frozenset({"decided_at", "timestamp", "created_at", "stopwise_version", "ledger"})
-"""Record fields not compared with the decision taken again: the time, the library version, and the ledger
+_SKIPPED = VOLATILE_RECORD_FIELDS | {"ledger"}
+"""Record fields not compared with the decision taken again: VOLATILE_RECORD_FIELDS (time, library version) and the ledger
 position (checked against the events on its own)."""
 
 
