@@ -72,14 +72,12 @@ def head_digest(evaluation: str, genesis: str, n_events: int, events: str, n_dec
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
 
-def _events_chain(genesis: str, digests: list[str], keep: int | None = None) -> tuple[str, str | None]:
-    """(the digest chained over every event digest, the one after the first ``keep`` of them)."""
-    running, kept = genesis, genesis if keep == 0 else None
-    for k, digest in enumerate(digests, start=1):
+def _events_chain(genesis: str, digests: list[str]) -> str:
+    """The digest chained over the event digests, from ``genesis``."""
+    running = genesis
+    for digest in digests:
         running = hashlib.sha256((running + digest).encode()).hexdigest()
-        if k == keep:
-            kept = running
-    return running, kept
+    return running
 
 
 def parse_head(text: str) -> tuple[int, int, str]:
@@ -115,7 +113,7 @@ def ledger_head(ledger: Ledger, evaluation: str) -> LedgerHead:
 
 
 def _head(name: str, genesis: str, digests: list[str], n_decisions: int, chain: str) -> LedgerHead:
-    events, _ = _events_chain(genesis, digests)
+    events = _events_chain(genesis, digests)
     digest = head_digest(name, genesis, len(digests), events, n_decisions, chain)
     return LedgerHead(name, len(digests), n_decisions, events, chain, digest)
 
@@ -193,7 +191,7 @@ def _head_mismatch(
         return Mismatch("head", None, (
             f"the ledger holds {head.n_events} events and {head.n_decisions} decisions, fewer than the head you kept "
             f"({kept}: {n_events} events, {n_decisions} decisions): events or decisions were removed"))
-    _, events = _events_chain(reg.genesis_digest, digests, keep=n_events)
+    events = _events_chain(reg.genesis_digest, digests[:n_events])
     if n_decisions == 0:
         chain = reg.genesis_digest
     else:
@@ -201,7 +199,6 @@ def _head_mismatch(
         with ledger._tx(write=False) as conn:
             chain = str(conn.execute(
                 select(d.digest).where(d.evaluation_id == reg.id, d.sequence == n_decisions)).scalar_one())
-    assert events is not None
     if head_digest(reg.name, reg.genesis_digest, n_events, events, n_decisions, chain) != digest:
         return Mismatch("head", None, (
             f"the first {n_events} events and {n_decisions} decisions do not recompute the head you kept ({kept}): "
