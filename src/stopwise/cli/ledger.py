@@ -155,7 +155,7 @@ def append_command(
         })
     else:
         console.print(f"{result.accepted} accepted, {result.duplicates} already stored (acknowledged), {result.conflicts} conflicts")
-    if decided is not None and result.accepted:
+    if decided is not None:  # only looked up when rows were accepted
         _warn_after_decision(url, evaluation, result.accepted, decided)
     if result.conflicts:
         shown = ", ".join(f"({s}, {t}, {a})" for s, t, a in result.conflict_keys[:10])

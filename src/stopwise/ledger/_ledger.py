@@ -46,7 +46,6 @@ _HINTED = 20
 """Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
 _STALE_RETRIES = 10
 """Times :meth:`Ledger.decide` decides again when another process appended a decision on later events first."""
-"""Distinct misspelt names of one append that get a "did you mean" (each costs a pass over the planned tasks)."""
 _LINK_COLUMNS = ("sequence", "outcome_seq", "record_json", "previous_digest", "digest", "created_at")
 """A decision link as stored in ``stopwise_decisions`` (beside its evaluation): fields of :class:`LedgerDecision`."""
 

@@ -33,7 +33,8 @@ from stopwise.errors import LedgerError, LimitError, StopwiseError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._events import column_payloads
-from stopwise.ledger._position import FINAL_ACTIONS
+from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS
+from stopwise.ledger._position import FINAL_ACTIONS, position_of
 from stopwise.ledger._results import LedgerHead, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_sha256
 from stopwise.records import DecisionRecord
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["head_digest", "ledger_head", "parse_head", "verify_evaluation"]
 
 _HEAD = re.compile(r"^e(\d+)-d(\d+)-([0-9a-f]{64})$")
-_SKIPPED = frozenset({"decided_at", "timestamp", "created_at", "stopwise_version", "ledger"})
-"""Record fields not compared with the decision taken again: the time, the library version, and the ledger
+_SKIPPED = VOLATILE_RECORD_FIELDS | {"ledger"}
+"""Record fields not compared with the decision taken again: VOLATILE_RECORD_FIELDS (time, library version) and the ledger
 position (checked against the events on its own)."""
 
 
@@ -71,14 +72,12 @@ def head_digest(evaluation: str, genesis: str, n_events: int, events: str, n_dec
     return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
 
 
-def _events_chain(genesis: str, digests: list[str], keep: int | None = None) -> tuple[str, str | None]:
-    """(the digest chained over every event digest, the one after the first ``keep`` of them)."""
-    running, kept = genesis, genesis if keep == 0 else None
-    for k, digest in enumerate(digests, start=1):
+def _events_chain(genesis: str, digests: list[str]) -> str:
+    """The digest chained over the event digests, from ``genesis``."""
+    running = genesis
+    for digest in digests:
         running = hashlib.sha256((running + digest).encode()).hexdigest()
-        if k == keep:
-            kept = running
-    return running, kept
+    return running
 
 
 def parse_head(text: str) -> tuple[int, int, str]:
@@ -114,7 +113,7 @@ def ledger_head(ledger: Ledger, evaluation: str) -> LedgerHead:
 
 
 def _head(name: str, genesis: str, digests: list[str], n_decisions: int, chain: str) -> LedgerHead:
-    events, _ = _events_chain(genesis, digests)
+    events = _events_chain(genesis, digests)
     digest = head_digest(name, genesis, len(digests), events, n_decisions, chain)
     return LedgerHead(name, len(digests), n_decisions, events, chain, digest)
 
@@ -192,7 +191,7 @@ def _head_mismatch(
         return Mismatch("head", None, (
             f"the ledger holds {head.n_events} events and {head.n_decisions} decisions, fewer than the head you kept "
             f"({kept}: {n_events} events, {n_decisions} decisions): events or decisions were removed"))
-    _, events = _events_chain(reg.genesis_digest, digests, keep=n_events)
+    events = _events_chain(reg.genesis_digest, digests[:n_events])
     if n_decisions == 0:
         chain = reg.genesis_digest
     else:
@@ -200,7 +199,6 @@ def _head_mismatch(
         with ledger._tx(write=False) as conn:
             chain = str(conn.execute(
                 select(d.digest).where(d.evaluation_id == reg.id, d.sequence == n_decisions)).scalar_one())
-    assert events is not None
     if head_digest(reg.name, reg.genesis_digest, n_events, events, n_decisions, chain) != digest:
         return Mismatch("head", None, (
             f"the first {n_events} events and {n_decisions} decisions do not recompute the head you kept ({kept}): "
@@ -297,13 +295,9 @@ def _check_position(record: DecisionRecord, sequence: int, outcome_seq: int, n_s
     position = record.ledger
     if position is None:
         return
-    if first is None:  # the first final record names itself
-        decided, after = (sequence if record.action in FINAL_ACTIONS else None), 0
-    else:
-        decided, after = first[0], int(np.count_nonzero(seqs[:n_seen] > first[1]))
-    expected = {"outcome_seq": outcome_seq, "n_events": n_seen, "decision": decided, "after_decision": after}
-    for key, value in expected.items():
-        stored = getattr(position, key)
+    expected = position_of(record, sequence, outcome_seq, seqs[:n_seen], first)  # as Ledger.decide wrote it
+    for key in ("outcome_seq", "n_events", "decision", "after_decision"):
+        stored, value = getattr(position, key), getattr(expected, key)
         if stored != value:
             raise fail("decision", (
                 f"ledger position {key} recorded {stored}, the stored events and chain give {value}"
