@@ -504,42 +504,60 @@ class PairedComparison:
         side = self._sides[role]
         task = str(sample_id)
         outcome, problem = self._outcome(scores)
-        # a sample halted by stopwise.inspect.LiveHalting is scored with its predicted outcome
-        predicted = problem is None and score_predicted(scores[self.scorer or next(iter(scores))].score)
-        row: dict[str, Any] = {
-            "system": side.system,
-            "task": task,
-            "outcome": outcome,
-            "attempt": int(epoch) - 1,
-            "status": "predicted" if predicted else "final" if problem is None else "pending",
-            "source": f"inspect:{side.eval_id}",
-        }
-        if problem is not None:
-            row["flags"] = "unscored"  # as `stopwise ingest` flags an unscored sample of the log
-        elif predicted:
-            row["flags"] = "predicted"  # as `stopwise ingest` flags a predicted sample of the log
-        elif audit := score_audit_flags(scores[self.scorer or next(iter(scores))].score):
-            row["flags"] = ";".join(audit)  # an audited run of LiveHalting: flags audited (and would-halt:f)
-        if task in self._group_of:
-            row["group"] = self._group_of[task]
+        score = None if problem is not None else scores[self.scorer or next(iter(scores))].score
+        flags: str | None
+        if score is None:
+            status, flags = "pending", "unscored"  # as `stopwise ingest` flags an unscored sample of the log
+        elif score_predicted(score):  # a sample halted by stopwise.inspect.LiveHalting: its predicted outcome
+            status, flags = "predicted", "predicted"  # as `stopwise ingest` flags a predicted sample of the log
+        else:  # an audited run of LiveHalting: flags audited (and would-halt:f)
+            status, flags = "final", ";".join(score_audit_flags(score)) or None
+        row = self._row(side, task, epoch, outcome, status, flags)
         with self._lock:
             side.counts.completed += 1
             side.progress_at = time.monotonic()
             if self.error is not None:
                 return
-            try:
-                result = self.ledger.append(self.evaluation, [row])  # the ledger validates the row
-            except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
-                self._fail("append", task, exc)
+            accepted = self._append(side, task, row)
+            if accepted is None:
                 return
-            side.counts.accepted += count_of(result, "accepted")
-            self.partners.stored(side.system, count_of(result, "accepted"))
-            side.counts.duplicates += count_of(result, "duplicates")
-            side.counts.conflicts += count_of(result, "conflicts")
+            self.partners.stored(side.system, accepted)
             if problem is not None:
                 side.counts.unscored += 1
                 return
             self._reported(role, task)
+
+    def _row(self, side: _Side, task: str, epoch: int, outcome: float | None, status: str, flags: str | None) -> dict[str, Any]:
+        """The outcome row ``stopwise ingest`` writes for ``side``'s run of ``task`` (the ledger validates it)."""
+        row: dict[str, Any] = {
+            "system": side.system,
+            "task": task,
+            "outcome": outcome,
+            "attempt": int(epoch) - 1,
+            "status": status,
+            "source": f"inspect:{side.eval_id}",
+        }
+        if flags:
+            row["flags"] = flags
+        if task in self._group_of:
+            row["group"] = self._group_of[task]
+        return row
+
+    def _append(self, side: _Side, task: str, row: dict[str, Any]) -> int | None:
+        """Append ``row`` and count it in ``side``'s counts: the events accepted, or None if the ledger failed.
+
+        A failure is recorded (:meth:`_fail`): no later sample is scheduled. Called with the lock held.
+        """
+        try:
+            result = self.ledger.append(self.evaluation, [row])
+        except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
+            self._fail("append", task, exc)
+            return None
+        accepted = count_of(result, "accepted")
+        side.counts.accepted += accepted
+        side.counts.duplicates += count_of(result, "duplicates")
+        side.counts.conflicts += count_of(result, "conflicts")
+        return accepted
 
     def _reported(self, role: Role, task: str) -> None:
         """``role`` has reported on ``task`` (an outcome or an errored run): look when that completes a pair.
