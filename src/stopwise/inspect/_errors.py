@@ -85,7 +85,7 @@ def tolerates_errors(spec: Any) -> bool:
     """
     config = getattr(spec, "config", None)
     fail_on_error = getattr(config, "fail_on_error", None)
-    return fail_on_error is False or (fail_on_error is not None and fail_on_error is not True) or getattr(config, "continue_on_fail", None) is True
+    return (fail_on_error is not None and fail_on_error is not True) or getattr(config, "continue_on_fail", None) is True
 
 
 def watch_errors(comparison: PairedComparison, role: Role, spec: Any) -> None:
