@@ -335,12 +335,9 @@ class PairedComparison:
         Lock-free reads of counters (the caller polls on the event loop, holding no worker thread).
         Pacing only holds the faster system, never both: the slower one always proceeds.
         """
-        if self.pace is None or self.error is not None or self.final:
+        if self.pace is None or self.error is not None or self.final or not self._partner_live(role):
             return False
-        partner = self._sides[_PARTNER[role]]
-        if not partner.started or partner.done or time.monotonic() - partner.progress_at > _PACE_STALL_S:
-            return False
-        return self._sides[role].counts.completed - partner.counts.completed >= self.pace
+        return self._sides[role].counts.completed - self._sides[_PARTNER[role]].counts.completed >= self.pace
 
     def awaits_top_up(self, role: Role) -> bool:
         """Whether ``role``'s task, ending, should wait for its partner's top-up samples (lock-free, on the event loop).
@@ -353,6 +350,13 @@ class PairedComparison:
         decision = self.decision
         if self.error is not None or self.final or decision is None or not decision.top_up:
             return False
+        return self._partner_live(role)
+
+    def _partner_live(self, role: Role) -> bool:
+        """Whether ``role``'s partner runs here, unfinished, and completed a sample in the last ``_PACE_STALL_S`` s.
+
+        Inspect tells the manager nothing when a task fails: a partner stalled that long may have failed.
+        """
         partner = self._sides[_PARTNER[role]]
         return partner.started and not partner.done and time.monotonic() - partner.progress_at <= _PACE_STALL_S
 
