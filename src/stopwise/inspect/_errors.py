@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from stopwise.inspect._ledger import count_of
-
 if TYPE_CHECKING:
     from stopwise.inspect._manager import PairedComparison, Role
 
@@ -87,7 +85,7 @@ def tolerates_errors(spec: Any) -> bool:
     """
     config = getattr(spec, "config", None)
     fail_on_error = getattr(config, "fail_on_error", None)
-    return fail_on_error is False or (fail_on_error is not None and fail_on_error is not True) or getattr(config, "continue_on_fail", None) is True
+    return (fail_on_error is not None and fail_on_error is not True) or getattr(config, "continue_on_fail", None) is True
 
 
 def watch_errors(comparison: PairedComparison, role: Role, spec: Any) -> None:
@@ -114,33 +112,15 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
     """
     side = comparison._sides[role]
     task = str(sample_id)
-    row: dict[str, Any] = {
-        "system": side.system,
-        "task": task,
-        "outcome": None,
-        "attempt": int(epoch) - 1,
-        "status": "pending",
-        "source": f"inspect:{side.eval_id}",
-        "flags": "error",
-    }
-    if task in comparison._group_of:
-        row["group"] = comparison._group_of[task]
+    row = comparison._row(side, task, epoch, None, "pending", "error")
     _log.warning("stopwise: %s sample %s (epoch %s) errored: %s", side.system, task, epoch, message[:_MESSAGE_CHARS])
     with comparison._lock:
         _errors.setdefault(comparison, {}).setdefault(role, []).append(
             {"task": task, "epoch": int(epoch), "error": message[:_MESSAGE_CHARS]}
         )
         side.counts.completed += 1
-        if comparison.error is not None:
+        if comparison.error is not None or comparison._append(side, task, row) is None:
             return
-        try:
-            result = comparison.ledger.append(comparison.evaluation, [row])
-        except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
-            comparison._fail("append", task, exc)
-            return
-        side.counts.accepted += count_of(result, "accepted")
-        side.counts.duplicates += count_of(result, "duplicates")
-        side.counts.conflicts += count_of(result, "conflicts")
         # the task is reported for this system: the partner's outcome of it completes what the boundary can judge
         decision = comparison.policy.decision
         if decision.boundary != "betting-wor" or decision.missing == "wait":

@@ -335,12 +335,9 @@ class PairedComparison:
         Lock-free reads of counters (the caller polls on the event loop, holding no worker thread).
         Pacing only holds the faster system, never both: the slower one always proceeds.
         """
-        if self.pace is None or self.error is not None or self.final:
+        if self.pace is None or self.error is not None or self.final or not self._partner_live(role):
             return False
-        partner = self._sides[_PARTNER[role]]
-        if not partner.started or partner.done or time.monotonic() - partner.progress_at > _PACE_STALL_S:
-            return False
-        return self._sides[role].counts.completed - partner.counts.completed >= self.pace
+        return self._sides[role].counts.completed - self._sides[_PARTNER[role]].counts.completed >= self.pace
 
     def awaits_top_up(self, role: Role) -> bool:
         """Whether ``role``'s task, ending, should wait for its partner's top-up samples (lock-free, on the event loop).
@@ -353,6 +350,13 @@ class PairedComparison:
         decision = self.decision
         if self.error is not None or self.final or decision is None or not decision.top_up:
             return False
+        return self._partner_live(role)
+
+    def _partner_live(self, role: Role) -> bool:
+        """Whether ``role``'s partner runs here, unfinished, and completed a sample in the last ``_PACE_STALL_S`` s.
+
+        Inspect tells the manager nothing when a task fails: a partner stalled that long may have failed.
+        """
         partner = self._sides[_PARTNER[role]]
         return partner.started and not partner.done and time.monotonic() - partner.progress_at <= _PACE_STALL_S
 
@@ -504,42 +508,60 @@ class PairedComparison:
         side = self._sides[role]
         task = str(sample_id)
         outcome, problem = self._outcome(scores)
-        # a sample halted by stopwise.inspect.LiveHalting is scored with its predicted outcome
-        predicted = problem is None and score_predicted(scores[self.scorer or next(iter(scores))].score)
-        row: dict[str, Any] = {
-            "system": side.system,
-            "task": task,
-            "outcome": outcome,
-            "attempt": int(epoch) - 1,
-            "status": "predicted" if predicted else "final" if problem is None else "pending",
-            "source": f"inspect:{side.eval_id}",
-        }
-        if problem is not None:
-            row["flags"] = "unscored"  # as `stopwise ingest` flags an unscored sample of the log
-        elif predicted:
-            row["flags"] = "predicted"  # as `stopwise ingest` flags a predicted sample of the log
-        elif audit := score_audit_flags(scores[self.scorer or next(iter(scores))].score):
-            row["flags"] = ";".join(audit)  # an audited run of LiveHalting: flags audited (and would-halt:f)
-        if task in self._group_of:
-            row["group"] = self._group_of[task]
+        score = None if problem is not None else scores[self.scorer or next(iter(scores))].score
+        flags: str | None
+        if score is None:
+            status, flags = "pending", "unscored"  # as `stopwise ingest` flags an unscored sample of the log
+        elif score_predicted(score):  # a sample halted by stopwise.inspect.LiveHalting: its predicted outcome
+            status, flags = "predicted", "predicted"  # as `stopwise ingest` flags a predicted sample of the log
+        else:  # an audited run of LiveHalting: flags audited (and would-halt:f)
+            status, flags = "final", ";".join(score_audit_flags(score)) or None
+        row = self._row(side, task, epoch, outcome, status, flags)
         with self._lock:
             side.counts.completed += 1
             side.progress_at = time.monotonic()
             if self.error is not None:
                 return
-            try:
-                result = self.ledger.append(self.evaluation, [row])  # the ledger validates the row
-            except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
-                self._fail("append", task, exc)
+            accepted = self._append(side, task, row)
+            if accepted is None:
                 return
-            side.counts.accepted += count_of(result, "accepted")
-            self.partners.stored(side.system, count_of(result, "accepted"))
-            side.counts.duplicates += count_of(result, "duplicates")
-            side.counts.conflicts += count_of(result, "conflicts")
+            self.partners.stored(side.system, accepted)
             if problem is not None:
                 side.counts.unscored += 1
                 return
             self._reported(role, task)
+
+    def _row(self, side: _Side, task: str, epoch: int, outcome: float | None, status: str, flags: str | None) -> dict[str, Any]:
+        """The outcome row ``stopwise ingest`` writes for ``side``'s run of ``task`` (the ledger validates it)."""
+        row: dict[str, Any] = {
+            "system": side.system,
+            "task": task,
+            "outcome": outcome,
+            "attempt": int(epoch) - 1,
+            "status": status,
+            "source": f"inspect:{side.eval_id}",
+        }
+        if flags:
+            row["flags"] = flags
+        if task in self._group_of:
+            row["group"] = self._group_of[task]
+        return row
+
+    def _append(self, side: _Side, task: str, row: dict[str, Any]) -> int | None:
+        """Append ``row`` and count it in ``side``'s counts: the events accepted, or None if the ledger failed.
+
+        A failure is recorded (:meth:`_fail`): no later sample is scheduled. Called with the lock held.
+        """
+        try:
+            result = self.ledger.append(self.evaluation, [row])
+        except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
+            self._fail("append", task, exc)
+            return None
+        accepted = count_of(result, "accepted")
+        side.counts.accepted += accepted
+        side.counts.duplicates += count_of(result, "duplicates")
+        side.counts.conflicts += count_of(result, "conflicts")
+        return accepted
 
     def _reported(self, role: Role, task: str) -> None:
         """``role`` has reported on ``task`` (an outcome or an errored run): look when that completes a pair.
