@@ -60,12 +60,15 @@ def test_decide_on_the_export_up_to_the_decision_gives_the_live_record(decided, 
     assert len(read_outcomes(out)) == 40 and len(ledger.outcomes("eval")) == 60  # the in-flight rows are left out
 
 
-def test_a_full_export_marks_the_rows_after_the_decision_and_reads_back(decided, tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_full_export_marks_the_rows_after_the_decision_and_reads_back(decided, tmp_path: Path, suffix: str) -> None:
     ledger, _, final = decided
-    out = tmp_path / "all.csv"
+    out = tmp_path / f"all{suffix}"
     ledger.export("eval", out)
-    frame = pd.read_csv(out)
+    read = {".csv": pd.read_csv, ".jsonl": lambda f: pd.read_json(f, lines=True), ".parquet": pd.read_parquet}[suffix]
+    frame = read(out)
     assert frame["after_decision"].tolist() == [False] * 40 + [True] * 20
+    assert list(frame.columns)[-1] == "after_decision"
     again = stopwise.decide(read_outcomes(out), "A", "B", POLICY, universe=universe())
     assert again.digest() == final.digest()
 

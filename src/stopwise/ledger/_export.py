@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from stopwise.errors import FileFormatError
-from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, write_outcomes
+from stopwise.records import OutcomeColumns, write_outcomes
 from stopwise.records._tables import format_of
 
 __all__ = ["atomic_write", "export_decisions", "export_outcomes"]
@@ -72,22 +72,8 @@ def export_outcomes(
     evaluation's first final decision); readers of outcome rows drop that column.
     """
     fmt = format_of(Path(path), format)
-    if after_decision is None:
-        return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt), force=force)
-    frame = rows.to_frame().assign(after_decision=np.asarray(after_decision, dtype=bool))
-
-    def write(tmp: Path) -> None:
-        compression = "gzip" if Path(path).suffix.lower() == ".gz" else None
-        if fmt == "csv":
-            frame.to_csv(tmp, index=False, compression=compression)
-            return
-        listed = frame.assign(flags=[f.split(FLAG_SEPARATOR) if f else [] for f in frame["flags"]])  # as write_outcomes
-        if fmt == "jsonl":
-            listed.to_json(tmp, orient="records", lines=True, compression=compression)
-        else:
-            listed.to_parquet(tmp, index=False)
-
-    return atomic_write(path, write, force=force)
+    extra = None if after_decision is None else {"after_decision": np.asarray(after_decision, dtype=bool)}
+    return atomic_write(path, lambda tmp: write_outcomes(rows, tmp, format=fmt, extra_columns=extra), force=force)
 
 
 def export_decisions(links: Sequence[dict[str, Any]], path: str | os.PathLike[str], *, force: bool = False) -> Path:

@@ -734,6 +734,7 @@ def write_outcomes(
     path: str | os.PathLike[str],
     *,
     format: str | None = None,
+    extra_columns: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write outcome rows atomically (nothing is written on error).
 
@@ -746,6 +747,9 @@ def write_outcomes(
         Destination; the format follows the suffix unless ``format`` is given.
     format : {"csv", "jsonl", "parquet"}, optional
         Override the format taken from the suffix.
+    extra_columns : mapping of str to array_like, optional
+        Columns written after the outcome columns, one value per row (e.g. ``after_decision`` of a ledger
+        export); readers of outcome rows drop columns they do not know.
 
     Returns
     -------
@@ -766,6 +770,8 @@ def write_outcomes(
     else:
         columns = outcome_columns(rows, source="<rows to write>")
     frame = columns.to_frame()
+    if extra_columns:
+        frame = frame.assign(**{name: np.asarray(values) for name, values in extra_columns.items()})
     file.parent.mkdir(parents=True, exist_ok=True)
     compression = "gzip" if file.suffix.lower() == ".gz" else None
     handle, tmp_name = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
