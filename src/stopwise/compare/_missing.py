@@ -58,17 +58,13 @@ its own sequence; :func:`stopwise.decide` calls them between the budget cut and 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import numpy as np
 
 from stopwise.compare._pairing import PairedOutcomes, lattice_of, outcome_cells
-from stopwise.records import OutcomeColumns, Policy, TaskUniverse, flag_mask
-from stopwise.records._decision import MissingState
+from stopwise.records import DecisionWarning, MissingState, OutcomeColumns, Policy, TaskUniverse, flag_mask
 from stopwise.records._vocabulary import MISSING_FLAGS, MissingTreatment
-
-if TYPE_CHECKING:
-    from stopwise.records import DecisionWarning
 
 __all__ = ["MissingTasks", "combine_looks", "exclude_missing", "fill_missing", "find_missing", "missing_warning"]
 
@@ -275,28 +271,43 @@ def exclude_missing(paired: PairedOutcomes, universe: TaskUniverse, missing: Mis
     )
 
 
-def combine_looks(low: Any, high: Any, *, alpha: float, at_limit: bool) -> Any:
+class _Look(Protocol):
+    """What :func:`combine_looks` reads of a boundary's look (a frozen dataclass: ``stopwise.compare._decide._Look``)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def r_promote(self) -> float | None: ...
+    @property
+    def r_reject(self) -> float | None: ...
+    @property
+    def top_up_left(self) -> int | None: ...
+
+
+_L = TypeVar("_L", bound=_Look)
+
+
+def combine_looks(low: _L, high: _L, *, alpha: float, at_limit: bool) -> _L:
     """One look from the promote test on the low fill and the reject test on the high fill.
 
-    ``low`` and ``high`` are the boundary's looks (objects with ``action``, ``r_promote``, ``r_reject``, ``reason``
+    ``low`` and ``high`` are the boundary's looks (with ``action``, ``r_promote``, ``r_reject``, ``reason``
     and ``top_up_left``) on the two worst-case sequences. A promote is taken from ``low`` only, a reject from
     ``high`` only (each from the sequence that is valid for its test); when both act, the smaller p-value wins, as
     the boundary breaks a tie. The record carries ``low``'s p_promote and ``high``'s p_reject.
     """
-    r_promote: float | None = getattr(low, "r_promote", None)
-    r_reject: float | None = getattr(high, "r_reject", None)
-    promote = getattr(low, "action", None) == "promote"
-    reject = getattr(high, "action", None) == "reject"
+    r_promote, r_reject = low.r_promote, high.r_reject
+    promote, reject = low.action == "promote", high.action == "reject"
     if promote and reject:
         promote = (r_promote or 0.0) <= (r_reject or 0.0)
         reject = not promote
-    base: Any = low if promote or not reject else high
     if promote or reject:
-        return dataclasses.replace(base, r_promote=r_promote, r_reject=r_reject)
+        base = low if promote else high
     # neither acts: a crossing waiting for its top-up tasks keeps its own reason, if it is on its valid side
-    if getattr(low, "top_up_left", None) is not None and r_promote is not None and r_promote <= alpha:
+    elif low.top_up_left is not None and r_promote is not None and r_promote <= alpha:
         base = low
-    elif getattr(high, "top_up_left", None) is not None and r_reject is not None and r_reject <= alpha:
+    elif high.top_up_left is not None and r_reject is not None and r_reject <= alpha:
         base = high
     else:
         return dataclasses.replace(
@@ -307,8 +318,6 @@ def combine_looks(low: Any, high: Any, *, alpha: float, at_limit: bool) -> Any:
 
 def missing_warning(missing: MissingTasks, judged: int, tested: str, baseline: str) -> DecisionWarning:
     """The record's ``missing`` warning: which tasks miss whose outcome, and what the boundary did with them."""
-    from stopwise.records import DecisionWarning
-
     names = missing.tasks.tolist()
     shown = ", ".join(map(str, names[:_SHOWN])) + (f", ... ({len(names)} in all)" if len(names) > _SHOWN else "")
     who = f"{int(missing.tested.sum())} of {tested!r}, {int(missing.baseline.sum())} of {baseline!r}"
