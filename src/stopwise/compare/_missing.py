@@ -202,28 +202,23 @@ def fill_missing(paired: PairedOutcomes, missing: MissingTasks, side: Literal["l
     y_a = np.where(missing.tested, 0.0 if low else 1.0, missing.tested_outcomes)[keep]
     y_b = np.where(missing.baseline, 1.0 if low else 0.0, missing.baseline_outcomes)[keep]
     differences = np.r_[paired.differences, y_a - y_b]
-    n = int(keep.sum())
-    zeros = np.zeros(n)
-
-    def joined(values: np.ndarray, added: np.ndarray) -> np.ndarray:
-        return np.r_[values, added]
-
+    zeros, none = np.zeros(len(y_a)), np.zeros(len(y_a), dtype=np.int64)
     return dataclasses.replace(
         paired,
-        tasks=joined(paired.tasks, missing.tasks[keep].astype(paired.tasks.dtype if paired.tasks.size else str)),
-        groups=joined(paired.groups, missing.groups[keep]).astype(str),
-        units=joined(paired.units, missing.tasks[keep]).astype(str),
-        tested_outcomes=joined(paired.tested_outcomes, y_a),
-        baseline_outcomes=joined(paired.baseline_outcomes, y_b),
+        tasks=np.r_[paired.tasks, missing.tasks[keep].astype(paired.tasks.dtype if paired.tasks.size else str)],
+        groups=np.r_[paired.groups, missing.groups[keep]].astype(str),
+        units=np.r_[paired.units, missing.tasks[keep]].astype(str),
+        tested_outcomes=np.r_[paired.tested_outcomes, y_a],
+        baseline_outcomes=np.r_[paired.baseline_outcomes, y_b],
         differences=differences,
-        tested_attempts=joined(paired.tested_attempts, np.zeros(n, dtype=np.int64)),
-        baseline_attempts=joined(paired.baseline_attempts, np.zeros(n, dtype=np.int64)),
-        tested_cost=joined(paired.tested_cost, zeros),
-        baseline_cost=joined(paired.baseline_cost, zeros),
-        tested_elapsed=joined(paired.tested_elapsed, zeros),
-        baseline_elapsed=joined(paired.baseline_elapsed, zeros),
+        tested_attempts=np.r_[paired.tested_attempts, none],
+        baseline_attempts=np.r_[paired.baseline_attempts, none],
+        tested_cost=np.r_[paired.tested_cost, zeros],
+        baseline_cost=np.r_[paired.baseline_cost, zeros],
+        tested_elapsed=np.r_[paired.tested_elapsed, zeros],
+        baseline_elapsed=np.r_[paired.baseline_elapsed, zeros],
         lattice=lattice_of(differences),
-        positions=joined(paired.positions, missing.positions[keep]).astype(np.int64),
+        positions=np.r_[paired.positions, missing.positions[keep]].astype(np.int64),
     )
 
 
