@@ -597,9 +597,7 @@ def _powered(iv: _DecideInputs) -> _DecideInputs:
     def pair(rows: OutcomeColumns) -> PairedOutcomes:
         return _paired(dataclasses.replace(iv, rows=rows), statuses)
 
-    powered = powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair)
-    disagreement = audit_disagreements(iv.rows, policy.early.audit_fraction, policy.early.audit_seed)
-    return dataclasses.replace(iv, powered=dataclasses.replace(powered, disagreement=disagreement))
+    return dataclasses.replace(iv, powered=powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair))
 
 
 def _paired(iv: _DecideInputs, statuses: tuple[str, ...] | None = None) -> PairedOutcomes:
@@ -1098,8 +1096,10 @@ def _decision_warnings(
             f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
         )
     warnings.extend(_one_look_warnings(iv, paired, seen, look))
-    if iv.powered is not None and iv.powered.disagreement is not None:
-        warn("audit-draw", iv.powered.disagreement)
+    if iv.powered is not None:
+        disagreement = audit_disagreements(iv.rows, policy.early.audit_fraction, policy.early.audit_seed)
+        if disagreement is not None:
+            warn("audit-draw", disagreement)
     return warnings
 
 

@@ -223,8 +223,6 @@ class PoweredPairs:
     """C, the bound of |X_i| fixed by rho (:func:`powered_scale`)."""
     used: int
     """Predicted and corrected rows on the observed tasks."""
-    disagreement: str | None = None
-    """The rows whose audit flags disagree with the pre-registered draw (:func:`audit_disagreements`), in words."""
     audit: AuditTallies | None = None
     """The audit tallies of the observed tasks (in ``paired``'s order) for the audited-bound centre."""
 
