@@ -66,7 +66,14 @@ from stopwise.compare._missing import (
     find_missing,
     missing_warning,
 )
-from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
+from stopwise.compare._pairing import (
+    PairedOutcomes,
+    _check_systems,
+    _rows_of_systems,
+    _rows_on_tasks,
+    as_columns,
+    pair_outcomes,
+)
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._predicted import (
     AuditTallies,
@@ -1228,7 +1235,7 @@ def _predicted_state(iv: _DecideInputs, paired: PairedOutcomes) -> PredictedStat
     if iv.powered is not None:
         used = iv.powered.used
     else:
-        used = int(((iv.rows.status == "predicted") & np.isin(iv.rows.task, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
+        used = int(((iv.rows.status == "predicted") & _rows_on_tasks(iv.rows, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
     return predicted_state(iv.rows, policy.decision.predicted, policy.early.audit_fraction, used)
 
 

@@ -123,7 +123,7 @@ from stopwise.compare._betting import (
     resolve_strategy,
 )
 from stopwise.compare._interval import anytime_interval
-from stopwise.compare._pairing import PairedOutcomes
+from stopwise.compare._pairing import PairedOutcomes, _rows_on_tasks
 from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
 from stopwise.records import (
@@ -274,7 +274,7 @@ def powered_pairs(
     lows, highs = (pair(dataclasses.replace(rows, outcome=v)) for v in (low, high))
     if not (np.array_equal(lows.tasks, paired.tasks) and np.array_equal(highs.tasks, paired.tasks)):
         raise ComparisonError("internal: the prediction-powered pairings differ in their tasks")  # pragma: no cover
-    observed = np.isin(rows.task, paired.tasks)
+    observed = _rows_on_tasks(rows, paired.tasks)
     used = int(((kinds.predicted | kinds.corrected) & observed).sum())
     audit = _audit_tallies(rows, kinds, tested_row, pair, paired.tasks)
     return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used, audit=audit)
