@@ -270,8 +270,8 @@ def powered_pairs(
     high = np.where(kinds.predicted, np.where(tested_row, 1.0, 0.0), y)
     low[kinds.predicted & np.isnan(y)] = np.nan  # an unusable row stays unusable in every pairing
     high[kinds.predicted & np.isnan(y)] = np.nan
-    paired = pair(dataclasses.replace(rows, outcome=value))
-    lows, highs = (pair(dataclasses.replace(rows, outcome=v)) for v in (low, high))
+    paired = pair(rows.with_outcome(value))
+    lows, highs = (pair(rows.with_outcome(v)) for v in (low, high))
     if not (np.array_equal(lows.tasks, paired.tasks) and np.array_equal(highs.tasks, paired.tasks)):
         raise ComparisonError("internal: the prediction-powered pairings differ in their tasks")  # pragma: no cover
     observed = _rows_on_tasks(rows, paired.tasks)
@@ -296,7 +296,7 @@ def _audit_tallies(
         adverse = wrong & np.where(tested_row, kinds.would == guess_tested, kinds.would == 1.0 - guess_tested)
         v = np.where(tested_row, adverse.astype(float), 1.0 - adverse.astype(float))
         v[np.isnan(y)] = np.nan
-        result = pair(dataclasses.replace(rows, outcome=v))
+        result = pair(rows.with_outcome(v))
         if not np.array_equal(result.tasks, tasks):
             raise ComparisonError("internal: the audit tallies' pairing differs in its tasks")  # pragma: no cover
         tallies.append(result.differences + 1.0)
