@@ -66,7 +66,14 @@ from stopwise.compare._missing import (
     find_missing,
     missing_warning,
 )
-from stopwise.compare._pairing import PairedOutcomes, _check_systems, _rows_of_systems, as_columns, pair_outcomes
+from stopwise.compare._pairing import (
+    PairedOutcomes,
+    _check_systems,
+    _rows_of_systems,
+    _rows_on_tasks,
+    as_columns,
+    pair_outcomes,
+)
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
 from stopwise.compare._predicted import (
     AuditTallies,
@@ -597,9 +604,7 @@ def _powered(iv: _DecideInputs) -> _DecideInputs:
     def pair(rows: OutcomeColumns) -> PairedOutcomes:
         return _paired(dataclasses.replace(iv, rows=rows), statuses)
 
-    powered = powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair)
-    disagreement = audit_disagreements(iv.rows, policy.early.audit_fraction, policy.early.audit_seed)
-    return dataclasses.replace(iv, powered=dataclasses.replace(powered, disagreement=disagreement))
+    return dataclasses.replace(iv, powered=powered_pairs(iv.rows, iv.tested, policy.early.audit_fraction, pair))
 
 
 def _paired(iv: _DecideInputs, statuses: tuple[str, ...] | None = None) -> PairedOutcomes:
@@ -1098,8 +1103,10 @@ def _decision_warnings(
             f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
         )
     warnings.extend(_one_look_warnings(iv, paired, seen, look))
-    if iv.powered is not None and iv.powered.disagreement is not None:
-        warn("audit-draw", iv.powered.disagreement)
+    if iv.powered is not None:
+        disagreement = audit_disagreements(iv.rows, policy.early.audit_fraction, policy.early.audit_seed)
+        if disagreement is not None:
+            warn("audit-draw", disagreement)
     return warnings
 
 
@@ -1228,7 +1235,7 @@ def _predicted_state(iv: _DecideInputs, paired: PairedOutcomes) -> PredictedStat
     if iv.powered is not None:
         used = iv.powered.used
     else:
-        used = int(((iv.rows.status == "predicted") & np.isin(iv.rows.task, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
+        used = int(((iv.rows.status == "predicted") & _rows_on_tasks(iv.rows, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
     return predicted_state(iv.rows, policy.decision.predicted, policy.early.audit_fraction, used)
 
 
@@ -1250,7 +1257,7 @@ def _unknown_sides(missing: MissingTasks) -> MissingTasks:
     return dataclasses.replace(missing, tested=both, baseline=both)
 
 
-def _fill_powered(iv: _DecideInputs, paired: PairedOutcomes, missing: MissingTasks, side: Literal["low", "high"]) -> _DecideInputs:
+def _fill_powered(iv: _DecideInputs, filled: PairedOutcomes, missing: MissingTasks, side: Literal["low", "high"]) -> _DecideInputs:
     """Under ``prediction-powered``, the inputs whose prediction-powered pairing holds the ready missing tasks at their worst case.
 
     A filled task enters as a known difference, -1 for the promote test (``side = "low"``) and +1 for the reject
@@ -1260,7 +1267,8 @@ def _fill_powered(iv: _DecideInputs, paired: PairedOutcomes, missing: MissingTas
     filled tasks being tasks without predicted rows. That needs the errors independent of the planned order (as
     without predictions) and of the audit draw (whether a run errors must not depend on whether it was audited:
     an audited run is never halted, so errors that strike only long runs would bias the other runs' audit
-    correction). The arrays are appended in :func:`fill_missing`'s order, as ``paired``'s tasks are.
+    correction). ``filled`` is :func:`fill_missing`'s pairing on ``side`` (both sides unknown: :func:`_unknown_sides`);
+    the arrays are appended in its order.
     """
     powered = iv.powered
     keep = missing.ready
@@ -1272,11 +1280,8 @@ def _fill_powered(iv: _DecideInputs, paired: PairedOutcomes, missing: MissingTas
     tallies = None if audit is None else AuditTallies(
         point=np.r_[audit.point, value], wrong_low=np.r_[audit.wrong_low, none], wrong_high=np.r_[audit.wrong_high, none]
     )  # fmt: skip
-    filled = dataclasses.replace(
-        powered, paired=fill_missing(paired, _unknown_sides(missing), side), low=np.r_[powered.low, value],
-        high=np.r_[powered.high, value], audit=tallies,
-    )  # fmt: skip
-    return dataclasses.replace(iv, powered=filled)
+    grown = dataclasses.replace(powered, paired=filled, low=np.r_[powered.low, value], high=np.r_[powered.high, value], audit=tallies)
+    return dataclasses.replace(iv, powered=grown)
 
 
 def _missing_decide(
@@ -1305,9 +1310,9 @@ def _missing_decide(
         exclusion = Exclusion.from_code("missing", rows=0, tasks=len(gone))
         paired = dataclasses.replace(paired, excluded=(*paired.excluded, exclusion)) if len(gone) else paired
     else:
-        iv_low, iv_high = _fill_powered(iv, paired, missing, "low"), _fill_powered(iv, paired, missing, "high")
         filling = missing if iv.powered is None else _unknown_sides(missing)
         low, high = fill_missing(paired, filling, "low"), fill_missing(paired, filling, "high")
+        iv_low, iv_high = _fill_powered(iv, low, missing, "low"), _fill_powered(iv, high, missing, "high")
         budget = _budget_state(iv, low)
         seen_low, seen_high = _observed(iv_low, low), _observed(iv_high, high)
         looks = (_betting_wor_look(iv_low, low, budget, seen_low), _betting_wor_look(iv_high, high, budget, seen_high))

@@ -58,17 +58,13 @@ its own sequence; :func:`stopwise.decide` calls them between the budget cut and 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import numpy as np
 
 from stopwise.compare._pairing import PairedOutcomes, lattice_of, outcome_cells
-from stopwise.records import OutcomeColumns, Policy, TaskUniverse, flag_mask
-from stopwise.records._decision import MissingState
+from stopwise.records import DecisionWarning, MissingState, OutcomeColumns, Policy, TaskUniverse, flag_mask
 from stopwise.records._vocabulary import MISSING_FLAGS, MissingTreatment
-
-if TYPE_CHECKING:
-    from stopwise.records import DecisionWarning
 
 __all__ = ["MissingTasks", "combine_looks", "exclude_missing", "fill_missing", "find_missing", "missing_warning"]
 
@@ -206,28 +202,23 @@ def fill_missing(paired: PairedOutcomes, missing: MissingTasks, side: Literal["l
     y_a = np.where(missing.tested, 0.0 if low else 1.0, missing.tested_outcomes)[keep]
     y_b = np.where(missing.baseline, 1.0 if low else 0.0, missing.baseline_outcomes)[keep]
     differences = np.r_[paired.differences, y_a - y_b]
-    n = int(keep.sum())
-    zeros = np.zeros(n)
-
-    def joined(values: np.ndarray, added: np.ndarray) -> np.ndarray:
-        return np.r_[values, added]
-
+    zeros, none = np.zeros(len(y_a)), np.zeros(len(y_a), dtype=np.int64)
     return dataclasses.replace(
         paired,
-        tasks=joined(paired.tasks, missing.tasks[keep].astype(paired.tasks.dtype if paired.tasks.size else str)),
-        groups=joined(paired.groups, missing.groups[keep]).astype(str),
-        units=joined(paired.units, missing.tasks[keep]).astype(str),
-        tested_outcomes=joined(paired.tested_outcomes, y_a),
-        baseline_outcomes=joined(paired.baseline_outcomes, y_b),
+        tasks=np.r_[paired.tasks, missing.tasks[keep].astype(paired.tasks.dtype if paired.tasks.size else str)],
+        groups=np.r_[paired.groups, missing.groups[keep]].astype(str),
+        units=np.r_[paired.units, missing.tasks[keep]].astype(str),
+        tested_outcomes=np.r_[paired.tested_outcomes, y_a],
+        baseline_outcomes=np.r_[paired.baseline_outcomes, y_b],
         differences=differences,
-        tested_attempts=joined(paired.tested_attempts, np.zeros(n, dtype=np.int64)),
-        baseline_attempts=joined(paired.baseline_attempts, np.zeros(n, dtype=np.int64)),
-        tested_cost=joined(paired.tested_cost, zeros),
-        baseline_cost=joined(paired.baseline_cost, zeros),
-        tested_elapsed=joined(paired.tested_elapsed, zeros),
-        baseline_elapsed=joined(paired.baseline_elapsed, zeros),
+        tested_attempts=np.r_[paired.tested_attempts, none],
+        baseline_attempts=np.r_[paired.baseline_attempts, none],
+        tested_cost=np.r_[paired.tested_cost, zeros],
+        baseline_cost=np.r_[paired.baseline_cost, zeros],
+        tested_elapsed=np.r_[paired.tested_elapsed, zeros],
+        baseline_elapsed=np.r_[paired.baseline_elapsed, zeros],
         lattice=lattice_of(differences),
-        positions=joined(paired.positions, missing.positions[keep]).astype(np.int64),
+        positions=np.r_[paired.positions, missing.positions[keep]].astype(np.int64),
     )
 
 
@@ -275,28 +266,43 @@ def exclude_missing(paired: PairedOutcomes, universe: TaskUniverse, missing: Mis
     )
 
 
-def combine_looks(low: Any, high: Any, *, alpha: float, at_limit: bool) -> Any:
+class _Look(Protocol):
+    """What :func:`combine_looks` reads of a boundary's look (a frozen dataclass: ``stopwise.compare._decide._Look``)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def r_promote(self) -> float | None: ...
+    @property
+    def r_reject(self) -> float | None: ...
+    @property
+    def top_up_left(self) -> int | None: ...
+
+
+_L = TypeVar("_L", bound=_Look)
+
+
+def combine_looks(low: _L, high: _L, *, alpha: float, at_limit: bool) -> _L:
     """One look from the promote test on the low fill and the reject test on the high fill.
 
-    ``low`` and ``high`` are the boundary's looks (objects with ``action``, ``r_promote``, ``r_reject``, ``reason``
+    ``low`` and ``high`` are the boundary's looks (with ``action``, ``r_promote``, ``r_reject``, ``reason``
     and ``top_up_left``) on the two worst-case sequences. A promote is taken from ``low`` only, a reject from
     ``high`` only (each from the sequence that is valid for its test); when both act, the smaller p-value wins, as
     the boundary breaks a tie. The record carries ``low``'s p_promote and ``high``'s p_reject.
     """
-    r_promote: float | None = getattr(low, "r_promote", None)
-    r_reject: float | None = getattr(high, "r_reject", None)
-    promote = getattr(low, "action", None) == "promote"
-    reject = getattr(high, "action", None) == "reject"
+    r_promote, r_reject = low.r_promote, high.r_reject
+    promote, reject = low.action == "promote", high.action == "reject"
     if promote and reject:
         promote = (r_promote or 0.0) <= (r_reject or 0.0)
         reject = not promote
-    base: Any = low if promote or not reject else high
     if promote or reject:
-        return dataclasses.replace(base, r_promote=r_promote, r_reject=r_reject)
+        base = low if promote else high
     # neither acts: a crossing waiting for its top-up tasks keeps its own reason, if it is on its valid side
-    if getattr(low, "top_up_left", None) is not None and r_promote is not None and r_promote <= alpha:
+    elif low.top_up_left is not None and r_promote is not None and r_promote <= alpha:
         base = low
-    elif getattr(high, "top_up_left", None) is not None and r_reject is not None and r_reject <= alpha:
+    elif high.top_up_left is not None and r_reject is not None and r_reject <= alpha:
         base = high
     else:
         return dataclasses.replace(
@@ -307,8 +313,6 @@ def combine_looks(low: Any, high: Any, *, alpha: float, at_limit: bool) -> Any:
 
 def missing_warning(missing: MissingTasks, judged: int, tested: str, baseline: str) -> DecisionWarning:
     """The record's ``missing`` warning: which tasks miss whose outcome, and what the boundary did with them."""
-    from stopwise.records import DecisionWarning
-
     names = missing.tasks.tolist()
     shown = ", ".join(map(str, names[:_SHOWN])) + (f", ... ({len(names)} in all)" if len(names) > _SHOWN else "")
     who = f"{int(missing.tested.sum())} of {tested!r}, {int(missing.baseline.sum())} of {baseline!r}"

@@ -123,7 +123,7 @@ from stopwise.compare._betting import (
     resolve_strategy,
 )
 from stopwise.compare._interval import anytime_interval
-from stopwise.compare._pairing import PairedOutcomes
+from stopwise.compare._pairing import PairedOutcomes, _rows_on_tasks
 from stopwise.compare._strata import SETTLED_TOL
 from stopwise.errors import ComparisonError
 from stopwise.records import (
@@ -223,8 +223,6 @@ class PoweredPairs:
     """C, the bound of |X_i| fixed by rho (:func:`powered_scale`)."""
     used: int
     """Predicted and corrected rows on the observed tasks."""
-    disagreement: str | None = None
-    """The rows whose audit flags disagree with the pre-registered draw (:func:`audit_disagreements`), in words."""
     audit: AuditTallies | None = None
     """The audit tallies of the observed tasks (in ``paired``'s order) for the audited-bound centre."""
 
@@ -272,11 +270,11 @@ def powered_pairs(
     high = np.where(kinds.predicted, np.where(tested_row, 1.0, 0.0), y)
     low[kinds.predicted & np.isnan(y)] = np.nan  # an unusable row stays unusable in every pairing
     high[kinds.predicted & np.isnan(y)] = np.nan
-    paired = pair(dataclasses.replace(rows, outcome=value))
-    lows, highs = (pair(dataclasses.replace(rows, outcome=v)) for v in (low, high))
+    paired = pair(rows.with_outcome(value))
+    lows, highs = (pair(rows.with_outcome(v)) for v in (low, high))
     if not (np.array_equal(lows.tasks, paired.tasks) and np.array_equal(highs.tasks, paired.tasks)):
         raise ComparisonError("internal: the prediction-powered pairings differ in their tasks")  # pragma: no cover
-    observed = np.isin(rows.task, paired.tasks)
+    observed = _rows_on_tasks(rows, paired.tasks)
     used = int(((kinds.predicted | kinds.corrected) & observed).sum())
     audit = _audit_tallies(rows, kinds, tested_row, pair, paired.tasks)
     return PoweredPairs(paired=paired, low=lows.differences, high=highs.differences, scale=powered_scale(audit_fraction), used=used, audit=audit)
@@ -298,7 +296,7 @@ def _audit_tallies(
         adverse = wrong & np.where(tested_row, kinds.would == guess_tested, kinds.would == 1.0 - guess_tested)
         v = np.where(tested_row, adverse.astype(float), 1.0 - adverse.astype(float))
         v[np.isnan(y)] = np.nan
-        result = pair(dataclasses.replace(rows, outcome=v))
+        result = pair(rows.with_outcome(v))
         if not np.array_equal(result.tasks, tasks):
             raise ComparisonError("internal: the audit tallies' pairing differs in its tasks")  # pragma: no cover
         tallies.append(result.differences + 1.0)

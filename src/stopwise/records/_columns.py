@@ -145,6 +145,23 @@ class OutcomeColumns:
         """The rows selected by a boolean mask or integer positions, in that order."""
         return OutcomeColumns(**{name: getattr(self, name)[index] for name in self.columns})
 
+    def with_outcome(self, outcome: np.ndarray) -> OutcomeColumns:
+        """The same rows with another ``outcome`` column, sharing the text columns' codes (:meth:`codes`).
+
+        Pairing the same rows under several outcome values (the prediction-powered pairings) then factorizes
+        each text column once, not once per pairing.
+
+        Examples
+        --------
+        >>> import numpy as np, stopwise
+        >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t1", "outcome": 1}])
+        >>> rows.with_outcome(np.array([0.0])).outcome.tolist(), rows.outcome.tolist()
+        ([0.0], [1.0])
+        """
+        other = dataclasses.replace(self, outcome=outcome)
+        object.__setattr__(other, "_codes", self._codes)  # the text columns are the same arrays
+        return other
+
     @classmethod
     def concat(cls, parts: Sequence[OutcomeColumns]) -> OutcomeColumns:
         """The rows of several parts, one after the other."""

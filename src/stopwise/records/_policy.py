@@ -357,8 +357,7 @@ predicted = "exclude"
 # worst-case    - every unaudited prediction at its adverse extreme (sure)
 # audited-bound - at most the audits' time-uniform bound of them wrong (a/5 of the cutoff spent on the bound)
 predicted_centre = "audited-bound"
-# A planned task whose outcome is missing for a system (an errored or unscored run), betting-wor only
-# (under prediction-powered the boundary waits for it):
+# A planned task whose outcome is missing for a system (an errored or unscored run), betting-wor only:
 # "worst-case" counts it at its worst case for each test (valid whatever caused the error; the run
 # decides despite a few persistent errors), "wait" waits for a retry (a persistent error blocks the
 # decision), "exclude" leaves it out (valid only when errors are independent of the outcomes).
