@@ -226,6 +226,13 @@ def test_combine_looks_takes_each_action_from_its_own_sequence() -> None:
     assert combine_looks(low, high, alpha=ALPHA, at_limit=True).action == "abstain"
     both = combine_looks(_Look("promote", "m", 0.001, 0.9), _Look("reject", "m", 0.9, 0.01), alpha=ALPHA, at_limit=False)
     assert (both.action, both.r_promote, both.r_reject) == ("promote", 0.001, 0.01)
+    # the low fill crossed on its invalid (reject) side and waits for top-up tasks: nothing waits, none are named
+    # (the Inspect manager skips every sample but the named top-up tasks)
+    waiting = _Look("continue", "m", 0.5, 0.01, reason="crossed; top-up", top_up_left=2, top_up=("t1", "t2"))
+    combined = combine_looks(waiting, high, alpha=ALPHA, at_limit=False)
+    assert (combined.action, combined.top_up_left, combined.top_up, combined.reason) == ("continue", None, None, None)
+    valid = combine_looks(_Look("continue", "m", 0.01, 0.5, reason="crossed; top-up", top_up_left=2, top_up=("t1", "t2")), high, alpha=ALPHA, at_limit=False)
+    assert (valid.top_up, valid.top_up_left) == (("t1", "t2"), 2)  # a promote crossing of the low fill waits for them
 
 
 def test_the_betting_boundary_still_needs_the_planned_order() -> None:

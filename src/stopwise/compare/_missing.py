@@ -180,8 +180,8 @@ def fill_missing(paired: PairedOutcomes, missing: MissingTasks, side: Literal["l
     """The paired outcomes with every ready missing task added at its worst case for one test.
 
     ``side = "low"`` (the promote test) adds each at the lowest difference its pair can take, ``"high"`` (the
-    reject test) at the highest. The added tasks have no attempts; their cost and time are the observed side's (0
-    for a missing side), so a budget in tasks counts them as run.
+    reject test) at the highest. The added tasks have no attempts and cost and time 0 on both sides (a budget in tasks
+    counts them as run; a cost or time budget counts nothing for them, the observed side's run included).
 
     Examples
     --------
@@ -279,6 +279,8 @@ class _Look(Protocol):
     def r_reject(self) -> float | None: ...
     @property
     def top_up_left(self) -> int | None: ...
+    @property
+    def top_up(self) -> tuple[str, ...] | None: ...
 
 
 _L = TypeVar("_L", bound=_Look)
@@ -306,8 +308,9 @@ def combine_looks(low: _L, high: _L, *, alpha: float, at_limit: bool) -> _L:
         base = high
     else:
         return dataclasses.replace(
-            low, action="abstain" if at_limit else "continue", r_promote=r_promote, r_reject=r_reject, reason=None, top_up_left=None
-        )
+            low, action="abstain" if at_limit else "continue", r_promote=r_promote, r_reject=r_reject, reason=None,
+            top_up_left=None, top_up=None,
+        )  # nothing waits: no top-up tasks (a crossing of a sequence on its invalid side is no crossing)
     return dataclasses.replace(base, r_promote=r_promote, r_reject=r_reject)
 
 
