@@ -27,11 +27,6 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str, str]] = frozenset()
 """(importing module, imported module, name) of private names allowed across packages: none since issue 19."""
-DEPRECATED_ALIAS_IMPORTS = {
-    # (importing module, imported module): a deprecated alias of a name that moved UP a floor, imported only
-    # when the old name is used (a module __getattr__); removed with the alias after 0.1.
-    ("stopwise/ledger/__init__.py", "stopwise.live"),
-}
 
 
 def read_layers(text: str) -> list[list[str]]:
@@ -111,7 +106,7 @@ class Layering:
         for node in ast.walk(ast.parse(source, filename=relative)):
             for target, module, names in self._targets(relative, node):
                 where = f"{relative}:{getattr(node, 'lineno', 0)}"
-                if target == unit or (relative, module) in DEPRECATED_ALIAS_IMPORTS:
+                if target == unit:
                     continue
                 self.edges.setdefault(unit, set()).add(target)
                 target_height = self.floor(target)

@@ -1,8 +1,8 @@
 """The public API: ``__all__`` is sorted, complete and importable, in the package and each subpackage.
 
 The top-level namespace is pinned (``HEADLINE``): the headline verbs and types, at most 40 names; every
-other name lives in its subpackage, and the names that moved or were renamed at 0.1 still resolve for
-one release with a :class:`DeprecationWarning` that names their new home.
+other name lives in its subpackage. The deprecated aliases of 0.1 (the former top-level names, the renamed
+names) are gone in 0.2 (``REMOVED``).
 """
 
 from __future__ import annotations
@@ -113,25 +113,32 @@ HEADLINE = {
     "__version__",
 }
 
-RENAMED = [  # (module, old name, new name): deprecated aliases kept for one release
-    ("stopwise", "ControlledReplay", "stopwise.finality.DelayedWriteReplay"),
-    ("stopwise", "load_runs", "stopwise.finality.read_scored_runs"),
-    ("stopwise", "outcome_frame", "stopwise.records.outcome_frame"),
-    ("stopwise", "OnlineMonitor", "stopwise.early.OnlineMonitor"),
-    ("stopwise", "DEFAULT_BUDGETS", "stopwise.replay.DEFAULT_BUDGETS"),
-    ("stopwise.replay", "replay", "stopwise.replay.replay_grid"),
-    ("stopwise.replay", "replay_policy", "stopwise.replay.replay_source_grid"),
-    ("stopwise.replay", "live_replay", "stopwise.replay.replay_looks"),
-    ("stopwise.replay", "replay_live", "stopwise.replay.replay_source_looks"),
-    ("stopwise.finality", "ControlledReplay", "stopwise.finality.DelayedWriteReplay"),
-    ("stopwise.finality", "load_runs", "stopwise.finality.read_scored_runs"),
-    ("stopwise.inspect", "Ledger", "stopwise.inspect.LedgerLike"),
+REMOVED = [  # (module, name): the deprecated aliases of 0.1, removed in 0.2 (docs/history.md)
+    ("stopwise", "ControlledReplay"),
+    ("stopwise", "load_runs"),
+    ("stopwise", "outcome_frame"),
+    ("stopwise", "OnlineMonitor"),
+    ("stopwise", "DEFAULT_BUDGETS"),
+    ("stopwise", "synthetic_benchmark"),
+    ("stopwise", "validate_outcomes"),
+    ("stopwise", "Ledger"),
+    ("stopwise.replay", "replay"),
+    ("stopwise.replay", "replay_policy"),
+    ("stopwise.replay", "live_replay"),
+    ("stopwise.replay", "replay_live"),
+    ("stopwise.finality", "ControlledReplay"),
+    ("stopwise.finality", "load_runs"),
+    ("stopwise.inspect", "Ledger"),
+    ("stopwise.ledger", "follow"),
+    ("stopwise.ledger", "follow_inspect_logs"),
+    ("stopwise.records", "outcome_frame"),
+    ("stopwise.records", "read_outcome_columns"),
+    ("stopwise.records", "read_outcome_files"),
+    ("stopwise.records", "read_file_columns"),
+    ("stopwise.records", "validate_outcomes"),
+    ("stopwise.records", "columns_of_frame"),
+    ("stopwise.ingest", "source_flags"),
 ]
-
-
-def _resolve(dotted: str) -> object:
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
 
 
 def test_top_level_is_the_headline_set() -> None:
@@ -143,36 +150,13 @@ def test_dir_lists_the_headline_names_and_the_subpackages_only() -> None:
     public = {n for n in dir(stopwise) if not n.startswith("_")}
     modules = {n for n in public if isinstance(getattr(stopwise, n), type(stopwise))}
     assert public - modules == HEADLINE - {"__version__"}
-    assert public & set(stopwise._MOVED) == set()
 
 
-@pytest.mark.parametrize(("module", "old", "new"), RENAMED)
-def test_a_deprecated_name_warns_and_resolves_to_its_new_home(module: str, old: str, new: str) -> None:
+@pytest.mark.parametrize(("module", "old"), REMOVED)
+def test_a_deprecated_alias_of_0_1_is_gone(module: str, old: str) -> None:
     package = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=rf"{module}\.{old} is deprecated .*use {new}\b"):
-        value = getattr(package, old)
-    assert value is _resolve(new)
-    with pytest.warns(DeprecationWarning):  # not cached: every use warns
-        assert getattr(package, old) is value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no alias left that warns and resolves
+        with pytest.raises(AttributeError, match=rf"{module!r} has no attribute {old!r}"):
+            getattr(package, old)
     assert old not in dir(package)
-    assert old not in package.__all__
-
-
-def test_from_import_of_a_deprecated_name_warns() -> None:
-    with pytest.warns(DeprecationWarning, match="stopwise.records.validate_outcomes"):
-        from stopwise import validate_outcomes
-    assert validate_outcomes is stopwise.records.validate_outcomes
-
-
-def test_every_former_top_level_name_still_resolves() -> None:
-    """Each of the 128 pre-0.1 top-level names is a headline name or resolves, warning, to its new home."""
-    assert len(set(stopwise._MOVED) | HEADLINE - {"replay_grid", "replay_looks"}) == 128
-    assert set(stopwise._MOVED) & HEADLINE == set()
-    for old, home in stopwise._MOVED.items():
-        module, _, attribute = home.partition(":")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            value = getattr(stopwise, old)
-        assert [w.category for w in caught] == [DeprecationWarning], old
-        assert module in str(caught[0].message)
-        assert value is getattr(importlib.import_module(module), attribute)

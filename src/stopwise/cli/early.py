@@ -18,9 +18,7 @@ from stopwise.cli._common import (
     console,
     did_you_mean,
     err_console,
-    old_spelling,
     progress,
-    renamed,
     user_errors,
 )
 from stopwise.errors import InputError
@@ -161,8 +159,6 @@ def train_command(
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (task, text, fail_to_pass, pass_to_pass).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 42,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="LightGBM threads (at most the CPU count).")] = 1,
-    random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
-    n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing model directory written by stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training summary and validation figures as JSON.")] = False,
     quiet: Quiet = False,
@@ -178,8 +174,6 @@ def train_command(
     from stopwise.early._persist import check_output_dir
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
-        seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
-        jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         if deployed_heads not in DEPLOYED_HEADS:
             raise InputError(f"--deployed-heads must be one of {', '.join(DEPLOYED_HEADS)}; got {deployed_heads!r}")
         runs = read_runs(inputs.files(trajectories))
@@ -243,8 +237,6 @@ def evaluate_command(
     threshold: Annotated[float, typer.Option(help="Dual threshold for --outcomes and the per-agent table.")] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 42,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="LightGBM threads (at most the CPU count).")] = 1,
-    random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
-    n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweeps and the per-agent table as JSON.")] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise, and an existing --outcomes file.")
@@ -261,8 +253,6 @@ def evaluate_command(
     from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs, Inputs(trajectories, gold) as inputs:
-        seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
-        jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         names = variant or ["lightgbm"]
         unknown = [n for n in names if n not in VARIANTS]
         if unknown:

@@ -62,14 +62,7 @@ from stopwise.finality._schema import SCHEMA_NAMES, finality_schema
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): their module imports FastAPI and uvicorn
     from stopwise.finality._service import LocalService, ServiceStore, create_service_app
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    __file__,
-    deprecated={  # the names before 0.1, kept for one release
-        "ControlledReplay": "stopwise.finality:DelayedWriteReplay",
-        "load_runs": "stopwise.finality:read_scored_runs",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 
 __all__ = [

@@ -22,7 +22,7 @@ from stopwise.ingest._api import (
     read_swebench,
     read_tau2,
 )
-from stopwise.ingest._common import INGEST_FORMATS, IngestResult, SkippedRecord, source_flags
+from stopwise.ingest._common import INGEST_FORMATS, IngestResult, SkippedRecord
 from stopwise.ingest._inspect import system_template
 
 __all__ = [
@@ -36,6 +36,5 @@ __all__ = [
     "read_inspect",
     "read_swebench",
     "read_tau2",
-    "source_flags",
     "system_template",
 ]

@@ -19,7 +19,6 @@ import math
 import os
 import re
 import string
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,7 +41,6 @@ __all__ = [
     "INGEST_FORMATS",
     "IngestResult",
     "SkippedRecord",
-    "source_flags",
 ]
 
 
@@ -84,46 +82,6 @@ INGEST_CONSTRAINTS: dict[str, Constraint] = {
 
 COVERED = "covered by "
 """How the reason of a file left out because a summary read instead covers it begins (in ``ignored_files``)."""
-
-_OLD_SOURCE_SEPARATOR = "|"
-"""Separated the file from the flags in the ``source`` values stopwise 0.0 wrote: ``"swebench:report.json|error"``."""
-
-
-def source_flags(source: str) -> tuple[str, ...]:
-    """Deprecated: the flags stopwise 0.0 wrote into a ``source`` value (rows now carry them in ``flags``).
-
-    Ingest no longer writes flags into ``source``; this reads files written before. Removed in 0.2.
-
-    Parameters
-    ----------
-    source : str
-        A value of the ``source`` column, e.g. ``"swebench:run.json|empty_patch"``.
-
-    Returns
-    -------
-    tuple of str
-        The flags in written order; empty for an unflagged row (or a row from elsewhere).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from stopwise.ingest import source_flags
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore", DeprecationWarning)
-    ...     source_flags("inspect:logs/a.eval|error,limit:token"), source_flags("tau2:results.json")
-    (('error', 'limit:token'), ())
-    """
-    warnings.warn(
-        "stopwise.ingest.source_flags is deprecated and will be removed in 0.2: ingested rows carry their flags "
-        "in the `flags` column (stopwise.records.flag_mask), not in `source`",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    if not isinstance(source, str) or _OLD_SOURCE_SEPARATOR not in source:
-        return ()
-    tail = source.rsplit(_OLD_SOURCE_SEPARATOR, 1)[1]
-    return tuple(flag for flag in tail.split(",") if flag)
-
 
 @dataclass(frozen=True)
 class SkippedRecord:

@@ -29,14 +29,6 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         TailProvenance,
         UniverseState,
     )
-    from stopwise.records._deprecated import (  # deprecated aliases, removed in 0.2
-        columns_of_frame,
-        outcome_frame,
-        read_file_columns,
-        read_outcome_columns,
-        read_outcome_files,
-        validate_outcomes,
-    )
     from stopwise.records._outcomes import (
         FLAG_SEPARATOR,
         OUTCOME_COLUMNS,
@@ -150,23 +142,17 @@ __all__ = [
     "WarningCode",
     "WorkerState",
     "audit_draw",
-    "columns_of_frame",
     "factorize",
     "flag_mask",
     "is_audited",
     "iter_trajectories",
     "load_policy",
     "outcome_columns",
-    "outcome_frame",
     "parse_policy",
-    "read_file_columns",
-    "read_outcome_columns",
-    "read_outcome_files",
     "read_outcomes",
     "read_task_universe",
     "read_trajectories",
     "synthetic_benchmark",
-    "validate_outcomes",
     "write_outcomes",
     "write_trajectories",
 ]

@@ -6,12 +6,8 @@
 * :func:`replay_joint` - the whole-evaluation replay: within-task halting (:func:`joint_halts`, audits,
   :func:`joint_rows`) and the across-task betting boundary, alone and joined, on trajectories
   (:func:`synthetic_trajectories` for a seeded benchmark)
-
-``replay``, ``replay_policy``, ``live_replay`` and ``replay_live`` (before 0.1) are deprecated aliases of
-these four, kept for one release.
 """
 
-from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise.compare import (  # the task orders of the replay are the decision layer's
     cost_first_orders,
     coverage_aware_orders,
@@ -37,17 +33,6 @@ from stopwise.replay._report import markdown_report, markdown_table, plot_unreso
 from stopwise.replay._run import ReplayResult, replay_grid, source_table
 from stopwise.replay._settings import LiveReplaySettings, ReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
-
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    __file__,
-    deprecated={  # the names before 0.1, kept for one release
-        "replay": "stopwise.replay:replay_grid",
-        "replay_policy": "stopwise.replay:replay_source_grid",
-        "live_replay": "stopwise.replay:replay_looks",
-        "replay_live": "stopwise.replay:replay_source_looks",
-    },
-)
 
 __all__ = [
     "CASE_COLUMNS",
