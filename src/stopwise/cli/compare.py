@@ -272,8 +272,7 @@ def order_command(
 
     from stopwise._atomic import Outputs
     from stopwise.compare import task_order
-    from stopwise.records import Policy, load_policy
-    from stopwise.records._tables import read_table
+    from stopwise.records import Policy, load_policy, read_table
 
     with user_errors(), Outputs(force=force) as outputs, input_path(tasks) as readable:
         out_tmp = outputs.file(out) if out is not None else None

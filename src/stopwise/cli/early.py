@@ -40,7 +40,7 @@ def _outcomes_output(outputs: Outputs, path: Path | None) -> Path | None:
     """The temporary file to write ``--outcomes`` rows to (None without it): refused now when the file exists (no --force) or its suffix names no table format."""
     if path is None:
         return None
-    from stopwise.records._tables import format_of
+    from stopwise.records import format_of
 
     format_of(path, None)  # the user's name in the message, before any work
     return outputs.file(path)

@@ -19,10 +19,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise._vocabulary import ExclusionCode, exclusion_reason
 from stopwise.errors import ComparisonError
-from stopwise.records import STATUSES, Exclusion, FlagCount, OutcomeColumns, TaskUniverse, factorize, flag_mask
-from stopwise.records._columns import TEXT_COLUMNS
-from stopwise.records._vocabulary import ExclusionCode, exclusion_reason
+from stopwise.records import (
+    STATUSES,
+    TEXT_COLUMNS,
+    Exclusion,
+    FlagCount,
+    OutcomeColumns,
+    TaskUniverse,
+    factorize,
+    flag_mask,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -30,9 +30,9 @@ import numpy as np
 
 from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
+from stopwise._vocabulary import INGEST_FORMATS
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
-from stopwise.records._vocabulary import INGEST_FORMATS
 
 if TYPE_CHECKING:
     import pandas as pd
