@@ -625,7 +625,7 @@ _usage_names()
 # command's when given); the Annotated aliases are the common case.
 
 SYSTEM_SOURCES = ("model", "file", "dir", "task", "task-arg:NAME", "tag", "tag:PREFIX", "solver", "metadata:KEY")
-"""As ``stopwise.ingest._inspect.SYSTEM_SOURCES`` (a test keeps them equal); spelled out so that ``--help``
+"""As ``stopwise.ingest.SYSTEM_SOURCES`` (a test keeps them equal); spelled out so that ``--help``
 imports no reader."""
 
 

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
 from stopwise._vocabulary import INGEST_FORMATS
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
@@ -367,24 +366,6 @@ def _short(value: Any) -> Any:
     return value if len(text) <= 80 else text[:77] + "..."
 
 
-# ---------------------------------------------------------------- reading files
-
-
-def load_json(path: Path) -> Any:
-    """Parse a JSON file or raise :class:`FileFormatError` naming the file and the place."""
-    if not path.exists():
-        raise FileFormatError(f"{path}: no such file")
-    if path.stat().st_size == 0:
-        raise FileFormatError(f"{path}: the file is empty")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json_loads(handle.read(), str(path))
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot be read as UTF-8 JSON: {exc}") from exc
-
-
 # ---------------------------------------------------------------- values
 
 
@@ -570,80 +551,6 @@ def system_name(template: str | None, fields: Mapping[str, Any], default: str, f
             )
         pieces.append(text)
     return "".join(pieces).strip()
-
-
-def text_of(value: Any) -> str:
-    """Text of a message content that may be a string or a list of content parts."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                kind = part.get("type")
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif isinstance(part.get("reasoning"), str):
-                    parts.append(part["reasoning"])
-                elif kind:
-                    parts.append(f"[{kind}]")
-        return "\n".join(p for p in parts if p)
-    if isinstance(value, dict):
-        return text_of([value])
-    return str(value)
-
-
-def render_call(name: str, arguments: Any) -> str:
-    """``name(arguments-as-json)``: how a tool call is written into a step's action."""
-    if isinstance(arguments, str):
-        args = arguments
-    else:
-        try:
-            args = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
-        except (TypeError, ValueError):
-            args = str(arguments)
-    return f"{name}({args})"
-
-
-def steps_from_messages(
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    content: Callable[[Any], str] = text_of,
-    tool_calls: Callable[[Mapping[str, Any]], list[tuple[str, Any]]],
-    tokens: Callable[[Mapping[str, Any]], tuple[int | None, int | None]] | None = None,
-) -> list[Step]:
-    """Turn a chat transcript into steps: one per assistant message, observing what follows it.
-
-    The action is the assistant's text and its tool calls (``name(args)``); the observation is
-    the text of every tool, user or environment message up to the next assistant message.
-    Messages before the first assistant message (system prompt, task) are not steps.
-    """
-    steps: list[Step] = []
-    pending: dict[str, Any] | None = None
-    observed: list[str] = []
-
-    def close() -> None:
-        if pending is not None:
-            steps.append(Step(observation="\n".join(o for o in observed if o), **pending))
-
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            close()
-            calls = tool_calls(message)
-            text = content(message.get("content"))
-            action = "\n".join([text, *(render_call(n, a) for n, a in calls)]).strip("\n")
-            t_in, t_out = tokens(message) if tokens is not None else (None, None)
-            pending = {"action": action, "tool": calls[0][0] if calls else None, "tokens_in": t_in, "tokens_out": t_out}
-            observed = []
-        elif pending is not None and role in ("tool", "user", "environment"):
-            observed.append(content(message.get("content")))
-    close()
-    return steps
 
 
 # ---------------------------------------------------------------- finishing
