@@ -40,9 +40,9 @@ def print_record(record: DecisionRecord) -> None:
     """Print a decision record as a short readable summary: the claim sentence first, then the interval and the details.
 
     Probabilities are printed with significant digits (``3.9e-05``, never ``0.0000``), the interval as the
-    record's claim prints it (:func:`stopwise.compare._interval.interval_text`), so console, JSON and report agree.
+    record's claim prints it (:func:`stopwise.compare.interval_text`), so console, JSON and report agree.
     """
-    from stopwise.compare._interval import interval_text
+    from stopwise.compare import interval_text
 
     def sig(value: float | None) -> str:
         return "-" if value is None else f"{value:.3g}"

@@ -170,8 +170,14 @@ def train_command(
 
     Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
     """
-    from stopwise.early import DEPLOYED_HEADS, DualHeadClassifier, EarlyOutcomeModel, read_gold, read_runs
-    from stopwise.early._persist import check_output_dir
+    from stopwise.early import (
+        DEPLOYED_HEADS,
+        DualHeadClassifier,
+        EarlyOutcomeModel,
+        check_output_dir,
+        read_gold,
+        read_runs,
+    )
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
         if deployed_heads not in DEPLOYED_HEADS:
@@ -247,9 +253,15 @@ def evaluate_command(
 
     Example: stopwise early evaluate runs.jsonl.gz --within service -o out/eval --variant lightgbm --variant tfidf-lr
     """
-    from stopwise.early import VARIANTS, leave_one_out, make_variant, read_gold, read_runs
-    from stopwise.early._evaluate import EVALUATION_KIND
-    from stopwise.early._persist import check_output_dir
+    from stopwise.early import (
+        EVALUATION_KIND,
+        VARIANTS,
+        check_output_dir,
+        leave_one_out,
+        make_variant,
+        read_gold,
+        read_runs,
+    )
     from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs, Inputs(trajectories, gold) as inputs:

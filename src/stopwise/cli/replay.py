@@ -285,8 +285,7 @@ def _frame_table(title: str, frame: pd.DataFrame) -> Table:
 
 def _replay_looks(shared: _Shared, live: _Looks, out: Path | None, force: bool, as_json: bool) -> None:
     """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
-    from stopwise.replay import replay_looks
-    from stopwise.replay._live import summary_table
+    from stopwise.replay import replay_looks, summary_table
 
     with user_errors():
         result = shared.run(

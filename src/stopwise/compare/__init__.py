@@ -8,7 +8,13 @@ import typing as _typing
 from stopwise._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
-    from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
+    from stopwise.compare._betting import (
+        BettingBoundary,
+        BettingPaths,
+        betting_boundary,
+        betting_paths,
+        resolve_strategy,
+    )
     from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
     from stopwise.compare._decide import (
         ABSTAIN,
@@ -24,6 +30,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         routine_actions,
     )
     from stopwise.compare._demo import DEMO_BUDGETS, DemoComparison, demo_comparison
+    from stopwise.compare._interval import interval_text
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -90,6 +97,7 @@ __all__ = [
     "exact_wor_tails_from_counts",
     "exceeds_threshold",
     "input_digest",
+    "interval_text",
     "lattice_of",
     "lattice_threshold",
     "measure_budget",
@@ -104,6 +112,7 @@ __all__ = [
     "powered_pairs",
     "powered_scale",
     "required_counts",
+    "resolve_strategy",
     "routine_actions",
     "serfling_tails_from_moments",
     "stratified_draws",

@@ -26,7 +26,7 @@ from stopwise.replay._engine import (
 )
 from stopwise.replay._joint import JOINT_MODES, REPLAY_POLICY, JointReplay, joint_halts, joint_rows, replay_joint
 from stopwise.replay._joint_synthetic import synthetic_trajectories
-from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks
+from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks, summary_table
 from stopwise.replay._metrics import SUMMARY_KEYS, sufficiency, summarize
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
 from stopwise.replay._report import markdown_report, markdown_table, plot_unresolved, table_two
@@ -72,6 +72,7 @@ __all__ = [
     "source_table",
     "sufficiency",
     "summarize",
+    "summary_table",
     "synthetic_trajectories",
     "table_two",
     "task_order",

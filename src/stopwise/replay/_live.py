@@ -50,10 +50,10 @@ from stopwise.compare import (
     lattice_threshold,
     normal_tails_from_moments,
     required_counts,
+    resolve_strategy,
     routine_actions,
+    top_up_ends,
 )
-from stopwise.compare._betting import resolve_strategy
-from stopwise.compare._topup import top_up_ends
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
 from stopwise.replay._checks import check_replay_args
