@@ -1,8 +1,10 @@
 """The public API: ``__all__`` is sorted, complete and importable, in the package and each subpackage.
 
 The top-level namespace is pinned (``HEADLINE``): the headline verbs and types, at most 40 names; every
-other name lives in its subpackage. The deprecated aliases of 0.1 (the former top-level names, the renamed
-names) are gone in 0.2 (``REMOVED``).
+other name lives in its subpackage. Each subpackage's ``__all__`` is pinned too (``PUBLIC``): what a user calls
+and what another stopwise package needs of it, nothing else (0.2 moved the rest to private access in its
+package: docs/history.md). The deprecated aliases of 0.1 (the former top-level names, the renamed names) are
+gone in 0.2 (``REMOVED``).
 """
 
 from __future__ import annotations
@@ -113,6 +115,86 @@ HEADLINE = {
     "__version__",
 }
 
+PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1
+    "stopwise.records": set(
+        "ACTIONS ACTION_CODE AUDITED_FLAG BOUNDARIES COMPUTED_TAIL_METHODS COVERAGE_RULES DEFAULT_POLICY_TOML "
+        "EXCLUSION_CODES EXCLUSION_REASONS FLAG_SEPARATOR OUTCOME_COLUMNS PREDICTED_CENTRES PREDICTED_FLAG "
+        "PREDICTED_TREATMENTS STAMP_COLUMNS STATUSES TAIL_METHODS TEXT_COLUMNS WARNING_CODES WORKER_STATES "
+        "WOULD_HALT_FLAGS Action Boundary BudgetPolicy BudgetState ComputedTailMethod CoveragePolicy "
+        "CoverageRule CoverageState DecisionPolicy DecisionRecord DecisionWarning DifferenceInterval "
+        "EarlyPolicy Exclusion ExclusionCode FlagCount FlagPolicy GroupCoverage LedgerPosition MissingState "
+        "OrderPolicy OrderStamp OutcomeColumns Policy PredictedCentre PredictedState PredictedTreatment "
+        "RemainingForecast Status Step TailMethod TailProvenance Targets TaskUniverse Trajectory "
+        "UniverseState WarningCode WorkerState audit_draw factorize flag_mask format_of is_audited "
+        "iter_trajectories load_policy order_digest outcome_columns parse_policy read_outcomes read_table "
+        "read_task_universe read_trajectories synthetic_benchmark write_outcomes write_trajectories"
+        .split()
+    ),
+    "stopwise.compare": set(
+        "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT AuditTallies BettingBoundary BettingPaths "
+        "DemoComparison OutcomeCells PairedOutcomes TailProbabilities betting_boundary betting_paths "
+        "budget_task_count check_betting_order cost_first_orders coverage_aware_orders coverage_deadlines "
+        "coverage_state decide demo_comparison exact_tails_from_counts exact_wor_tails_from_counts "
+        "exceeds_threshold input_digest interval_text lattice_of lattice_threshold neyman_from_draws "
+        "neyman_orders normal_tails_from_moments order_check order_universe outcome_cells pair_outcomes "
+        "powered_boundary powered_scale required_counts resolve_strategy routine_actions "
+        "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends "
+        "uniform_orders"
+        .split()
+    ),
+    "stopwise.replay": set(
+        "DEFAULT_BUDGETS JOINT_MODES LIVE_RULES REPLAY_POLICY STANDARD_POLICIES JointReplay LiveReplay "
+        "LiveReplaySettings PolicyReplay ReplayPair ReplayResult ReplaySettings ReplaySource "
+        "comparison_policies joint_halts joint_rows live_looks pair_orders plot_unresolved prepare_source "
+        "replay_grid replay_joint replay_looks replay_source_grid replay_source_looks source_table "
+        "sufficiency summarize summary_table synthetic_trajectories table_two"
+        .split()
+    ),
+    "stopwise.early": set(
+        "DEPLOYED_HEADS EVALUATION_KIND EXCLUDABLE FORMAT_VERSION THRESHOLDS VARIANTS DualHeadClassifier "
+        "EarlyEvaluation EarlyMetrics EarlyOutcomeModel FamiliarityGuard FoldAverageClassifier GoldSolution "
+        "OnlineMonitor PlattCalibrator PrefixFeaturizer PrefixStream RiskControl RunMonitoring "
+        "TfidfLogisticModel Verdict check_output_dir early_metrics halt_decision learn_then_test "
+        "leave_one_out load_model make_variant monitor_run read_gold read_runs"
+        .split()
+    ),
+    "stopwise.finality": set(
+        "EXAMPLE_ARGUMENTS REPLAY_CONDITIONS SCHEMA_NAMES ArgumentCheck CompletionArgument ConditionResult "
+        "ConditionSummary DelayedWriteReplay EffectEntry EffectRoute LocalService OpenEffectsRecord "
+        "OutcomeSpec Probe ProtocolSpec ReplayCount ReplaySchedule RouteSpec RunCheck ScoredRun ScoringSpec "
+        "ServiceStore Sweep ToolCall TrialObservation arun_controlled_replay check_argument check_runs "
+        "create_service_app example_argument example_text finality_rows finality_schema load_argument "
+        "load_effects_record parse_argument parse_effects_record read_scored_runs run_controlled_replay"
+        .split()
+    ),
+    "stopwise.ingest": set(
+        "INGEST_FORMATS SYSTEM_SOURCES IngestResult SkippedRecord detect_format ingest options_iv read_hal "
+        "read_harbor read_inspect read_swebench read_tau2 system_template"
+        .split()
+    ),
+    "stopwise.ledger": set(
+        "LEDGER_MODES SCHEMA_VERSION VOLATILE_RECORD_FIELDS AppendResult EventKey Ledger LedgerDecision "
+        "LedgerHead LedgerMode Mismatch Registration VerifyResult WorkerNotice canonical_json chain_digest "
+        "event_digest genesis_digest ledger_url open_ledger"
+        .split()
+    ),
+    "stopwise.live": set(
+        "FollowLook InspectLogDir LiveDecision LogLook Look follow follow_inspect_logs"
+        .split()
+    ),
+    "stopwise.inspect": set(
+        "LedgerLike LiveHalting ModelPairEarlyStopping PairedComparison SystemEarlyStopping "
+        "paired_early_stopping paired_manager paired_model_early_stopping planned_order steps_from_inspect"
+        .split()
+    ),
+    "stopwise.report": set(
+        "REPORT_KINDS Report build_report decision_report detect_kind early_report finality_report "
+        "ledger_report read_decisions replay_report"
+        .split()
+    ),
+}
+
+
 REMOVED = [  # (module, name): the deprecated aliases of 0.1, removed in 0.2 (docs/history.md)
     ("stopwise", "ControlledReplay"),
     ("stopwise", "load_runs"),
@@ -150,6 +232,14 @@ def test_dir_lists_the_headline_names_and_the_subpackages_only() -> None:
     public = {n for n in dir(stopwise) if not n.startswith("_")}
     modules = {n for n in public if isinstance(getattr(stopwise, n), type(stopwise))}
     assert public - modules == HEADLINE - {"__version__"}
+
+
+@pytest.mark.parametrize("name", PACKAGES[1:])
+def test_each_subpackage_exports_its_pinned_names(name: str) -> None:
+    """0.2 shrank the facades to what a user calls and what another stopwise package needs (docs/history.md)."""
+    exported = set(importlib.import_module(name).__all__)
+    assert exported - PUBLIC[name] == set(), f"{name} exports names not pinned here"
+    assert PUBLIC[name] - exported == set(), f"{name} no longer exports pinned names"
 
 
 @pytest.mark.parametrize(("module", "old"), REMOVED)

@@ -199,7 +199,7 @@ def task_groups(
 
     Examples
     --------
-    >>> from stopwise.compare import task_groups
+    >>> from stopwise.compare._pairing import task_groups
     >>> task_groups(["t1", "t1", "t2", "t3"], ["a", "", "b", ""]).to_dict()
     {'t1': 'a', 't2': 'b'}
     """

@@ -23,7 +23,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     ) from _exc
 
 from stopwise.inspect._halting import LiveHalting, steps_from_inspect
-from stopwise.inspect._ledger import LedgerLike, redact_url
+from stopwise.inspect._ledger import LedgerLike
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
 from stopwise.inspect._models import ModelPairEarlyStopping, paired_model_early_stopping
 from stopwise.inspect._order import planned_order
@@ -39,6 +39,5 @@ __all__ = [
     "paired_manager",
     "paired_model_early_stopping",
     "planned_order",
-    "redact_url",
     "steps_from_inspect",
 ]
