@@ -16,7 +16,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from stopwise.compare import exact_tails_from_counts, exact_wor_pvalues
+from stopwise.compare import exact_tails_from_counts
+from stopwise.compare._wor_exact import exact_wor_pvalues
 
 A = 0.05
 

@@ -19,7 +19,8 @@ import pandas as pd
 from benchmarks._data import records_path
 
 from stopwise import Policy, read_outcomes
-from stopwise.replay import ReplayResult, markdown_table, plot_unresolved, replay_grid, table_two
+from stopwise.replay import ReplayResult, plot_unresolved, replay_grid, table_two
+from stopwise.replay._report import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 TASK_SOURCES = ["swebench_lite", "swebench_verified", "swebench_verified_bashonly", "terminal_bench_2", "terminal_bench_1_5"]

@@ -5,7 +5,11 @@ checker below reads every module of ``src/stopwise`` with :mod:`ast` and reports
 
 * an import of a package on a higher floor (imports inside functions and under ``TYPE_CHECKING`` count),
 * a cycle between packages,
-* ``from stopwise.<other package>._module import _private_name``,
+* an import of another package's private module (``from stopwise.<other package>._module import name``,
+  ``import stopwise.<other package>._module``): across packages an import names the package, whose facade
+  (``__init__``) is the boundary; a private top-level module or package (``stopwise._atomic``,
+  ``stopwise._logs``) is its own unit and is imported by its own name,
+* ``from stopwise.<other package> import _private_name``,
 * a package or top-level module that is on no floor.
 
 The last tests feed the checker deliberately wrong modules and show that it fails on them.
@@ -27,11 +31,6 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str, str]] = frozenset()
 """(importing module, imported module, name) of private names allowed across packages: none since issue 19."""
-DEPRECATED_ALIAS_IMPORTS = {
-    # (importing module, imported module): a deprecated alias of a name that moved UP a floor, imported only
-    # when the old name is used (a module __getattr__); removed with the alias after 0.1.
-    ("stopwise/ledger/__init__.py", "stopwise.live"),
-}
 
 
 def read_layers(text: str) -> list[list[str]]:
@@ -111,7 +110,7 @@ class Layering:
         for node in ast.walk(ast.parse(source, filename=relative)):
             for target, module, names in self._targets(relative, node):
                 where = f"{relative}:{getattr(node, 'lineno', 0)}"
-                if target == unit or (relative, module) in DEPRECATED_ALIAS_IMPORTS:
+                if target == unit:
                     continue
                 self.edges.setdefault(unit, set()).add(target)
                 target_height = self.floor(target)
@@ -119,6 +118,9 @@ class Layering:
                     problems.append(Problem(where, f"imports `{module}`, which is on no floor of the layer table"))
                 elif target_height > height:
                     problems.append(Problem(where, f"`{unit}` imports `{module}` from a higher floor (`{target}`)"))
+                inner = [part for part in module.split(".")[2:] if part.startswith("_") and not part.endswith("__")]
+                if inner and module.split(".")[1] == target:
+                    problems.append(Problem(where, f"imports the private module `{module}` across packages; import from `stopwise.{target}`"))
                 private = [n for n in names if n.startswith("_") and not n.endswith("__") and (relative, module, n) not in KNOWN_PRIVATE_IMPORTS]
                 if private:
                     problems.append(Problem(where, f"imports the private {', '.join(private)} of `{module}` across packages"))
@@ -219,8 +221,37 @@ def test_a_cycle_within_a_floor_fails(floors: list[list[str]]) -> None:
 def test_a_private_name_across_packages_fails(floors: list[list[str]]) -> None:
     layering = Layering(floors)
     problems = layering.check_source("stopwise/compare/_pairing.py", "from stopwise.records._outcomes import _canonical_flags\n")
-    assert [p.what for p in problems] == ["imports the private _canonical_flags of `stopwise.records._outcomes` across packages"]
+    assert [p.what for p in problems] == [
+        "imports the private module `stopwise.records._outcomes` across packages; import from `stopwise.records`",
+        "imports the private _canonical_flags of `stopwise.records._outcomes` across packages",
+    ]
+    problems = layering.check_source("stopwise/compare/_pairing.py", "from stopwise.records import _columns\n")
+    assert [p.what for p in problems] == ["imports the private _columns of `stopwise.records` across packages"]
     assert layering.check_source("stopwise/records/_columns.py", "from stopwise.records._outcomes import _canonical_flags\n") == []  # own package
+
+
+def test_a_private_module_across_packages_fails(floors: list[list[str]]) -> None:
+    """Public names of another package's private module are refused too: the package's facade is the boundary."""
+    layering = Layering(floors)
+    wrong = (
+        "from stopwise.ingest._inspect import read_log  # a public name, a private module\n"
+        "\n"
+        "def late():\n"
+        "    import stopwise.replay._live\n"
+        "    from stopwise._logs._zip import zip_member\n"
+        "    return stopwise.replay._live, zip_member\n"
+    )
+    problems = layering.check_source("stopwise/live/_logs.py", wrong)
+    assert [str(p) for p in problems] == [
+        "stopwise/live/_logs.py:1: imports the private module `stopwise.ingest._inspect` across packages; import from `stopwise.ingest`",
+        "stopwise/live/_logs.py:4: imports the private module `stopwise.replay._live` across packages; import from `stopwise.replay`",
+        "stopwise/live/_logs.py:5: imports the private module `stopwise._logs._zip` across packages; import from `stopwise._logs`",
+    ]
+    right = (
+        "from stopwise._atomic import Outputs\nfrom stopwise._logs import load_json\nfrom stopwise.ingest import read_inspect\n"
+        "from stopwise.live._follow import follow  # its own package\n"
+    )
+    assert layering.check_source("stopwise/live/_logs.py", right) == []
 
 
 def test_a_package_on_no_floor_fails(floors: list[list[str]]) -> None:

@@ -1,8 +1,10 @@
 """The public API: ``__all__`` is sorted, complete and importable, in the package and each subpackage.
 
 The top-level namespace is pinned (``HEADLINE``): the headline verbs and types, at most 40 names; every
-other name lives in its subpackage, and the names that moved or were renamed at 0.1 still resolve for
-one release with a :class:`DeprecationWarning` that names their new home.
+other name lives in its subpackage. Each subpackage's ``__all__`` is pinned too (``PUBLIC``): what a user calls
+and what another stopwise package needs of it, nothing else (0.2 moved the rest to private access in its
+package: docs/history.md). The deprecated aliases of 0.1 (the former top-level names, the renamed names) are
+gone in 0.2 (``REMOVED``).
 """
 
 from __future__ import annotations
@@ -113,25 +115,112 @@ HEADLINE = {
     "__version__",
 }
 
-RENAMED = [  # (module, old name, new name): deprecated aliases kept for one release
-    ("stopwise", "ControlledReplay", "stopwise.finality.DelayedWriteReplay"),
-    ("stopwise", "load_runs", "stopwise.finality.read_scored_runs"),
-    ("stopwise", "outcome_frame", "stopwise.records.outcome_frame"),
-    ("stopwise", "OnlineMonitor", "stopwise.early.OnlineMonitor"),
-    ("stopwise", "DEFAULT_BUDGETS", "stopwise.replay.DEFAULT_BUDGETS"),
-    ("stopwise.replay", "replay", "stopwise.replay.replay_grid"),
-    ("stopwise.replay", "replay_policy", "stopwise.replay.replay_source_grid"),
-    ("stopwise.replay", "live_replay", "stopwise.replay.replay_looks"),
-    ("stopwise.replay", "replay_live", "stopwise.replay.replay_source_looks"),
-    ("stopwise.finality", "ControlledReplay", "stopwise.finality.DelayedWriteReplay"),
-    ("stopwise.finality", "load_runs", "stopwise.finality.read_scored_runs"),
-    ("stopwise.inspect", "Ledger", "stopwise.inspect.LedgerLike"),
+PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1
+    "stopwise.records": set(
+        "ACTIONS ACTION_CODE AUDITED_FLAG BOUNDARIES COMPUTED_TAIL_METHODS COVERAGE_RULES DEFAULT_POLICY_TOML "
+        "EXCLUSION_CODES EXCLUSION_REASONS FLAG_SEPARATOR OUTCOME_COLUMNS PREDICTED_CENTRES PREDICTED_FLAG "
+        "PREDICTED_TREATMENTS STAMP_COLUMNS STATUSES TAIL_METHODS TEXT_COLUMNS WARNING_CODES WORKER_STATES "
+        "WOULD_HALT_FLAGS Action Boundary BudgetPolicy BudgetState ComputedTailMethod CoveragePolicy "
+        "CoverageRule CoverageState DecisionPolicy DecisionRecord DecisionWarning DifferenceInterval "
+        "EarlyPolicy Exclusion ExclusionCode FlagCount FlagPolicy GroupCoverage LedgerPosition MissingState "
+        "OrderPolicy OrderStamp OutcomeColumns Policy PredictedCentre PredictedState PredictedTreatment "
+        "RemainingForecast Status Step TailMethod TailProvenance Targets TaskUniverse Trajectory "
+        "UniverseState WarningCode WorkerState audit_draw factorize flag_mask format_of is_audited "
+        "iter_trajectories load_policy order_digest outcome_columns parse_policy read_outcomes read_table "
+        "read_task_universe read_trajectories synthetic_benchmark write_outcomes write_trajectories"
+        .split()
+    ),
+    "stopwise.compare": set(
+        "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT AuditTallies BettingBoundary BettingPaths "
+        "DemoComparison OutcomeCells PairedOutcomes TailProbabilities betting_boundary betting_paths "
+        "budget_task_count check_betting_order cost_first_orders coverage_aware_orders coverage_deadlines "
+        "coverage_state decide demo_comparison exact_tails_from_counts exact_wor_tails_from_counts "
+        "exceeds_threshold input_digest interval_text lattice_of lattice_threshold neyman_from_draws "
+        "neyman_orders normal_tails_from_moments order_check order_universe outcome_cells pair_outcomes "
+        "powered_boundary powered_scale required_counts resolve_strategy routine_actions "
+        "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends "
+        "uniform_orders"
+        .split()
+    ),
+    "stopwise.replay": set(
+        "DEFAULT_BUDGETS JOINT_MODES LIVE_RULES REPLAY_POLICY STANDARD_POLICIES JointReplay LiveReplay "
+        "LiveReplaySettings PolicyReplay ReplayPair ReplayResult ReplaySettings ReplaySource "
+        "comparison_policies joint_halts joint_rows live_looks pair_orders plot_unresolved prepare_source "
+        "replay_grid replay_joint replay_looks replay_source_grid replay_source_looks source_table "
+        "sufficiency summarize summary_table synthetic_trajectories table_two"
+        .split()
+    ),
+    "stopwise.early": set(
+        "DEPLOYED_HEADS EVALUATION_KIND EXCLUDABLE FORMAT_VERSION THRESHOLDS VARIANTS DualHeadClassifier "
+        "EarlyEvaluation EarlyMetrics EarlyOutcomeModel FamiliarityGuard FoldAverageClassifier GoldSolution "
+        "OnlineMonitor PlattCalibrator PrefixFeaturizer PrefixStream RiskControl RunMonitoring "
+        "TfidfLogisticModel Verdict check_output_dir early_metrics halt_decision learn_then_test "
+        "leave_one_out load_model make_variant monitor_run read_gold read_runs"
+        .split()
+    ),
+    "stopwise.finality": set(
+        "EXAMPLE_ARGUMENTS REPLAY_CONDITIONS SCHEMA_NAMES ArgumentCheck CompletionArgument ConditionResult "
+        "ConditionSummary DelayedWriteReplay EffectEntry EffectRoute LocalService OpenEffectsRecord "
+        "OutcomeSpec Probe ProtocolSpec ReplayCount ReplaySchedule RouteSpec RunCheck ScoredRun ScoringSpec "
+        "ServiceStore Sweep ToolCall TrialObservation arun_controlled_replay check_argument check_runs "
+        "create_service_app example_argument example_text finality_rows finality_schema load_argument "
+        "load_effects_record parse_argument parse_effects_record read_scored_runs run_controlled_replay"
+        .split()
+    ),
+    "stopwise.ingest": set(
+        "INGEST_FORMATS SYSTEM_SOURCES IngestResult SkippedRecord detect_format ingest options_iv read_hal "
+        "read_harbor read_inspect read_swebench read_tau2 system_template"
+        .split()
+    ),
+    "stopwise.ledger": set(
+        "LEDGER_MODES SCHEMA_VERSION VOLATILE_RECORD_FIELDS AppendResult EventKey Ledger LedgerDecision "
+        "LedgerHead LedgerMode Mismatch Registration VerifyResult WorkerNotice canonical_json chain_digest "
+        "event_digest genesis_digest ledger_url open_ledger"
+        .split()
+    ),
+    "stopwise.live": set(
+        "FollowLook InspectLogDir LiveDecision LogLook Look follow follow_inspect_logs"
+        .split()
+    ),
+    "stopwise.inspect": set(
+        "LedgerLike LiveHalting ModelPairEarlyStopping PairedComparison SystemEarlyStopping "
+        "paired_early_stopping paired_manager paired_model_early_stopping planned_order steps_from_inspect"
+        .split()
+    ),
+    "stopwise.report": set(
+        "REPORT_KINDS Report build_report decision_report detect_kind early_report finality_report "
+        "ledger_report read_decisions replay_report"
+        .split()
+    ),
+}
+
+
+REMOVED = [  # (module, name): the deprecated aliases of 0.1, removed in 0.2 (docs/history.md)
+    ("stopwise", "ControlledReplay"),
+    ("stopwise", "load_runs"),
+    ("stopwise", "outcome_frame"),
+    ("stopwise", "OnlineMonitor"),
+    ("stopwise", "DEFAULT_BUDGETS"),
+    ("stopwise", "synthetic_benchmark"),
+    ("stopwise", "validate_outcomes"),
+    ("stopwise", "Ledger"),
+    ("stopwise.replay", "replay"),
+    ("stopwise.replay", "replay_policy"),
+    ("stopwise.replay", "live_replay"),
+    ("stopwise.replay", "replay_live"),
+    ("stopwise.finality", "ControlledReplay"),
+    ("stopwise.finality", "load_runs"),
+    ("stopwise.inspect", "Ledger"),
+    ("stopwise.ledger", "follow"),
+    ("stopwise.ledger", "follow_inspect_logs"),
+    ("stopwise.records", "outcome_frame"),
+    ("stopwise.records", "read_outcome_columns"),
+    ("stopwise.records", "read_outcome_files"),
+    ("stopwise.records", "read_file_columns"),
+    ("stopwise.records", "validate_outcomes"),
+    ("stopwise.records", "columns_of_frame"),
+    ("stopwise.ingest", "source_flags"),
 ]
-
-
-def _resolve(dotted: str) -> object:
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
 
 
 def test_top_level_is_the_headline_set() -> None:
@@ -143,36 +232,21 @@ def test_dir_lists_the_headline_names_and_the_subpackages_only() -> None:
     public = {n for n in dir(stopwise) if not n.startswith("_")}
     modules = {n for n in public if isinstance(getattr(stopwise, n), type(stopwise))}
     assert public - modules == HEADLINE - {"__version__"}
-    assert public & set(stopwise._MOVED) == set()
 
 
-@pytest.mark.parametrize(("module", "old", "new"), RENAMED)
-def test_a_deprecated_name_warns_and_resolves_to_its_new_home(module: str, old: str, new: str) -> None:
+@pytest.mark.parametrize("name", PACKAGES[1:])
+def test_each_subpackage_exports_its_pinned_names(name: str) -> None:
+    """0.2 shrank the facades to what a user calls and what another stopwise package needs (docs/history.md)."""
+    exported = set(importlib.import_module(name).__all__)
+    assert exported - PUBLIC[name] == set(), f"{name} exports names not pinned here"
+    assert PUBLIC[name] - exported == set(), f"{name} no longer exports pinned names"
+
+
+@pytest.mark.parametrize(("module", "old"), REMOVED)
+def test_a_deprecated_alias_of_0_1_is_gone(module: str, old: str) -> None:
     package = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=rf"{module}\.{old} is deprecated .*use {new}\b"):
-        value = getattr(package, old)
-    assert value is _resolve(new)
-    with pytest.warns(DeprecationWarning):  # not cached: every use warns
-        assert getattr(package, old) is value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no alias left that warns and resolves
+        with pytest.raises(AttributeError, match=rf"{module!r} has no attribute {old!r}"):
+            getattr(package, old)
     assert old not in dir(package)
-    assert old not in package.__all__
-
-
-def test_from_import_of_a_deprecated_name_warns() -> None:
-    with pytest.warns(DeprecationWarning, match="stopwise.records.validate_outcomes"):
-        from stopwise import validate_outcomes
-    assert validate_outcomes is stopwise.records.validate_outcomes
-
-
-def test_every_former_top_level_name_still_resolves() -> None:
-    """Each of the 128 pre-0.1 top-level names is a headline name or resolves, warning, to its new home."""
-    assert len(set(stopwise._MOVED) | HEADLINE - {"replay_grid", "replay_looks"}) == 128
-    assert set(stopwise._MOVED) & HEADLINE == set()
-    for old, home in stopwise._MOVED.items():
-        module, _, attribute = home.partition(":")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            value = getattr(stopwise, old)
-        assert [w.category for w in caught] == [DeprecationWarning], old
-        assert module in str(caught[0].message)
-        assert value is getattr(importlib.import_module(module), attribute)

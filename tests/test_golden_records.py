@@ -33,12 +33,18 @@ CLAIM_FIELDS = {"interval", "claim", "forecast"}
 record byte-identical, every digest() unchanged) and the ``*_WITH_CLAIMS`` pins hash the whole JSON."""
 
 
+PINNED_VERSION = "0.1.0"
+"""The library version the pins were computed with: ``digest()`` covers ``stopwise_version``, so each record's digest is
+taken with its version set back to this one (0.2 bumped the version and nothing else of the records)."""
+
+
 def _canonical(records: list[DecisionRecord], *, with_claims: bool = False) -> str:
-    """sha256 over each record's JSON without the volatile fields (and, unless asked, the issue-24 fields), then its digest()."""
+    """sha256 over each record's JSON without the volatile fields (and, unless asked, the issue-24 fields), then its
+    digest() at the pinned version."""
     h = hashlib.sha256()
     for record in records:
         h.update(record.model_dump_json(exclude=VOLATILE if with_claims else VOLATILE | CLAIM_FIELDS).encode())
-        h.update(record.digest().encode())
+        h.update(record.model_copy(update={"stopwise_version": PINNED_VERSION}).digest().encode())
     return h.hexdigest()
 
 

@@ -23,10 +23,6 @@ matplotlib (:func:`stopwise._lazy.lazy_exports`). **To export a name, add its im
 ``if TYPE_CHECKING:`` block below** (and to ``__all__``): that block is the one list of lazy exports.
 ``tests/test_exports.py`` pins the set; keep it to the headline names (at most 40).
 
-The names that were top-level before 0.1 and now live in a subpackage (``stopwise.synthetic_benchmark`` ->
-``stopwise.records.synthetic_benchmark``) still resolve for one release, with a :class:`DeprecationWarning`
-naming their home (``_MOVED`` below).
-
 The subpackages keep their own names: ``stopwise.replay`` and ``stopwise.ingest`` are modules, not
 functions.
 """
@@ -71,52 +67,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     from stopwise.replay import replay_grid, replay_looks
 
 
-def _moved(home: str, names: str) -> dict[str, str]:
-    """Old top-level name -> ``"home:name"`` for names kept under the same name in ``home``."""
-    return {name: f"{home}:{name}" for name in names.split()}
-
-
-_MOVED: dict[str, str] = {  # the pre-0.1 top-level names: deprecated here for one release
-    **_moved(
-        "stopwise.compare",
-        "BettingBoundary PairedOutcomes TailProbabilities betting_boundary budget_task_count coverage_state "
-        "exact_tails_from_counts required_counts",
-    ),
-    **_moved(
-        "stopwise.early",
-        "DualHeadClassifier EarlyEvaluation EarlyMetrics FamiliarityGuard FoldAverageClassifier GoldSolution "
-        "OnlineMonitor PlattCalibrator PrefixFeaturizer RiskControl RunMonitoring TfidfLogisticModel Verdict "
-        "early_metrics halt_decision learn_then_test leave_one_out make_variant monitor_run",
-    ),
-    **_moved("stopwise.errors", "ArgumentError CompletionArgumentError EffectsRecordError LimitError Problem ServiceError"),
-    **_moved(
-        "stopwise.finality",
-        "ArgumentCheck CompletionArgument EffectEntry EffectRoute OpenEffectsRecord Probe ReplaySchedule RunCheck "
-        "ScoredRun Sweep finality_rows finality_schema load_effects_record parse_argument parse_effects_record "
-        "run_controlled_replay",
-    ),
-    "ControlledReplay": "stopwise.finality:DelayedWriteReplay",
-    "load_runs": "stopwise.finality:read_scored_runs",
-    **_moved(
-        "stopwise.ingest",
-        "INGEST_FORMATS IngestResult SkippedRecord detect_format read_hal read_harbor read_inspect read_swebench "
-        "read_tau2 source_flags",
-    ),
-    **_moved("stopwise.ledger", "Ledger"),
-    **_moved(
-        "stopwise.records",
-        "DEFAULT_POLICY_TOML STATUSES BudgetPolicy BudgetState CoveragePolicy CoverageState DecisionPolicy Exclusion "
-        "FlagCount FlagPolicy GroupCoverage OrderPolicy Step Targets UniverseState iter_trajectories outcome_frame "
-        "parse_policy read_outcome_columns read_outcome_files synthetic_benchmark validate_outcomes write_trajectories",
-    ),
-    **_moved(
-        "stopwise.replay",
-        "DEFAULT_BUDGETS STANDARD_POLICIES ReplayResult comparison_policies cost_first_orders coverage_aware_orders "
-        "neyman_orders prepare_source sufficiency summarize uniform_orders",
-    ),
-}
-
-__getattr__, __dir__ = _lazy_exports(__name__, __file__, subpackages=True, deprecated=_MOVED)
+__getattr__, __dir__ = _lazy_exports(__name__, __file__, subpackages=True)
 
 
 __all__ = [

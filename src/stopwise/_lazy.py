@@ -21,10 +21,6 @@ The header of such a package (its imports and names stay its own)::
 
 To export a name, import it in that block and add it to ``__all__`` (``tests/test_exports.py`` checks
 that both agree).
-
-A name that moved or was renamed stays reachable for one release through ``deprecated``: old name ->
-``"module:attribute"`` of its new home. Using it warns (:class:`DeprecationWarning`, naming the new
-home) and gives the same object; it is not cached, not listed by ``dir()`` and not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -32,8 +28,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import sys
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["lazy_exports"]
@@ -60,7 +55,6 @@ def lazy_exports(
     init_file: str,
     *,
     subpackages: bool = False,
-    deprecated: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of a package whose exports load on first use.
 
@@ -72,9 +66,6 @@ def lazy_exports(
         Its ``__file__``: the ``if TYPE_CHECKING:`` block there lists the exports.
     subpackages : bool, optional
         Also import a subpackage asked for by name (``stopwise.replay`` without ``import stopwise.replay``).
-    deprecated : mapping of str to str, optional
-        Old name -> ``"module:attribute"`` of its new home: the old name still gives the object, with a
-        :class:`DeprecationWarning` that names the new home (kept for one release).
 
     Returns
     -------
@@ -91,7 +82,6 @@ def lazy_exports(
     True
     """
     table: dict[str, tuple[str, str]] = {}
-    moved = dict(deprecated or {})
     read: list[bool] = []
 
     def exports() -> dict[str, tuple[str, str]]:
@@ -101,15 +91,6 @@ def lazy_exports(
         return table
 
     def __getattr__(name: str) -> Any:
-        if name in moved:
-            module, _, attribute = moved[name].partition(":")
-            home = f"{module}.{attribute}" if attribute == name else f"{module}.{attribute} (renamed)"
-            warnings.warn(
-                f"{package}.{name} is deprecated and will be removed in the next release; use {home}",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return getattr(__import__(module, fromlist=[attribute]), attribute)
         found = exports().get(name)
         if found is None:
             if subpackages and not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:

@@ -1,3 +1,3 @@
 """The library version, stamped on every record stopwise writes."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"

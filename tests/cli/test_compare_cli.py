@@ -147,18 +147,6 @@ def test_demo_refuses_bad_sizes_and_seeds(args: list[str], message: str, capsys:
     assert message in capsys.readouterr().err
 
 
-def test_demo_accepts_its_old_tasks_spelling_with_a_notice(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--n-tasks", "60", "--systems", "3", "--json"]) == 0
-    new = capsys.readouterr()
-    assert main(["demo", "--tasks", "60", "--systems", "3", "--json"]) == 0
-    old = capsys.readouterr()
-    assert "deprecated: --tasks is now --n-tasks" in old.err and "deprecated" not in new.err
-    digests = [[DecisionRecord.model_validate_json(line).digest() for line in run.out.splitlines()] for run in (new, old)]
-    assert digests[0] == digests[1]
-    assert main(["demo", "--tasks", "60", "--n-tasks", "80"]) == 4
-    assert "give --n-tasks only" in capsys.readouterr().err
-
-
 def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tasks = tmp_path / "tasks.csv"
     tasks.write_text("task,group\n" + "".join(f"t{i},{'ab'[i % 2]}\n" for i in range(8)))

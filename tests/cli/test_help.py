@@ -68,8 +68,15 @@ def test_help_shows_every_bracket_and_default_whole(path: tuple[str, ...]) -> No
     assert "{" not in usage, usage
 
 
-def test_old_spellings_are_hidden_but_accepted() -> None:
-    """Renamed options keep their old spelling for one release, out of the help."""
+def test_the_spellings_before_0_1_are_gone() -> None:
+    """The options renamed at 0.1 kept their old spelling for one release; 0.2 refuses it as an unknown option."""
     shown = CliRunner().invoke(app, ["early", "train", "--help"], env={"COLUMNS": "200"}).output
-    assert "--seed" in shown and "--jobs" in shown and "--random-state" not in shown and "--n-jobs" not in shown
+    assert "--seed" in shown and "--jobs" in shown
     assert "--n-tasks" in CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "200"}).output
+    for args, old in (
+        (["early", "train", "runs.jsonl", "-o", "model", "--random-state", "3"], "--random-state"),
+        (["early", "evaluate", "runs.jsonl", "-o", "eval", "--n-jobs", "2"], "--n-jobs"),
+        (["demo", "--tasks", "60"], "--tasks"),
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code != 0 and f"No such option: {old}" in result.output, args

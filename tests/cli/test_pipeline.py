@@ -124,7 +124,7 @@ def test_literal_constants_match_the_library() -> None:
     from stopwise.cli import early as early_cli
     from stopwise.cli import replay as replay_cli
     from stopwise.early import THRESHOLDS
-    from stopwise.ingest._inspect import SYSTEM_SOURCES
+    from stopwise.ingest import SYSTEM_SOURCES
     from stopwise.replay import DEFAULT_BUDGETS
 
     assert early_cli.THRESHOLDS == THRESHOLDS and common_cli.SYSTEM_SOURCES == SYSTEM_SOURCES
@@ -132,12 +132,12 @@ def test_literal_constants_match_the_library() -> None:
 
 
 def test_the_library_and_the_command_line_share_one_vocabulary() -> None:
-    """The closed vocabularies the command line offers are the library's own objects (records/_vocabulary.py)."""
+    """The closed vocabularies the command line offers are the library's own objects (stopwise/_vocabulary.py)."""
+    from stopwise import _vocabulary
     from stopwise.cli import ingest as ingest_cli
     from stopwise.cli import replay as replay_cli
     from stopwise.compare import _betting
     from stopwise.ingest import INGEST_FORMATS
-    from stopwise.records import _vocabulary
     from stopwise.replay import DEFAULT_BUDGETS, LIVE_RULES
 
     assert replay_cli.LIVE_RULES is LIVE_RULES is _vocabulary.LIVE_RULES == ("betting-wor", "fixed-budget")

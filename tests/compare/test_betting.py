@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from stopwise.compare import betting_boundary, betting_paths
+from stopwise.compare import betting_boundary, betting_paths, coverage_aware_orders
 from stopwise.compare._betting import HORIZON, HORIZON_TRUNCATION, TRUNCATION
 from stopwise.errors import ComparisonError
-from stopwise.replay import coverage_aware_orders
 
 ALPHA = 0.05
 

@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 from tests.support import betting_reference as REFERENCE
 
-from stopwise.compare import _betting, _strata, betting_boundary, betting_paths
+from stopwise.compare import _betting, _strata, betting_boundary, betting_paths, coverage_aware_orders
 from stopwise.compare._betting import STRATEGIES
-from stopwise.replay import coverage_aware_orders
 
 
 def _close(fast: np.ndarray, slow: np.ndarray, tol: float = 1e-12) -> None:

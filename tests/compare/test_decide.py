@@ -21,6 +21,7 @@ from stopwise import (
     read_outcomes,
     tail_probabilities,
 )
+from stopwise._vocabulary import exclusion_code
 from stopwise.compare._decide import (
     _betting_wor_look,
     _budget_state,
@@ -38,7 +39,6 @@ from stopwise.records import (
     DecisionWarning,
     Exclusion,
 )
-from stopwise.records._vocabulary import exclusion_code
 
 
 def rows_from(tested: list[float], baseline: list[float], groups: list[str] | None = None, **extra: list) -> pd.DataFrame:

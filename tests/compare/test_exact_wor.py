@@ -18,11 +18,11 @@ from scipy.special import gammaln
 
 import stopwise
 from stopwise import decide
-from stopwise.compare import exact_tails_from_counts, exact_wor_pvalue, exact_wor_pvalues, exact_wor_tails_from_counts
-from stopwise.compare._wor_exact import _statistic
+from stopwise._vocabulary import RARE_DISCORDANCE
+from stopwise.compare import exact_tails_from_counts, exact_wor_tails_from_counts
+from stopwise.compare._wor_exact import _statistic, exact_wor_pvalue, exact_wor_pvalues
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import Policy, TaskUniverse
-from stopwise.records._vocabulary import RARE_DISCORDANCE
 
 A = 0.05
 

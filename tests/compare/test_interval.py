@@ -11,8 +11,9 @@ import pytest
 
 import stopwise
 from stopwise.cli.main import main
-from stopwise.compare import betting_boundary, exact_wor_pvalue
+from stopwise.compare import betting_boundary
 from stopwise.compare._interval import interval_text, one_look_interval
+from stopwise.compare._wor_exact import exact_wor_pvalue
 from stopwise.records import DecisionRecord, Policy
 
 N = 500

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from stopwise.early import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS, read_feedback
-from stopwise.early._behavior import BehaviorState, describe_step
+from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS, BehaviorState, describe_step
+from stopwise.early._feedback import read_feedback
 from stopwise.records import Step
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stopwise.early import CATEGORIES, categorize_action
-from stopwise.early._categories import split_action
+from stopwise.early._categories import CATEGORIES, categorize_action, split_action
 
 CASES = [
     # shell tools (Toolathlon terminal, OpenHands bash, ...)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stopwise.early import EarlyOutcomeModel, Verdict, first_crossing, halt_decision
-from stopwise.early._halting import halt_points, mode_thresholds
+from stopwise.early import EarlyOutcomeModel, Verdict, halt_decision
+from stopwise.early._halting import first_crossing, halt_points, mode_thresholds
 from stopwise.records import Trajectory, outcome_columns
 
 

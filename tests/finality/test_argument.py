@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from stopwise.errors import FileFormatError, InputError
+from stopwise.errors import CompletionArgumentError, FileFormatError, InputError
 from stopwise.finality import (
     EXAMPLE_ARGUMENTS,
     CompletionArgument,
-    CompletionArgumentError,
     example_argument,
     example_text,
     load_argument,

@@ -9,10 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from stopwise.errors import FileFormatError, InputError, ValidationError
+from stopwise.errors import EffectsRecordError, FileFormatError, InputError, ValidationError
 from stopwise.finality import (
     EffectRoute,
-    EffectsRecordError,
     OpenEffectsRecord,
     Probe,
     Sweep,

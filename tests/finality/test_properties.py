@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stopwise.finality import EffectsRecordError, OpenEffectsRecord, Probe, ScoredRun, check_runs, example_argument
+from stopwise.errors import EffectsRecordError
+from stopwise.finality import OpenEffectsRecord, Probe, ScoredRun, check_runs, example_argument
 from stopwise.finality._bound import bound_label
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -19,8 +19,7 @@ import pytest
 
 from stopwise.cli.main import main
 from stopwise.errors import InputError, ValidationError
-from stopwise.ingest import ingest, read_inspect, system_template
-from stopwise.ingest._inspect import SYSTEM_SOURCES
+from stopwise.ingest import SYSTEM_SOURCES, ingest, read_inspect, system_template
 
 
 @pytest.fixture(scope="module")

@@ -158,7 +158,7 @@ def test_own_zstandard_reader_matches_the_archive(logs: dict[str, tuple[Path, An
     """inspect_ai patches zipfile for Zstandard in this process; our fallback must decode the same bytes."""
     import zipfile
 
-    from stopwise.ingest._inspect import zstd_member
+    from stopwise._logs._zip import zstd_member
 
     path = next(logs["eval"][0].glob("*.eval"))
     with zipfile.ZipFile(path) as archive:

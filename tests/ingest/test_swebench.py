@@ -198,12 +198,3 @@ def test_an_instance_in_two_lists_is_an_error(tmp_path: Path) -> None:
     problem = info.value.problems[0]
     assert (problem.file, problem.field, problem.value) == (str(path), "unresolved_ids", "a__b-1")
     assert "only one of the lists" in problem.rule
-
-
-def test_source_flags_is_deprecated_and_reads_old_sources() -> None:
-    from stopwise.ingest import source_flags
-
-    with pytest.warns(DeprecationWarning, match="ingested rows carry their flags in the `flags` column"):
-        assert source_flags("swebench:run.json|error,empty_patch") == ("error", "empty_patch")
-    with pytest.warns(DeprecationWarning):
-        assert source_flags(f"swebench:{RUN_REPORT}") == ()

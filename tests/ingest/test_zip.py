@@ -1,4 +1,4 @@
-"""Zip members are read with a bound on their output for every compression method (ingest/_zip.py)."""
+"""Zip members are read with a bound on their output for every compression method (stopwise/_logs/_zip.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from stopwise._logs._zip import ZIP_METHODS, read_member
 from stopwise.errors import FileFormatError, LimitError
-from stopwise.ingest._zip import ZIP_METHODS, read_member
 
 DOC = b'{"x": [' + b"1, " * 20_000 + b'2], "name": "caf\xc3\xa9"}'
 METHODS = [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]

@@ -10,8 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stopwise import read_outcomes
-from stopwise.compare import budget_task_count, required_counts
-from stopwise.replay import DEFAULT_BUDGETS, cost_first_orders, coverage_aware_orders, neyman_orders, uniform_orders
+from stopwise.compare import (
+    budget_task_count,
+    cost_first_orders,
+    coverage_aware_orders,
+    neyman_orders,
+    required_counts,
+    uniform_orders,
+)
+from stopwise.replay import DEFAULT_BUDGETS
 
 
 def _group_counts(groups: np.ndarray, orders: np.ndarray, k: int) -> np.ndarray:
@@ -87,7 +94,7 @@ def test_task_order_is_fixed_by_the_policy() -> None:
     import pandas as pd
 
     from stopwise import Policy, PolicyError
-    from stopwise.replay import task_order
+    from stopwise.compare import task_order
 
     tasks = pd.DataFrame({"task": [f"t{i:02d}" for i in range(30)], "group": ["a"] * 15 + ["b"] * 10 + ["c"] * 5})
     order = task_order(tasks)
@@ -112,7 +119,7 @@ def test_task_order_of_tasks_without_groups_is_quiet_and_blank() -> None:
     import pandas as pd
 
     from stopwise import Policy
-    from stopwise.replay import task_order
+    from stopwise.compare import task_order
 
     policy = Policy(coverage={"rule": "none"}, order={"kind": "uniform", "seed": 3})
     with warnings.catch_warnings():

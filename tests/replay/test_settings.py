@@ -56,12 +56,13 @@ def test_live_settings_of_one_source_and_of_several(records: dict) -> None:
     assert LiveReplaySettings.from_dict(json.loads(json.dumps(several.to_dict()))) == several
 
 
-def test_dict_access_still_works_and_warns(records: dict) -> None:
+def test_settings_are_no_dict_any_more(records: dict) -> None:
+    """The dict access kept through 0.1 (``settings["n_orders"]``) is gone in 0.2: read the attribute or ``to_dict()``."""
     settings = replay_grid(records, n_orders=5, thresholds=[0.0], budgets=[0.5]).settings
-    with pytest.warns(DeprecationWarning, match=r"read settings\.n_orders"):
-        assert settings["n_orders"] == 5
-    with pytest.warns(DeprecationWarning):
-        assert settings.get("nothing", "?") == "?"
+    assert settings.n_orders == 5 and settings.to_dict()["n_orders"] == 5
+    with pytest.raises(TypeError, match="not subscriptable"):
+        settings["n_orders"]  # type: ignore[index]
+    assert not hasattr(settings, "get")
 
 
 def test_reading_settings_without_their_fields_names_them() -> None:

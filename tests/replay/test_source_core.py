@@ -11,7 +11,8 @@ import pytest
 
 import stopwise
 from stopwise import ComparisonError, decide, outcome_columns, pair_outcomes
-from stopwise.compare import outcome_cells, task_groups, task_order
+from stopwise.compare import outcome_cells, task_order
+from stopwise.compare._pairing import task_groups
 from stopwise.records import synthetic_benchmark
 from stopwise.replay import prepare_source
 

@@ -168,7 +168,7 @@ def test_demo_and_ledger_pages_answer_first(browser: Browser, tmp_path: Path) ->
     from stopwise.ledger import open_ledger
     from stopwise.records import Policy, TaskUniverse, synthetic_benchmark
 
-    assert main(["demo", "--seed", "0", "--tasks", "400", "--out", str(tmp_path / "demo")]) == 0
+    assert main(["demo", "--seed", "0", "--n-tasks", "400", "--out", str(tmp_path / "demo")]) == 0
     assert main(["report", str(tmp_path / "demo" / "decisions.jsonl"), "-o", str(tmp_path / "demo.html")]) == 0
     seen = browser.render(tmp_path / "demo.html", tmp_path / "demo.png")
     _assert_clean(seen, n_charts=3)

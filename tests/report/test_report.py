@@ -16,21 +16,11 @@ from stopwise.compare import decide
 from stopwise.errors import FileFormatError, InputError
 from stopwise.records import synthetic_benchmark
 from stopwise.replay import replay_grid
-from stopwise.report import (
-    REPLAY_FILES,
-    Chart,
-    Facts,
-    Report,
-    Section,
-    Table,
-    Text,
-    build_report,
-    calibration_table,
-    decision_report,
-    detect_kind,
-    parse_decisions,
-    replay_report,
-)
+from stopwise.report import Report, build_report, decision_report, detect_kind, replay_report
+from stopwise.report._decision import parse_decisions
+from stopwise.report._early import calibration_table
+from stopwise.report._page import Chart, Facts, Section, Table, Text
+from stopwise.report._replay import REPLAY_FILES
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 

@@ -51,11 +51,9 @@ __all__ = [
     "err_console",
     "input_path",
     "is_stdin",
-    "old_spelling",
     "print_json",
     "progress",
     "progress_bar",
-    "renamed",
     "system_naming",
     "task_universe",
     "user_errors",
@@ -506,29 +504,6 @@ def quiet_option() -> Any:
 Quiet = Annotated[bool, quiet_option()]
 
 
-def old_spelling(old: str, new: str) -> Any:
-    """A hidden option ``old``, the spelling before ``new``: still accepted for one release, with a notice (:func:`renamed`)."""
-    return typer.Option(old, hidden=True, help=f"Deprecated spelling of {new}.")
-
-
-def renamed(value: Any, old_value: Any, *, old: str, new: str, default: Any) -> Any:
-    """The value of an option renamed from ``old`` to ``new``: ``old_value`` (with a notice on standard error) when the old spelling was given.
-
-    Giving both spellings with different values is an :class:`~stopwise.errors.InputError`.
-
-    Examples
-    --------
-    >>> renamed(7, None, old="--random-state", new="--seed", default=42)
-    7
-    """
-    if old_value is None:
-        return value
-    err_console.print(f"[bold yellow]deprecated:[/] {old} is now {new}; {old} will be removed in the next release")
-    if value != default and value != old_value:
-        raise InputError(f"give {new} only (not also {old}, its deprecated spelling)")
-    return old_value
-
-
 def progress_bar(label: str, detail: str, *, on: Console) -> Progress:
     """A transient Rich progress bar on console ``on``, to use as a context manager.
 
@@ -650,7 +625,7 @@ _usage_names()
 # command's when given); the Annotated aliases are the common case.
 
 SYSTEM_SOURCES = ("model", "file", "dir", "task", "task-arg:NAME", "tag", "tag:PREFIX", "solver", "metadata:KEY")
-"""As ``stopwise.ingest._inspect.SYSTEM_SOURCES`` (a test keeps them equal); spelled out so that ``--help``
+"""As ``stopwise.ingest.SYSTEM_SOURCES`` (a test keeps them equal); spelled out so that ``--help``
 imports no reader."""
 
 

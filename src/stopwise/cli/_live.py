@@ -16,7 +16,7 @@ from stopwise._text import for_terminal as escape
 from stopwise.cli._common import console, print_json
 
 if TYPE_CHECKING:
-    from stopwise.live._logs import LogLook
+    from stopwise.live import LogLook
 
 __all__ = ["finish_live", "live_counters", "live_payload"]
 

@@ -19,9 +19,7 @@ from stopwise.cli._common import (
     TestedSystem,
     console,
     input_path,
-    old_spelling,
     print_json,
-    renamed,
     task_universe,
     user_errors,
 )
@@ -42,9 +40,9 @@ def print_record(record: DecisionRecord) -> None:
     """Print a decision record as a short readable summary: the claim sentence first, then the interval and the details.
 
     Probabilities are printed with significant digits (``3.9e-05``, never ``0.0000``), the interval as the
-    record's claim prints it (:func:`stopwise.compare._interval.interval_text`), so console, JSON and report agree.
+    record's claim prints it (:func:`stopwise.compare.interval_text`), so console, JSON and report agree.
     """
-    from stopwise.compare._interval import interval_text
+    from stopwise.compare import interval_text
 
     def sig(value: float | None) -> str:
         return "-" if value is None else f"{value:.3g}"
@@ -203,25 +201,23 @@ def demo_command(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier --out directory of stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision records as JSON lines.")] = False,
-    old_tasks: Annotated[int | None, old_spelling("--tasks", "--n-tasks")] = None,
 ) -> None:
     """Run one comparison on a seeded synthetic benchmark (labelled synthetic) at several budgets.
 
-    --n-tasks is a count; elsewhere --tasks names a planned-tasks file (its old spelling here, --tasks N, still works for one release).
+    --n-tasks is a count; elsewhere --tasks names a planned-tasks file.
     """
     from stopwise._atomic import Outputs
     from stopwise.compare import demo_comparison
     from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs:
-        tasks = renamed(n_tasks, old_tasks, old="--tasks", new="--n-tasks", default=400)
         folder = outputs.directory(out) if out is not None else None
-        if tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
+        if n_tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
             raise InputError(
-                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --n-tasks {tasks:,}, "
+                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --n-tasks {n_tasks:,}, "
                 f"--systems {systems:,} (stopwise.records.synthetic_benchmark has no such limit)"
             )
-        demo = demo_comparison(seed, tasks, systems)
+        demo = demo_comparison(seed, n_tasks, systems)
         records = demo.decisions
         if folder is not None:
             write_outcomes(demo.rows, folder / "synthetic_outcomes.csv")
@@ -232,7 +228,7 @@ def demo_command(
     else:
         console.print(
             f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
-            f"{tasks} tasks in 6 groups, {systems} systems. Comparing {demo.tested} (A) against {demo.baseline} (B); "
+            f"{n_tasks} tasks in 6 groups, {systems} systems. Comparing {demo.tested} (A) against {demo.baseline} (B); "
             "each budget is treated as the limit; the first tasks of a seeded coverage-aware order of the planned "
             "tasks (the task universe) are observed."
         )
@@ -276,8 +272,7 @@ def order_command(
 
     from stopwise._atomic import Outputs
     from stopwise.compare import task_order
-    from stopwise.records import Policy, load_policy
-    from stopwise.records._tables import read_table
+    from stopwise.records import Policy, load_policy, read_table
 
     with user_errors(), Outputs(force=force) as outputs, input_path(tasks) as readable:
         out_tmp = outputs.file(out) if out is not None else None

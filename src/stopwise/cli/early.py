@@ -18,9 +18,7 @@ from stopwise.cli._common import (
     console,
     did_you_mean,
     err_console,
-    old_spelling,
     progress,
-    renamed,
     user_errors,
 )
 from stopwise.errors import InputError
@@ -42,7 +40,7 @@ def _outcomes_output(outputs: Outputs, path: Path | None) -> Path | None:
     """The temporary file to write ``--outcomes`` rows to (None without it): refused now when the file exists (no --force) or its suffix names no table format."""
     if path is None:
         return None
-    from stopwise.records._tables import format_of
+    from stopwise.records import format_of
 
     format_of(path, None)  # the user's name in the message, before any work
     return outputs.file(path)
@@ -161,8 +159,6 @@ def train_command(
     gold: Annotated[Path | None, typer.Option(help="Gold solutions JSONL (task, text, fail_to_pass, pass_to_pass).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 42,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="LightGBM threads (at most the CPU count).")] = 1,
-    random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
-    n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing model directory written by stopwise.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the training summary and validation figures as JSON.")] = False,
     quiet: Quiet = False,
@@ -174,12 +170,16 @@ def train_command(
 
     Example: stopwise early train runs.jsonl.gz -o model --max-halt-error 0.05 --no-success-head
     """
-    from stopwise.early import DEPLOYED_HEADS, DualHeadClassifier, EarlyOutcomeModel, read_gold, read_runs
-    from stopwise.early._persist import check_output_dir
+    from stopwise.early import (
+        DEPLOYED_HEADS,
+        DualHeadClassifier,
+        EarlyOutcomeModel,
+        check_output_dir,
+        read_gold,
+        read_runs,
+    )
 
     with user_errors(), Inputs(trajectories, gold) as inputs:
-        seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
-        jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         if deployed_heads not in DEPLOYED_HEADS:
             raise InputError(f"--deployed-heads must be one of {', '.join(DEPLOYED_HEADS)}; got {deployed_heads!r}")
         runs = read_runs(inputs.files(trajectories))
@@ -243,8 +243,6 @@ def evaluate_command(
     threshold: Annotated[float, typer.Option(help="Dual threshold for --outcomes and the per-agent table.")] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 42,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="LightGBM threads (at most the CPU count).")] = 1,
-    random_state: Annotated[int | None, old_spelling("--random-state", "--seed")] = None,
-    n_jobs: Annotated[int | None, old_spelling("--n-jobs", "--jobs")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweeps and the per-agent table as JSON.")] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing evaluation directory written by stopwise, and an existing --outcomes file.")
@@ -255,14 +253,18 @@ def evaluate_command(
 
     Example: stopwise early evaluate runs.jsonl.gz --within service -o out/eval --variant lightgbm --variant tfidf-lr
     """
-    from stopwise.early import VARIANTS, leave_one_out, make_variant, read_gold, read_runs
-    from stopwise.early._evaluate import EVALUATION_KIND
-    from stopwise.early._persist import check_output_dir
+    from stopwise.early import (
+        EVALUATION_KIND,
+        VARIANTS,
+        check_output_dir,
+        leave_one_out,
+        make_variant,
+        read_gold,
+        read_runs,
+    )
     from stopwise.records import write_outcomes
 
     with user_errors(), Outputs(force=force) as outputs, Inputs(trajectories, gold) as inputs:
-        seed = renamed(seed, random_state, old="--random-state", new="--seed", default=42)
-        jobs = renamed(jobs, n_jobs, old="--n-jobs", new="--jobs", default=1)
         names = variant or ["lightgbm"]
         unknown = [n for n in names if n not in VARIANTS]
         if unknown:

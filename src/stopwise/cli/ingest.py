@@ -14,6 +14,7 @@ import typer
 from stopwise._atomic import Outputs
 from stopwise._limits import json_loads
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
+from stopwise._vocabulary import INGEST_FORMATS
 from stopwise.cli._common import (
     Inputs,
     Quiet,
@@ -32,7 +33,6 @@ from stopwise.cli._common import (
     user_errors,
 )
 from stopwise.errors import FileFormatError, InputError, ValidationError
-from stopwise.records._vocabulary import INGEST_FORMATS
 
 if TYPE_CHECKING:
     from stopwise.ingest import IngestResult

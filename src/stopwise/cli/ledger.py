@@ -49,10 +49,8 @@ from stopwise.cli._common import (
 from stopwise.errors import InputError, LedgerError
 
 if TYPE_CHECKING:
-    from stopwise.ledger import Ledger, LedgerDecision
-    from stopwise.ledger._opening import LedgerMode
-    from stopwise.live._follow import FollowLook, Look
-    from stopwise.live._logs import LogLook
+    from stopwise.ledger import Ledger, LedgerDecision, LedgerMode
+    from stopwise.live import FollowLook, LogLook, Look
     from stopwise.records import DecisionRecord
 
 ledger_app = typer.Typer(
@@ -482,7 +480,7 @@ def watch_command(
 
 
 def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool, as_json: bool = False) -> NoReturn:
-    from stopwise.live._follow import follow
+    from stopwise.live import follow
 
     with user_errors(), _open(url, "read" if no_record else "write") as ledger:
         looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
@@ -511,7 +509,7 @@ def _watch_logs(
     as_json: bool = False,
 ) -> NoReturn:
     from stopwise.errors import ValidationError
-    from stopwise.live._logs import follow_inspect_logs
+    from stopwise.live import follow_inspect_logs
     from stopwise.records import Policy, load_policy
 
     with user_errors():

@@ -12,9 +12,9 @@ from rich.table import Table
 
 from stopwise._atomic import check_output
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
+from stopwise._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 from stopwise.cli._common import Inputs, Quiet, comma_numbers, console, print_json, progress, user_errors
 from stopwise.errors import InputError
-from stopwise.records._vocabulary import DEFAULT_BUDGETS, LIVE_RULES, STRATEGIES
 
 if TYPE_CHECKING:  # the library is imported inside the command: `stopwise --help` stays light
     import pandas as pd
@@ -285,8 +285,7 @@ def _frame_table(title: str, frame: pd.DataFrame) -> Table:
 
 def _replay_looks(shared: _Shared, live: _Looks, out: Path | None, force: bool, as_json: bool) -> None:
     """The live-look replay behind ``--looks``: per-pair wrong-decision rates and stopping times."""
-    from stopwise.replay import replay_looks
-    from stopwise.replay._live import summary_table
+    from stopwise.replay import replay_looks, summary_table
 
     with user_errors():
         result = shared.run(

@@ -1,6 +1,17 @@
 """The decision layer: pairing, the coverage rule, tail probabilities and the decision routine.
 
 The names load on first use; the ``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
+
+Besides what a user calls (:func:`decide`, :func:`pair_outcomes`, :func:`tail_probabilities`,
+:func:`betting_boundary`, the coverage rule, the task orders), the facade exports what other stopwise packages
+take from the decision layer: the kernels and steps :mod:`stopwise.replay` reruns on thousands of orders
+(:func:`exact_tails_from_counts`, :func:`exact_wor_tails_from_counts`, :func:`normal_tails_from_moments`,
+:func:`serfling_tails_from_moments`, :func:`lattice_of`, :func:`lattice_threshold`, :func:`betting_paths`,
+:func:`stratified_draws`, :func:`neyman_from_draws`, :func:`coverage_deadlines`, :func:`top_up_ends`,
+:func:`powered_boundary`, :func:`powered_scale`, :func:`exceeds_threshold`, :func:`routine_actions`,
+:func:`resolve_strategy`), the ledger's check of a betting order (:func:`check_betting_order`), the
+Inspect managers' planned universe (:func:`order_universe`) and the CLI's demo and interval text
+(:func:`demo_comparison`, :func:`interval_text`).
 """
 
 import typing as _typing
@@ -8,8 +19,14 @@ import typing as _typing
 from stopwise._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
-    from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
-    from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
+    from stopwise.compare._betting import (
+        BettingBoundary,
+        BettingPaths,
+        betting_boundary,
+        betting_paths,
+        resolve_strategy,
+    )
+    from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
     from stopwise.compare._decide import (
         ABSTAIN,
         CONTINUE,
@@ -20,10 +37,10 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         decide,
         exceeds_threshold,
         input_digest,
-        measure_budget,
         routine_actions,
     )
-    from stopwise.compare._demo import DEMO_BUDGETS, DemoComparison, demo_comparison
+    from stopwise.compare._demo import DemoComparison, demo_comparison
+    from stopwise.compare._interval import interval_text
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -33,17 +50,9 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         stratified_draws,
         uniform_orders,
     )
-    from stopwise.compare._pairing import (
-        MAX_LATTICE,
-        OutcomeCells,
-        PairedOutcomes,
-        lattice_of,
-        outcome_cells,
-        pair_outcomes,
-        task_groups,
-    )
+    from stopwise.compare._pairing import OutcomeCells, PairedOutcomes, lattice_of, outcome_cells, pair_outcomes
     from stopwise.compare._plan import order_check, order_universe, task_order
-    from stopwise.compare._predicted import AuditTallies, PoweredPairs, powered_boundary, powered_pairs, powered_scale
+    from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_scale
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -52,16 +61,14 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         serfling_tails_from_moments,
         tail_probabilities,
     )
-    from stopwise.compare._topup import top_up_ends, top_up_tasks
-    from stopwise.compare._wor_exact import exact_wor_pvalue, exact_wor_pvalues, exact_wor_tails_from_counts
+    from stopwise.compare._topup import top_up_ends
+    from stopwise.compare._wor_exact import exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 __all__ = [
     "ABSTAIN",
     "CONTINUE",
-    "DEMO_BUDGETS",
-    "MAX_LATTICE",
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
@@ -71,7 +78,6 @@ __all__ = [
     "DemoComparison",
     "OutcomeCells",
     "PairedOutcomes",
-    "PoweredPairs",
     "TailProbabilities",
     "betting_boundary",
     "betting_paths",
@@ -80,19 +86,16 @@ __all__ = [
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
-    "coverage_from_sizes",
     "coverage_state",
     "decide",
     "demo_comparison",
     "exact_tails_from_counts",
-    "exact_wor_pvalue",
-    "exact_wor_pvalues",
     "exact_wor_tails_from_counts",
     "exceeds_threshold",
     "input_digest",
+    "interval_text",
     "lattice_of",
     "lattice_threshold",
-    "measure_budget",
     "neyman_from_draws",
     "neyman_orders",
     "normal_tails_from_moments",
@@ -101,16 +104,14 @@ __all__ = [
     "outcome_cells",
     "pair_outcomes",
     "powered_boundary",
-    "powered_pairs",
     "powered_scale",
     "required_counts",
+    "resolve_strategy",
     "routine_actions",
     "serfling_tails_from_moments",
     "stratified_draws",
     "tail_probabilities",
-    "task_groups",
     "task_order",
     "top_up_ends",
-    "top_up_tasks",
     "uniform_orders",
 ]

@@ -136,9 +136,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise._vocabulary import STRATEGIES
 from stopwise.compare._strata import SETTLED_TOL, by_look, group_prefix, null_maxima
 from stopwise.errors import ArgumentError, ComparisonError
-from stopwise.records._vocabulary import STRATEGIES
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 

@@ -108,7 +108,7 @@ def coverage_from_sizes(
     Examples
     --------
     >>> import numpy as np
-    >>> from stopwise.compare import coverage_from_sizes
+    >>> from stopwise.compare._coverage import coverage_from_sizes
     >>> state = coverage_from_sizes(["a", "b", "c"], [300, 150, 60], np.array(["a"] * 60))
     >>> state.satisfied, state.missing_groups, [g.required for g in state.groups]
     (False, ['b', 'c'], [35, 17, 7])

@@ -16,7 +16,7 @@ Guards (warnings in the record): tails from fewer paired tasks than :data:`MIN_O
 the method; every observed difference on one side of the threshold before the limit (one tail is
 then exactly 0, which is meaningful only at the limit); rows outside the universe; universes without
 groups; and (issue 21) a look past the budget limit taken at the limit, the paper's rule acting on
-fewer than :data:`stopwise.records._vocabulary.RARE_DISCORDANCE` discordant tasks (with the exact
+fewer than :data:`stopwise._vocabulary.RARE_DISCORDANCE` discordant tasks (with the exact
 one-look p-value of the sample as the measured risk), the unweighted and group-weighted means on
 different sides of the threshold under a group-driven order, and ``exact-wor``'s fallback or
 non-random sample. Each is a :class:`stopwise.records.DecisionWarning` with a code; the record
@@ -54,6 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from stopwise._version import __version__
+from stopwise._vocabulary import RARE_DISCORDANCE
 from stopwise.compare._betting import BettingBoundary, betting_boundary
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, remaining_forecast
@@ -92,6 +93,7 @@ from stopwise.records import (
     ACTION_CODE,
     ACTIONS,
     OUTCOME_COLUMNS,
+    TEXT_COLUMNS,
     Action,
     Boundary,
     BudgetState,
@@ -110,8 +112,6 @@ from stopwise.records import (
     UniverseState,
     WarningCode,
 )
-from stopwise.records._columns import TEXT_COLUMNS
-from stopwise.records._vocabulary import RARE_DISCORDANCE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,7 +136,7 @@ The bootstrap (exact or Monte Carlo) has at most 2^n distinct resample means and
 exactly 0 on any one-signed sample, whatever n; the normal and Serfling tails rest on a central
 limit approximation that the usual rule of thumb wants n >= 30 for. ``exact-wor`` is exact at every n.
 What matters more than n for the bootstrap is the number of discordant tasks: see
-:data:`stopwise.records._vocabulary.RARE_DISCORDANCE` (warning ``rare-discordance``)."""
+:data:`stopwise._vocabulary.RARE_DISCORDANCE` (warning ``rare-discordance``)."""
 
 PROMOTE, REJECT, CONTINUE, ABSTAIN = (ACTION_CODE[a] for a in ("promote", "reject", "continue", "abstain"))
 """Action codes (:data:`stopwise.records.ACTION_CODE`), equal to the ``stopwise decide`` exit codes."""

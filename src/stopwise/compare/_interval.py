@@ -27,12 +27,12 @@ from statistics import NormalDist
 
 import numpy as np
 
+from stopwise._vocabulary import ComputedTailMethod
 from stopwise.compare._betting import betting_boundary
 from stopwise.compare._tails import tail_probabilities
 from stopwise.compare._wor_exact import _one_side
 from stopwise.errors import ArgumentError
 from stopwise.records import DecisionRecord, DifferenceInterval
-from stopwise.records._vocabulary import ComputedTailMethod
 
 __all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval"]
 

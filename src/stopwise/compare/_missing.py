@@ -1,7 +1,7 @@
 r"""Missing outcomes under the betting boundary: wait for a retry, count them at their worst case, or exclude them.
 
 A system's planned task is *missing* when it has a row flagged ``error`` or ``unscored`` (an errored or unscored
-run, as ``stopwise ingest`` and the Inspect manager write them: :data:`stopwise.records._vocabulary.MISSING_FLAGS`)
+run, as ``stopwise ingest`` and the Inspect manager write them: :data:`stopwise._vocabulary.MISSING_FLAGS`)
 and no usable outcome. The ``betting-wor`` boundary reads the longest observed prefix of the planned order, so one
 persistent error at planned position 3 stops it at 2 for the rest of the run. The policy's ``[decision] missing``
 says what the boundary does with a missing task once both systems have reported on it (an outcome or a missing
@@ -62,9 +62,9 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import numpy as np
 
+from stopwise._vocabulary import MISSING_FLAGS, MissingTreatment
 from stopwise.compare._pairing import PairedOutcomes, lattice_of, outcome_cells
 from stopwise.records import DecisionWarning, MissingState, OutcomeColumns, Policy, TaskUniverse, flag_mask
-from stopwise.records._vocabulary import MISSING_FLAGS, MissingTreatment
 
 __all__ = ["MissingTasks", "combine_looks", "exclude_missing", "fill_missing", "find_missing", "missing_warning"]
 
@@ -119,7 +119,7 @@ def find_missing(rows: OutcomeColumns, paired: PairedOutcomes, policy: Policy, u
     """The planned tasks whose outcome is missing for a system; None when there is none.
 
     A system's task is missing when one of its rows carries a flag of
-    :data:`stopwise.records._vocabulary.MISSING_FLAGS` and it has no usable outcome (no row of a status the policy
+    :data:`stopwise._vocabulary.MISSING_FLAGS` and it has no usable outcome (no row of a status the policy
     uses, outside the flags it excludes). Rows without those flags cost one pass over the distinct flag values.
 
     Examples

@@ -19,10 +19,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise._vocabulary import ExclusionCode, exclusion_reason
 from stopwise.errors import ComparisonError
-from stopwise.records import STATUSES, Exclusion, FlagCount, OutcomeColumns, TaskUniverse, factorize, flag_mask
-from stopwise.records._columns import TEXT_COLUMNS
-from stopwise.records._vocabulary import ExclusionCode, exclusion_reason
+from stopwise.records import (
+    STATUSES,
+    TEXT_COLUMNS,
+    Exclusion,
+    FlagCount,
+    OutcomeColumns,
+    TaskUniverse,
+    factorize,
+    flag_mask,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,7 +199,7 @@ def task_groups(
 
     Examples
     --------
-    >>> from stopwise.compare import task_groups
+    >>> from stopwise.compare._pairing import task_groups
     >>> task_groups(["t1", "t1", "t2", "t3"], ["a", "", "b", ""]).to_dict()
     {'t1': 'a', 't2': 'b'}
     """

@@ -21,8 +21,7 @@ from stopwise.compare._coverage import required_counts
 from stopwise.compare._orders import cost_first_orders, coverage_aware_orders, uniform_orders
 from stopwise.compare._pairing import task_groups
 from stopwise.errors import ComparisonError, PolicyError
-from stopwise.records import Policy, TaskUniverse
-from stopwise.records._universe import STAMP_COLUMNS, OrderStamp, order_digest
+from stopwise.records import STAMP_COLUMNS, OrderStamp, Policy, TaskUniverse, order_digest
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -246,7 +246,8 @@ def powered_pairs(
     A's run on t1 was halted with prediction 1; A's run on t2 was audited, would have been predicted 1, and failed:
 
     >>> import stopwise
-    >>> from stopwise.compare import pair_outcomes, powered_pairs
+    >>> from stopwise.compare import pair_outcomes
+    >>> from stopwise.compare._predicted import powered_pairs
     >>> rows = stopwise.outcome_columns([
     ...     {"system": "A", "task": "t1", "outcome": 1, "status": "predicted", "flags": "predicted"},
     ...     {"system": "A", "task": "t2", "outcome": 0, "flags": "audited;would-halt:1"},

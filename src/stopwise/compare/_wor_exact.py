@@ -163,7 +163,7 @@ def exact_wor_pvalue(wins: int, losses: int, n: int, population_size: int, thres
 
     Examples
     --------
-    >>> from stopwise.compare import exact_wor_pvalue
+    >>> from stopwise.compare._wor_exact import exact_wor_pvalue
     >>> [round(p, 4) for p in exact_wor_pvalue(10, 0, 50, 500, 0.0)]
     [0.0004, 1.0]
     """
@@ -248,7 +248,7 @@ def exact_wor_pvalues(n: int, population_size: int, threshold: float) -> tuple[n
     Ten wins and no loss among 50 of 500 tasks: the paper's bootstrap tail is exactly 0; the exact
     test's p-value is small but honest; no win seen is no evidence of "no better" at all.
 
-    >>> from stopwise.compare import exact_wor_pvalues
+    >>> from stopwise.compare._wor_exact import exact_wor_pvalues
     >>> p_promote, p_reject = exact_wor_pvalues(50, 500, 0.0)
     >>> round(float(p_promote[10, 0]), 4), round(float(p_reject[0, 0]), 3)
     (0.0004, 0.9)

@@ -17,46 +17,34 @@
 """
 
 from stopwise.early._baselines import TfidfLogisticModel
-from stopwise.early._behavior import BEHAVIOR_FEATURES, BEHAVIOR_GROUPS
 from stopwise.early._calibration import PlattCalibrator
-from stopwise.early._categories import CATEGORIES, ActionCategory, categorize_action
-from stopwise.early._checks import check_trajectories, read_runs
-from stopwise.early._evaluate import THRESHOLDS, EarlyEvaluation, leave_one_out
-from stopwise.early._featurizer import FAMILIES, FEATURE_GROUPS, FeatureSpec, PrefixFeaturizer, PrefixStream
-from stopwise.early._feedback import ERROR_KINDS, FeedbackSignals, read_feedback
+from stopwise.early._checks import read_runs
+from stopwise.early._evaluate import EVALUATION_KIND, THRESHOLDS, EarlyEvaluation, leave_one_out
+from stopwise.early._featurizer import PrefixFeaturizer, PrefixStream
 from stopwise.early._fold_average import FoldAverageClassifier
 from stopwise.early._guard import FamiliarityGuard
-from stopwise.early._halting import MODES, Verdict, first_crossing, halt_decision
+from stopwise.early._halting import Verdict, halt_decision
 from stopwise.early._heads import DualHeadClassifier
 from stopwise.early._metrics import EarlyMetrics, early_metrics
 from stopwise.early._model import DEPLOYED_HEADS, EXCLUDABLE, EarlyOutcomeModel
 from stopwise.early._monitor import OnlineMonitor, RunMonitoring, monitor_run
-from stopwise.early._persist import FORMAT_VERSION, load_model
+from stopwise.early._persist import FORMAT_VERSION, check_output_dir, load_model
 from stopwise.early._reference import GoldSolution, read_gold
 from stopwise.early._risk import RiskControl, learn_then_test
 from stopwise.early._variants import VARIANTS, make_variant
 
 __all__ = [
-    "BEHAVIOR_FEATURES",
-    "BEHAVIOR_GROUPS",
-    "CATEGORIES",
     "DEPLOYED_HEADS",
-    "ERROR_KINDS",
+    "EVALUATION_KIND",
     "EXCLUDABLE",
-    "FAMILIES",
-    "FEATURE_GROUPS",
     "FORMAT_VERSION",
-    "MODES",
     "THRESHOLDS",
     "VARIANTS",
-    "ActionCategory",
     "DualHeadClassifier",
     "EarlyEvaluation",
     "EarlyMetrics",
     "EarlyOutcomeModel",
     "FamiliarityGuard",
-    "FeatureSpec",
-    "FeedbackSignals",
     "FoldAverageClassifier",
     "GoldSolution",
     "OnlineMonitor",
@@ -67,17 +55,14 @@ __all__ = [
     "RunMonitoring",
     "TfidfLogisticModel",
     "Verdict",
-    "categorize_action",
-    "check_trajectories",
+    "check_output_dir",
     "early_metrics",
-    "first_crossing",
     "halt_decision",
     "learn_then_test",
     "leave_one_out",
     "load_model",
     "make_variant",
     "monitor_run",
-    "read_feedback",
     "read_gold",
     "read_runs",
 ]

@@ -11,8 +11,6 @@ import typing as _typing
 
 from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise.finality._argument import (
-    CARRYOVER_HANDLINGS,
-    OUTCOME_HANDLINGS,
     CompletionArgument,
     OutcomeSpec,
     ProtocolSpec,
@@ -21,19 +19,8 @@ from stopwise.finality._argument import (
     load_argument,
     parse_argument,
 )
-from stopwise.finality._check import (
-    LABEL_STATUSES,
-    UNIT_STATUSES,
-    ArgumentCheck,
-    RunCheck,
-    ScoredRun,
-    check_argument,
-    check_runs,
-)
+from stopwise.finality._check import ArgumentCheck, RunCheck, ScoredRun, check_argument, check_runs
 from stopwise.finality._effects import (
-    CLOSED_STATUSES,
-    ENDPOINT_STATUSES,
-    OPEN_STATUSES,
     EffectEntry,
     EffectRoute,
     OpenEffectsRecord,
@@ -42,7 +29,6 @@ from stopwise.finality._effects import (
     load_effects_record,
     parse_effects_record,
 )
-from stopwise.finality._errors import CompletionArgumentError, EffectsRecordError
 from stopwise.finality._examples import EXAMPLE_ARGUMENTS, example_argument, example_text
 from stopwise.finality._replay import arun_controlled_replay, run_controlled_replay
 from stopwise.finality._replay_record import (
@@ -62,36 +48,20 @@ from stopwise.finality._schema import SCHEMA_NAMES, finality_schema
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): their module imports FastAPI and uvicorn
     from stopwise.finality._service import LocalService, ServiceStore, create_service_app
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    __file__,
-    deprecated={  # the names before 0.1, kept for one release
-        "ControlledReplay": "stopwise.finality:DelayedWriteReplay",
-        "load_runs": "stopwise.finality:read_scored_runs",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
 
 __all__ = [
-    "CARRYOVER_HANDLINGS",
-    "CLOSED_STATUSES",
-    "ENDPOINT_STATUSES",
     "EXAMPLE_ARGUMENTS",
-    "LABEL_STATUSES",
-    "OPEN_STATUSES",
-    "OUTCOME_HANDLINGS",
     "REPLAY_CONDITIONS",
     "SCHEMA_NAMES",
-    "UNIT_STATUSES",
     "ArgumentCheck",
     "CompletionArgument",
-    "CompletionArgumentError",
     "ConditionResult",
     "ConditionSummary",
     "DelayedWriteReplay",
     "EffectEntry",
     "EffectRoute",
-    "EffectsRecordError",
     "LocalService",
     "OpenEffectsRecord",
     "OutcomeSpec",

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from stopwise._logs import is_json_log, load_json
 from stopwise.errors import FileFormatError, InputError
 from stopwise.ingest import _hal, _harbor, _inspect, _swebench, _tau2
 from stopwise.ingest._common import (
@@ -17,7 +18,6 @@ from stopwise.ingest._common import (
     Options,
     Progress,
     finish,
-    load_json,
     options_iv,
     walk,
 )
@@ -44,7 +44,7 @@ def _sniff_doc(doc: Any) -> tuple[str | None, str]:
     """(format, kind) of a parsed JSON document; (None, reason) when it is no harness log."""
     if _hal.is_upload(doc):
         return "hal", "upload"
-    if _inspect.is_json_log(doc):
+    if is_json_log(doc):
         return "inspect", "json"
     if _tau2.is_results(doc):
         return "tau2", "results"

@@ -19,7 +19,6 @@ import math
 import os
 import re
 import string
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,11 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
+from stopwise._vocabulary import INGEST_FORMATS
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
-from stopwise.records._vocabulary import INGEST_FORMATS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +40,6 @@ __all__ = [
     "INGEST_FORMATS",
     "IngestResult",
     "SkippedRecord",
-    "source_flags",
 ]
 
 
@@ -84,46 +81,6 @@ INGEST_CONSTRAINTS: dict[str, Constraint] = {
 
 COVERED = "covered by "
 """How the reason of a file left out because a summary read instead covers it begins (in ``ignored_files``)."""
-
-_OLD_SOURCE_SEPARATOR = "|"
-"""Separated the file from the flags in the ``source`` values stopwise 0.0 wrote: ``"swebench:report.json|error"``."""
-
-
-def source_flags(source: str) -> tuple[str, ...]:
-    """Deprecated: the flags stopwise 0.0 wrote into a ``source`` value (rows now carry them in ``flags``).
-
-    Ingest no longer writes flags into ``source``; this reads files written before. Removed in 0.2.
-
-    Parameters
-    ----------
-    source : str
-        A value of the ``source`` column, e.g. ``"swebench:run.json|empty_patch"``.
-
-    Returns
-    -------
-    tuple of str
-        The flags in written order; empty for an unflagged row (or a row from elsewhere).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from stopwise.ingest import source_flags
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore", DeprecationWarning)
-    ...     source_flags("inspect:logs/a.eval|error,limit:token"), source_flags("tau2:results.json")
-    (('error', 'limit:token'), ())
-    """
-    warnings.warn(
-        "stopwise.ingest.source_flags is deprecated and will be removed in 0.2: ingested rows carry their flags "
-        "in the `flags` column (stopwise.records.flag_mask), not in `source`",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    if not isinstance(source, str) or _OLD_SOURCE_SEPARATOR not in source:
-        return ()
-    tail = source.rsplit(_OLD_SOURCE_SEPARATOR, 1)[1]
-    return tuple(flag for flag in tail.split(",") if flag)
-
 
 @dataclass(frozen=True)
 class SkippedRecord:
@@ -409,24 +366,6 @@ def _short(value: Any) -> Any:
     return value if len(text) <= 80 else text[:77] + "..."
 
 
-# ---------------------------------------------------------------- reading files
-
-
-def load_json(path: Path) -> Any:
-    """Parse a JSON file or raise :class:`FileFormatError` naming the file and the place."""
-    if not path.exists():
-        raise FileFormatError(f"{path}: no such file")
-    if path.stat().st_size == 0:
-        raise FileFormatError(f"{path}: the file is empty")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json_loads(handle.read(), str(path))
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot be read as UTF-8 JSON: {exc}") from exc
-
-
 # ---------------------------------------------------------------- values
 
 
@@ -612,80 +551,6 @@ def system_name(template: str | None, fields: Mapping[str, Any], default: str, f
             )
         pieces.append(text)
     return "".join(pieces).strip()
-
-
-def text_of(value: Any) -> str:
-    """Text of a message content that may be a string or a list of content parts."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                kind = part.get("type")
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif isinstance(part.get("reasoning"), str):
-                    parts.append(part["reasoning"])
-                elif kind:
-                    parts.append(f"[{kind}]")
-        return "\n".join(p for p in parts if p)
-    if isinstance(value, dict):
-        return text_of([value])
-    return str(value)
-
-
-def render_call(name: str, arguments: Any) -> str:
-    """``name(arguments-as-json)``: how a tool call is written into a step's action."""
-    if isinstance(arguments, str):
-        args = arguments
-    else:
-        try:
-            args = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
-        except (TypeError, ValueError):
-            args = str(arguments)
-    return f"{name}({args})"
-
-
-def steps_from_messages(
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    content: Callable[[Any], str] = text_of,
-    tool_calls: Callable[[Mapping[str, Any]], list[tuple[str, Any]]],
-    tokens: Callable[[Mapping[str, Any]], tuple[int | None, int | None]] | None = None,
-) -> list[Step]:
-    """Turn a chat transcript into steps: one per assistant message, observing what follows it.
-
-    The action is the assistant's text and its tool calls (``name(args)``); the observation is
-    the text of every tool, user or environment message up to the next assistant message.
-    Messages before the first assistant message (system prompt, task) are not steps.
-    """
-    steps: list[Step] = []
-    pending: dict[str, Any] | None = None
-    observed: list[str] = []
-
-    def close() -> None:
-        if pending is not None:
-            steps.append(Step(observation="\n".join(o for o in observed if o), **pending))
-
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            close()
-            calls = tool_calls(message)
-            text = content(message.get("content"))
-            action = "\n".join([text, *(render_call(n, a) for n, a in calls)]).strip("\n")
-            t_in, t_out = tokens(message) if tokens is not None else (None, None)
-            pending = {"action": action, "tool": calls[0][0] if calls else None, "tokens_in": t_in, "tokens_out": t_out}
-            observed = []
-        elif pending is not None and role in ("tool", "user", "environment"):
-            observed.append(content(message.get("content")))
-    close()
-    return steps
 
 
 # ---------------------------------------------------------------- finishing

@@ -28,11 +28,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stopwise._logs import load_json
 from stopwise.ingest._common import (
     COVERED,
     Collector,
     Kwargs,
-    load_json,
     nonneg,
     number,
     obj,

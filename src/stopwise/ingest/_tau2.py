@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stopwise._limits import json_loads
+from stopwise._logs import steps_from_messages, text_of
 from stopwise.ingest._common import (
     Collector,
     Kwargs,
@@ -27,9 +28,7 @@ from stopwise.ingest._common import (
     number,
     obj,
     path_fields,
-    steps_from_messages,
     system_name,
-    text_of,
 )
 
 NORMAL_ENDINGS = frozenset({"user_stop", "agent_stop"})

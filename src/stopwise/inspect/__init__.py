@@ -22,16 +22,12 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
         "stopwise.inspect needs Inspect AI: pip install 'stopwise[inspect]' (or pip install inspect_ai)"
     ) from _exc
 
-from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise.inspect._halting import LiveHalting, steps_from_inspect
-from stopwise.inspect._ledger import LedgerLike, redact_url
+from stopwise.inspect._ledger import LedgerLike
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
 from stopwise.inspect._models import ModelPairEarlyStopping, paired_model_early_stopping
 from stopwise.inspect._order import planned_order
 from stopwise.inspect._registry import paired_manager
-
-# the protocol was ``Ledger`` before 0.1 (a name it shared with the class stopwise.ledger.Ledger)
-__getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "stopwise.inspect:LedgerLike"})
 
 __all__ = [
     "LedgerLike",
@@ -43,6 +39,5 @@ __all__ = [
     "paired_manager",
     "paired_model_early_stopping",
     "planned_order",
-    "redact_url",
     "steps_from_inspect",
 ]

@@ -71,9 +71,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stopwise._logs import message_steps, text_of
 from stopwise.errors import InputError
-from stopwise.ingest._common import text_of
-from stopwise.ingest._inspect import message_steps
 from stopwise.records import Step, is_audited
 
 if TYPE_CHECKING:

@@ -59,10 +59,10 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
+from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, PolicyError
-from stopwise.ingest._inspect import score_audit_flags, score_outcome, score_predicted
 from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
 from stopwise.inspect._ledger import count_of, open_any
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch

@@ -17,8 +17,7 @@ evaluation workers writing to one database.
 * :func:`open_ledger` takes a ``mode`` (:data:`LEDGER_MODES`): ``create`` (the default) makes a new ledger,
   ``write`` and ``read`` open an existing stopwise ledger only and change nothing else (``read``: read-only).
 
-Following a ledger (``stopwise watch``) is :mod:`stopwise.live`'s; ``follow``, ``Look``,
-``follow_inspect_logs``, ``InspectLogDir`` and ``LogLook`` are still importable from here, deprecated.
+Following a ledger (``stopwise watch``) is :mod:`stopwise.live`'s.
 
 The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._schema`.
 """
@@ -38,8 +37,6 @@ from stopwise.ledger._results import (
     VerifyResult,
 )
 from stopwise.ledger._schema import SCHEMA_VERSION
-
-_MOVED_TO_LIVE = frozenset({"InspectLogDir", "LogLook", "Look", "follow", "follow_inspect_logs"})
 
 __all__ = [
     "LEDGER_MODES",
@@ -63,18 +60,3 @@ __all__ = [
     "open_ledger",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """The followers' old home: ``stopwise.ledger.follow`` and co., deprecated aliases of :mod:`stopwise.live`."""
-    if name in _MOVED_TO_LIVE:
-        import warnings
-
-        import stopwise.live
-
-        warnings.warn(
-            f"stopwise.ledger.{name} moved to stopwise.live.{name}; the old name will be removed after 0.1",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(stopwise.live, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from stopwise.errors import FileFormatError
-from stopwise.records import OutcomeColumns, write_outcomes
-from stopwise.records._tables import format_of
+from stopwise.records import OutcomeColumns, format_of, write_outcomes
 
 __all__ = ["atomic_write", "export_decisions", "export_outcomes"]
 

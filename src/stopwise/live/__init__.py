@@ -13,11 +13,10 @@ The library of ``stopwise watch``. It sits above :mod:`stopwise.ledger` (storage
 """
 
 from stopwise.live._carried import LiveDecision
-from stopwise.live._follow import FINAL_ACTIONS, FollowLook, Look, follow
+from stopwise.live._follow import FollowLook, Look, follow
 from stopwise.live._logs import InspectLogDir, LogLook, follow_inspect_logs
 
 __all__ = [
-    "FINAL_ACTIONS",
     "FollowLook",
     "InspectLogDir",
     "LiveDecision",

@@ -135,7 +135,7 @@ class InspectLogDir:
         errors: str = "pending",
         elapsed: str = "total",
     ) -> None:
-        from stopwise.ingest._common import options_iv
+        from stopwise.ingest import options_iv
 
         options_iv(  # the ingest options' own validation, before anything is read
             system=system, scorer=scorer, errors=errors, empty_patch="fail", elapsed=elapsed, instances=None, trajectories=False
@@ -188,8 +188,8 @@ class InspectLogDir:
 
     def _look_at(self, file: Path, key: tuple[int, int]) -> _File:
         """The state of one file; reads its rows when it is a finished log."""
+        from stopwise._logs import early_stopping_of, is_json_log, load_json
         from stopwise.ingest import read_inspect
-        from stopwise.ingest._inspect import early_stopping_of, is_json_log
 
         if file.suffix.lower() == ".eval":
             kind, head, n_samples, early = "eval", None, 0, None
@@ -200,8 +200,6 @@ class InspectLogDir:
         else:
             kind = "json"
             try:
-                from stopwise.ingest._common import load_json
-
                 doc = load_json(file)
             except _UNREADABLE as exc:
                 return _File(key, "waiting", f"not complete JSON yet ({_short(exc)})")
@@ -234,7 +232,8 @@ class InspectLogDir:
         """
         import pandas as pd
 
-        from stopwise.ingest._inspect import SYSTEM_SOURCES, select_eval_set_logs
+        from stopwise._logs import select_eval_set_logs
+        from stopwise.ingest import SYSTEM_SOURCES
         from stopwise.records import OUTCOME_COLUMNS
 
         if self._rows is None:
@@ -282,7 +281,7 @@ class InspectLogDir:
 
 def _eval_status(file: Path) -> tuple[str | None, int, Any]:
     """(status, number of samples, ``results.early_stopping``) of a ``.eval`` archive; raises one of _UNREADABLE while it is being written."""
-    from stopwise.ingest._inspect import early_stopping_of, member_json
+    from stopwise._logs import early_stopping_of, member_json
 
     with zipfile.ZipFile(file) as archive:
         names = archive.namelist()

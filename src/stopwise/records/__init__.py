@@ -1,7 +1,13 @@
 """Data contracts: outcome rows, trajectories, the comparison policy and the decision record.
 
-This package imports nothing else of stopwise's (but its errors). The names load on first use; the
-``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
+This package imports nothing else of stopwise's but the shared modules (errors, the vocabulary, limits). The
+names load on first use; the ``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
+
+Besides what a user reads, writes and matches on, the facade exports a few pieces of the contracts that other
+stopwise packages build on: the text columns of :class:`OutcomeColumns` (:data:`TEXT_COLUMNS`, for pairing),
+the order stamp of a planned order (:class:`OrderStamp`, :data:`STAMP_COLUMNS`, :func:`order_digest`, for
+``stopwise order``) and the one table reader (:func:`read_table`, :func:`format_of`, for the CLI and the ledger's
+export).
 """
 
 import typing as _typing
@@ -9,60 +15,7 @@ import typing as _typing
 from stopwise._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
-    from stopwise.records._audit import audit_draw, is_audited
-    from stopwise.records._columns import OutcomeColumns, factorize
-    from stopwise.records._decision import (
-        ACTIONS,
-        Action,
-        BudgetState,
-        CoverageState,
-        DecisionRecord,
-        DecisionWarning,
-        DifferenceInterval,
-        Exclusion,
-        FlagCount,
-        GroupCoverage,
-        LedgerPosition,
-        MissingState,
-        PredictedState,
-        RemainingForecast,
-        TailProvenance,
-        UniverseState,
-    )
-    from stopwise.records._deprecated import (  # deprecated aliases, removed in 0.2
-        columns_of_frame,
-        outcome_frame,
-        read_file_columns,
-        read_outcome_columns,
-        read_outcome_files,
-        validate_outcomes,
-    )
-    from stopwise.records._outcomes import (
-        FLAG_SEPARATOR,
-        OUTCOME_COLUMNS,
-        STATUSES,
-        flag_mask,
-        outcome_columns,
-        read_outcomes,
-        write_outcomes,
-    )
-    from stopwise.records._policy import (
-        DEFAULT_POLICY_TOML,
-        BudgetPolicy,
-        CoveragePolicy,
-        DecisionPolicy,
-        EarlyPolicy,
-        FlagPolicy,
-        OrderPolicy,
-        Policy,
-        Targets,
-        load_policy,
-        parse_policy,
-    )
-    from stopwise.records._synthetic import synthetic_benchmark
-    from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
-    from stopwise.records._universe import MAX_UNIVERSE_TASKS, TaskUniverse, read_task_universe
-    from stopwise.records._vocabulary import (
+    from stopwise._vocabulary import (
         ACTION_CODE,
         AUDITED_FLAG,
         BOUNDARIES,
@@ -88,6 +41,52 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         WarningCode,
         WorkerState,
     )
+    from stopwise.records._audit import audit_draw, is_audited
+    from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns, factorize
+    from stopwise.records._decision import (
+        ACTIONS,
+        Action,
+        BudgetState,
+        CoverageState,
+        DecisionRecord,
+        DecisionWarning,
+        DifferenceInterval,
+        Exclusion,
+        FlagCount,
+        GroupCoverage,
+        LedgerPosition,
+        MissingState,
+        PredictedState,
+        RemainingForecast,
+        TailProvenance,
+        UniverseState,
+    )
+    from stopwise.records._outcomes import (
+        FLAG_SEPARATOR,
+        OUTCOME_COLUMNS,
+        STATUSES,
+        flag_mask,
+        outcome_columns,
+        read_outcomes,
+        write_outcomes,
+    )
+    from stopwise.records._policy import (
+        DEFAULT_POLICY_TOML,
+        BudgetPolicy,
+        CoveragePolicy,
+        DecisionPolicy,
+        EarlyPolicy,
+        FlagPolicy,
+        OrderPolicy,
+        Policy,
+        Targets,
+        load_policy,
+        parse_policy,
+    )
+    from stopwise.records._synthetic import synthetic_benchmark
+    from stopwise.records._tables import format_of, read_table
+    from stopwise.records._trajectory import Step, Trajectory, iter_trajectories, read_trajectories, write_trajectories
+    from stopwise.records._universe import STAMP_COLUMNS, OrderStamp, TaskUniverse, order_digest, read_task_universe
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
 
@@ -102,13 +101,14 @@ __all__ = [
     "EXCLUSION_CODES",
     "EXCLUSION_REASONS",
     "FLAG_SEPARATOR",
-    "MAX_UNIVERSE_TASKS",
     "OUTCOME_COLUMNS",
     "PREDICTED_CENTRES",
     "PREDICTED_FLAG",
     "PREDICTED_TREATMENTS",
+    "STAMP_COLUMNS",
     "STATUSES",
     "TAIL_METHODS",
+    "TEXT_COLUMNS",
     "WARNING_CODES",
     "WORKER_STATES",
     "WOULD_HALT_FLAGS",
@@ -133,6 +133,7 @@ __all__ = [
     "LedgerPosition",
     "MissingState",
     "OrderPolicy",
+    "OrderStamp",
     "OutcomeColumns",
     "Policy",
     "PredictedCentre",
@@ -150,23 +151,20 @@ __all__ = [
     "WarningCode",
     "WorkerState",
     "audit_draw",
-    "columns_of_frame",
     "factorize",
     "flag_mask",
+    "format_of",
     "is_audited",
     "iter_trajectories",
     "load_policy",
+    "order_digest",
     "outcome_columns",
-    "outcome_frame",
     "parse_policy",
-    "read_file_columns",
-    "read_outcome_columns",
-    "read_outcome_files",
     "read_outcomes",
+    "read_table",
     "read_task_universe",
     "read_trajectories",
     "synthetic_benchmark",
-    "validate_outcomes",
     "write_outcomes",
     "write_trajectories",
 ]

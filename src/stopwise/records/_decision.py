@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from stopwise.records._vocabulary import (
+from stopwise._vocabulary import (
     ACTIONS,
     Action,
     Boundary,
@@ -231,7 +231,7 @@ class MissingState(_Record):
     """Planned tasks whose outcome is missing for a system (errored or unscored), and what the boundary did with them.
 
     A system's task is missing when it has a row flagged ``error`` or ``unscored`` and no usable outcome
-    (:data:`stopwise.records._vocabulary.MISSING_FLAGS`); a task that a system has not run yet is not missing.
+    (:data:`stopwise._vocabulary.MISSING_FLAGS`); a task that a system has not run yet is not missing.
     Under ``worst-case`` the record's ``n_observed`` counts the real pairs only, while ``delta_hat``, ``waiting``,
     ``coverage`` and the budget used are those of the judged sequence with the missing differences at their lowest
     (at their highest for a reject); the interval takes its low end from the first and its high end from the second.

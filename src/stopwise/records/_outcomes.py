@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stopwise._vocabulary import STATUSES
 from stopwise.errors import ArgumentError, ComparisonError, Problem, ValidationError, shown
 from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
 from stopwise.records._tables import TABLE_FORMATS, TableFormat, _Lines, _objects, format_of, read_table
-from stopwise.records._vocabulary import STATUSES
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
 from stopwise._files import read_text
 from stopwise._limits import check_structure
-from stopwise.errors import PolicyError
-from stopwise.records._vocabulary import (
+from stopwise._vocabulary import (
     STATUSES,
     Boundary,
     CoverageRule,
@@ -31,6 +30,7 @@ from stopwise.records._vocabulary import (
     Status,
     TailMethod,
 )
+from stopwise.errors import PolicyError
 
 __all__ = [
     "DEFAULT_POLICY_TOML",

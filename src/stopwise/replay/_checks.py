@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from stopwise._params import Constraint, Interval, OneOf, Predicate, check_params, number_list, whole_number
+from stopwise._vocabulary import LIVE_RULES, STRATEGIES
 from stopwise.errors import ArgumentError
-from stopwise.records._vocabulary import LIVE_RULES, STRATEGIES
 
 __all__ = ["MAX_ORDERS", "MEASURES", "REPLAY_CONSTRAINTS", "SCOPES", "check_replay_args"]
 

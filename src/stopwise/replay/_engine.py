@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from stopwise._vocabulary import DEFAULT_BUDGETS as BUDGET_FRACTIONS
 from stopwise.compare import (
     ABSTAIN,
     PROMOTE,
@@ -37,14 +38,13 @@ from stopwise.compare import (
 )
 from stopwise.errors import ComparisonError
 from stopwise.records import ACTIONS, Policy
-from stopwise.records._vocabulary import DEFAULT_BUDGETS as BUDGET_FRACTIONS
 from stopwise.replay._checks import check_replay_args
 from stopwise.replay._source import ReplayPair, ReplaySource
 
 __all__ = ["CASE_COLUMNS", "DEFAULT_BUDGETS", "REPLAY_EXACT_MAX_SUPPORT", "PolicyReplay", "pair_orders", "replay_source_grid"]
 
 DEFAULT_BUDGETS = np.array(BUDGET_FRACTIONS)
-"""The paper's budget grid: 5 % to 95 % in 5-point steps (:data:`stopwise.records._vocabulary.DEFAULT_BUDGETS` as an array)."""
+"""The paper's budget grid: 5 % to 95 % in 5-point steps (:data:`stopwise._vocabulary.DEFAULT_BUDGETS` as an array)."""
 REPLAY_EXACT_MAX_SUPPORT = 1 << 13
 """Largest bootstrap-sum support 2 N L + 1 for which the replay computes exact tails; pairs on a
 finer lattice use the Monte-Carlo bootstrap (with common random resampling counts, as a GEMM)."""

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from stopwise._version import __version__
+from stopwise._vocabulary import LIVE_RULES
 from stopwise.compare import (
     PROMOTE,
     REJECT,
@@ -49,13 +50,12 @@ from stopwise.compare import (
     lattice_threshold,
     normal_tails_from_moments,
     required_counts,
+    resolve_strategy,
     routine_actions,
+    top_up_ends,
 )
-from stopwise.compare._betting import resolve_strategy
-from stopwise.compare._topup import top_up_ends
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy
-from stopwise.records._vocabulary import LIVE_RULES
 from stopwise.replay._checks import check_replay_args
 from stopwise.replay._engine import REPLAY_EXACT_MAX_SUPPORT, Orders
 from stopwise.replay._settings import LiveReplaySettings

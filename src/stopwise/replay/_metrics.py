@@ -43,7 +43,7 @@ def summarize(
     Parameters
     ----------
     cases : pandas.DataFrame
-        Per-pair records (:data:`stopwise.replay.CASE_COLUMNS`).
+        Per-pair records (:data:`stopwise.replay._engine.CASE_COLUMNS`).
     targets : Targets, optional
         alpha, gamma and eta (default: the paper's 0.05, 0.05, 0.25).
     n_boot : int, optional

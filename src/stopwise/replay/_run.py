@@ -63,7 +63,7 @@ class ReplayResult:
     ----------
     cases : pandas.DataFrame
         Per-pair decision records: one row per (source, policy, threshold, directed pair, budget)
-        with the action counts over the task orders (:data:`stopwise.replay.CASE_COLUMNS`).
+        with the action counts over the task orders (:data:`stopwise.replay._engine.CASE_COLUMNS`).
     summary : pandas.DataFrame
         Metrics per (source, policy, threshold, budget), computed from ``cases`` by :func:`summarize`.
     sufficiency : pandas.DataFrame

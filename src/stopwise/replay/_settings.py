@@ -2,14 +2,12 @@
 
 Each is a frozen dataclass whose :meth:`to_dict` is the JSON object written to ``settings.json``
 (``live_settings.json``) and printed by ``stopwise replay --json``; :meth:`from_dict` reads such an
-object back (the report reads a replay folder's ``settings.json``). Indexing a settings record like
-the dict it used to be (``result.settings["n_orders"]``) still works and warns (deprecated).
+object back (the report reads a replay folder's ``settings.json``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -26,7 +24,7 @@ _S = TypeVar("_S", bound="_Settings")
 
 @dataclass(frozen=True, kw_only=True)
 class _Settings:
-    """The shared behaviour: JSON form, reading back, and the deprecated dict access."""
+    """The shared behaviour: JSON form and reading back."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of ``settings.json`` (tuples as lists; fields that do not apply, None, left out)."""
@@ -54,27 +52,6 @@ class _Settings:
 
     _TUPLES: ClassVar[frozenset[str]] = frozenset()
     """Fields held as tuples (JSON lists)."""
-
-    def _deprecated_key(self, key: str) -> None:
-        warnings.warn(
-            f"settings[{key!r}] is deprecated: the replay settings are a {type(self).__name__}; read settings.{key} "
-            "(or settings.to_dict() for the JSON object)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-
-    def __getitem__(self, key: str) -> Any:
-        """Deprecated: ``settings[key]`` as when the settings were a dict."""
-        self._deprecated_key(key)
-        try:
-            return self.to_dict()[key]
-        except KeyError:
-            raise KeyError(key) from None
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Deprecated: ``settings.get(key, default)`` as when the settings were a dict."""
-        self._deprecated_key(key)
-        return self.to_dict().get(key, default)
 
 
 @dataclass(frozen=True, kw_only=True)

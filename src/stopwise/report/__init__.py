@@ -5,40 +5,27 @@ and every chart's data are inlined; every page opens with an answer block (the v
 that may be made). Build one with :func:`build_report` (any input, kind detected) or the function of
 one kind, then :meth:`Report.write` it. PNG figures for papers stay with matplotlib
 (:func:`stopwise.replay.plot_unresolved`).
+
+The pages' building blocks (sections, charts, tables, callouts: ``report/_page.py``) and the readers of each
+kind's input stay inside the package; a page is built from one of the functions below.
 """
 
 from stopwise.report._build import REPORT_KINDS, build_report, detect_kind, ledger_report
-from stopwise.report._decision import answer_blocks, claim_sentence, decision_report, parse_decisions, read_decisions
-from stopwise.report._early import calibration_table, early_report
-from stopwise.report._finality import finality_report, parse_finality
-from stopwise.report._page import Callout, Chart, Facts, IntervalStrip, Report, Section, Table, Text, chart_text
-from stopwise.report._replay import LIVE_FILES, REPLAY_FILES, read_replay_folder, replay_report
+from stopwise.report._decision import decision_report, read_decisions
+from stopwise.report._early import early_report
+from stopwise.report._finality import finality_report
+from stopwise.report._page import Report
+from stopwise.report._replay import replay_report
 
 __all__ = [
-    "LIVE_FILES",
-    "REPLAY_FILES",
     "REPORT_KINDS",
-    "Callout",
-    "Chart",
-    "Facts",
-    "IntervalStrip",
     "Report",
-    "Section",
-    "Table",
-    "Text",
-    "answer_blocks",
     "build_report",
-    "calibration_table",
-    "chart_text",
-    "claim_sentence",
     "decision_report",
     "detect_kind",
     "early_report",
     "finality_report",
     "ledger_report",
-    "parse_decisions",
-    "parse_finality",
     "read_decisions",
-    "read_replay_folder",
     "replay_report",
 ]

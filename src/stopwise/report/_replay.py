@@ -335,7 +335,7 @@ _LIVE_HEADERS = {
 
 
 def _live_sections(curve: pd.DataFrame, summary: pd.DataFrame, alpha: float, pairs: pd.DataFrame | None = None) -> list[Section]:
-    from stopwise.replay._live import summary_table
+    from stopwise.replay import summary_table
 
     sections = []
     for threshold in sorted(curve["threshold"].unique()):

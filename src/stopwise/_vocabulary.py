@@ -1,10 +1,13 @@
 """The vocabulary of the records: each set of allowed words once, as a ``Literal`` and its tuple.
 
-The tuples are derived from the aliases (:func:`typing.get_args`), so a word is added in one place.
+The tuples are derived from the aliases (:func:`typing.get_args`), so a word is added in one place. It sits on
+the bottom floor (``docs/architecture.md``) because every package speaks it: records, compare, ingest, replay,
+ledger and the CLI import it from here; :mod:`stopwise.records` exports the words a user matches on (actions,
+statuses, exclusion and warning codes, the worker states of the ledger's notices).
 
 Examples
 --------
->>> from stopwise.records import STATUSES, TAIL_METHODS
+>>> from stopwise._vocabulary import STATUSES, TAIL_METHODS
 >>> STATUSES, TAIL_METHODS[-1]
 (('final', 'pending', 'predicted'), 'none')
 """
@@ -128,7 +131,7 @@ def exclusion_reason(code: ExclusionCode, **fields: str) -> str:
 
     Examples
     --------
-    >>> from stopwise.records._vocabulary import exclusion_reason
+    >>> from stopwise._vocabulary import exclusion_reason
     >>> exclusion_reason("flag", flag="error")
     'flag error (policy excludes it)'
     """
@@ -145,7 +148,7 @@ def exclusion_code(reason: str) -> ExclusionCode | None:
 
     Examples
     --------
-    >>> from stopwise.records._vocabulary import exclusion_code
+    >>> from stopwise._vocabulary import exclusion_code
     >>> exclusion_code("task outside the planned task universe"), exclusion_code("status pending (policy uses final)")
     ('outside-universe', 'status')
     """
