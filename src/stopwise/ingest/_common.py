@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
+from stopwise._canonical import canonical_json
 from stopwise._limits import json_loads
 from stopwise._params import Constraint, OneOf, Predicate, check_params
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
@@ -514,11 +515,11 @@ class Kwargs:
             raise InputError(f"{self._file}: the run has no agent keyword argument {name!r} to name the system (kwargs: {have})")
         value = self._values[name]
         if isinstance(value, dict | list):
-            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+            return canonical_json(value, allow_nan=True)
         return "" if value is None else value
 
     def __format__(self, spec: str) -> str:
-        return format(json.dumps(self._values, sort_keys=True, separators=(",", ":")) if self._values else "", spec)
+        return format(canonical_json(self._values, allow_nan=True) if self._values else "", spec)
 
 
 def _field_label(name: str, value: Any) -> str:
