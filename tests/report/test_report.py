@@ -138,7 +138,7 @@ def test_cli_writes_replaces_its_own_and_refuses_others(tmp_path: Path, record_j
     assert "pass --out" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 4
     assert "neither a replay output" in capsys.readouterr().err
-    assert not list(tmp_path.glob(".*.tmp"))
+    assert not list(tmp_path.glob(".stopwise-tmp*"))
 
 
 def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
