@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,10 @@ def test_write_file_leaves_the_earlier_file_and_no_temporary_on_failure(tmp_path
     write_file(target, lambda tmp: tmp.write_text("new"), durable=True)
     assert len(synced) == 1 and target.read_text() == "new"
 
+
+
+def test_every_atomic_write_goes_through_stopwise_atomic() -> None:
+    """One atomic writer: no other module of src/ makes its own temporary file and renames it into place."""
+    pattern = re.compile(r"mkstemp|NamedTemporaryFile|os\.replace\(|os\.link\(|\.partial")
+    found = [str(p.relative_to(SOURCE)) for p in SOURCE.rglob("*.py") if p.name != "_atomic.py" and pattern.search(p.read_text(encoding="utf-8"))]
+    assert found == []
