@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from tests.support.report_inputs import looked_ledger, synthetic_runs
 
 from benchmarks._baseline import BASELINE_REF, measure_side_by_side, strip_measure_flag
 
@@ -39,43 +39,6 @@ def _cli(*args: str) -> str:
 
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-
-
-def _trajectories(path: Path) -> None:
-    """4 agents x 10 tasks of synthetic runs (as tests/report/test_browser.py makes them)."""
-    from stopwise.records import Step, Trajectory, write_trajectories
-
-    rng = np.random.default_rng(0)
-    runs = []
-    for agent in range(4):
-        for task in range(10):
-            ok = bool(rng.random() < 0.5)
-            steps = []
-            for k in range(int(rng.integers(8, 16))):
-                if ok and rng.random() < 0.5:
-                    steps.append(Step(action="python -m pytest -q", tool="bash", observation=f"{k} passed in 0.1s"))
-                elif not ok and rng.random() < 0.5:
-                    steps.append(Step(action=f"read_file(src/m{task}.py)", tool="read_file", observation="[isError] permission denied"))
-                else:
-                    steps.append(Step(action=f"search_code(task {task} item {k % 4})", tool="search_code", observation=f"found {k} matches"))
-            runs.append(Trajectory(agent=f"agent-{agent}", task=f"task-{task}", attempt=0, outcome=int(ok), task_text=f"Repair module {task}.", steps=steps))
-    write_trajectories(runs, path)
-
-
-def _ledger(path: Path) -> None:
-    """A ledger of one evaluation with three looks (as tests/report/test_browser.py makes it)."""
-    from stopwise.ledger import open_ledger
-    from stopwise.records import Policy, TaskUniverse, synthetic_benchmark
-
-    rows = synthetic_benchmark(120, 8, rng=0)
-    rows = rows[rows["system"].isin(["system-01", "system-08"])]
-    tasks = sorted(rows["task"].unique())
-    groups = rows.drop_duplicates("task").set_index("task").loc[tasks, "group"].tolist()
-    with open_ledger(path) as ledger:
-        ledger.register("nightly", policy=Policy(), universe=TaskUniverse(tasks, groups), tested="system-08", baseline="system-01")
-        for k in (40, 80, 120):
-            ledger.append("nightly", rows[rows["task"].isin(tasks[k - 40 : k])])
-            ledger.decide("nightly")
 
 
 def measure(args: Any) -> dict[str, int]:
@@ -103,11 +66,11 @@ def measure(args: Any) -> dict[str, int]:
         example = Path(__import__("stopwise.finality", fromlist=["x"]).__file__).parent / "examples" / "shared-state.toml"
         (tmp / "checks.json").write_text(_cli("finality", "check", str(example), "--runs", str(tmp / "runs.csv"), "--json"))
         _cli("report", str(tmp / "checks.json"), "-o", str(tmp / "finality.html"))
-        _ledger(tmp / "ledger.db")
+        looked_ledger(tmp / "ledger.db")
         _cli("report", str(tmp / "ledger.db"), "-o", str(tmp / "ledger.html"))
         pages = ["decision", "demo", "ledger", "replay", "live", "finality"]
         if not args.quick:
-            _trajectories(tmp / "runs.jsonl.gz")
+            synthetic_runs(tmp / "runs.jsonl.gz")
             _cli("early", "evaluate", str(tmp / "runs.jsonl.gz"), "-o", str(tmp / "evaluation"), "--variant", "tfidf-lr", "--min-steps", "5")
             _cli("report", str(tmp / "evaluation"), "-o", str(tmp / "early.html"))
             pages.append("early")
