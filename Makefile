@@ -1,7 +1,9 @@
 # Two commands for a fresh machine:
-#   make demo       set up .venv, install stopwise, run the main job on the embedded synthetic default
-#   make test       set up .venv with the test extras, then lint (ruff), type-check (mypy) and the default test
-#                   lane (pytest -m "not slow": every test but the full-scale runs marked slow)
+#   make demo       set up .venv, install stopwise's core (no extra: the demo needs none), run the main job on the
+#                   embedded synthetic default
+#   make test       set up .venv with the [test] extra (every extra of stopwise, [all], and the test tools), then lint
+#                   (ruff), type-check (mypy) and the default test lane (pytest -m "not slow": every test but the
+#                   full-scale runs marked slow)
 #   make test-all   make test, then the tests marked slow (what .ci/run runs)
 PYTHON ?= python3
 VENV ?= .venv

@@ -27,10 +27,11 @@ import pandas as pd
 from benchmarks._data import records_path
 from benchmarks.live_replay import coverage_after_top_up, one_look_ceiling
 
+from experiments._figures import percent_figure, plot_live
 from stopwise import Policy
 from stopwise.records import read_outcomes
 from stopwise.replay import prepare_source, replay_source_looks
-from stopwise.replay._live import plot_live, summary_table
+from stopwise.replay._live import summary_table
 from stopwise.replay._report import markdown_table
 
 RECORDS = ["swebench_verified", "swebench_verified_bashonly", "swebench_lite", "terminal_bench_1_5", "terminal_bench_2"]
@@ -71,8 +72,6 @@ def _wrong_quantiles(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def _plot_designs(curve: pd.DataFrame, path: Path) -> None:
     """Resolved by budget at 0 pp: a colour per record, a line style per design (pooled, top-up, stratified)."""
-    from stopwise.replay._report import percent_figure
-
     styles = {"uniform": "-", "top-up": "--", "stratified": ":"}
     part = curve[np.isclose(curve["threshold"], 0.0)]
     title = "Live looks after every task, 0 pp: pooled (—), top-up (– –), stratified (···)"

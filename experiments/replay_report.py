@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 from benchmarks._data import records_path
 
+from experiments._figures import plot_unresolved
 from stopwise import Policy, read_outcomes
-from stopwise.replay import ReplayResult, plot_unresolved, replay_grid, table_two
+from stopwise.replay import ReplayResult, replay_grid, table_two
 from stopwise.replay._report import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +66,7 @@ def _row(summary: pd.DataFrame, **where: object) -> pd.Series:
 def _run(label: str, records: dict[str, pd.DataFrame], out: Path, **kwargs: object) -> ReplayResult:
     start = time.perf_counter()
     result = replay_grid(records, **kwargs)  # type: ignore[arg-type]
-    result.write(out / label, figure=False, force=True)  # the benchmark replaces its own earlier output
+    result.write(out / label, force=True)  # the benchmark replaces its own earlier output
     print(f"{label}: {int(result.cases['orders'].sum()):,} decisions in {time.perf_counter() - start:.1f} s")
     return result
 

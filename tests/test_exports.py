@@ -145,7 +145,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
     "stopwise.replay": set(
         "DEFAULT_BUDGETS JOINT_MODES LIVE_RULES REPLAY_POLICY STANDARD_POLICIES JointReplay LiveReplay "
         "LiveReplaySettings PolicyReplay ReplayPair ReplayResult ReplaySettings ReplaySource "
-        "comparison_policies joint_halts joint_rows live_looks pair_orders plot_unresolved prepare_source "
+        "comparison_policies joint_halts joint_rows live_looks pair_orders prepare_source "
         "replay_grid replay_joint replay_looks replay_source_grid replay_source_looks source_table "
         "sufficiency summarize summary_table synthetic_trajectories table_two"
         .split()

@@ -12,6 +12,10 @@
   ``force`` or not.
 * Every check runs when an output is registered, before any computation, so a command that
   would fail at the end fails at the start instead.
+* A single file written by a library function (:func:`write_file`: outcome rows, trajectories, a report
+  page, a ledger export) follows the same path: a temporary file beside it, moved into place when
+  complete, removed on any failure. Without replacement the move is a hard link, which fails when the
+  destination exists, even if it appeared while the file was being written.
 
 Directories written before 0.1 carry the markers of :data:`LEGACY_MARKERS` (saved early models and
 evaluations); they are recognised, so they stay replaceable with ``force``.
@@ -28,7 +32,7 @@ from types import TracebackType
 
 from stopwise.errors import OutputExistsError, StopwiseError, ValidationError
 
-__all__ = ["LEGACY_MARKERS", "MARKER", "OUTPUT_KIND", "Outputs", "check_output", "output_kind", "write_directory"]
+__all__ = ["LEGACY_MARKERS", "MARKER", "OUTPUT_KIND", "Outputs", "check_output", "output_kind", "write_directory", "write_file"]
 
 MARKER = ".stopwise-output"
 """File that marks a directory as written by stopwise (and so replaceable with ``--force``)."""
@@ -132,6 +136,92 @@ def _check_directory(target: Path, where: str, *, force: bool, kind: str) -> Non
         raise OutputExistsError(f"{where}: holds {what}; pass --force to replace it")
 
 
+def _stand_in(target: Path) -> Path:
+    """A fresh temporary path beside ``target`` ending in its name (a format read from the suffixes stays the same)."""
+    return target.parent / f".stopwise-tmp-{secrets.token_hex(4)}-{target.name}"
+
+
+def _place(tmp: Path, target: Path, *, replace: bool) -> None:
+    """Move the finished ``tmp`` to ``target`` in one step; without ``replace``, never over an existing file.
+
+    Without ``replace`` the move is a hard link, which fails when ``target`` exists (even if it appeared
+    after the last check) and is then an :class:`OutputExistsError`; on a file system without hard links,
+    ``target`` is checked and ``tmp`` renamed.
+    """
+    if replace:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputExistsError(f"{target}: exists; pass --force to replace it") from None
+    except OSError:  # no hard links here (some network and FAT file systems)
+        if target.exists() or target.is_symlink():
+            raise OutputExistsError(f"{target}: exists; pass --force to replace it") from None
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
+
+
+def write_file(
+    path: str | os.PathLike[str], write: Callable[[Path], object], *, replace: bool = True, durable: bool = False
+) -> Path:
+    """Write one file atomically: ``write(tmp)`` fills a temporary file beside ``path``, which then takes its place.
+
+    Parameters
+    ----------
+    path : path-like
+        The destination; missing parent folders are created.
+    write : callable
+        Called with the temporary path (same name ending as ``path``, so a format or compression chosen by
+        suffix is the same); it creates and fills that file.
+    replace : bool, optional
+        Replace an existing ``path`` (the default of the library's writers). False: an existing ``path`` is
+        an :class:`OutputExistsError`, also when it appears while ``write`` runs (``--force`` not given).
+    durable : bool, optional
+        Flush the file to disk (``fsync``) before it is moved into place (a ledger export).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    OutputExistsError
+        ``path`` exists and ``replace`` is false.
+
+    Notes
+    -----
+    On any failure (of ``write`` or of the move) the temporary file is removed and ``path`` is left as it was.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> write_file(d / "a.txt", lambda tmp: tmp.write_text("one")).read_text()
+    'one'
+    >>> write_file(d / "a.txt", lambda tmp: tmp.write_text("two"), replace=False)
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.OutputExistsError: .../a.txt: exists; pass --force to replace it
+    >>> (d / "a.txt").read_text(), sorted(p.name for p in d.iterdir())
+    ('one', ['a.txt'])
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _stand_in(target)
+    try:
+        write(tmp)
+        if durable:
+            with open(tmp, "rb") as done:
+                os.fsync(done.fileno())
+        _place(tmp, target, replace=replace)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
 class Outputs:
     """The outputs of one command: registered (and checked) first, moved into place together at the end.
 
@@ -162,14 +252,11 @@ class Outputs:
         target.parent.mkdir(parents=True, exist_ok=True)
         self._created.extend(missing)  # deepest first: removed in this order when discarded
 
-    def _temporary(self, target: Path) -> Path:
-        return target.parent / f".stopwise-tmp-{secrets.token_hex(4)}-{target.name}"
-
     def file(self, path: str | os.PathLike[str]) -> Path:
         """Check ``path`` as an output file; returns the temporary path to write instead (same suffixes)."""
         target = check_output(path, force=self.force)
         self._parent(target)
-        tmp = self._temporary(target)
+        tmp = _stand_in(target)
         self._files.append((target, tmp))
         return tmp
 
@@ -181,7 +268,7 @@ class Outputs:
         """
         target = check_output(path, force=self.force, directory=True, kind=kind, name=name)
         self._parent(target)
-        tmp = self._temporary(target)
+        tmp = _stand_in(target)
         tmp.mkdir()
         (tmp / MARKER).write_text(_marker_text(kind, version), encoding="utf-8")
         self._dirs.append((target, tmp, kind, name))
@@ -195,13 +282,13 @@ class Outputs:
         for target, tmp in self._files:
             if not tmp.exists():
                 continue  # the command chose not to write this output
-            check_output(target, force=self.force)  # nothing appeared meanwhile
-            os.replace(tmp, target)
+            check_output(target, force=self.force)  # still a file path (nothing appeared meanwhile: _place)
+            _place(tmp, target, replace=self.force)
         for target, tmp, kind, name in self._dirs:
             check_output(target, force=self.force, directory=True, kind=kind, name=name)
             old: Path | None = None
             if target.is_dir():
-                old = self._temporary(target)
+                old = _stand_in(target)
                 target.rename(old)
             try:
                 tmp.rename(target)

@@ -15,6 +15,8 @@ The class tree::
     │   ├── OutputExistsError     an output that exists and may not be replaced (use --force)
     │   └── ComparisonError       a comparison that cannot be formed (system absent, no shared tasks)
     ├── ServiceError              the local replay service failed to start or stop
+    ├── MissingExtraError         an optional capability whose extra is not installed (also an ImportError);
+    │                             the message is the install hint: pip install 'stopwise[early]'
     └── LedgerError               a ledger cannot be opened, or refuses an operation (a changed policy,
                                   an unknown evaluation, an unreadable schema version)
 
@@ -41,6 +43,7 @@ __all__ = [
     "InputError",
     "LedgerError",
     "LimitError",
+    "MissingExtraError",
     "OutputExistsError",
     "PolicyError",
     "Problem",
@@ -134,6 +137,36 @@ class OutputExistsError(InputError):
 
 class ServiceError(StopwiseError):
     """The local replay service failed to start, answer or stop."""
+
+
+class MissingExtraError(StopwiseError, ImportError):
+    """An optional capability is used whose extra is not installed; the message is the one-line install hint.
+
+    Also an :class:`ImportError` (``name`` is the missing module), so code that guards an import with
+    ``except ImportError`` keeps working. The command line prints the message and exits with code 4.
+
+    Parameters
+    ----------
+    extra : str
+        The extra that provides the capability (``early``, ``service``, ``inspect``, ``postgres``).
+    feature : str
+        What needs it, as the user named it (``stopwise early``, ``a PostgreSQL ledger``).
+    module : str, optional
+        The module that could not be imported.
+
+    Examples
+    --------
+    >>> str(MissingExtraError("early", "stopwise early", "lightgbm"))
+    "stopwise early needs the [early] extra: pip install 'stopwise[early]'"
+    """
+
+    def __init__(self, extra: str, feature: str, module: str | None = None) -> None:
+        super().__init__(f"{feature} needs the [{extra}] extra: pip install 'stopwise[{extra}]'")
+        self.extra = extra
+        """The extra to install."""
+        self.feature = feature
+        """What needs it."""
+        self.name = module
 
 
 class LedgerError(StopwiseError):

@@ -1,9 +1,9 @@
-"""Start-up: only the invoked command is built, and nothing a user sees changes for it.
+"""Start-up: a command imports its own command module only, and nothing a user sees changes for it.
 
-``stopwise.cli.main`` hands Typer the app reduced to the command named on the line (or, for a help
-listing, to stand-ins carrying each command's help line). These tests build the whole app the way
-Typer would without the reduction and compare: every command's options, every help page and
-listing, and the errors for names and options Click must report.
+``stopwise.cli.main`` builds the app from the command module of the name on the line (:data:`COMMANDS`),
+or from every module for a help listing or a name that is no command. These tests build the whole app
+and compare: every command's options, every help page and listing, and the errors for names and options
+Click must report.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import typer.main
 import stopwise
 from stopwise.cli._common import EXIT_ERROR
 from stopwise.cli._examples import attach_examples
-from stopwise.cli.main import _ROOT_FLAGS, COMMANDS, MODULES, _invoked, app, build_app, main
+from stopwise.cli.main import _ROOT_FLAGS, COMMANDS, MODULES, _show_usage_error, app, build_app, main
 
 attach_examples(app)
 WHOLE = typer.main.get_command(app)
@@ -69,22 +69,19 @@ def _main_output(args: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_there_are_commands_and_groups_to_reduce() -> None:
+def test_there_are_commands_and_groups() -> None:
     assert len(PATHS) >= 20 and len(GROUPS) >= 4
     assert ("decide",) in PATHS and ("early", "train") in PATHS and ("finality", "check") in PATHS
 
 
 @pytest.mark.parametrize("path", PATHS, ids=" ".join)
-def test_the_reduced_app_builds_the_invoked_command_alone_and_identically(path: tuple[str, ...]) -> None:
-    own = build_app([COMMANDS[path[0]]])  # what main() starts from: the command's own module
+def test_the_commands_own_module_builds_it_as_the_whole_app_does(path: tuple[str, ...]) -> None:
+    own = build_app([COMMANDS[path[0]]])  # what main() builds: the command's own module
     attach_examples(own)
-    reduced = typer.main.get_command(_invoked(own, [*path, "an-argument"], _ROOT_FLAGS))
-    assert list(reduced.commands) == [path[0]]  # type: ignore[attr-defined]
-    whole, built = WHOLE, reduced
+    whole, built = WHOLE, typer.main.get_command(own)
+    assert path[0] in built.commands and set(built.commands) < set(WHOLE.commands)  # type: ignore[attr-defined]
     for name in path:
         whole, built = whole.commands[name], built.commands[name]  # type: ignore[attr-defined]
-        if hasattr(built, "commands") and name != path[-1]:
-            assert list(built.commands) == [path[path.index(name) + 1]]
     assert _described(built) == _described(whole)
     assert len(built.params) == len(whole.params)
 
@@ -95,7 +92,7 @@ def test_the_reduced_app_builds_the_invoked_command_alone_and_identically(path: 
     ids=lambda a: " ".join(a) or "(nothing)",
 )
 def test_help_listings_read_as_the_whole_apps(args: list[str]) -> None:
-    """A listing is built from stand-ins (help lines only): the page must be the same, character for character."""
+    """A group's listing from its own module reads as the whole app's, character for character."""
     code, shown = _main_output(list(args))
     assert shown == _whole_output(list(args))
     assert code == (0 if "--help" in args else EXIT_ERROR)  # no command: Click's no-args-is-help usage error
@@ -105,13 +102,6 @@ def test_help_listings_read_as_the_whole_apps(args: list[str]) -> None:
         level = level.commands[name]  # type: ignore[attr-defined]
     for name in level.commands:  # type: ignore[attr-defined]
         assert re.search(rf"\b{re.escape(name)}\b", shown), f"{name} missing from the listing"
-
-
-def test_a_listing_builds_no_command_options() -> None:
-    listed = typer.main.get_command(_invoked(app, ["--help"], _ROOT_FLAGS))
-    for name, command in listed.commands.items():  # type: ignore[attr-defined]
-        assert command.params == [] or hasattr(command, "commands"), name
-        assert command.help == WHOLE.commands[name].help  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("path", [("decide",), ("early", "train"), ("ledger", "init")], ids=" ".join)
@@ -127,7 +117,7 @@ def test_command_help_reads_as_the_whole_apps(path: tuple[str, ...]) -> None:
     ids=" ".join,
 )
 def test_unknown_names_and_options_are_reported_as_before(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    """Names and options that are not commands leave the app whole: Click lists, suggests and reports as always."""
+    """A name that is no command builds the whole app: Click lists, suggests ("did you mean") and reports as always."""
     assert main(args) == EXIT_ERROR
     err = capsys.readouterr().err
     assert "No such command" in err or "No such option" in err
@@ -136,11 +126,11 @@ def test_unknown_names_and_options_are_reported_as_before(args: list[str], capsy
 
 
 def test_root_options_known_to_take_no_value_are_its_flags() -> None:
-    """The reduction skips _ROOT_FLAGS before the command name: each must be a root flag (else a value could be read as a command)."""
+    """main() skips _ROOT_FLAGS before the command name: each must be a root flag (else a value could be read as a command)."""
     flags = {opt for param in WHOLE.params if getattr(param, "is_flag", False) for opt in param.opts}
     assert flags >= _ROOT_FLAGS
     for param in WHOLE.params:
-        assert getattr(param, "is_flag", False), f"root option {param.opts} takes a value: teach _invoked to skip it"
+        assert getattr(param, "is_flag", False), f"root option {param.opts} takes a value: teach main() to skip it"
 
 
 def test_version_before_a_command_still_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,3 +165,14 @@ def test_a_command_imports_its_own_command_module_only(args: list[str], expected
     modules, click_imported = done.stdout.strip().splitlines()[-2:]
     assert modules == repr(sorted(expected))
     assert click_imported == "False"  # Typer vendors Click as typer._click: the click package is not loaded
+
+
+def test_a_usage_error_is_clicks_report_on_standard_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decide", "x.csv", "--no-such-option"]) == EXIT_ERROR
+    assert capsys.readouterr().err == (
+        "Usage: stopwise decide [OPTIONS] OUTCOMES...\nTry 'stopwise decide --help' for help.\n\nError: No such option: --no-such-option\n"
+    )
+    assert main(["decide", "x.csv", "--tested"]) == EXIT_ERROR
+    assert capsys.readouterr().err == "Error: Option '--tested' requires an argument.\n"
+    _show_usage_error(typer.TyperException("a bare Typer error"))  # Typer's base without Click's show()
+    assert capsys.readouterr().err == "Error: a bare Typer error\n"

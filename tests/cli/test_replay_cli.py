@@ -18,7 +18,7 @@ def outcomes(tmp_path: Path) -> Path:
     return write_outcomes(synthetic_benchmark(80, 3, rng=0), tmp_path / "bench" / "outcomes.csv")
 
 
-def test_replay_writes_records_tables_and_figure(tmp_path: Path, outcomes: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_writes_records_and_tables_and_names_the_report_command(tmp_path: Path, outcomes: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     code = main(["replay", str(outcomes), "--orders", "12", "--policies", "primary,forced-uniform", "--thresholds", "0,0.05", "-o", str(out)])
     assert code == 0
@@ -29,7 +29,8 @@ def test_replay_writes_records_tables_and_figure(tmp_path: Path, outcomes: Path,
     assert set(cases["orders"]) == {12}
     summary = json.loads((out / "summary.json").read_text())
     assert len(summary) == 2 * 2 * 19
-    assert (out / "unresolved.png").stat().st_size > 10_000
+    assert not [p for p in out.iterdir() if p.suffix in (".png", ".svg", ".html")]  # no figure: charts are on the report page
+    assert f"charts: stopwise report {out}" in printed
     settings = json.loads((out / "settings.json").read_text())
     assert settings["n_orders"] == 12 and set(settings["policies"]) == {"primary", "forced-uniform"}
 

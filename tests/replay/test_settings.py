@@ -34,7 +34,7 @@ def test_grid_settings_are_typed_and_written_as_their_dict(records: dict, tmp_pa
         "stopwise_version", "policies", "thresholds", "budgets", "n_orders", "measure", "scope", "min_coverage",
         "min_shared", "excluded_systems", "excluded_rows", "notes", "excluded_pairs",
     ]
-    result.write(tmp_path / "out", figure=False)
+    result.write(tmp_path / "out")
     written = json.loads((tmp_path / "out" / "settings.json").read_text())
     assert written == settings.to_dict() and written["thresholds"] == [0.0, 0.05]
     assert ReplaySettings.from_dict(written) == settings

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 import pytest
+from tests.support.report_inputs import looked_ledger, synthetic_runs
 
 from stopwise.cli.main import main
-from stopwise.records import Step, Trajectory, write_trajectories
 
 if TYPE_CHECKING:
     from tests.report.conftest import Browser, Rendered
@@ -96,27 +96,8 @@ def test_decision_report_renders_offline(browser: Browser, tmp_path: Path, capsy
     assert seen.size < 1_500_000, f"a single-decision page weighs {seen.size} bytes"
 
 
-def _trajectories(path: Path, seed: int = 0) -> Path:
-    """4 agents x 10 tasks of synthetic runs: failures show tool errors, successes edit and pass tests."""
-    rng = np.random.default_rng(seed)
-    runs = []
-    for agent in range(4):
-        for task in range(10):
-            ok = bool(rng.random() < 0.5)
-            steps = []
-            for k in range(int(rng.integers(8, 16))):
-                if ok and rng.random() < 0.5:
-                    steps.append(Step(action="python -m pytest -q", tool="bash", observation=f"{k} passed in 0.1s"))
-                elif not ok and rng.random() < 0.5:
-                    steps.append(Step(action=f"read_file(src/m{task}.py)", tool="read_file", observation="[isError] permission denied"))
-                else:
-                    steps.append(Step(action=f"search_code(task {task} item {k % 4})", tool="search_code", observation=f"found {k} matches"))
-            runs.append(Trajectory(agent=f"agent-{agent}", task=f"task-{task}", attempt=0, outcome=int(ok), task_text=f"Repair module {task}.", steps=steps))
-    return write_trajectories(runs, path)
-
-
 def test_early_report_renders_offline(browser: Browser, tmp_path: Path) -> None:
-    runs = _trajectories(tmp_path / "runs.jsonl.gz")
+    runs = synthetic_runs(tmp_path / "runs.jsonl.gz")
     folder = tmp_path / "evaluation"
     assert main(["early", "evaluate", str(runs), "-o", str(folder), "--variant", "tfidf-lr", "--min-steps", "5"]) == 0
     assert main(["report", str(folder), "-o", str(tmp_path / "early.html")]) == 0
@@ -165,8 +146,6 @@ def test_live_look_report_renders_offline(browser: Browser, tmp_path: Path, term
 
 def test_demo_and_ledger_pages_answer_first(browser: Browser, tmp_path: Path) -> None:
     """The demo's records are separate budget limits (no path of looks); a ledger page is headlined by its first decisive look."""
-    from stopwise.ledger import open_ledger
-    from stopwise.records import Policy, TaskUniverse, synthetic_benchmark
 
     assert main(["demo", "--seed", "0", "--n-tasks", "400", "--out", str(tmp_path / "demo")]) == 0
     assert main(["report", str(tmp_path / "demo" / "decisions.jsonl"), "-o", str(tmp_path / "demo.html")]) == 0
@@ -175,18 +154,8 @@ def test_demo_and_ledger_pages_answer_first(browser: Browser, tmp_path: Path) ->
     assert "SEPARATE LIMITS" in seen.answer and "not looks in one evaluation" in seen.answer
     assert "Path of the estimate" not in seen.text and seen.charts[0]["title"].startswith("One decision per budget limit")
 
-    rows = synthetic_benchmark(120, 8, rng=0)
-    rows = rows[rows["system"].isin(["system-01", "system-08"])]
-    tasks = sorted(rows["task"].unique())
-    groups = rows.drop_duplicates("task").set_index("task").loc[tasks, "group"].tolist()
     path = tmp_path / "ledger.db"
-    with open_ledger(path) as ledger:
-        ledger.register("nightly", policy=Policy(), universe=TaskUniverse(tasks, groups), tested="system-08", baseline="system-01")
-        for k in (40, 80, 120):
-            ledger.append("nightly", rows[rows["task"].isin(tasks[k - 40 : k])])
-            ledger.decide("nightly")
-        ledger.decide("nightly")  # a look after the decision: the page still answers with the first decisive look
-        actions = [link.record.action for link in ledger.decisions("nightly")]
+    actions = looked_ledger(path)
     assert actions == ["continue", "continue", "promote", "promote"]
     assert main(["report", str(path), "-o", str(tmp_path / "ledger.html")]) == 0
     seen = browser.render(tmp_path / "ledger.html", tmp_path / "ledger.png")

@@ -128,13 +128,13 @@ def test_cli_writes_replaces_its_own_and_refuses_others(tmp_path: Path, record_j
     assert "pass --out" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 4
     assert "neither a replay output" in capsys.readouterr().err
-    assert not list(tmp_path.glob(".*.tmp"))
+    assert not list(tmp_path.glob(".stopwise-tmp*"))
 
 
 def test_live_look_files_add_stopping_time_sections(tmp_path: Path) -> None:
     """A replay folder with a live-look replay's live_curve.csv and live_summary.csv gets one live chart per threshold."""
     result = replay_grid({"synthetic": synthetic_benchmark(80, 3, rng=0)}, n_orders=5, thresholds=[0.0], budgets=[0.5])
-    result.write(tmp_path, figure=False)
+    result.write(tmp_path)
     budgets = np.linspace(0.01, 1.0, 100)
     curve = pd.concat(
         [

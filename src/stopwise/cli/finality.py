@@ -166,10 +166,12 @@ def _replay(
     when every measured count equals the expected one, 1 otherwise.
     """
     from stopwise._atomic import check_output
+    from stopwise._extras import require_extra
     from stopwise.errors import InputError
     from stopwise.finality import ReplaySchedule, run_controlled_replay
 
     with user_errors():
+        require_extra("service", "stopwise finality replay")  # before the progress line: the hint is the only line
         if not 1 <= repetitions <= 100:
             raise InputError(f"--repetitions must be an integer from 1 to 100; got {repetitions}")
         if out is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ def replay_command(
     scope: Annotated[str | None, typer.Option(help="For cost or time: tested or pair.")] = None,
     min_coverage: Annotated[float, typer.Option(help="Keep systems with outcomes on at least this share of tasks.")] = 0.95,
     min_shared: Annotated[int, typer.Option(help="Keep directed pairs sharing at least this many tasks.")] = 1,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write records, tables and the figure here.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write records and tables here (their charts: stopwise report DIR).")] = None,
     decisions: Annotated[bool, typer.Option("--decisions", help="Also write one row per decision (large).")] = False,
     looks: Annotated[
         str | None,
@@ -218,8 +219,7 @@ def _print_grid(result: ReplayResult, written: list[Path], out: Path | None) -> 
             console.print(f"excluded pair ({escape(source)}): {escape(pair)}: {escape(why)}")
     decided = int(result.cases["orders"].sum())
     console.print(f"{decided:,} decisions in {len(result.cases):,} per-pair records.")
-    if out is not None:
-        console.print(f"wrote {len(written)} files to {escape(str(out))}: " + ", ".join(escape(p.name) for p in written))
+    _print_written(written, out)
     if not np.isfinite(result.sufficiency["min_sufficient_budget"]).any():
         console.print("No tested budget met all targets for any source, policy and threshold.")
 
@@ -299,8 +299,15 @@ def _replay_looks(shared: _Shared, live: _Looks, out: Path | None, force: bool, 
     console.print(
         f"wrong = final action opposite to the complete record (positive iff Delta_full > delta); bound a + 2 SE over {shared.orders} orders."
     )
-    if written:
-        console.print(f"wrote {len(written)} files to {escape(str(out))}: " + ", ".join(escape(p.name) for p in written))
+    _print_written(written, out)
+
+
+def _print_written(written: list[Path], out: Path | None) -> None:
+    """The files a replay wrote to ``out``, and the command that draws their charts."""
+    if out is None:
+        return
+    console.print(f"wrote {len(written)} files to {escape(str(out))}: " + ", ".join(escape(p.name) for p in written))
+    console.print(f"charts: stopwise report {escape(shlex.quote(str(out)))}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (the [early] extra is checked before the imports that need it)
 """Early outcome prediction within a task (EarlyEval): may this run halt now, and with what outcome?
 
 - :class:`PrefixFeaturizer` — behavioral, textual (TF-IDF + TruncatedSVD per block) and reference features
@@ -15,6 +16,10 @@
   metric of its §IV on :class:`EarlyEvaluation` (:class:`EarlyMetrics`, threshold sweeps);
 - :class:`TfidfLogisticModel` — the TF-IDF logistic-regression baseline.
 """
+
+from stopwise._extras import require_extra as _require_extra
+
+_require_extra("early", "stopwise early")  # scikit-learn and LightGBM: else one line naming the extra
 
 from stopwise.early._baselines import TfidfLogisticModel
 from stopwise.early._calibration import PlattCalibrator

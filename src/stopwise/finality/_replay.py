@@ -37,6 +37,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+from stopwise._extras import require_extra
 from stopwise._version import __version__
 from stopwise.errors import InputError, ServiceError
 from stopwise.finality._check import LABEL_STATUSES, ScoredRun, check_runs
@@ -218,6 +219,7 @@ async def arun_controlled_replay(
     (0, 0)
     """
     schedule, chosen = _arun_controlled_replay_iv(schedule, conditions, max_active, attempts, timeout_s)
+    require_extra("service", "the controlled replay (stopwise finality replay)")
     if progress is not None and not callable(progress):
         raise InputError(f"progress must be a callable or None; got {type(progress).__name__}")
     sweeps = [s for s, conds in _SWEEPS.items() if any(c in chosen for c in conds)]

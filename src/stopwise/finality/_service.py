@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (the [service] extra is checked before the imports that need it)
 """The controlled-replay service: a small HTTP key-value store that applies writes after a delay.
 
 The paper's replay (appendix B) needs "a local HTTP service [that] retains state between runs
@@ -42,6 +43,10 @@ a runner can check that its endpoint actions came before a write's delay had ela
 """
 
 from __future__ import annotations
+
+from stopwise._extras import require_extra
+
+require_extra("service", "the controlled replay's local service")  # FastAPI and uvicorn: else one line naming the extra
 
 import asyncio
 import contextlib

@@ -14,7 +14,6 @@ them); ``source`` names where a row came from, ``"<format>:<file>"``. The collec
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
+from stopwise._canonical import canonical_json
 from stopwise._params import Constraint, OneOf, Predicate, check_params
 from stopwise._vocabulary import INGEST_FORMATS
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
@@ -453,11 +453,11 @@ class Kwargs:
             raise InputError(f"{self._file}: the run has no agent keyword argument {name!r} to name the system (kwargs: {have})")
         value = self._values[name]
         if isinstance(value, dict | list):
-            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+            return canonical_json(value, allow_nan=True)
         return "" if value is None else value
 
     def __format__(self, spec: str) -> str:
-        return format(json.dumps(self._values, sort_keys=True, separators=(",", ":")) if self._values else "", spec)
+        return format(canonical_json(self._values, allow_nan=True) if self._values else "", spec)
 
 
 def _field_label(name: str, value: Any) -> str:

@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (the [inspect] extra is checked before the imports that need it)
 """Inspect AI integration: stop a live paired evaluation once the comparison is decided.
 
 ``stopwise.inspect`` needs ``inspect_ai`` (``pip install 'stopwise[inspect]'``); ``import stopwise``
@@ -15,12 +16,9 @@ does not import it. See ``docs/inspect.md`` for a complete example.
 * :func:`steps_from_inspect` - trajectory steps of Inspect messages (as ``stopwise ingest`` reads a log)
 """
 
-try:
-    import inspect_ai as _inspect_ai  # noqa: F401
-except ImportError as _exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "stopwise.inspect needs Inspect AI: pip install 'stopwise[inspect]' (or pip install inspect_ai)"
-    ) from _exc
+from stopwise._extras import require_extra as _require_extra
+
+_require_extra("inspect", "stopwise.inspect")  # Inspect AI: else one line naming the extra
 
 from stopwise.inspect._halting import LiveHalting, steps_from_inspect
 from stopwise.inspect._ledger import LedgerLike

@@ -1,4 +1,6 @@
-"""Canonical JSON and the digests of the ledger: outcome-event content, registration and the decision chain.
+"""The digests of the ledger: outcome-event content, registration and the decision chain.
+
+Each hashes canonical JSON (:func:`stopwise._canonical.canonical_json`, the project's one form, re-exported here).
 
 * An outcome event's digest is ``sha256(canonical JSON of its contract fields)``; two events with the
   same key are duplicates when their digests agree and a conflict otherwise. ``flags`` enters the
@@ -14,24 +16,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from stopwise._canonical import canonical_json
+
 __all__ = ["canonical_json", "chain_digest", "event_digest", "event_payload", "genesis_digest"]
-
-
-def canonical_json(value: Any) -> str:
-    r"""JSON with sorted keys, no whitespace, ASCII only and no NaN (floats as Python's shortest repr).
-
-    Examples
-    --------
-    >>> from stopwise.ledger import canonical_json
-    >>> canonical_json({"b": 1.0, "a": [None, "é"]})
-    '{"a":[null,"\\u00e9"],"b":1.0}'
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
 def _number(value: Any) -> float | None:

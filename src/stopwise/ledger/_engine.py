@@ -18,6 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import StaticPool
 
+from stopwise._extras import require_extra
 from stopwise._redact import redact_url
 from stopwise.errors import LedgerError
 from stopwise.ledger._opening import LedgerMode, missing_file, sqlite_connector
@@ -175,6 +176,8 @@ def make_engine(url: str, *, mode: LedgerMode = "create") -> Engine:
     ``write`` and ``read``: a SQLite file that does not exist is a :class:`~stopwise.errors.LedgerError`
     (nothing is created); ``read`` connects read-only (SQLite ``mode=ro``, PostgreSQL read-only transactions).
     """
+    if not url.startswith("sqlite"):
+        require_extra("postgres", "a PostgreSQL ledger")
     try:
         if url.startswith("sqlite"):
             return _sqlite_engine(url, mode)

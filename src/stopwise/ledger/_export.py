@@ -1,21 +1,21 @@
 """Atomic exports of a ledger: outcome rows (CSV, JSONL, Parquet) and the decision history (JSONL).
 
-A file is written beside its destination under a temporary name and moved into place. Without
-``force`` the move is a hard link, which fails when the destination exists (even if it appeared
-meanwhile), so nothing stopwise did not write is ever replaced.
+A file is written beside its destination under a temporary name, flushed to disk and moved into place
+(:func:`stopwise._atomic.write_file`). Without ``force`` the move is a hard link, which fails when the
+destination exists (even if it appeared meanwhile), so nothing stopwise did not write is ever replaced.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from stopwise._atomic import write_file
 from stopwise.errors import FileFormatError
 from stopwise.records import OutcomeColumns, format_of, write_outcomes
 
@@ -29,6 +29,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], 
     ------
     FileFormatError
         ``path`` exists and ``force`` is false, is a directory, or its folder is missing.
+    OutputExistsError
+        ``path`` appeared while the file was being written, and ``force`` is false.
     """
     file = Path(path)
     if file.is_dir():
@@ -37,24 +39,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], 
         raise FileFormatError(f"{file}: folder {file.parent} does not exist")
     if file.exists() and not force:
         raise FileFormatError(f"{file}: exists; pass --force (force=True) to overwrite it")
-    handle, name = tempfile.mkstemp(prefix=f".{file.name}.", suffix="".join(file.suffixes), dir=file.parent)
-    os.close(handle)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        with open(tmp, "rb") as done:
-            os.fsync(done.fileno())
-        if force:
-            os.replace(tmp, file)
-        else:
-            try:
-                os.link(tmp, file)
-            except FileExistsError:
-                raise FileFormatError(f"{file}: exists; pass --force (force=True) to overwrite it") from None
-            tmp.unlink()
-    finally:
-        tmp.unlink(missing_ok=True)
-    return file
+    return write_file(file, write, replace=force, durable=True)
 
 
 def export_outcomes(

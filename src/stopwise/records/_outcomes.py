@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stopwise._atomic import write_file
 from stopwise._vocabulary import STATUSES
 from stopwise.errors import ArgumentError, ComparisonError, Problem, ValidationError, shown
 from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
@@ -772,12 +772,9 @@ def write_outcomes(
     frame = columns.to_frame()
     if extra_columns:
         frame = frame.assign(**{name: np.asarray(values) for name, values in extra_columns.items()})
-    file.parent.mkdir(parents=True, exist_ok=True)
     compression = "gzip" if file.suffix.lower() == ".gz" else None
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
-    os.close(handle)
-    tmp = Path(tmp_name)
-    try:
+
+    def write(tmp: Path) -> None:
         if fmt == "csv":
             frame.to_csv(tmp, index=False, compression=compression)
         else:  # flags as a list of tokens in JSONL and Parquet
@@ -786,8 +783,5 @@ def write_outcomes(
                 listed.to_json(tmp, orient="records", lines=True, compression=compression)
             else:
                 listed.to_parquet(tmp, index=False)
-        tmp.replace(file)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return file
+
+    return write_file(file, write)

@@ -8,7 +8,6 @@ digest is stamped on every decision record so a record can be traced to the exac
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tomllib
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Annotated, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
+from stopwise._canonical import canonical_json
 from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise._vocabulary import (
@@ -285,7 +285,7 @@ class Policy(_Section):
             del data["early"]
         if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests
             del data["decision"]["missing"]
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return canonical_json(data)
 
     def sha256(self) -> str:
         """sha256 hex digest of :meth:`canonical_json`; stamped on every decision record."""

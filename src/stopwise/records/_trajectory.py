@@ -15,7 +15,6 @@ import dataclasses
 import gzip
 import json
 import os
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import IO, Any, cast
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from stopwise._atomic import write_file
 from stopwise._limits import json_loads, read_lines
 from stopwise._pydantic import problems_from_pydantic
 from stopwise.errors import FileFormatError, Problem, Shown, ValidationError, shown
@@ -147,17 +147,10 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
 
 def write_trajectories(trajectories: Iterable[Trajectory], path: str | os.PathLike[str]) -> Path:
     """Write trajectories as JSONL (gzip when the name ends in ``.gz``), atomically."""
-    file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    handle_no, tmp_name = tempfile.mkstemp(prefix=f".{file.name}.", suffix=file.suffix, dir=file.parent)
-    os.close(handle_no)
-    tmp = Path(tmp_name)
-    try:
+
+    def write(tmp: Path) -> None:
         with _open_text(tmp, "w") as handle:
             for trajectory in trajectories:
                 handle.write(trajectory.model_dump_json() + "\n")
-        tmp.replace(file)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return file
+
+    return write_file(path, write)

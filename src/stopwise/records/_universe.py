@@ -23,7 +23,6 @@ order no longer matches it. The stamp is not part of the universe's own digest.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stopwise._canonical import canonical_json
 from stopwise.errors import ArgumentError, Problem, TaskUniverseError
 
 __all__ = ["MAX_UNIVERSE_TASKS", "OrderStamp", "TaskUniverse", "TaskUniverseError", "order_digest", "read_task_universe"]
@@ -53,7 +53,7 @@ def order_digest(kind: str, seed: int, universe_sha256: str) -> str:
     64
     """
     document = {"kind": str(kind), "seed": int(seed), "universe": str(universe_sha256)}
-    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(document).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ class TaskUniverse:
         else:
             assert self._groups is not None
             document = {"groups": self._groups.astype(object).tolist(), "tasks": self._tasks.astype(object).tolist()}
-        return json.dumps(document, sort_keys=True, separators=(",", ":"))
+        return canonical_json(document)
 
     def sha256(self) -> str:
         """sha256 hex digest of :meth:`canonical_json`; stamped on decision records."""

@@ -18,7 +18,7 @@ from stopwise.replay._joint_synthetic import synthetic_trajectories
 from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks, summary_table
 from stopwise.replay._metrics import sufficiency, summarize
 from stopwise.replay._policies import STANDARD_POLICIES, comparison_policies
-from stopwise.replay._report import plot_unresolved, table_two
+from stopwise.replay._report import table_two
 from stopwise.replay._run import ReplayResult, replay_grid, source_table
 from stopwise.replay._settings import LiveReplaySettings, ReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
@@ -42,7 +42,6 @@ __all__ = [
     "joint_rows",
     "live_looks",
     "pair_orders",
-    "plot_unresolved",
     "prepare_source",
     "replay_grid",
     "replay_joint",

@@ -300,18 +300,19 @@ class LiveReplay:
     summary: pd.DataFrame
     settings: LiveReplaySettings
 
-    def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
-        """Write the live-look tables and figure into a new directory, atomically; return the written paths.
+    def write(self, directory: str | Path, *, force: bool = False) -> list[Path]:
+        """Write the live-look tables into a new directory, atomically; return the written paths.
 
-        ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv``, ``live_settings.json``
-        and ``live_resolved.png``. ``directory`` may be new or empty; an earlier stopwise output directory
-        is replaced only with ``force``, any other one never (:func:`stopwise._atomic.write_directory`).
+        ``live_pairs.csv``, ``live_summary.{csv,json,md}``, ``live_curve.csv`` and ``live_settings.json``
+        (the charts: ``stopwise report DIRECTORY``, :func:`stopwise.report.replay_report`). ``directory`` may
+        be new or empty; an earlier stopwise output directory is replaced only with ``force``, any other one
+        never (:func:`stopwise._atomic.write_directory`).
         """
         from stopwise._atomic import write_directory
 
-        return write_directory(directory, lambda folder: self._fill(folder, figure=figure), force=force)
+        return write_directory(directory, self._fill, force=force)
 
-    def _fill(self, out: Path, *, figure: bool) -> list[Path]:
+    def _fill(self, out: Path) -> list[Path]:
         from stopwise.replay._report import markdown_table
 
         texts = {f"{name}.csv": table.to_csv(index=False) for name, table in (("live_pairs", self.pairs), ("live_summary", self.summary), ("live_curve", self.curve))}
@@ -320,10 +321,7 @@ class LiveReplay:
         texts["live_settings.json"] = json.dumps(self.settings.to_dict(), indent=1, sort_keys=True)
         for name, text in texts.items():
             (out / name).write_text(text, encoding="utf-8")
-        written = [out / name for name in texts]
-        if figure:
-            written.append(plot_live(self.curve, out / "live_resolved.png"))
-        return written
+        return [out / name for name in texts]
 
 
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -348,20 +346,6 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
         }
     )
     return shown
-
-
-def plot_live(curve: pd.DataFrame, path: str | Path, *, threshold: float = 0.0) -> Path:
-    """Resolved-by-budget curves at one threshold: a line per (source, rule)."""
-    from stopwise.replay._report import percent_figure
-
-    part = curve[np.isclose(curve["threshold"], threshold)]
-    title = f"Live looks after every task: resolved by budget at {100 * threshold:g} pp"
-    with percent_figure(path, title, "tasks observed (% of the planned tasks)", "runs stopped with promote or reject (%)", legend="lower right") as ax:
-        for (source, policy, rule), block in part.groupby(["source", "policy", "rule"], sort=False):
-            block = block.sort_values("budget")
-            style = "-" if rule == "betting-wor" else "--"
-            ax.plot(100 * block["budget"], 100 * block["resolved"], style, label=f"{source} — {policy} — {rule}")
-    return Path(path)
 
 
 def _pair_row(stops: _Stops, pair: ReplayPair, positive: bool, alpha: float) -> dict[str, Any]:

@@ -1,21 +1,16 @@
-"""Readable outputs of a replay: Markdown tables and the unresolved-comparisons figure (Fig. 3)."""
+"""Readable outputs of a replay: Markdown tables (its charts, Fig. 3 among them, are on its report page: stopwise.report)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
     from stopwise.replay._run import ReplayResult
 
-__all__ = ["markdown_report", "markdown_table", "percent_figure", "plot_unresolved", "table_two"]
+__all__ = ["markdown_report", "markdown_table", "table_two"]
 
 
 def _percent(value: float, digits: int = 2) -> str:
@@ -82,48 +77,3 @@ def markdown_report(result: ReplayResult) -> str:
     keep = ["source", "policy", "threshold", "budget", "pairs", "positives", "fpr_cond", "frr_cond", "coverage_failure", "unresolved", "unresolved_low", "unresolved_high", "sufficient"]
     lines += ["## Summary per budget", "", markdown_table(shown[keep]), ""]
     return "\n".join(lines)
-
-
-def plot_unresolved(summary: pd.DataFrame, path: str | Path, *, threshold: float = 0.0, eta: float = 0.25) -> Path:
-    """Fig. 3: unresolved comparisons against budget at one threshold, a line per (source, policy)."""
-    part = summary[np.isclose(summary["threshold"], threshold)]
-    title = f"Unresolved comparisons at the {100 * threshold:g} pp threshold"
-    with percent_figure(path, title, "budget (% of the shared task set)", "unresolved comparisons (%)", legend="upper right") as ax:
-        for (source, policy), block in part.groupby(["source", "policy"], sort=False):
-            block = block.sort_values("budget")
-            label = source if part["policy"].nunique() == 1 else f"{source} — {policy}"
-            ax.plot(100 * block["budget"], 100 * block["unresolved"], marker="o", markersize=3, label=label)
-            ax.fill_between(100 * block["budget"], 100 * block["unresolved_low"], 100 * block["unresolved_high"], alpha=0.15)
-        ax.axhline(100 * eta, color="black", linestyle="--", linewidth=1, label=f"η = {eta:.0%}")
-    return Path(path)
-
-
-@contextmanager
-def percent_figure(path: str | Path, title: str, xlabel: str, ylabel: str, *, legend: Literal["upper right", "lower right"]) -> Iterator[Axes]:
-    """The axes of a replay figure, percent against percent: draw on them in the ``with`` block.
-
-    On exit the figure gets its labels, a 0-100 % y axis, a grid and the legend at ``legend``, is written to
-    ``path`` (through a partial file renamed into place) and closed; shared by :func:`plot_unresolved` and
-    the live-look replay's figure (``live_resolved.png``).
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
-    try:
-        yield ax
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.set_ylim(0, 100)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc=legend)
-        fig.tight_layout()
-        out = Path(path)
-        partial = out.with_name(out.stem + ".partial" + out.suffix)
-        fig.savefig(partial)
-        partial.replace(out)
-    finally:
-        plt.close(fig)

@@ -84,21 +84,21 @@ class ReplayResult:
     decisions: pd.DataFrame | None
     settings: ReplaySettings
 
-    def write(self, directory: str | Path, *, figure: bool = True, force: bool = False) -> list[Path]:
-        """Write the records, tables and figure into a new directory, atomically; returns the written paths.
+    def write(self, directory: str | Path, *, force: bool = False) -> list[Path]:
+        """Write the records and tables into a new directory, atomically; returns the written paths.
 
         Files: ``cases.parquet`` (per-pair decision records), ``decisions.parquet`` (when kept),
-        ``summary.{csv,json,md}``, ``sufficiency.{csv,json,md}``, ``sources.csv``,
-        ``settings.json`` and ``unresolved.png``. ``directory`` may be new or empty; an earlier
-        stopwise output directory is replaced only with ``force``, any other one never
-        (:func:`stopwise._atomic.write_directory`).
+        ``summary.{csv,json}``, ``sufficiency.{csv,json}``, ``sources.csv``, ``settings.json`` and
+        ``report.md`` (the charts: ``stopwise report DIRECTORY``, :func:`stopwise.report.replay_report`).
+        ``directory`` may be new or empty; an earlier stopwise output directory is replaced only with
+        ``force``, any other one never (:func:`stopwise._atomic.write_directory`).
         """
         from stopwise._atomic import write_directory
 
-        return write_directory(directory, lambda folder: self._fill(folder, figure=figure), force=force)
+        return write_directory(directory, self._fill, force=force)
 
-    def _fill(self, out: Path, *, figure: bool) -> list[Path]:
-        from stopwise.replay._report import markdown_report, plot_unresolved
+    def _fill(self, out: Path) -> list[Path]:
+        from stopwise.replay._report import markdown_report
 
         written = []
         self.cases.to_parquet(out / "cases.parquet", index=False)
@@ -115,8 +115,6 @@ class ReplayResult:
         (out / "settings.json").write_text(json.dumps(self.settings.to_dict(), indent=1, sort_keys=True))
         (out / "report.md").write_text(markdown_report(self))
         written += [out / "settings.json", out / "report.md"]
-        if figure:
-            written.append(plot_unresolved(self.summary, out / "unresolved.png"))
         return written
 
 

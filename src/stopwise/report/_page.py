@@ -13,13 +13,13 @@ from __future__ import annotations
 import functools
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from stopwise._atomic import write_file
 from stopwise._text import for_html
 from stopwise._version import __version__
 
@@ -311,19 +311,6 @@ class Report:
         )
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the page atomically (a temporary file renamed into place); returns the path."""
-        out = Path(path)
+        """Write the page atomically (a temporary file renamed into place, :func:`stopwise._atomic.write_file`); returns the path."""
         text = self.to_html()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return out
+        return write_file(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
