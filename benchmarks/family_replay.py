@@ -27,8 +27,8 @@ import numpy as np
 
 from benchmarks._data import records_path
 from stopwise import Policy
-from stopwise.compare import decide, decide_family, uniform_orders
-from stopwise.records import TaskUniverse, outcome_columns, read_outcomes
+from stopwise.compare import decide, decide_family, order_universe, task_order
+from stopwise.records import outcome_columns, read_outcomes
 from stopwise.replay import prepare_source, replay_family
 from stopwise.replay._report import markdown_table
 
@@ -37,14 +37,11 @@ UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rul
 
 
 def _speed(path: str, sample: int) -> None:
-    rows = read_outcomes(path)
-    frame = rows.to_frame()
-    tasks = np.array(sorted(frame["task"].unique()))
-    groups = frame.drop_duplicates("task").set_index("task").loc[tasks, "group"].to_numpy()
-    order = uniform_orders(len(tasks), 1, rng=0)[0]
-    universe = TaskUniverse(tasks[order].tolist(), groups[order].tolist()).with_stamp("uniform", 0)
-    seen = outcome_columns(frame[frame["task"].isin(tasks[order][: len(tasks) // 5])])
-    policy = UNIFORM.model_copy(update={"betting": UNIFORM.betting.model_copy(update={"order_check": "warn"})})
+    frame = read_outcomes(path).to_frame()
+    universe = order_universe(task_order(frame.drop_duplicates("task")[["task", "group"]], UNIFORM))  # `stopwise order`
+    assert universe.tasks is not None
+    seen = outcome_columns(frame[frame["task"].isin(universe.tasks[: universe.n_tasks // 5])])
+    policy = UNIFORM
     start = time.perf_counter()
     record = decide_family(seen, policy=policy, universe=universe)
     family_seconds = time.perf_counter() - start

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from stopwise._version import __version__
-from stopwise.compare import OutcomeCells, check_betting_order, input_digest, outcome_cells
+from stopwise.compare import OutcomeCells, check_betting_order, input_digest, order_check, outcome_cells
 from stopwise.compare._family_engines import (
     Evidence,
     OutcomeTable,
@@ -230,14 +230,18 @@ def _planned_table(iv: _FamilyInputs, cells: OutcomeCells) -> _Table:
         inside = positions >= 0
         outcomes[:, positions[inside]] = cells.outcome[:, inside]
         groups, tasks = universe.groups, universe.tasks
-        stamp = universe.stamp
-        uniform = (stamp is not None and stamp.kind == "uniform" and stamp.matches(universe)) or not universe.has_groups
-        if not uniform and iv.engine == "betting" and stamp is None:
-            notes.append("the planned order carries no `stopwise order` stamp: the family uses the stratified process, valid for any order random within groups")
+        problem = order_check(universe, ("uniform",))
+        uniform = problem is None or not universe.has_groups
+        if not uniform and iv.engine == "betting" and (universe.stamp is None or universe.stamp.kind == "uniform"):
+            notes.append(f"{problem}: the family uses the stratified process, valid for any order random within groups")
     else:
-        outcomes, groups, tasks, uniform = cells.outcome, cells.groups.astype(str), cells.tasks, False
+        outcomes, tasks, uniform = cells.outcome, cells.tasks, False
         if outcomes.shape[1] > universe.n_tasks:
             raise ComparisonError(f"the rows hold {outcomes.shape[1]} tasks but the planned universe has only {universe.n_tasks}")
+        groups = cells.groups.astype(str) if universe.has_groups else np.full(len(tasks), "")
+        unknown = sorted(set(groups.tolist()) - set(labels.tolist()))
+        if unknown:
+            raise ComparisonError(f"the rows' group(s) {unknown[:3]} are not among the planned groups {labels[:5].tolist()}")
     assert groups is not None and tasks is not None
     state = UniverseState(
         source="tasks" if universe.ordered else "counts", n_tasks=universe.n_tasks, sha256=universe.sha256(), ordered=universe.ordered, outside_rows=outside

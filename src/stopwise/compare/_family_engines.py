@@ -302,8 +302,15 @@ def one_look_evidence(table: OutcomeTable, hypotheses: FamilyHypotheses, ranks: 
     )
 
 
-def _tail_p_values(table: OutcomeTable, family: FamilyHypotheses, policy: Policy, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """Each evidence row's p-values (R_promote, R_reject) at the budget limit, and its observed tasks; p = 1 before it."""
+def _tail_p_values(
+    table: OutcomeTable, family: FamilyHypotheses, policy: Policy, rng: np.random.Generator, mirror: bool
+) -> tuple[np.ndarray, ...]:
+    """Each evidence row's p-values (promote side, reject side) at the budget limit, and its observed tasks; p = 1 before it.
+
+    The promote side is R_promote = P*(mean* <= m0). With ``mirror`` (a row that carries both directions at delta = 0)
+    the reject side is the reversed pair's R_promote, P*(mean* >= m0), as ``decide`` computes it for (B, A); otherwise
+    it is R_reject = P*(mean* > m0), as ``decide`` computes it for (A, B).
+    """
     observed = table.observed
     cap = _task_cap(policy, table.n_planned)
     n_rows = len(family.rows)
@@ -315,11 +322,11 @@ def _tail_p_values(table: OutcomeTable, family: FamilyHypotheses, policy: Policy
         if n[r] < cap or (policy.coverage.rule == "proportional" and not coverage.satisfied):
             continue
         assert policy.tail_method != "none"  # decide_family refuses a fixed-budget family without tails
-        tails = tail_probabilities(
-            table.outcomes[a, both] - table.outcomes[b, both], m0, method=policy.tail_method,
-            n_resamples=policy.bootstrap_resamples, rng=rng, population_size=table.n_planned,
-        )  # fmt: skip
-        p_up[r], p_down[r] = tails.r_promote, tails.r_reject
+        d = table.outcomes[a, both] - table.outcomes[b, both]
+        options = {"method": policy.tail_method, "n_resamples": policy.bootstrap_resamples, "rng": rng, "population_size": table.n_planned}
+        tails = tail_probabilities(d, m0, **options)  # type: ignore[arg-type]
+        p_up[r] = tails.r_promote
+        p_down[r] = tail_probabilities(-d, -m0, **options).r_promote if mirror else tails.r_reject  # type: ignore[arg-type]
     return p_up, p_down, n
 
 
@@ -329,13 +336,14 @@ def tails_evidence(
     """The ``tails`` engine: the fixed-budget rule's one look at the budget limit (see the module docstring)."""
     alpha, control = policy.tail_cutoff, policy.family.control
     cap = _task_cap(policy, table.n_planned)
-    up, down, n = _tail_p_values(table, hypotheses, policy, rng)
+    shared = policy.threshold == 0 and policy.family.kind != "baseline"
+    up, down, n = _tail_p_values(table, hypotheses, policy, rng, shared)
     # a p-value is the e-engines' evidence with the order reversed: the equivalence claim takes the larger of two
     p = -hypotheses.log_e(-up, -down)
     at_limit = bool((n >= cap).all())
     claimed = p_value_claims(p, alpha, control) & at_limit
     claims = _keep_smaller(np.where(claimed, 0, -1), p, hypotheses.opposite)
-    rank_up, rank_down, _ = _tail_p_values(table, ranks, policy, rng)
+    rank_up, rank_down, _ = (up, down, n) if shared and policy.family.equivalence == 0 else _tail_p_values(table, ranks, policy, rng, True)
     rank_p = -ranks.log_e(-rank_up, -rank_down)
     rank_claims = _keep_smaller(np.where(p_value_claims(rank_p, alpha, "fwer") & at_limit, 0, -1), rank_p, ranks.opposite)
     keys, index, sign = _unordered(hypotheses.pairs)

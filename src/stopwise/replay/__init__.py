@@ -7,7 +7,8 @@
   :func:`joint_rows`) and the across-task betting boundary, alone and joined, on trajectories
   (:func:`synthetic_trajectories` for a seeded benchmark)
 * :func:`replay_family` - a completed record replayed as one family of systems under each family control
-  (realised FWER, FDR and power by budget; :func:`family_claim_runs` and :func:`family_error_rates` its kernel)
+  (realised FWER, FDR and power by budget; :func:`family_claim_runs` and :func:`family_error_rates` its kernel;
+  :func:`simulate_family` on seeded families, :func:`family_populations`)
 
 The task orders a replay draws are the decision layer's (:func:`stopwise.compare.uniform_orders`,
 :func:`~stopwise.compare.coverage_aware_orders`, ...). :func:`summary_table` (the live-look summary in readable
@@ -22,6 +23,7 @@ from stopwise.replay._family import (
     family_error_rates,
     replay_family,
 )
+from stopwise.replay._family_simulation import family_populations, simulate_family
 from stopwise.replay._joint import JOINT_MODES, REPLAY_POLICY, JointReplay, joint_halts, joint_rows, replay_joint
 from stopwise.replay._joint_synthetic import synthetic_trajectories
 from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks, summary_table
@@ -51,6 +53,7 @@ __all__ = [
     "comparison_policies",
     "family_claim_runs",
     "family_error_rates",
+    "family_populations",
     "joint_halts",
     "joint_rows",
     "live_looks",
@@ -63,6 +66,7 @@ __all__ = [
     "replay_looks",
     "replay_source_grid",
     "replay_source_looks",
+    "simulate_family",
     "source_table",
     "sufficiency",
     "summarize",
