@@ -125,9 +125,9 @@ def leaderboard_command(
         bool, typer.Option("--complete", help="The files are a finished record: claims about the benchmark's task distribution.")
     ] = False,
     systems: Annotated[str | None, typer.Option("--systems", help="Comma-separated systems of the family (default: every system).")] = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="all-pairs, baseline or best (default: the policy's [family] kind).")] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="all-pairs, baseline or best (default: the policy's \\[family] kind).")] = None,
     baseline: Annotated[str | None, typer.Option("--baseline", "-b", help="The baseline system (implies --kind baseline).")] = None,
-    control: Annotated[str | None, typer.Option("--control", help="fwer, fdr or none (default: the policy's [family] control).")] = None,
+    control: Annotated[str | None, typer.Option("--control", help="fwer, fdr or none (default: the policy's \\[family] control).")] = None,
     equivalence: Annotated[float | None, typer.Option("--equivalence", help="delta_eq > 0: also claim equivalence within +/- delta_eq.")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Also write the self-contained HTML page here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --html file that stopwise did not write.")] = False,
@@ -135,7 +135,7 @@ def leaderboard_command(
 ) -> None:
     """Decide a family of systems together: ranks with simultaneous intervals, tiers and the pairwise claims.
 
-    One error level covers every claim (the policy's [family] control, or --control): fwer, fdr, or none (per pair,
+    One error level covers every claim (the policy's \\[family] control, or --control): fwer, fdr, or none (per pair,
     printed as uncontrolled). Give the planned tasks (--tasks) for claims about them, or --complete for a finished
     record (claims about the benchmark's task distribution). Exit code: 0 the family's question is answered, 2 it
     needs more tasks, 4 an input error.
