@@ -170,8 +170,7 @@ def betting_evidence(table: OutcomeTable, hypotheses: FamilyHypotheses, ranks: F
     publication = math.ceil(policy.family.publication * n_pop - 1e-9) if control == "fdr" else None
     if publication is not None:
         cap = min(cap, publication)
-    rows = np.concatenate([hypotheses.rows, ranks.rows])
-    thresholds = np.concatenate([hypotheses.thresholds, ranks.thresholds])
+    rows, thresholds, where = _union_rows(hypotheses, ranks)
     lengths = prefix_lengths(table.observed, rows, cap)
     looks = int(lengths.max()) if len(lengths) else 0
     stratified = not table.uniform and len(table.group_labels) > 1
@@ -180,10 +179,9 @@ def betting_evidence(table: OutcomeTable, hypotheses: FamilyHypotheses, ranks: F
     paths = family_paths(table.outcomes[:, :looks], rows, thresholds, lengths, population_size=n_pop, alpha=alpha, **process)
     top_up = table.uniform and policy.coverage.rule == "proportional" and policy.betting.design == "top-up"
     gate = None if top_up else _coverage_gate(table, looks, policy.coverage.rule)
-    split = len(hypotheses.rows)
-    main = hypotheses.log_e(paths.log_promote[:split], paths.log_reject[:split])
+    main = hypotheses.log_e(paths.log_promote[where[0]], paths.log_reject[where[0]])
     claims = _claims(main, alpha, control, gate, hypotheses.opposite)
-    rank_log_e = ranks.log_e(paths.log_promote[split:], paths.log_reject[split:])
+    rank_log_e = ranks.log_e(paths.log_promote[where[1]], paths.log_reject[where[1]])
     rank_claims = _claims(rank_log_e, alpha, "fwer", gate, ranks.opposite)
     pending: dict[int, list[int]] = {}
     if top_up:
@@ -217,6 +215,18 @@ def betting_evidence(table: OutcomeTable, hypotheses: FamilyHypotheses, ranks: F
         notes=[_coverage_note(policy, top_up)] if policy.coverage.rule == "proportional" else [],
         interval_method="anytime-valid confidence sequence of each pair's betting test (the process of decide; 0.01 grid, rounded outward)",
     )
+
+
+def _union_rows(*families: FamilyHypotheses) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The distinct evidence rows of several families, and where each family's rows are among them."""
+    index: dict[tuple[int, int, float], int] = {}
+    where = []
+    for family in families:
+        keys = zip(family.rows[:, 0].tolist(), family.rows[:, 1].tolist(), family.thresholds.tolist(), strict=True)
+        where.append(np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64))
+    ordered = sorted(index, key=index.__getitem__)
+    rows = np.array([(a, b) for a, b, _ in ordered], dtype=np.int64).reshape(-1, 2)
+    return rows, np.array([m0 for _, _, m0 in ordered], dtype=float), where
 
 
 def _coverage_note(policy: Policy, top_up: bool) -> str:

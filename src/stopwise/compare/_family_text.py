@@ -72,6 +72,15 @@ def _where(record: FamilyRecord) -> str:
     return f"on these {record.n_planned} planned tasks ({record.look} observed{'' if record.final else ' so far'})"
 
 
+def _waiting(record: FamilyRecord) -> str:
+    waiting = [pair for pair in record.pairs if pair.top_up]
+    if not waiting:
+        return ""
+    pairs = {frozenset((pair.tested, pair.baseline)) for pair in waiting}
+    tasks = {task for pair in waiting for task in pair.top_up or []}
+    return f"; {len(pairs)} more pair(s) are decided once {len(tasks)} top-up task(s) bring coverage"
+
+
 def family_claim(record: FamilyRecord) -> str:
     """The family's claim in one sentence: what is claimed, under which control, about which estimand.
 
@@ -102,14 +111,14 @@ def family_claim(record: FamilyRecord) -> str:
             parts.append(f"{len(groups['reject'])} do not ({_names(groups['reject'])})")
         if groups["open"]:
             parts.append(f"{len(groups['open'])} not yet separated ({_names(groups['open'])})")
-        return "; ".join(parts) + f" {where}."
+        return "; ".join(parts) + f" {where}{_waiting(record)}."
     claims = sum(pair.action == "promote" for pair in record.pairs)  # at delta = 0 one per separated pair
     k = len(record.systems)
     if record.threshold == 0:
         sentence = f"{claims} of {k * (k - 1) // 2} pairs separated {control} {where}"
     else:
         sentence = f"{claims} of {k * (k - 1)} ordered pairs claimed \"A beats B{by}\" {control} {where}"
-    return sentence + _tier_phrase(record) + _equivalent_phrase(record) + "."
+    return sentence + _tier_phrase(record) + _equivalent_phrase(record) + _waiting(record) + "."
 
 
 def _tier_phrase(record: FamilyRecord) -> str:
