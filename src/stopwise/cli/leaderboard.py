@@ -133,9 +133,9 @@ def leaderboard_command(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --html file that stopwise did not write.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the family record as JSON.")] = False,
 ) -> None:
-    """Decide a family of systems together: ranks with simultaneous intervals, tiers and the pairwise claims.
+    r"""Decide a family of systems together: ranks with simultaneous intervals, tiers and the pairwise claims.
 
-    One error level covers every claim (the policy's \\[family] control, or --control): fwer, fdr, or none (per pair,
+    One error level covers every claim (the policy's \[family] control, or --control): fwer, fdr, or none (per pair,
     printed as uncontrolled). Give the planned tasks (--tasks) for claims about them, or --complete for a finished
     record (claims about the benchmark's task distribution). Exit code: 0 the family's question is answered, 2 it
     needs more tasks, 4 an input error.

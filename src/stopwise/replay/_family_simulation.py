@@ -30,7 +30,7 @@ def family_populations(counts: Sequence[int], n_tasks: int, replications: int, *
     Examples
     --------
     >>> from stopwise.replay import family_populations
-    >>> family_populations([3, 5], 10, 4, rng=0).sum(axis=2).tolist()
+    >>> family_populations([3, 5], 10, 4, rng=0).sum(axis=2).astype(int).tolist()
     [[3, 5], [3, 5], [3, 5], [3, 5]]
     """
     solved = np.asarray(counts, dtype=np.int64)

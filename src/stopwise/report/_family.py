@@ -21,6 +21,7 @@ _TIER_COLOURS = ("#1f5fae", "#b7791f", "#1a7f37", "#7b3fa0", "#c0392b", "#56606b
 _CELLS = {
     "beats": ("row beats column", "#1a7f37"),
     "beaten": ("column beats row", "#c0392b"),
+    "not-by": ("row does not beat column by more than δ", "#e8a39b"),
     "equivalent": ("equivalent within ±δ_eq", "#1f5fae"),
     "open": ("not separated", "#d5dde8"),
 }
@@ -107,11 +108,11 @@ def _cell(record: FamilyRecord) -> dict[tuple[str, str], str]:
     cells: dict[tuple[str, str], str] = {}
     for pair in record.pairs:
         kind = "beats" if pair.action == "promote" and record.threshold >= 0 else "equivalent" if pair.equivalent else "open"
-        if pair.action == "reject" and record.threshold <= 0:
-            kind = "beaten"
+        if pair.action == "reject":
+            kind = "beaten" if record.threshold <= 0 else "not-by"
         cells[(pair.tested, pair.baseline)] = kind
         if record.kind == "baseline":
-            cells[(pair.baseline, pair.tested)] = {"beats": "beaten", "beaten": "beats"}.get(kind, kind)
+            cells[(pair.baseline, pair.tested)] = {"beats": "beaten", "beaten": "beats", "not-by": "open"}.get(kind, kind)
     return cells
 
 
@@ -135,7 +136,8 @@ def _matrix_chart(record: FamilyRecord) -> Chart:
                       yaxis={"categoryorder": "array", "categoryarray": order[::-1]}, legend={"orientation": "h", "y": -0.2})
     caption = (
         f"Each square is the family's claim on the row system against the column system under {_control_label(record)[0]}: "
-        "green, the row beats the column; red, the column beats the row; blue, the two are claimed equivalent within ±δ_eq; "
+        "green, the row beats the column; red, the column beats the row; pale red (δ > 0), the row does not beat the column by "
+        "more than δ; blue, the two are claimed equivalent within ±δ_eq; "
         "grey, not separated (no claim either way, which is not the same as equivalent)."
     )
     return Chart(fig, caption, height=max(420, size * len(names) + 220))
