@@ -132,15 +132,19 @@ def _matrix_chart(record: FamilyRecord) -> Chart:
             marker={"symbol": "square", "size": size, "color": colour}, hovertemplate="%{y} vs %{x}: " + label + "<extra></extra>",
         ))  # fmt: skip
     order = [chart_text(n) for n in names]
-    fig.update_layout(title="Pairwise claims (rows and columns in rank order)", xaxis={"categoryorder": "array", "categoryarray": order, "showticklabels": len(names) <= 40, "tickangle": -60},
-                      yaxis={"categoryorder": "array", "categoryarray": order[::-1]}, legend={"orientation": "h", "y": -0.2})
+    numbers = [str(i) for i in range(1, len(names) + 1)]  # columns by rank number (the ranks table's), rows by name
+    fig.update_layout(title="Pairwise claims (rows and columns in rank order; columns numbered as the ranks table)",
+                      xaxis={"categoryorder": "array", "categoryarray": order, "tickmode": "array", "tickvals": order, "ticktext": numbers,
+                             "side": "top", "tickangle": 0},
+                      yaxis={"categoryorder": "array", "categoryarray": order[::-1]}, legend={"orientation": "h", "y": -0.05})
     caption = (
-        f"Each square is the family's claim on the row system against the column system under {_control_label(record)[0]}: "
+        f"Each square is the family's claim on the row system against the column system (columns numbered by rank, as the ranks "
+        f"table) under {_control_label(record)[0]}: "
         "green, the row beats the column; red, the column beats the row; pale red (δ > 0), the row does not beat the column by "
         "more than δ; blue, the two are claimed equivalent within ±δ_eq; "
         "grey, not separated (no claim either way, which is not the same as equivalent)."
     )
-    return Chart(fig, caption, height=max(420, size * len(names) + 220))
+    return Chart(fig, caption, height=max(420, int(1.25 * size * len(names)) + 200))
 
 
 def _pp(value: float | None) -> str:
