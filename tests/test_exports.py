@@ -115,7 +115,7 @@ HEADLINE = {
     "__version__",
 }
 
-PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1
+PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1; 311 with issue 32's families
     "stopwise.records": set(
         "ACTIONS ACTION_CODE AUDITED_FLAG BOUNDARIES COMPUTED_TAIL_METHODS COVERAGE_RULES DEFAULT_POLICY_TOML "
         "EXCLUSION_CODES EXCLUSION_REASONS FLAG_SEPARATOR OUTCOME_COLUMNS PREDICTED_CENTRES PREDICTED_FLAG "
@@ -128,6 +128,9 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         "UniverseState WarningCode WorkerState audit_draw factorize flag_mask format_of is_audited "
         "iter_trajectories load_policy order_digest outcome_columns parse_policy read_outcomes read_table "
         "read_task_universe read_trajectories synthetic_benchmark write_outcomes write_trajectories"
+        # issue 32: the family record, its policy section and the words a user matches on
+        " ESTIMANDS FAMILY_CONTROLS FAMILY_KINDS Estimand FamilyControl FamilyKind FamilyPair FamilyPolicy FamilyRecord"
+        " FamilyTier SystemRank"
         .split()
     ),
     "stopwise.compare": set(
@@ -140,6 +143,8 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         "powered_boundary powered_scale required_counts resolve_strategy routine_actions "
         "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends "
         "uniform_orders"
+        # issue 32: deciding a family, and the hypotheses and controls the family replay reruns
+        " FamilyHypotheses claim_looks closed_e_test decide_family e_bh family_hypotheses p_value_claims stopped_e_bh"
         .split()
     ),
     "stopwise.replay": set(
@@ -148,6 +153,9 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         "comparison_policies joint_halts joint_rows live_looks pair_orders prepare_source "
         "replay_grid replay_joint replay_looks replay_source_grid replay_source_looks source_table "
         "sufficiency summarize summary_table synthetic_trajectories table_two"
+        # issue 32: the family replay and the seeded families
+        " FAMILY_REPLAY_CONTROLS FamilyReplay family_claim_runs family_error_rates family_populations replay_family"
+        " simulate_family"
         .split()
     ),
     "stopwise.early": set(
@@ -190,6 +198,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
     "stopwise.report": set(
         "REPORT_KINDS Report build_report decision_report detect_kind early_report finality_report "
         "ledger_report read_decisions replay_report"
+        " family_report read_family"  # issue 32
         .split()
     ),
 }

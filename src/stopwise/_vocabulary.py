@@ -250,3 +250,23 @@ MISSING_FLAGS: tuple[str, ...] = ("error", "unscored")
 no usable outcome."""
 
 __all__ += ["MISSING_FLAGS", "MISSING_TREATMENTS", "MissingTreatment"]
+
+FamilyKind = Literal["all-pairs", "baseline", "best"]
+FAMILY_KINDS: tuple[FamilyKind, ...] = get_args(FamilyKind)
+"""The questions a family of systems asks (``[family] kind``; :func:`stopwise.compare.decide_family`):
+``all-pairs`` (every ordered pair: which gaps are real, a leaderboard), ``baseline`` (k candidates against
+one baseline system: which of them beat it) and ``best`` (which system beats every other)."""
+
+FamilyControl = Literal["fwer", "fdr", "none"]
+FAMILY_CONTROLS: tuple[FamilyControl, ...] = get_args(FamilyControl)
+"""How a family's claims share one error level a (``[family] control``): ``fwer`` (the probability of any
+false claim is at most a, at every look), ``fdr`` (the expected share of false claims among the claims is at
+most a: e-BH) or ``none`` (each pair at a on its own: no guarantee for the family, printed as uncontrolled)."""
+
+Estimand = Literal["planned-tasks", "task-distribution"]
+ESTIMANDS: tuple[Estimand, ...] = get_args(Estimand)
+"""What a family record's claims are about: ``planned-tasks`` (the mean over the N planned tasks, the finite
+population a task universe names) or ``task-distribution`` (the mean over the benchmark's task distribution,
+the record's tasks taken as a sample of it, and over new runs of each system)."""
+
+__all__ += ["ESTIMANDS", "FAMILY_CONTROLS", "FAMILY_KINDS", "Estimand", "FamilyControl", "FamilyKind"]

@@ -50,6 +50,7 @@ def _path_options(group: typing.Any = None, prefix: tuple[str, ...] = ()) -> Ite
 INPUTS = {
     ("decide", "outcomes"), ("decide", "policy"), ("decide", "tasks"),
     ("order", "tasks"), ("order", "policy"),
+    ("leaderboard", "outcomes"), ("leaderboard", "policy"), ("leaderboard", "tasks"),
     ("replay", "outcomes"), ("replay", "policy"),
     ("ingest", "paths"), ("ingest", "instances"),
     ("watch", "policy"), ("watch", "tasks"),
@@ -102,6 +103,7 @@ FILE_OUTPUTS: dict[tuple[str, str], tuple[str, Case]] = {
         "ingest", ROOT / "tests/ingest/fixtures/tau2/airline_results.json", "-o", t.with_name("rows.csv"), "--trajectories", t,
     ]),
     ("report", "out"): (".html", lambda g, t: ["report", g.ledger_db, "-o", t]),
+    ("leaderboard", "html"): (".html", lambda g, t: ["leaderboard", g.rows_csv, "--complete", "--html", t]),
     ("policy init", "path"): (".toml", lambda g, t: ["policy", "init", t]),
     ("early evaluate", "outcomes"): (".csv", lambda g, t: [
         "early", "evaluate", g.runs_jsonl_gz, "--min-steps", "5", "--variant", "dense-lr", "--outcomes", t, "-q",

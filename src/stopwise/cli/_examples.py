@@ -19,6 +19,10 @@ EXAMPLES: dict[str, list[str]] = {
         "cat outcomes.csv | stopwise decide - -t A -b B",
     ],
     "order": ["stopwise order tasks.csv -p policy.toml -o order.csv"],
+    "leaderboard": [
+        "stopwise leaderboard ../shared/data/records/swebench_verified/outcomes.csv --complete --html leaderboard.html",
+        "stopwise leaderboard outcomes.csv --tasks order.csv -p policy.toml --baseline production --json | jq '.pairs[] | [.tested, .action]'",
+    ],
     "demo": ["stopwise demo --seed 0 --n-tasks 400 --out demo/ && stopwise report demo/decisions.jsonl"],
     "replay": [
         "stopwise replay ../shared/data/records/*/outcomes.csv -k 500 -o replay/",

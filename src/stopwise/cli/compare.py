@@ -31,6 +31,9 @@ if TYPE_CHECKING:  # the library is imported inside the commands: `stopwise --he
 
 policy_app = typer.Typer(help="Write and check comparison policies.", no_args_is_help=True)
 
+PER_PAIR_SCOPE = "guarantee per pair: this comparison only; claims about several pairs need a family control (stopwise leaderboard)"
+"""What a single-pair record's guarantee covers, printed under its claim (the record's JSON is unchanged)."""
+
 
 def _fmt(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
@@ -54,6 +57,7 @@ def print_record(record: DecisionRecord) -> None:
     )
     if record.claim:
         console.print(f"  claim      {escape(record.claim)}")
+    console.print(f"  scope      {PER_PAIR_SCOPE}")
     if record.interval is not None:
         console.print(f"  interval   {escape(interval_text(record.interval))} ({escape(record.interval.method)})")
     if record.forecast is not None:

@@ -68,7 +68,7 @@ def _root(
     """When may an LLM-agent evaluation stop, and what may it claim?"""
 
 
-MODULES = ("compare", "replay", "early", "finality", "ingest", "report", "ledger")
+MODULES = ("compare", "leaderboard", "replay", "early", "finality", "ingest", "report", "ledger")
 """The command modules ``stopwise.cli.<name>``, each with ``register(app)``, in the order ``--help`` lists them."""
 
 COMMANDS = {
@@ -76,6 +76,7 @@ COMMANDS = {
     "order": "compare",
     "demo": "compare",
     "policy": "compare",
+    "leaderboard": "leaderboard",
     "replay": "replay",
     "early": "early",
     "finality": "finality",

@@ -52,7 +52,7 @@ def report_command(
         str,
         typer.Argument(
             help="Decision records (.json / .jsonl from decide or demo --json), a ledger (sqlite:///path, a .db file, "
-            "postgresql://…), a finality check (--json output), "
+            "postgresql://…), a finality check (--json output), a family record (leaderboard --json), "
             "a replay folder (replay -o) or an early evaluation folder (early evaluate -o); '-' reads JSON from standard input.",
             show_default=False,
         ),
@@ -61,7 +61,7 @@ def report_command(
         Path | None,
         typer.Option("--out", "-o", help="HTML file to write (default: report.html in a folder, or the input's name with .html)."),
     ] = None,
-    kind: Annotated[str, typer.Option(help="auto, decision, ledger, replay, early or finality.")] = "auto",
+    kind: Annotated[str, typer.Option(help="auto, decision, ledger, replay, early, finality or family.")] = "auto",
     evaluation: Annotated[str | None, typer.Option(help="Ledger input: the evaluation (when the ledger holds several).")] = None,
     threshold: Annotated[float, typer.Option(help="Early reports: dual threshold of the per-agent table.")] = 0.95,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file that stopwise did not write.")] = False,

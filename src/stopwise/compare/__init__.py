@@ -11,7 +11,9 @@ take from the decision layer: the kernels and steps :mod:`stopwise.replay` rerun
 :func:`powered_boundary`, :func:`powered_scale`, :func:`exceeds_threshold`, :func:`routine_actions`,
 :func:`resolve_strategy`), the ledger's check of a betting order (:func:`check_betting_order`), the
 Inspect managers' planned universe (:func:`order_universe`) and the CLI's demo and interval text
-(:func:`demo_comparison`, :func:`interval_text`).
+(:func:`demo_comparison`, :func:`interval_text`). A family of systems is decided by :func:`decide_family`; its
+hypotheses (:func:`family_hypotheses`) and controls (:func:`claim_looks`, :func:`closed_e_test`, :func:`e_bh`,
+:func:`stopped_e_bh`, :func:`p_value_claims`) are what :mod:`stopwise.replay` reruns on thousands of orders.
 """
 
 import typing as _typing
@@ -40,7 +42,10 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         routine_actions,
     )
     from stopwise.compare._demo import DemoComparison, demo_comparison
+    from stopwise.compare._family import decide_family
+    from stopwise.compare._family_hypotheses import FamilyHypotheses, family_hypotheses
     from stopwise.compare._interval import interval_text
+    from stopwise.compare._multiple import claim_looks, closed_e_test, e_bh, p_value_claims, stopped_e_bh
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -76,6 +81,7 @@ __all__ = [
     "BettingBoundary",
     "BettingPaths",
     "DemoComparison",
+    "FamilyHypotheses",
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
@@ -83,15 +89,20 @@ __all__ = [
     "betting_paths",
     "budget_task_count",
     "check_betting_order",
+    "claim_looks",
+    "closed_e_test",
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
     "coverage_state",
     "decide",
+    "decide_family",
     "demo_comparison",
+    "e_bh",
     "exact_tails_from_counts",
     "exact_wor_tails_from_counts",
     "exceeds_threshold",
+    "family_hypotheses",
     "input_digest",
     "interval_text",
     "lattice_of",
@@ -102,6 +113,7 @@ __all__ = [
     "order_check",
     "order_universe",
     "outcome_cells",
+    "p_value_claims",
     "pair_outcomes",
     "powered_boundary",
     "powered_scale",
@@ -109,6 +121,7 @@ __all__ = [
     "resolve_strategy",
     "routine_actions",
     "serfling_tails_from_moments",
+    "stopped_e_bh",
     "stratified_draws",
     "tail_probabilities",
     "task_order",

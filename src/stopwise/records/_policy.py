@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 from stopwise._canonical import canonical_json
 from stopwise._files import read_text
@@ -23,6 +23,8 @@ from stopwise._vocabulary import (
     STATUSES,
     Boundary,
     CoverageRule,
+    FamilyControl,
+    FamilyKind,
     MissingTreatment,
     PastLimit,
     PredictedCentre,
@@ -39,6 +41,7 @@ __all__ = [
     "CoveragePolicy",
     "DecisionPolicy",
     "EarlyPolicy",
+    "FamilyPolicy",
     "FlagPolicy",
     "OrderPolicy",
     "Policy",
@@ -198,6 +201,47 @@ class EarlyPolicy(_Section):
     """Seed of the audit draw (fix it before the evaluation starts)."""
 
 
+class FamilyPolicy(_Section):
+    """A family of systems decided together (issue 32): which claims it makes and how their errors share one level.
+
+    Read by :func:`stopwise.compare.decide_family` and ``stopwise leaderboard``; a single-pair decision ignores it.
+    The family's level is the policy's ``tail_cutoff`` a and its threshold the policy's delta. Left out of the
+    canonical JSON while it is the default, so policies written before it keep their sha256.
+    """
+
+    kind: FamilyKind = "all-pairs"
+    """``all-pairs``: every ordered pair (A, B) of the systems, "A beats B by more than delta" (a leaderboard);
+    ``baseline``: each candidate against the system named by ``baseline`` ("beats it" or "does not");
+    ``best``: which system beats every other (a family-wise statement: ``control = "fdr"`` is refused)."""
+    baseline: StrictStr = ""
+    """The system every candidate is compared with under ``kind = "baseline"`` (required there, refused otherwise)."""
+    control: FamilyControl = "fwer"
+    """``fwer``: the probability of any false claim in the family is at most a, at every look (closed testing of the
+    pairs' e-processes, at least as strong as Bonferroni on Ville's bound); ``fdr``: the expected share of false
+    claims among the claims is at most a (e-BH on the e-processes, each stopped when it first enters the e-BH set,
+    so a claim is never withdrawn); ``none``: each pair at a on its own, the family uncontrolled (today's per-pair
+    guarantee, printed as such)."""
+    publication: StrictFloat = Field(default=1.0, gt=0.0, le=1.0)
+    """Under ``control = "fdr"``, the publication look: the share of the planned tasks after which the family's e-BH
+    set is final (no claim is added later). Before it the set grows look by look and is valid at whichever look the
+    evaluation stops by a rule that uses only the outcomes seen. Under the fixed-budget boundary the one look is the
+    budget limit and this setting is not used."""
+    equivalence: StrictFloat = Field(default=0.0, ge=0.0, lt=1.0)
+    """delta_eq > 0: also test, for each pair, that the systems are equivalent within +/- delta_eq (two one-sided
+    tests, each at the family's control); 0: no equivalence claims. "Equivalent" is a claim of its own, never
+    the same as "not yet separated"."""
+
+    @model_validator(mode="after")
+    def _baseline_matches_kind(self) -> FamilyPolicy:
+        if self.kind == "baseline" and not self.baseline:
+            raise ValueError('kind = "baseline" needs `baseline`, the system every candidate is compared with')
+        if self.kind != "baseline" and self.baseline:
+            raise ValueError(f'`baseline` is used only with kind = "baseline"; the family kind is {self.kind!r}')
+        if self.kind == "best" and self.control == "fdr":
+            raise ValueError('"A is best" is a family-wise statement: kind = "best" needs control = "fwer" (or "none", uncontrolled)')
+        return self
+
+
 FlagToken = Annotated[str, Strict(), Field(pattern=r"^[^\s;]+$")]
 
 
@@ -260,6 +304,9 @@ class Policy(_Section):
     """The betting boundary's live design and order check; left out of the canonical JSON at its default."""
     early: EarlyPolicy = EarlyPolicy()
     """Live halting's audit draw; left out of the canonical JSON at its default."""
+    family: FamilyPolicy = FamilyPolicy()
+    """How a family of systems is decided together (``decide_family``, ``stopwise leaderboard``); left out of the
+    canonical JSON at its default."""
 
     @field_validator("statuses")
     @classmethod
@@ -283,6 +330,8 @@ class Policy(_Section):
             del data["decision"]["predicted_centre"]
         if self.early == EarlyPolicy():
             del data["early"]
+        if self.family == FamilyPolicy():  # issue 32: the default keeps old digests
+            del data["family"]
         if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests
             del data["decision"]["missing"]
         return canonical_json(data)
@@ -378,6 +427,23 @@ design = "top-up"
 # a planned order that is not a seeded random permutation of the kind the design needs (cost-first,
 # a hand-written tasks file): refuse the decision, or warn in the record
 order_check = "refuse"
+
+[family]
+# A family of systems decided together (stopwise leaderboard; decide_family in Python); `stopwise decide`
+# ignores this section. The family's level is tail_cutoff and its threshold the threshold above.
+# all-pairs - every ordered pair: "A beats B by more than threshold" (a leaderboard)
+# baseline  - each candidate against the system named by baseline = "..." below
+# best      - which system beats every other (needs control = "fwer", or "none")
+kind = "all-pairs"
+# baseline = "production"
+# fwer - the chance of ANY false claim in the family is at most tail_cutoff, at every look
+# fdr  - the expected share of false claims among the claims is at most tail_cutoff (e-BH)
+# none - each pair at tail_cutoff on its own: no family guarantee (printed as uncontrolled)
+control = "fwer"
+# fdr only: the share of the planned tasks after which the family's claims are final
+publication = 1.0
+# > 0: also claim "equivalent within +/- equivalence" for pairs (two one-sided tests); 0 = off
+equivalence = 0.0
 
 [flags]
 # Rows carrying any of the "exclude" flags are left out and counted in the record's exclusions;

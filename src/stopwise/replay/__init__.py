@@ -6,6 +6,9 @@
 * :func:`replay_joint` - the whole-evaluation replay: within-task halting (:func:`joint_halts`, audits,
   :func:`joint_rows`) and the across-task betting boundary, alone and joined, on trajectories
   (:func:`synthetic_trajectories` for a seeded benchmark)
+* :func:`replay_family` - a completed record replayed as one family of systems under each family control
+  (realised FWER, FDR and power by budget; :func:`family_claim_runs` and :func:`family_error_rates` its kernel;
+  :func:`simulate_family` on seeded families, :func:`family_populations`)
 
 The task orders a replay draws are the decision layer's (:func:`stopwise.compare.uniform_orders`,
 :func:`~stopwise.compare.coverage_aware_orders`, ...). :func:`summary_table` (the live-look summary in readable
@@ -13,6 +16,14 @@ units) is shared with the CLI and :mod:`stopwise.report`.
 """
 
 from stopwise.replay._engine import DEFAULT_BUDGETS, PolicyReplay, pair_orders, replay_source_grid
+from stopwise.replay._family import (
+    FAMILY_REPLAY_CONTROLS,
+    FamilyReplay,
+    family_claim_runs,
+    family_error_rates,
+    replay_family,
+)
+from stopwise.replay._family_simulation import family_populations, simulate_family
 from stopwise.replay._joint import JOINT_MODES, REPLAY_POLICY, JointReplay, joint_halts, joint_rows, replay_joint
 from stopwise.replay._joint_synthetic import synthetic_trajectories
 from stopwise.replay._live import LIVE_RULES, LiveReplay, live_looks, replay_looks, replay_source_looks, summary_table
@@ -25,10 +36,12 @@ from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
 
 __all__ = [
     "DEFAULT_BUDGETS",
+    "FAMILY_REPLAY_CONTROLS",
     "JOINT_MODES",
     "LIVE_RULES",
     "REPLAY_POLICY",
     "STANDARD_POLICIES",
+    "FamilyReplay",
     "JointReplay",
     "LiveReplay",
     "LiveReplaySettings",
@@ -38,16 +51,21 @@ __all__ = [
     "ReplaySettings",
     "ReplaySource",
     "comparison_policies",
+    "family_claim_runs",
+    "family_error_rates",
+    "family_populations",
     "joint_halts",
     "joint_rows",
     "live_looks",
     "pair_orders",
     "prepare_source",
+    "replay_family",
     "replay_grid",
     "replay_joint",
     "replay_looks",
     "replay_source_grid",
     "replay_source_looks",
+    "simulate_family",
     "source_table",
     "sufficiency",
     "summarize",

@@ -14,10 +14,11 @@ from stopwise.report._page import Report
 
 __all__ = ["REPORT_KINDS", "build_report", "detect_kind", "ledger_report"]
 
-REPORT_KINDS: tuple[str, ...] = ("decision", "ledger", "replay", "early", "finality")
+REPORT_KINDS: tuple[str, ...] = ("decision", "ledger", "replay", "early", "finality", "family")
 """What a report can be made from: decision records (``decide --json``, JSON lines), a ledger's decision
 history (``sqlite:///…``, a ``.db`` file or ``postgresql://…``), a replay output folder (``replay -o``),
-an early evaluation folder (``early evaluate -o``) and a finality check result (``finality check --json``)."""
+an early evaluation folder (``early evaluate -o``), a finality check result (``finality check --json``) and a
+family record (``leaderboard --json``)."""
 
 _LEDGER_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 _LEDGER_SCHEMES = ("sqlite:", "sqlite+pysqlite:", "postgresql:", "postgres:", "postgresql+psycopg:")
@@ -110,6 +111,8 @@ def _kind_of_text(text: str, source: str) -> str:
         return "decision"  # JSON lines: one decision record per line (parse_decisions names a bad line)
     first = data[0] if isinstance(data, list) and data else data
     if isinstance(first, dict):
+        if not isinstance(data, list) and {"pairs", "tiers", "control"} <= first.keys():
+            return "family"
         if ("action" in first and "tested" in first) or (isinstance(first.get("record"), dict) and "digest" in first):
             return "decision"  # records, or the links of ``ledger export --decisions``
         if "label" in first and ("run" in first or "argument" in first):
@@ -205,6 +208,10 @@ def build_report(
         from stopwise.report._decision import decision_report, parse_decisions
 
         return decision_report(parse_decisions(body, name), source=name)
+    if chosen == "family":
+        from stopwise.report._family import family_report, parse_family
+
+        return family_report(parse_family(body, name), source=name)
     from stopwise.report._finality import finality_report, parse_finality
 
     return finality_report(parse_finality(body, name), source=name)

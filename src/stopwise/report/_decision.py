@@ -20,6 +20,12 @@ from stopwise.report._page import Block, Callout, Chart, Facts, IntervalStrip, R
 
 __all__ = ["answer_blocks", "claim_sentence", "decision_report", "parse_decisions", "read_decisions"]
 
+PER_PAIR_SCOPE = (
+    "The guarantee is per pair: it covers this one comparison. Claims about several pairs of one record (a leaderboard) "
+    "need a family control: stopwise leaderboard (decide_family)."
+)
+"""What a single-pair record's guarantee covers, shown under its claim (the record itself is unchanged)."""
+
 _ACTION_COLOURS = {"promote": "#1a7f37", "reject": "#c0392b", "continue": "#b7791f", "abstain": "#7b3fa0"}
 
 
@@ -323,7 +329,11 @@ def _forecast_text(record: DecisionRecord) -> str | None:
 def answer_blocks(record: DecisionRecord) -> list[Block]:
     """The answer at a glance for one record: the verdict, the claim sentence and the interval against δ."""
     pair = f"{record.tested} vs {record.baseline}"
-    blocks: list[Block] = [Callout(record.action, pair, tone=record.action), Text(claim_sentence(record), style="claim")]
+    blocks: list[Block] = [
+        Callout(record.action, pair, tone=record.action),
+        Text(claim_sentence(record), style="claim"),
+        Text(PER_PAIR_SCOPE),
+    ]
     if record.action in ("continue", "abstain"):
         blocks.append(Text(f"Why: {record.reason}."))
     forecast = _forecast_text(record)
