@@ -278,7 +278,7 @@ def order_command(
         out_tmp = outputs.file(out) if out is not None else None
         chosen = load_policy(policy) if policy is not None else Policy()
         frame = pd.DataFrame(read_table(readable, what="task list", lists=("flags",)).cells)
-        order = task_order(frame, chosen, cost_system=cost_system)
+        order = task_order(frame, chosen, cost_system=cost_system, source=str(tasks))
         if out_tmp is not None:
             order.to_csv(out_tmp, index=False)
     first = order.loc[order["covered"], "position"]

@@ -421,6 +421,11 @@ def _read_sample(
         return
     task = str(sample_id)
     record = f"sample {task} epoch {epoch}"
+    for name in ("total_time", "working_time"):  # a negative time is a damaged log, not a blank elapsed_s
+        value = sample.get(name)
+        if not isinstance(value, bool) and isinstance(value, int | float) and value < 0:
+            collector.problem(file, row, name, "must be a non-negative number of seconds", value)
+            return
     scored = _sample_outcome(collector, file, row, sample, scorer, key, record)
     if scored is None:
         return

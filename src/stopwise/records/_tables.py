@@ -155,12 +155,13 @@ def _shared_text(column: Any) -> np.ndarray:
     """An Arrow text column as an object array in which equal cells share one Python string.
 
     A column repeats its values (systems, groups, a stamp on every row): one object per distinct value
-    keeps a million-row file to its distinct texts. ``to_pylist``, not ``to_numpy``: pyarrow converts
-    text to NumPy through pandas, and the decision path does not load pandas.
+    keeps a million-row file to its distinct texts. ``to_pylist`` and the indices' buffer, not ``to_numpy``:
+    pyarrow converts to NumPy through pandas, and the decision path does not load pandas.
     """
     encoded = column.dictionary_encode()
     distinct = _objects(encoded.dictionary.to_pylist())
-    return distinct[encoded.indices.to_numpy(zero_copy_only=False)]
+    indices = encoded.indices  # int32 without nulls; read from its buffer: Array.to_numpy loads pandas
+    return distinct[np.frombuffer(indices.buffers()[1], dtype=np.int32)[indices.offset : indices.offset + len(indices)]]
 
 
 def _read_csv_exact(path: Path, data: bytes | None, what: str) -> tuple[_Raw, np.ndarray]:
@@ -272,6 +273,10 @@ def _read_parquet(path: Path) -> _Raw:
 
     cap = limit("STOPWISE_MAX_DECOMPRESSED_BYTES")
     with pq.ParquetFile(path) as parquet:
+        names = parquet.schema_arrow.names
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:  # a mapping by name would keep one of them: refused, as a repeated CSV header cell is
+            raise ValidationError([Problem(str(path), None, ", ".join(repeated), "column appears more than once in the file")])
         batches, total = [], 0
         for batch in parquet.iter_batches(batch_size=1 << 16):
             total += batch.nbytes
