@@ -272,6 +272,7 @@ def order_command(
 
     from stopwise._atomic import Outputs
     from stopwise.compare import task_order
+    from stopwise._csv_cells import protect_frame
     from stopwise.records import Policy, load_policy, read_table
 
     with user_errors(), Outputs(force=force) as outputs, input_path(tasks) as readable:
@@ -280,7 +281,7 @@ def order_command(
         frame = pd.DataFrame(read_table(readable, what="task list", lists=("flags",)).cells)
         order = task_order(frame, chosen, cost_system=cost_system, source=str(tasks))
         if out_tmp is not None:
-            order.to_csv(out_tmp, index=False)
+            protect_frame(order).to_csv(out_tmp, index=False)  # task and group names a spreadsheet would run are quoted
     first = order.loc[order["covered"], "position"]
     kind, digest = str(order["order_kind"].iloc[0]), str(order["order_sha256"].iloc[0])  # the kind drawn (uniform under top-up)
     if as_json:
@@ -294,7 +295,7 @@ def order_command(
     if out is not None:
         console.print(f"wrote {escape(str(out))}")
     else:
-        typer.echo(order.to_csv(index=False), nl=False)
+        typer.echo(protect_frame(order).to_csv(index=False), nl=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -25,6 +25,7 @@ from typing import IO, Any, Literal, NamedTuple, get_args
 import numpy as np
 
 from stopwise._limits import gunzip_bytes, json_loads, limit, read_lines
+from stopwise._csv_cells import unprotect_cells
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 
 __all__ = ["TABLE_FORMATS", "Table", "TableFormat", "format_of", "read_table"]
@@ -159,7 +160,7 @@ def _shared_text(column: Any) -> np.ndarray:
     pyarrow converts to NumPy through pandas, and the decision path does not load pandas.
     """
     encoded = column.dictionary_encode()
-    distinct = _objects(encoded.dictionary.to_pylist())
+    distinct = unprotect_cells(_objects(encoded.dictionary.to_pylist()))  # a cell written as '=x is =x
     indices = encoded.indices  # int32 without nulls; read from its buffer: Array.to_numpy loads pandas
     return distinct[np.frombuffer(indices.buffers()[1], dtype=np.int32)[indices.offset : indices.offset + len(indices)]]
 
@@ -211,7 +212,7 @@ def _read_csv_exact(path: Path, data: bytes | None, what: str) -> tuple[_Raw, np
     if problems:
         raise ValidationError(problems)
     columns = list(zip(*rows, strict=True)) if rows else [()] * width
-    raw = {name: _objects(col) for name, col in zip(names, columns, strict=True)}
+    raw = {name: unprotect_cells(_objects(col)) for name, col in zip(names, columns, strict=True)}
     return raw, np.asarray(lines, dtype=np.int64)
 
 
