@@ -273,8 +273,8 @@ class Record:
 
     @property
     def source(self) -> str:
-        """Where the row came from, ``"<format>:<file>"`` (its flags are in ``flags``)."""
-        return f"{self.fmt}:{self.file}"
+        """Where the row came from, ``"<format>:<file>"`` (its flags are in ``flags``; control characters escaped)."""
+        return f"{self.fmt}:{printable(self.file)}"
 
 
 _REASONS = {"error": "harness error", "empty_patch": "empty patch", "unscored": "no score"}

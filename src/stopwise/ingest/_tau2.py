@@ -90,13 +90,8 @@ def _simulations(collector: Collector, path: Path, doc: Mapping[str, Any]) -> li
     inline = doc.get("simulations")
     if isinstance(inline, list) and inline:
         return [(file, s) for s in inline]
-    if path.name != "results.json":  # the simulations/ folder beside is the directory format of a results.json, not this file's
-        if "simulations" in doc or "simulation_index" not in doc:
-            collector.notes.append(
-                f"{file}: a monolithic tau2 results file without simulations; no rows (a directory-format run's "
-                "simulations/ belong to the results.json beside them)"
-            )
-            return []
+    if path.name != "results.json" and ("simulations" in doc or "simulation_index" not in doc):
+        return []  # monolithic: the simulations/ folder beside belongs to the results.json there (directory format)
     sims_dir = path.parent / "simulations"
     out: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
