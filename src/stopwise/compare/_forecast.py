@@ -17,6 +17,13 @@ The remaining tasks of a completion are counted from the current look to its dec
 limit when it does not decide; :class:`stopwise.records.RemainingForecast` keeps their median and 10th /
 90th percentiles and the share that decides. With the default 200 completions of a 500-task benchmark it
 takes about 10-60 ms.
+
+Bounded work. A forecast draws at most :data:`FORECAST_MAX_DRAWS` simulated task outcomes (completions x
+remaining tasks), in blocks of completions of at most :data:`_BLOCK_DRAWS` outcomes (the blocks draw the same
+random stream as one array), so its memory does not grow with the planned tasks: past the cap it simulates
+fewer completions (the forecast's ``n_simulations`` says how many), and when fewer than
+:data:`FORECAST_MIN_SIMULATIONS` fit (more than 500,000 remaining tasks with the defaults) the record carries
+no forecast.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ __all__ = ["FORECAST_MAX_DRAWS", "FORECAST_MIN_SIMULATIONS", "FORECAST_SIMULATIO
 
 FORECAST_SIMULATIONS = 200
 """Completions simulated for a betting-wor forecast (a fixed-budget one uses a quarter of them: its tails cost more)."""
-FORECAST_MAX_DRAWS = 20_000_000
+FORECAST_MAX_DRAWS = 10_000_000
 """Simulated task outcomes one forecast draws at most (completions x remaining tasks); past it, fewer completions."""
 FORECAST_MIN_SIMULATIONS = 20
 """Fewest completions a forecast is given with; when fewer fit in :data:`FORECAST_MAX_DRAWS` there is none."""
