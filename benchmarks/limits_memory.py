@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -56,7 +55,13 @@ def write_inputs(folder: Path, *, n_tasks_file: int, report_ids: int, seed: int)
     with tasks.open("w") as handle:
         handle.write("task,group\n")
         handle.writelines(f"task-{i:07d},g{i % 50}\n" for i in range(n_tasks_file))
-    return {"rows": rows, "plain": plain, "report": report, "tasks": tasks, "order": folder / "order.csv"}
+    return input_paths(folder)
+
+
+def input_paths(folder: Path) -> dict[str, Path]:
+    """Where :func:`write_inputs` puts each input."""
+    names = {"rows": "rows.csv", "plain": "rows_plain.csv", "report": "report.run1.json", "tasks": "tasks.csv", "order": "order.csv"}
+    return {key: folder / name for key, name in names.items()}
 
 
 def run_child(argv: list[str], src: Path, cap_bytes: int, cwd: Path) -> tuple[int, float, float]:
@@ -88,7 +93,11 @@ def main(argv: list[str] | None = None) -> None:
     current_src, base_src = ROOT / "src", baseline_src()
     with tempfile.TemporaryDirectory(prefix="stopwise-limits-") as name:
         folder = Path(name)
-        made = write_inputs(folder, n_tasks_file=n_tasks_file, report_ids=report_ids, seed=args.seed)
+        # in a child process: a child forked from a parent that built 5.6 million ids would count the parent's pages
+        subprocess.run([sys.executable, "-c", f"from benchmarks.limits_memory import write_inputs; from pathlib import Path; "
+                        f"write_inputs(Path({str(folder)!r}), n_tasks_file={n_tasks_file}, report_ids={report_ids}, seed={args.seed})"],
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(current_src), str(ROOT)])}, check=True)
+        made = input_paths(folder)
         code, _, _ = run_child(["order", str(made["tasks"]), "-o", str(made["order"])], current_src, cap, folder)
         if code != 0:
             sys.exit(f"could not write the order output (exit {code})")

@@ -32,14 +32,14 @@ _ESCAPED_NEXT = (*FORMULA_START, "'")
 
 
 def protect(text: str) -> str:
-    """``text`` as a CSV cell a spreadsheet shows as text (a leading ``'`` where needed; see the module notes).
+    r"""``text`` as a CSV cell a spreadsheet shows as text (a leading ``'`` where needed; see the module notes).
 
     Examples
     --------
     >>> from stopwise._csv_cells import protect, unprotect
     >>> protect("=cmd|' /C calc'!A0"), protect("gpt-4o"), protect("'=x")
     ("'=cmd|' /C calc'!A0", 'gpt-4o', "''=x")
-    >>> all(unprotect(protect(t)) == t for t in ["=1+2", "-", "'", "''", "'a", "@x", "\\tx", "plain", ""])
+    >>> all(unprotect(protect(t)) == t for t in ["=1+2", "-", "'", "''", "'a", "@x", "\tx", "plain", ""])
     True
     """
     if text.startswith(FORMULA_START) or (text.startswith("'") and text[1:2] in _ESCAPED_NEXT and text[1:2] != ""):

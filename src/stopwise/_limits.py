@@ -206,7 +206,7 @@ _JSON_SPACE = (9, 10, 13, 32)
 
 
 def count_json_values(text: str | bytes) -> int:
-    """The values :func:`check_structure` would count in the JSON document ``text``, without parsing it.
+    r"""The values :func:`check_structure` would count in the JSON document ``text``, without parsing it.
 
     Every value is the root or a child of a non-empty container, and a container with k children holds
     k - 1 commas; so outside strings, the count is 1 + commas + containers - empty containers. The text

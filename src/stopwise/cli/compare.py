@@ -271,6 +271,7 @@ def order_command(
     import pandas as pd
 
     from stopwise._atomic import Outputs
+    from stopwise._csv_cells import protect_frame
     from stopwise.compare import task_order
     from stopwise._csv_cells import protect_frame
     from stopwise.records import Policy, load_policy, read_table

@@ -67,8 +67,10 @@ def limit_in_tasks(policy: Policy, n_observed: int, population_size: int, used: 
 def _completion_blocks(
     differences: np.ndarray, remaining: int, n_simulations: int, rng: np.random.Generator
 ) -> Iterator[np.ndarray]:
-    """Blocks of rows of the ``(n_simulations, remaining)`` simulated differences of the unobserved tasks (the
-    Dirichlet-multinomial model), at most :data:`_BLOCK_DRAWS` values each, in simulation order."""
+    """Blocks of rows of the ``(n_simulations, remaining)`` simulated differences of the unobserved tasks.
+
+    The Dirichlet-multinomial model; at most :data:`_BLOCK_DRAWS` values a block, in simulation order.
+    """
     support = np.unique(np.r_[differences, [-1.0, 0.0, 1.0]] if np.isin(differences, (-1.0, 0.0, 1.0)).all() else differences)
     counts = np.array([np.count_nonzero(differences == v) for v in support], dtype=float)
     shares = rng.dirichlet(counts + 0.5, size=n_simulations)
@@ -187,7 +189,7 @@ def remaining_forecast(
                     full, threshold, method=method, n_resamples=policy.bootstrap_resamples, rng=np.random.default_rng(seed + s),
                     population_size=population_size,
                 )
-                above = float(full.mean()) > threshold
-                decided[s] = (tails.r_promote if above else tails.r_reject) <= a
+                tested_above = float(full.mean()) > threshold
+                decided[s] = (tails.r_promote if tested_above else tails.r_reject) <= a
             s += 1
     return _summary(np.full(n_sims, float(remaining)), decided, n_sims, seed)

@@ -24,8 +24,8 @@ from typing import IO, Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
-from stopwise._limits import gunzip_bytes, json_loads, limit, read_lines
 from stopwise._csv_cells import unprotect_cells
+from stopwise._limits import gunzip_bytes, json_loads, limit, read_lines
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 
 __all__ = ["TABLE_FORMATS", "Table", "TableFormat", "format_of", "read_table"]
