@@ -16,8 +16,8 @@ import pytest
 
 import stopwise._limits as limits
 from stopwise import Policy
-from stopwise.compare import required_counts
 from stopwise.compare import _forecast as forecast
+from stopwise.compare import required_counts
 from stopwise.compare._orders import coverage_deadlines
 from stopwise.compare._plan import covered_prefixes
 from stopwise.errors import LimitError
