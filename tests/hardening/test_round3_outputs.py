@@ -91,8 +91,10 @@ def test_a_folder_that_is_a_file_is_refused_before_anything_is_created(tmp_path:
         lambda t: ["ingest", TAU2, "-o", t, "--out-format", "csv"],
         lambda t: ["policy", "init", t],
         lambda t: ["ingest", TAU2, "-o", t.with_name("rows.csv"), "--trajectories", t],
+        lambda t: ["report", ROOT / "tests/finality/fixtures/runs.csv", "-o", t],
+        lambda t: ["order", ROOT / "tests/finality/fixtures/runs.csv", "-o", t],
     ],
-    ids=["ingest -o", "policy init", "ingest --trajectories"],
+    ids=["ingest -o", "policy init", "ingest --trajectories", "report -o", "order -o"],
 )
 def test_a_special_file_is_never_replaced_even_with_force(kind: str, command, tmp_path: Path, run: Run) -> None:  # type: ignore[no-untyped-def]
     target = tmp_path / "special"
