@@ -34,7 +34,7 @@ def _rows(path: Path, n: int = 6) -> Path:
 def test_order_refuses_a_task_listed_twice_as_decide_does(tmp_path: Path, run: Run) -> None:
     tasks = tmp_path / "tasks.csv"
     tasks.write_text("task,group\nt1,a\nt2,b\nt1,a\n")
-    refused(run("order", tasks), f"{tasks}, row 3, field 'task'", "must be unique", "already listed at row 1", "'t1'")
+    refused(run("order", tasks), f"{tasks}, row 3, field 'task'", "must be unique", "already planned at position 1", "'t1'")
     refused(run("decide", _rows(tmp_path / "rows.csv"), "-t", "A", "-b", "B", "--tasks", tasks), "row 3", "'t1'")
 
 
