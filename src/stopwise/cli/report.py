@@ -71,8 +71,8 @@ def report_command(
 
     An existing report written by stopwise is replaced; any other existing file only with --force.
     """
-    from stopwise.errors import FileFormatError, InputError
     from stopwise._atomic import check_output_plan
+    from stopwise.errors import FileFormatError, InputError
     from stopwise.report import build_report
 
     with user_errors():
