@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stopwise._atomic import write_file
+from stopwise._csv_cells import protect_frame
 from stopwise._vocabulary import STATUSES
 from stopwise.errors import ArgumentError, ComparisonError, Problem, ValidationError, shown
-from stopwise._csv_cells import protect_frame
 from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
 from stopwise.records._tables import TABLE_FORMATS, TableFormat, _Lines, _objects, format_of, read_table
 
