@@ -16,6 +16,10 @@
   page, a ledger export) follows the same path: a temporary file beside it, moved into place when
   complete, removed on any failure. Without replacement the move is a hard link, which fails when the
   destination exists, even if it appeared while the file was being written.
+* The outputs of one command are checked together (:func:`check_output_plan`, and :class:`Outputs` as
+  each is registered) before any is written: two outputs on one path (or a file inside a directory
+  output), a folder that cannot hold the output, and an existing device, named pipe (FIFO) or socket
+  are refused; a special file is never replaced, ``force`` or not.
 
 Directories written before 0.1 carry the markers of :data:`LEGACY_MARKERS` (saved early models and
 evaluations); they are recognised, so they stay replaceable with ``force``.
@@ -26,13 +30,25 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from stopwise.errors import OutputExistsError, StopwiseError, ValidationError
 
-__all__ = ["LEGACY_MARKERS", "MARKER", "OUTPUT_KIND", "Outputs", "check_output", "output_kind", "write_directory", "write_file"]
+__all__ = [
+    "LEGACY_MARKERS",
+    "MARKER",
+    "OUTPUT_KIND",
+    "Outputs",
+    "check_output",
+    "check_output_plan",
+    "output_kind",
+    "special_file",
+    "write_directory",
+    "write_file",
+]
 
 MARKER = ".stopwise-output"
 """File that marks a directory as written by stopwise (and so replaceable with ``--force``)."""
@@ -101,6 +117,7 @@ def check_output(
     where = f"{name} {target}" if name else str(target)
     if target.is_symlink() and not target.exists():
         raise OutputExistsError(f"{where}: is a dangling symbolic link; choose another output path")
+    _refuse_special(target, where)
     if directory:
         _check_directory(target, where, force=force, kind=kind)
         return target
@@ -209,6 +226,7 @@ def write_file(
     ('one', ['a.txt'])
     """
     target = Path(path)
+    _refuse_special(target, str(target))  # a device or FIFO is never replaced, replace or not
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _stand_in(target)
     try:
@@ -255,6 +273,7 @@ class Outputs:
     def file(self, path: str | os.PathLike[str]) -> Path:
         """Check ``path`` as an output file; returns the temporary path to write instead (same suffixes)."""
         target = check_output(path, force=self.force)
+        _check_place(target, str(target), False, self._registered(), create_folders=True)
         self._parent(target)
         tmp = _stand_in(target)
         self._files.append((target, tmp))
@@ -267,12 +286,17 @@ class Outputs:
         ``kind`` and ``name`` are those of :func:`check_output`.
         """
         target = check_output(path, force=self.force, directory=True, kind=kind, name=name)
+        _check_place(target, f"{name} {target}" if name else str(target), True, self._registered(), create_folders=True)
         self._parent(target)
         tmp = _stand_in(target)
         tmp.mkdir()
         (tmp / MARKER).write_text(_marker_text(kind, version), encoding="utf-8")
         self._dirs.append((target, tmp, kind, name))
         return tmp
+
+    def _registered(self) -> list[tuple[str, Path, bool]]:
+        """(name, target, is a directory) of every output registered so far."""
+        return [(str(t), t, False) for t, _ in self._files] + [(f"{n} {t}" if n else str(t), t, True) for t, _, _, n in self._dirs]
 
     def commit(self) -> None:
         """Move every output into place (files by atomic rename; directories swapped, then the old removed).
@@ -350,6 +374,95 @@ class Outputs:
         else:
             self.user_names(exc)
             self.discard()
+
+
+def special_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is a device, a named pipe (FIFO) or a socket (symbolic links followed); None otherwise.
+
+    Examples
+    --------
+    >>> special_file("/dev/null"), special_file("/nonexistent/file")
+    ('a character device', None)
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    for test, what in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return None
+
+
+def _refuse_special(target: Path, where: str) -> None:
+    what = special_file(target)
+    if what is not None:
+        raise OutputExistsError(f"{where}: is {what}, not a regular file; it is never replaced (--force or not): choose a file path")
+
+
+def _same_or_inside(a: Path, b: Path) -> bool:
+    return a == b or b in a.parents
+
+
+def _check_place(
+    target: Path, where: str, is_dir: bool, others: Sequence[tuple[str, Path, bool]], *, create_folders: bool
+) -> None:
+    """Refuse an output whose folder cannot hold it, or that shares a path with another output of the command."""
+    folder = target.parent
+    ancestor = next((p for p in (folder, *folder.parents) if p.exists() or p.is_symlink()), None)
+    if ancestor is not None and not ancestor.is_dir():
+        raise OutputExistsError(f"{where}: its folder {ancestor} is not a directory; choose another output path")
+    if not create_folders and not folder.is_dir():
+        raise OutputExistsError(f"{where}: folder {folder} does not exist; create it first or choose another output path")
+    mine = Path(os.path.abspath(target)).resolve()
+    for name, other, other_is_dir in others:
+        theirs = Path(os.path.abspath(other)).resolve()
+        if mine == theirs or (other_is_dir and _same_or_inside(mine, theirs)) or (is_dir and _same_or_inside(theirs, mine)):
+            raise OutputExistsError(f"{where}: is also an output of this command ({name}); give each output its own path")
+
+
+def check_output_plan(
+    outputs: Sequence[tuple[str, str | os.PathLike[str] | None, str | None]], *, force: bool, create_folders: bool = True
+) -> list[Path]:
+    """Check every output of one command together, before any is written; returns their paths (None ones left out).
+
+    ``outputs`` lists ``(option, path, kind)``: ``kind`` None for a file, else the kind of output directory
+    (:func:`check_output`). Each is checked by :func:`check_output`, then as a set: two outputs on one path,
+    or one inside an output directory, are refused, and so is a folder that is a file on the way (or, without
+    ``create_folders``, a folder that does not exist). An existing device, FIFO or socket is refused,
+    ``force`` or not.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_plan([("-o", d / "x.jsonl", None), ("--decisions", d / "x.jsonl", None)], force=False)
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.OutputExistsError: --decisions .../x.jsonl: is also an output of this command (-o .../x.jsonl); give each output its own path
+    >>> check_output_plan([("--decisions", d / "nodir" / "d.jsonl", None)], force=False, create_folders=False)
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.OutputExistsError: --decisions .../d.jsonl: folder .../nodir does not exist; create it first or choose another output path
+    """
+    seen: list[tuple[str, Path, bool]] = []
+    for name, path, kind in outputs:
+        if path is None:
+            continue
+        target = Path(path)
+        where = f"{name} {target}" if name else str(target)
+        if kind is None:
+            check_output(target, force=force, name=name)
+        else:
+            check_output(target, force=force, directory=True, kind=kind, name=name)
+        _check_place(target, where, kind is not None, seen, create_folders=create_folders)
+        seen.append((where, target, kind is not None))
+    return [target for _, target, _ in seen]
 
 
 def write_directory(

@@ -16,9 +16,11 @@ in a report. Every such string is shown through one of:
 
 from __future__ import annotations
 
+import unicodedata
+
 from stopwise._redact import redact_url
 
-__all__ = ["MAX_LINE_CHARS", "escape_text", "for_html", "for_terminal", "terminal_text"]
+__all__ = ["MAX_LINE_CHARS", "escape_text", "for_html", "for_terminal", "printable", "terminal_text"]
 
 
 def escape_text(text: str, *, keep_newlines: bool = True) -> str:
@@ -96,3 +98,26 @@ def for_html(value: object, *, quote: bool = True) -> str:
     import html
 
     return html.escape(escape_text(str(value)), quote=quote)
+
+
+def printable(name: str) -> str:
+    r"""``name`` with control and format characters written as escapes (``\x1b`` for ESC): names are data.
+
+    Every ingest reader passes the system and task names of its rows through it, so a log cannot drive a
+    terminal through them (``ingest -o -``); escaping twice changes nothing.
+
+    Examples
+    --------
+    >>> printable("mockllm/\x1b[31mred\x1b[0m")
+    'mockllm/\\x1b[31mred\\x1b[0m'
+    >>> printable("gpt-4o")
+    'gpt-4o'
+    """
+    if name.isprintable():
+        return name
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+        else c
+        for c in name
+    )

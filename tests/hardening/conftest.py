@@ -67,14 +67,15 @@ def refused(result: Outcome, *fragments: str) -> str:
 
 LIMITED = (
     "import resource, sys\n"
-    "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+    "cap = int(float(sys.argv.pop(1)) * 2**30)\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (cap, cap))\n"
     "from stopwise.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 
 
-def run_limited(*args: object, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``stopwise ARGS`` in a subprocess limited to 2 GiB of address space (RLIMIT_AS).
+def run_limited(*args: object, cwd: Path, env: dict[str, str] | None = None, cap_gib: float = 2) -> subprocess.CompletedProcess[str]:
+    """``stopwise ARGS`` in a subprocess limited to ``cap_gib`` GiB of address space (RLIMIT_AS).
 
     The subprocess imports the same stopwise as the tests (a relative ``PYTHONPATH=src`` would not
     reach it from ``cwd``, and an installed copy would be tested instead).
@@ -85,7 +86,7 @@ def run_limited(*args: object, cwd: Path, env: dict[str, str] | None = None) -> 
     inherited = os.environ.get("PYTHONPATH")
     environ = {**os.environ, "PYTHONPATH": source + (os.pathsep + inherited if inherited else ""), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-c", LIMITED, *map(str, args)],
+        [sys.executable, "-c", LIMITED, str(cap_gib), *map(str, args)],
         cwd=cwd,
         env=environ,
         capture_output=True,

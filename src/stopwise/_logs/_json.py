@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stopwise._limits import json_loads
+from stopwise._limits import check_file_size, json_loads
 from stopwise.errors import FileFormatError
 
 __all__ = ["load_json"]
@@ -18,8 +18,9 @@ def load_json(path: Path) -> Any:
         raise FileFormatError(f"{path}: no such file")
     if path.stat().st_size == 0:
         raise FileFormatError(f"{path}: the file is empty")
+    check_file_size(path, str(path))  # STOPWISE_MAX_DECOMPRESSED_BYTES, before a byte is read
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, "rb") as handle:
             return json_loads(handle.read(), str(path))
     except json.JSONDecodeError as exc:
         raise FileFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc

@@ -275,16 +275,20 @@ def order_command(
     import pandas as pd
 
     from stopwise._atomic import Outputs
+    from stopwise._csv_cells import protect_frame
     from stopwise.compare import task_order
-    from stopwise.records import Policy, load_policy, read_table
+    from stopwise.records import Policy, TaskUniverse, load_policy, read_table
 
     with user_errors(), Outputs(force=force) as outputs, input_path(tasks) as readable:
         out_tmp = outputs.file(out) if out is not None else None
         chosen = load_policy(policy) if policy is not None else Policy()
-        frame = pd.DataFrame(read_table(readable, what="task list", lists=("flags",)).cells)
+        cells = read_table(readable, what="task list", lists=("flags",)).cells
+        if "system" not in cells and "task" in cells:  # a task list, not outcome rows: each task once, as decide --tasks requires
+            TaskUniverse(["" if t is None else str(t) for t in cells["task"]], source=str(tasks))
+        frame = pd.DataFrame(cells)
         order = task_order(frame, chosen, cost_system=cost_system)
         if out_tmp is not None:
-            order.to_csv(out_tmp, index=False)
+            protect_frame(order).to_csv(out_tmp, index=False)  # task and group names a spreadsheet would run are quoted
     first = order.loc[order["covered"], "position"]
     kind, digest = str(order["order_kind"].iloc[0]), str(order["order_sha256"].iloc[0])  # the kind drawn (uniform under top-up)
     if as_json:
@@ -298,7 +302,7 @@ def order_command(
     if out is not None:
         console.print(f"wrote {escape(str(out))}")
     else:
-        typer.echo(order.to_csv(index=False), nl=False)
+        typer.echo(protect_frame(order).to_csv(index=False), nl=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from stopwise._atomic import Outputs
+from stopwise._atomic import Outputs, check_output_plan
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     Inputs,
@@ -273,6 +273,7 @@ def evaluate_command(
         _threshold(threshold, "threshold")
         if out is not None:
             check_output_dir(out, force=force, kind=EVALUATION_KIND)
+        check_output_plan([("--out", out, EVALUATION_KIND), ("--outcomes", outcomes, None)], force=force)  # e.g. --outcomes inside --out
         rows_tmp = _outcomes_output(outputs, outcomes)  # checked before any computation; moved into place at the end
         runs = read_runs(inputs.files(trajectories))
         golds = read_gold(inputs.file(gold)) if gold is not None else None

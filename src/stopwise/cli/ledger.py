@@ -270,17 +270,18 @@ def export_command(
 
     Example: stopwise ledger export ledger.db my-eval -o rows.csv --decisions decisions.jsonl --upto-decision 3
     """
-    from stopwise._atomic import check_output
+    from stopwise._atomic import Outputs, check_output_plan
 
-    with user_errors():
-        for given in (out, decisions):  # both refused before either is written
-            if given is not None:
-                check_output(given, force=force)
-    with user_errors(), _open(url, "read") as ledger:
-        written = ledger.export(evaluation, out, decisions_path=decisions, force=force, upto_decision=upto_decision)
+    with user_errors():  # every output refused before either is written: a clash, a missing folder, a device
+        check_output_plan([("--out", out, None), ("--decisions", decisions, None)], force=force, create_folders=False)
+    with user_errors(), _open(url, "read") as ledger, Outputs(force=force) as outputs:
+        rows_tmp = outputs.file(out)
+        decisions_tmp = outputs.file(decisions) if decisions is not None else None
+        ledger.export(evaluation, rows_tmp, decisions_path=decisions_tmp, force=True, upto_decision=upto_decision)  # moved into place together
         head = ledger.head(evaluation)
+    written = [str(path) for path in (out, decisions) if path is not None]
     if as_json:
-        print_json({"wrote": [str(path) for path in written], "head": str(head)})
+        print_json({"wrote": written, "head": str(head)})
         return
     for path in written:
         console.print(f"wrote {escape(path)}")

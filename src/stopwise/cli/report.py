@@ -71,6 +71,7 @@ def report_command(
 
     An existing report written by stopwise is replaced; any other existing file only with --force.
     """
+    from stopwise._atomic import check_output_plan
     from stopwise.errors import FileFormatError, InputError
     from stopwise.report import build_report
 
@@ -84,6 +85,7 @@ def report_command(
         target = out if out is not None else _default_out(source)
         if target.is_dir():
             raise FileFormatError(f"{target}: is a folder; --out takes a file name such as report.html")
+        check_output_plan([("--out", target, None)], force=True)  # a device or FIFO is never replaced (nor read to see who wrote it)
         if target.exists() and not force and not _written_by_stopwise(target):
             raise FileFormatError(f"{target}: exists and was not written by stopwise; pass --force to replace it")
         page = build_report(source, kind=kind, text=text, threshold=threshold, evaluation=evaluation)

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 from stopwise.errors import ArgumentError
 from stopwise.records import CoverageRule, CoverageState, GroupCoverage
 
-__all__ = ["budget_task_count", "coverage_from_sizes", "coverage_state", "required_counts"]
+__all__ = ["budget_task_count", "coverage_from_sizes", "coverage_state", "feasible_prefixes", "required_counts", "requirement_reach"]
 
 
 def budget_task_count(n_shared: int, budget: float) -> int:
@@ -56,6 +56,43 @@ def required_counts(group_sizes: ArrayLike, k: ArrayLike) -> np.ndarray:
     counts = np.asarray(k, dtype=np.int64)[..., None]
     total = int(sizes.sum())
     return np.maximum(1, np.minimum(sizes, (counts * sizes) // total))
+
+
+def requirement_reach(group_sizes: ArrayLike) -> np.ndarray:
+    """The first k at which each group's requirement reaches j, for j = 1..n_g, group after group: O(N), no (N, G) table.
+
+    ``r_g(k) >= j`` exactly when ``k >= ceil(j N / n_g)`` for 2 <= j <= n_g (and always for j = 1), since
+    ``r_g(k) = max(1, min(n_g, floor(k n_g / N)))`` (:func:`required_counts`). Entry ``offset_g + j - 1`` holds it,
+    with ``offset_g`` the sizes of the groups before g.
+
+    Examples
+    --------
+    >>> from stopwise.compare._coverage import requirement_reach
+    >>> requirement_reach([3, 1]).tolist()
+    [1, 3, 4, 1]
+    """
+    sizes = np.asarray(group_sizes, dtype=np.int64)
+    if sizes.ndim != 1 or (sizes < 1).any():
+        raise ArgumentError("group_sizes must be a 1-d array of counts >= 1")
+    total = int(sizes.sum())
+    size = np.repeat(sizes, sizes)
+    j = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes) + 1
+    return np.where(j == 1, 1, (j * total + size - 1) // size)
+
+
+def feasible_prefixes(group_sizes: ArrayLike) -> np.ndarray:
+    """Whether the rule can be met after k tasks, ``sum_g r_g(k) <= k``, for k = 1..N (O(N) memory).
+
+    Examples
+    --------
+    >>> from stopwise.compare._coverage import feasible_prefixes
+    >>> feasible_prefixes([2, 2]).tolist()
+    [False, True, True, True]
+    """
+    reach = requirement_reach(group_sizes)
+    total = len(reach)
+    required_total = np.cumsum(np.bincount(reach, minlength=total + 1))[1:]
+    return np.asarray(required_total <= np.arange(1, total + 1), dtype=bool)
 
 
 def coverage_state(

@@ -17,11 +17,19 @@ The remaining tasks of a completion are counted from the current look to its dec
 limit when it does not decide; :class:`stopwise.records.RemainingForecast` keeps their median and 10th /
 90th percentiles and the share that decides. With the default 200 completions of a 500-task benchmark it
 takes about 10-60 ms.
+
+Bounded work. A forecast draws at most :data:`FORECAST_MAX_DRAWS` simulated task outcomes (completions x
+remaining tasks), in blocks of completions of at most :data:`_BLOCK_DRAWS` outcomes (the blocks draw the same
+random stream as one array), so its memory does not grow with the planned tasks: past the cap it simulates
+fewer completions (the forecast's ``n_simulations`` says how many), and when fewer than
+:data:`FORECAST_MIN_SIMULATIONS` fit (more than 500,000 remaining tasks with the defaults) the record carries
+no forecast.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -30,10 +38,16 @@ from stopwise.compare._tails import tail_probabilities
 from stopwise.compare._wor_exact import exact_wor_tails_from_counts
 from stopwise.records import Policy, RemainingForecast
 
-__all__ = ["FORECAST_SIMULATIONS", "limit_in_tasks", "remaining_forecast"]
+__all__ = ["FORECAST_MAX_DRAWS", "FORECAST_MIN_SIMULATIONS", "FORECAST_SIMULATIONS", "limit_in_tasks", "remaining_forecast"]
 
 FORECAST_SIMULATIONS = 200
 """Completions simulated for a betting-wor forecast (a fixed-budget one uses a quarter of them: its tails cost more)."""
+FORECAST_MAX_DRAWS = 10_000_000
+"""Simulated task outcomes one forecast draws at most (completions x remaining tasks); past it, fewer completions."""
+FORECAST_MIN_SIMULATIONS = 20
+"""Fewest completions a forecast is given with; when fewer fit in :data:`FORECAST_MAX_DRAWS` there is none."""
+_BLOCK_DRAWS = 1_000_000
+"""Simulated task outcomes held at once (a block of completions): bounds the forecast's memory."""
 
 
 def limit_in_tasks(policy: Policy, n_observed: int, population_size: int, used: float) -> int:
@@ -50,16 +64,30 @@ def limit_in_tasks(policy: Policy, n_observed: int, population_size: int, used: 
     return int(min(max(tasks, n_observed), population_size))
 
 
-def _completions(differences: np.ndarray, remaining: int, n_simulations: int, rng: np.random.Generator) -> np.ndarray:
-    """``(n_simulations, remaining)`` simulated differences of the unobserved tasks (the Dirichlet-multinomial model)."""
+def _completion_blocks(
+    differences: np.ndarray, remaining: int, n_simulations: int, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    """Blocks of rows of the ``(n_simulations, remaining)`` simulated differences of the unobserved tasks.
+
+    The Dirichlet-multinomial model; at most :data:`_BLOCK_DRAWS` values a block, in simulation order.
+    """
     support = np.unique(np.r_[differences, [-1.0, 0.0, 1.0]] if np.isin(differences, (-1.0, 0.0, 1.0)).all() else differences)
     counts = np.array([np.count_nonzero(differences == v) for v in support], dtype=float)
     shares = rng.dirichlet(counts + 0.5, size=n_simulations)
     cumulative = np.cumsum(shares, axis=1)
     cumulative[:, -1] = 1.0
-    draws = rng.random((n_simulations, remaining))
-    index = np.stack([np.searchsorted(cumulative[s], draws[s], side="right") for s in range(n_simulations)])
-    return support[np.minimum(index, len(support) - 1)]
+    rows = max(1, _BLOCK_DRAWS // max(remaining, 1))
+    for start in range(0, n_simulations, rows):
+        block = cumulative[start : start + rows]
+        draws = rng.random((len(block), remaining))  # the same stream as one (n_simulations, remaining) draw
+        index = np.stack([np.searchsorted(block[s], draws[s], side="right") for s in range(len(block))])
+        yield support[np.minimum(index, len(support) - 1)]
+
+
+def _simulations(wanted: int, remaining: int) -> int:
+    """Completions to simulate: ``wanted``, or as many as :data:`FORECAST_MAX_DRAWS` allows (0: no forecast)."""
+    fit = min(wanted, FORECAST_MAX_DRAWS // remaining)
+    return fit if fit >= min(wanted, FORECAST_MIN_SIMULATIONS) else 0
 
 
 def _summary(remaining: np.ndarray, decided: np.ndarray, n_simulations: int, seed: int) -> RemainingForecast:
@@ -96,7 +124,8 @@ def remaining_forecast(
     Returns
     -------
     RemainingForecast or None
-        None when nothing is observed yet or the limit is already reached.
+        None when nothing is observed yet, the limit is already reached, or fewer than
+        :data:`FORECAST_MIN_SIMULATIONS` completions fit in :data:`FORECAST_MAX_DRAWS`.
 
     Examples
     --------
@@ -118,34 +147,49 @@ def remaining_forecast(
     rng = np.random.default_rng(seed)
     a, threshold = policy.tail_cutoff, policy.threshold
     if policy.decision.boundary == "betting-wor":
-        future = _completions(d, remaining, n_simulations, rng)
-        x = np.concatenate([np.broadcast_to(d, (n_simulations, n)), future], axis=1)
-        paths = betting_paths(x, threshold, population_size=population_size, alpha=a)
-        level = math.log(1.0 / a)
-        crossed = (np.maximum.accumulate(paths.log_promote, axis=1) >= level) | (np.maximum.accumulate(paths.log_reject, axis=1) >= level)
-        crossed = crossed[:, n - 1 :]  # from the current look on
-        decided = np.asarray(crossed.any(axis=1), dtype=bool)
-        first = np.where(decided, np.argmax(crossed, axis=1), remaining)
-        return _summary(first.astype(float), decided, n_simulations, seed)
-    n_sims = max(1, n_simulations // 4)
-    future = _completions(d, remaining, n_sims, rng)
-    decided = np.zeros(n_sims, dtype=bool)
+        n_sims = _simulations(n_simulations, remaining)
+        if n_sims == 0:
+            return None
+        first_parts, decided_parts = [], []
+        for future in _completion_blocks(d, remaining, n_sims, rng):
+            x = np.concatenate([np.broadcast_to(d, (len(future), n)), future], axis=1)
+            paths = betting_paths(x, threshold, population_size=population_size, alpha=a)
+            level = math.log(1.0 / a)
+            crossed = (np.maximum.accumulate(paths.log_promote, axis=1) >= level) | (np.maximum.accumulate(paths.log_reject, axis=1) >= level)
+            crossed = crossed[:, n - 1 :]  # from the current look on
+            decided_block = np.asarray(crossed.any(axis=1), dtype=bool)
+            first_parts.append(np.where(decided_block, np.argmax(crossed, axis=1), remaining))
+            decided_parts.append(decided_block)
+        return _summary(np.concatenate(first_parts).astype(float), np.concatenate(decided_parts), n_sims, seed)
+    n_sims = _simulations(max(1, n_simulations // 4), remaining)
+    if n_sims == 0:
+        return None
+    blocks = _completion_blocks(d, remaining, n_sims, rng)
     method = policy.tail_method
     if method == "exact-wor" and np.isin(d, (-1.0, 0.0, 1.0)).all() and limit_tasks < population_size:
-        full = np.concatenate([np.broadcast_to(d, (n_sims, n)), future], axis=1)
-        wins, losses = (full > 0).sum(axis=1), (full < 0).sum(axis=1)
+        wins_parts, losses_parts, above_parts = [], [], []
+        for future in blocks:
+            full = np.concatenate([np.broadcast_to(d, (len(future), n)), future], axis=1)
+            wins_parts.append((full > 0).sum(axis=1))
+            losses_parts.append((full < 0).sum(axis=1))
+            above_parts.append(full.mean(axis=1) > threshold)
+        wins, losses, above = np.concatenate(wins_parts), np.concatenate(losses_parts), np.concatenate(above_parts)
         p_promote, p_reject = exact_wor_tails_from_counts(wins, losses, np.full(n_sims, limit_tasks), population_size, np.full(n_sims, threshold))
-        above = full.mean(axis=1) > threshold
         decided = np.asarray(np.where(above, p_promote, p_reject) <= a, dtype=bool)
         return _summary(np.full(n_sims, float(remaining)), decided, n_sims, seed)
-    for s in range(n_sims):
-        full = np.r_[d, future[s]]
-        if method == "none":
-            decided[s] = True
-            continue
-        tails = tail_probabilities(
-            full, threshold, method=method, n_resamples=policy.bootstrap_resamples, rng=np.random.default_rng(seed + s), population_size=population_size
-        )
-        above = float(full.mean()) > threshold
-        decided[s] = (tails.r_promote if above else tails.r_reject) <= a
+    decided = np.zeros(n_sims, dtype=bool)
+    s = 0
+    for future in blocks:
+        for row in future:
+            full = np.r_[d, row]
+            if method == "none":
+                decided[s] = True
+            else:
+                tails = tail_probabilities(
+                    full, threshold, method=method, n_resamples=policy.bootstrap_resamples, rng=np.random.default_rng(seed + s),
+                    population_size=population_size,
+                )
+                tested_above = float(full.mean()) > threshold
+                decided[s] = (tails.r_promote if tested_above else tails.r_reject) <= a
+            s += 1
     return _summary(np.full(n_sims, float(remaining)), decided, n_sims, seed)

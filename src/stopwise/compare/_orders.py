@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from stopwise.compare._coverage import required_counts
+from stopwise.compare._coverage import feasible_prefixes, requirement_reach
 from stopwise.errors import ArgumentError
 
 __all__ = [
@@ -82,15 +82,21 @@ def coverage_deadlines(group_sizes: ArrayLike) -> np.ndarray:
     """
     sizes = np.asarray(group_sizes, dtype=np.int64)
     n = int(sizes.sum())
-    k = np.arange(1, n + 1)
-    required = required_counts(sizes, k)
-    possible = required.sum(axis=1) <= k
-    binding = np.maximum.accumulate(np.where(possible[:, None], required, 0), axis=0)
     deadlines = np.full((len(sizes), int(sizes.max())), n + 1, dtype=np.int64)
-    for g, size in enumerate(sizes):
-        j = np.arange(1, size + 1)
-        deadlines[g, :size] = np.searchsorted(binding[:, g], j, side="left") + 1
-    return np.minimum(deadlines, n + 1)
+    deadlines[np.repeat(np.arange(len(sizes)), sizes), np.arange(n) - np.repeat(np.cumsum(sizes) - sizes, sizes)] = _due(sizes)
+    return deadlines
+
+
+def _due(sizes: np.ndarray) -> np.ndarray:
+    """The deadline of the j-th task of each group, flattened group after group (j = 1..n_g): O(N) memory.
+
+    The j-th task of g is due at the first feasible k (:func:`stopwise.compare._coverage.feasible_prefixes`)
+    at which ``r_g(k) >= j`` (:func:`stopwise.compare._coverage.requirement_reach`); N + 1 when none is.
+    """
+    n = int(sizes.sum())
+    feasible = feasible_prefixes(sizes)
+    next_feasible = np.minimum.accumulate(np.where(feasible, np.arange(1, n + 1), n + 1)[::-1])[::-1]
+    return np.r_[next_feasible, n + 1][requirement_reach(sizes) - 1]
 
 
 def coverage_aware_orders(
@@ -117,10 +123,10 @@ def coverage_aware_orders(
     labels, codes = _orders_iv(groups, n_orders)
     generator = _generator(rng)
     sizes = np.bincount(codes)
-    deadlines = coverage_deadlines(sizes)
+    offsets = np.cumsum(sizes) - sizes
     u = generator.random((n_orders, len(labels)))
     rank = _within_group_rank(codes, u)
-    due = deadlines[codes[None, :], rank - 1]
+    due = _due(sizes)[offsets[codes][None, :] + rank - 1]
     tie = generator.random((n_orders, len(labels)))
     return np.lexsort((tie, due), axis=1)
 

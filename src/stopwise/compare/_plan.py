@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stopwise.compare._coverage import required_counts
+from stopwise.compare._coverage import feasible_prefixes, requirement_reach
 from stopwise.compare._orders import cost_first_orders, coverage_aware_orders, uniform_orders
 from stopwise.compare._pairing import task_groups
 from stopwise.errors import ComparisonError, PolicyError
@@ -26,7 +26,7 @@ from stopwise.records import STAMP_COLUMNS, OrderStamp, Policy, TaskUniverse, or
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["drawn_kind", "order_check", "order_universe", "task_order", "top_up_design"]
+__all__ = ["covered_prefixes", "drawn_kind", "order_check", "order_universe", "task_order", "top_up_design"]
 
 RANDOM_KINDS = ("uniform", "coverage-aware")
 """Order kinds that are seeded random permutations (uniform, or uniform within groups)."""
@@ -133,15 +133,44 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     else:
         raise PolicyError(f"order kind {kind!r} needs completed outcomes (group variances); it is a replay-only order")
     result = unique.iloc[order].reset_index(drop=True)
-    _, codes = np.unique(result["group"].to_numpy(dtype=str), return_inverse=True)
-    seen = np.cumsum(np.eye(codes.max() + 1, dtype=np.int64)[codes], axis=0)
+    _, codes = np.unique(result["group"].to_numpy(dtype=object), return_inverse=True)
     k = np.arange(1, len(result) + 1)
-    required = required_counts(np.bincount(codes), k)
-    covered = (required.sum(axis=1) <= k) & (seen >= required).all(axis=1)
-    table = pd.DataFrame({"position": k, "task": result["task"], "group": result["group"], "covered": covered})
+    table = pd.DataFrame({"position": k, "task": result["task"], "group": result["group"], "covered": covered_prefixes(codes.reshape(-1))})
     digest = order_digest(kind, seed, TaskUniverse(table["task"].tolist(), table["group"].tolist()).sha256())
     table["order_kind"], table["order_seed"], table["order_sha256"] = kind, int(seed), digest
     return table
+
+
+def covered_prefixes(codes: np.ndarray) -> np.ndarray:
+    """Whether each prefix of a planned order meets the proportional coverage rule, in O(N) memory.
+
+    ``codes[i]`` is the group (0..G-1) of the task at position i + 1. Prefix k is covered when
+    ``sum_g r_g(k) <= k`` and every group has at least ``r_g(k)`` tasks among the first k, with
+    ``r_g(k) = max(1, min(n_g, floor(k n_g / N)))`` (:func:`stopwise.compare.required_counts`). Group g's
+    requirement reaches r at ``k = ceil(r N / n_g)`` (r >= 2), so it fails exactly on the prefixes from
+    there to one before the position of its r-th task; these N intervals are summed in a difference array
+    (no (N, G) table, whatever the number of groups).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare._plan import covered_prefixes
+    >>> covered_prefixes(np.array([0, 1, 0, 0, 1, 0])).tolist()
+    [False, True, True, True, True, True]
+    >>> covered_prefixes(np.array([0, 0, 1])).tolist()
+    [False, False, True]
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n = len(codes)
+    sizes = np.bincount(codes)
+    position = np.argsort(codes, kind="stable")  # 0-based positions, group after group, in order: the j-th of g
+    reach = requirement_reach(sizes)  # r_g(k) >= j from k = reach on ...
+    until = np.r_[reach[1:] - 1, n]
+    until[np.cumsum(sizes) - 1] = n  # ... and r_g(k) = j until the next entry's reach (the last one to N)
+    fail_end = np.minimum(until, position)  # the j-th task of g sits at position + 1: failing while k < it
+    failing = fail_end >= reach
+    change = np.bincount(reach[failing], minlength=n + 2) - np.bincount(fail_end[failing] + 1, minlength=n + 2)
+    return np.asarray(feasible_prefixes(sizes) & (np.cumsum(change)[1 : n + 1] == 0), dtype=bool)
 
 
 def order_universe(order: pd.DataFrame) -> TaskUniverse:

@@ -29,6 +29,7 @@ import numpy as np
 
 from stopwise._canonical import canonical_json
 from stopwise._params import Constraint, OneOf, Predicate, check_params
+from stopwise._text import printable
 from stopwise._vocabulary import INGEST_FORMATS
 from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
@@ -272,8 +273,8 @@ class Record:
 
     @property
     def source(self) -> str:
-        """Where the row came from, ``"<format>:<file>"`` (its flags are in ``flags``)."""
-        return f"{self.fmt}:{self.file}"
+        """Where the row came from, ``"<format>:<file>"`` (its flags are in ``flags``; control characters escaped)."""
+        return f"{self.fmt}:{printable(self.file)}"
 
 
 _REASONS = {"error": "harness error", "empty_patch": "empty patch", "unscored": "no score"}
@@ -319,6 +320,7 @@ class Collector:
 
         ``status`` is the row's status when its outcome is known (``"predicted"`` for a run halted early).
         """
+        system, task = printable(system), printable(task)  # names are data: control characters escaped, as every reader's
         all_flags = list(dict.fromkeys(flags))
         if unknown is not None:
             policy = self.options.empty_patch if unknown == "empty_patch" else self.options.errors

@@ -317,9 +317,23 @@ def _tb_run_dir(trial_dir: Path, doc: Mapping[str, Any]) -> Path:
     return trial_dir
 
 
+def _tb_run_name(path: Path) -> tuple[Path, str]:
+    """(the folder holding the runs, the run's name) of a legacy Terminal-Bench run file.
+
+    ``<submission>/<run>/results.json``: the run folder, in the folder of the submission's runs. A run kept as a
+    file of its own, ``<submission>/<timestamp>_results.json``: the file (name without ``.json``), in the
+    submission folder -- never the benchmark folder above it, which holds every submission.
+    """
+    here = path.resolve().parent
+    if path.name == "results.json":
+        return here.parent, here.name
+    return here, path.name[: -len(".json")] if path.name.lower().endswith(".json") else path.name
+
+
 def _tb_system(collector: Collector, run_dir: Path, path: Path) -> str:
     """The system of a legacy Terminal-Bench run: ``run_metadata.json`` in the run folder, else the folder holding the runs."""
     file = str(path)
+    holder, run = _tb_run_name(path) if run_dir == path.resolve().parent else (run_dir.parent, run_dir.name)
     agent = model = None
     kwargs: dict[str, Any] = {}
     meta_path = run_dir / "run_metadata.json"
@@ -330,7 +344,7 @@ def _tb_system(collector: Collector, run_dir: Path, path: Path) -> str:
             kwargs = obj(meta.get("agent_kwargs"))
     default = "/".join(str(x) for x in (agent, model) if x)
     if not default:
-        default = run_dir.parent.name or run_dir.name
+        default = holder.name or run
         if collector.options.system is None:
             collector.notes.append(
                 f"{file}: no run_metadata.json in its run folder {run_dir.name}; system named by the folder holding "
@@ -340,8 +354,8 @@ def _tb_system(collector: Collector, run_dir: Path, path: Path) -> str:
         **path_fields(path),
         "agent": agent,
         "model": model,
-        "run": run_dir.name,
-        "run_id": run_dir.name,
+        "run": run,
+        "run_id": run,
         "kwargs": Kwargs(file, kwargs),
     }
     return system_name(collector.options.system, fields, default, file)
@@ -362,7 +376,7 @@ def _tb_run(collector: Collector, path: Path, doc: Mapping[str, Any]) -> None:
         if not isinstance(trial, dict):
             collector.problem(file, row, "results", "a trial result must be a JSON object", trial)
             continue
-        _tb_trial(collector, file, row, trial, system, run_dir.name)
+        _tb_trial(collector, file, row, trial, system, _tb_run_name(path)[1])
 
 
 def _tb_trial(collector: Collector, file: str, row: int | None, doc: Mapping[str, Any], system: str, run: str) -> None:

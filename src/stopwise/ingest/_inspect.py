@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from stopwise._logs import (
     select_eval_set_logs,
     text_of,
 )
+from stopwise._text import printable
 from stopwise.errors import InputError
 from stopwise.ingest._common import Collector, Progress, nonneg, system_name
 
@@ -100,26 +100,6 @@ def system_template(sources: str | Sequence[str]) -> str:
             continue
         raise InputError(f"`system_from` must be one of {', '.join(SYSTEM_SOURCES)}; got {part!r}")
     return "/".join(out)
-
-
-def printable(name: str) -> str:
-    r"""``name`` with control and format characters written as escapes (``\x1b`` for ESC).
-
-    Examples
-    --------
-    >>> printable("mockllm/\x1b[31mred\x1b[0m")
-    'mockllm/\\x1b[31mred\\x1b[0m'
-    >>> printable("gpt-4o")
-    'gpt-4o'
-    """
-    if name.isprintable():
-        return name
-    return "".join(
-        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-        if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
-        else c
-        for c in name
-    )
 
 
 class _Keyed(dict[str, Any]):
@@ -421,6 +401,11 @@ def _read_sample(
         return
     task = str(sample_id)
     record = f"sample {task} epoch {epoch}"
+    for name in ("total_time", "working_time"):  # a negative time is a damaged log, not a blank elapsed_s
+        value = sample.get(name)
+        if not isinstance(value, bool) and isinstance(value, int | float) and value < 0:
+            collector.problem(file, row, name, "must be a non-negative number of seconds", value)
+            return
     scored = _sample_outcome(collector, file, row, sample, scorer, key, record)
     if scored is None:
         return

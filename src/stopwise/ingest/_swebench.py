@@ -92,6 +92,14 @@ def _instance_tree(path: Path, doc: Mapping[str, Any]) -> tuple[str, str] | None
     return None
 
 
+def _misplaced_instance_report(path: Path, kind: str, doc: Mapping[str, Any]) -> str | None:
+    """The instance of a per-instance ``report.json`` lying in a folder named after another instance, else None."""
+    if kind != "instances" or path.name != "report.json" or len(doc) != 1:
+        return None
+    key, folder = str(next(iter(doc))), path.resolve().parent.name
+    return key if key != folder and repository_of(folder) else None  # the folder has an instance id's shape
+
+
 def _identity(path: Path, kind: str, doc: Mapping[str, Any]) -> tuple[str, str | None]:
     """(default system, run id) of one document."""
     if kind == "run_report":
@@ -152,6 +160,16 @@ def read_document(
     if system is not None:  # named by the caller (HAL), its run id the caller's: one attempt per task
         name, run = system, None
     else:
+        misplaced = _misplaced_instance_report(path, kind, doc)
+        if misplaced is not None and collector.options.system is None:
+            collector.problem(
+                file, None, misplaced,
+                f"a per-instance report.json must sit in its instance's folder, logs/run_evaluation/<run>/<model>/{misplaced}/; "
+                f"it is in {path.resolve().parent.name!r}, another instance's folder, which would be taken as its system "
+                "(move it, or name the system with `system`)",
+                misplaced,
+            )
+            return
         default, run = _identity(path, kind, doc)
         offered = {**path_fields(path), "system": default, "model": default, "run_id": run}
         name = system_name(collector.options.system, offered, default, file)

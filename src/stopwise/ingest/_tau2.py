@@ -1,8 +1,8 @@
 """tau2-bench results: the monolithic ``results.json`` or the directory format.
 
 * monolithic: ``{"timestamp", "info", "tasks", "simulations": [SimulationRun, ...]}``
-* directory: ``results.json`` holds ``info``, ``tasks`` and (in recent versions) a
-  ``simulation_index`` (id, task_id, trial, reward, termination_reason, agent_cost, duration per
+* directory: ``results.json`` (that name: another file beside a ``simulations/`` folder is never its
+  header) holds ``info``, ``tasks`` and (in recent versions) a ``simulation_index`` (id, task_id, trial, reward, termination_reason, agent_cost, duration per
   simulation); the simulations live in ``simulations/<id>.json`` beside it. A simulation whose
   file is missing still becomes a row from its index entry (without a trajectory); without an
   index, the simulation files are read as they are.
@@ -90,6 +90,8 @@ def _simulations(collector: Collector, path: Path, doc: Mapping[str, Any]) -> li
     inline = doc.get("simulations")
     if isinstance(inline, list) and inline:
         return [(file, s) for s in inline]
+    if path.name != "results.json" and ("simulations" in doc or "simulation_index" not in doc):
+        return []  # monolithic: the simulations/ folder beside belongs to the results.json there (directory format)
     sims_dir = path.parent / "simulations"
     out: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from stopwise._atomic import write_file
+from stopwise._atomic import special_file, write_file
 from stopwise.errors import FileFormatError
 from stopwise.records import OutcomeColumns, format_of, write_outcomes
 
@@ -28,11 +28,14 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], 
     Raises
     ------
     FileFormatError
-        ``path`` exists and ``force`` is false, is a directory, or its folder is missing.
+        ``path`` exists and ``force`` is false, is a directory, a device, a FIFO or a socket, or its folder is missing.
     OutputExistsError
         ``path`` appeared while the file was being written, and ``force`` is false.
     """
     file = Path(path)
+    what = special_file(file)
+    if what is not None:
+        raise FileFormatError(f"{file}: is {what}, not a regular file; it is never replaced (force or not)")
     if file.is_dir():
         raise FileFormatError(f"{file}: is a directory; give a file name")
     if not file.parent.is_dir():

@@ -217,8 +217,8 @@ class InspectLogDir:
             return _File(key, "read", f"finished with status {status} before any sample was logged", kind, head, None, carried)
         try:
             result = read_inspect(file, system=self._system, scorer=self._scorer, errors=self._errors, elapsed=self._elapsed)
-        except FileFormatError as exc:  # a member cut short while the header was already there
-            return _File(key, "waiting", f"not readable yet ({_short(exc)})")
+        except FileFormatError as exc:  # a member cut short while the header was already there, or a damaged log
+            return _File(key, "waiting", f"finished, but not readable (damaged, or still being rewritten): {_short(exc, 400)}")
         return _File(key, "read", f"{len(result.rows)} rows (status {status})", kind, head, result.rows, carried)
 
     # ------------------------------------------------------------------ what was read
@@ -293,9 +293,9 @@ def _eval_status(file: Path) -> tuple[str | None, int, Any]:
     return (status if isinstance(status, str) else None), n_samples, early_stopping_of(header)
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException, limit: int = 120) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text if len(text) <= 120 else text[:117] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _difference(
@@ -415,11 +415,14 @@ def follow_inspect_logs(
                         record, reason = decide(rows, tested, baseline, chosen, universe=universe), None
                     except ComparisonError as exc:
                         record, reason = None, str(exc)
+            said = reason
+            if record is None and reason is not None and logs.waiting():  # say which logs are not read, and why
+                said = f"{reason}; not read yet: " + "; ".join(logs.waiting()[:5]) + (" ..." if len(logs.waiting()) > 5 else "")
             systems = tuple(sorted(rows["system"].unique().tolist())) if len(rows) else ()
             live, note = live_decision(logs.carried(), tested, baseline)
             look = LogLook(
                 logs_read=len(logs.logs_read()), n_rows=len(rows), systems=systems, waiting=tuple(logs.waiting()),
-                record=record if live is None else live.record, reason=reason if live is None else None,
+                record=record if live is None else live.record, reason=said if live is None else None,
                 elapsed_s=clock() - start, live=live, redecided=record,
                 difference=None if live is None else _difference(live, record, reason, rows, tested, baseline),
                 notes=tuple(n for n in (note, None if live is None else live.note) if n),

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stopwise._atomic import write_file
+from stopwise._csv_cells import protect_frame
 from stopwise._vocabulary import STATUSES
 from stopwise.errors import ArgumentError, ComparisonError, Problem, ValidationError, shown
 from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
@@ -776,7 +777,7 @@ def write_outcomes(
 
     def write(tmp: Path) -> None:
         if fmt == "csv":
-            frame.to_csv(tmp, index=False, compression=compression)
+            protect_frame(frame).to_csv(tmp, index=False, compression=compression)  # no cell a spreadsheet runs as a formula
         else:  # flags as a list of tokens in JSONL and Parquet
             listed = frame.assign(flags=[f.split(FLAG_SEPARATOR) if f else [] for f in frame["flags"]])
             if fmt == "jsonl":

@@ -24,6 +24,7 @@ from typing import IO, Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
+from stopwise._csv_cells import unprotect_cells
 from stopwise._limits import gunzip_bytes, json_loads, limit, read_lines
 from stopwise.errors import FileFormatError, LimitError, Problem, ValidationError
 
@@ -31,6 +32,8 @@ __all__ = ["TABLE_FORMATS", "Table", "TableFormat", "format_of", "read_table"]
 
 TableFormat = Literal["csv", "jsonl", "parquet"]
 TABLE_FORMATS: tuple[TableFormat, ...] = get_args(TableFormat)
+_CSV_BLOCK_BYTES = 1 << 22
+"""Bytes of CSV text parsed at once (then turned into Python text before the next block)."""
 _SUFFIXES: dict[str, TableFormat] = {
     ".csv": "csv",
     ".jsonl": "jsonl",
@@ -122,10 +125,11 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
     # such a file goes to the exact reader, which says where the text stops being UTF-8.
     unraisable: list[object] = []
     hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
     try:
-        table = pv.read_csv(
+        reader = pv.open_csv(
             pa.BufferReader(data) if data is not None else str(path),
-            read_options=pv.ReadOptions(use_threads=False),
+            read_options=pv.ReadOptions(use_threads=False, block_size=_CSV_BLOCK_BYTES),
             parse_options=pv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip),
             convert_options=pv.ConvertOptions(
                 column_types=dict.fromkeys(header or [], pa.string()),
@@ -134,14 +138,31 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
                 quoted_strings_can_be_null=False,
             ),
         )
+        if reader.schema.names != list(header or []):
+            return None
+        for batch in reader:  # block by block: the text of the whole file is never held as Arrow and Python objects at once
+            for i, name in enumerate(names):
+                parts[name].append(_shared_text(batch.column(i)))
     except (pa.ArrowException, OSError):
         return None
     finally:
         sys.unraisablehook = hook
-    if invalid or unraisable or table.column_names != list(header or []):
+    if invalid or unraisable:
         return None
-    # to_pylist, not to_numpy: pyarrow converts text to NumPy through pandas, and the decision path does not load pandas
-    return {name: _objects(table.column(i).to_pylist()) for i, name in enumerate(names)}
+    return {name: np.concatenate(chunks) if chunks else _objects(()) for name, chunks in parts.items()}
+
+
+def _shared_text(column: Any) -> np.ndarray:
+    """An Arrow text column as an object array in which equal cells share one Python string.
+
+    A column repeats its values (systems, groups, a stamp on every row): one object per distinct value
+    keeps a million-row file to its distinct texts. ``to_pylist`` and the indices' buffer, not ``to_numpy``:
+    pyarrow converts to NumPy through pandas, and the decision path does not load pandas.
+    """
+    encoded = column.dictionary_encode()
+    distinct = unprotect_cells(_objects(encoded.dictionary.to_pylist()))  # a cell written as '=x is =x
+    indices = encoded.indices  # int32 without nulls; read from its buffer: Array.to_numpy loads pandas
+    return distinct[np.frombuffer(indices.buffers()[1], dtype=np.int32)[indices.offset : indices.offset + len(indices)]]
 
 
 def _read_csv_exact(path: Path, data: bytes | None, what: str) -> tuple[_Raw, np.ndarray]:
@@ -191,7 +212,7 @@ def _read_csv_exact(path: Path, data: bytes | None, what: str) -> tuple[_Raw, np
     if problems:
         raise ValidationError(problems)
     columns = list(zip(*rows, strict=True)) if rows else [()] * width
-    raw = {name: _objects(col) for name, col in zip(names, columns, strict=True)}
+    raw = {name: unprotect_cells(_objects(col)) for name, col in zip(names, columns, strict=True)}
     return raw, np.asarray(lines, dtype=np.int64)
 
 
@@ -253,6 +274,10 @@ def _read_parquet(path: Path) -> _Raw:
 
     cap = limit("STOPWISE_MAX_DECOMPRESSED_BYTES")
     with pq.ParquetFile(path) as parquet:
+        names = parquet.schema_arrow.names
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:  # a mapping by name would keep one of them: refused, as a repeated CSV header cell is
+            raise ValidationError([Problem(str(path), None, ", ".join(repeated), "column appears more than once in the file")])
         batches, total = [], 0
         for batch in parquet.iter_batches(batch_size=1 << 16):
             total += batch.nbytes

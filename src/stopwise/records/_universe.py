@@ -333,7 +333,7 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     The file (CSV, JSONL or Parquet) has a ``task`` column, optionally the group column and a
     ``position`` column (1-based planned positions, a permutation of 1..N; rows are put in that
     order). Without ``position`` the row order is the planned order. The order output's
-    ``covered`` column is accepted and ignored, and its provenance columns ``order_kind``,
+    ``covered`` column is checked (true or false on every row, or blank) and ignored, and its provenance columns ``order_kind``,
     ``order_seed`` and ``order_sha256`` (one value on every row) become :attr:`TaskUniverse.stamp`;
     any other column is an error (a misspelt ``group`` would otherwise silently drop coverage).
 
@@ -397,6 +397,8 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
     if n == 0:
         raise TaskUniverseError([Problem(source, None, "task", "must list at least one planned task", None)])
     stamp = _read_stamp(cells, columns, source)
+    if "covered" in columns:
+        _check_covered(cells["covered"], source)
     tasks = np.asarray(cells["task"], dtype=object)
     groups = np.asarray(cells[group_column], dtype=object) if group_column in columns else None
     if groups is not None:
@@ -443,6 +445,24 @@ def read_task_universe(path: str | os.PathLike[str], *, group_column: str = "gro
                 ]
             ) from None
     return TaskUniverse(tasks.tolist(), None if groups is None else groups.tolist(), source=source, stamp=stamp, from_file=True)
+
+
+_COVERED_TEXT = {"true", "false", "1", "0", ""}
+
+
+def _is_flag(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in _COVERED_TEXT
+    return value is None or isinstance(value, bool | np.bool_) or (isinstance(value, int | float | np.number) and value in (0, 1))
+
+
+def _check_covered(values: np.ndarray, source: str) -> None:
+    """Refuse a ``covered`` cell that is no flag (``maybe``): the column is the order output's, true or false per row."""
+    bad = [i for i, value in enumerate(values) if not _is_flag(value)][:20]
+    if bad:
+        raise TaskUniverseError(
+            [Problem(source, i + 1, "covered", "must be true or false (the order output's coverage flag)", values[i]) for i in bad]
+        )
 
 
 def _read_stamp(cells: Mapping[str, object], columns: list[str], source: str) -> OrderStamp | None:
