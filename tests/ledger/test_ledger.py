@@ -152,12 +152,25 @@ def test_a_version_1_ledger_without_flags_is_refused_not_misread(ledger) -> None
     assert "this stopwise reads version 2" in message and "stopwise ledger export" in message
 
 
-def test_sqlite_connections_use_wal_and_synchronous_full(tmp_path: Path) -> None:
+def test_sqlite_file_connections_use_wal_and_the_ledger_flushes_the_wal_itself(tmp_path: Path) -> None:
+    """A WAL file commits under synchronous=NORMAL and every write is flushed by the ledger before it returns (group
+    commit); an in-memory ledger (nothing to flush) keeps synchronous=FULL."""
     with open_ledger(tmp_path / "l.db") as ledger:
-        with ledger._engine.connect() as conn:
+        with ledger.store.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL: the ledger flushes
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 60000
+            assert conn.info["stopwise_flush_wal"] is True
+        assert ledger.store.group_commit is not None
+        flushes = ledger.store.group_commit.flushes
+        ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+        ledger.append("eval", rows_for(TASKS[:1]))
+        ledger.notify("eval", system="A", state="started")
+        ledger.decide("eval")
+        assert ledger.store.group_commit.flushes == flushes + 4  # one per write, none per read
+    with open_ledger("sqlite:///:memory:") as ledger, ledger.store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.info["stopwise_flush_wal"] is False and ledger.store.group_commit is None
 
 
 def test_urls() -> None:

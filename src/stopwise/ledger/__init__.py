@@ -25,12 +25,14 @@ The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._sch
 
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
-from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
+from stopwise.ledger._ledger import Ledger, open_ledger
+from stopwise.ledger._look import LedgerLook
 from stopwise.ledger._notices import WorkerNotice
 from stopwise.ledger._opening import LEDGER_MODES, LedgerMode
 from stopwise.ledger._results import (
     AppendResult,
     EventKey,
+    EventSnapshot,
     LedgerDecision,
     LedgerHead,
     Mismatch,
@@ -38,6 +40,7 @@ from stopwise.ledger._results import (
     VerifyResult,
 )
 from stopwise.ledger._schema import SCHEMA_VERSION
+from stopwise.ledger._verify import VOLATILE_RECORD_FIELDS
 
 _MOVED_TO_LIVE = frozenset({"InspectLogDir", "LogLook", "Look", "follow", "follow_inspect_logs"})
 
@@ -47,9 +50,11 @@ __all__ = [
     "VOLATILE_RECORD_FIELDS",
     "AppendResult",
     "EventKey",
+    "EventSnapshot",
     "Ledger",
     "LedgerDecision",
     "LedgerHead",
+    "LedgerLook",
     "LedgerMode",
     "Mismatch",
     "Registration",
