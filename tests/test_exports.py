@@ -125,7 +125,7 @@ RENAMED = [  # (module, old name, new name): deprecated aliases kept for one rel
     ("stopwise.replay", "replay_live", "stopwise.replay.replay_source_looks"),
     ("stopwise.finality", "ControlledReplay", "stopwise.finality.DelayedWriteReplay"),
     ("stopwise.finality", "load_runs", "stopwise.finality.read_scored_runs"),
-    ("stopwise.inspect", "Ledger", "stopwise.inspect.LedgerLike"),
+    ("stopwise.inspect", "Ledger", "stopwise.ledger.Ledger"),
 ]
 
 

@@ -9,8 +9,8 @@ does not import it. See ``docs/inspect.md`` for a complete example.
 * :func:`paired_model_early_stopping` - one manager for ``eval(task, model=[tested, baseline])``
 * :class:`SystemEarlyStopping` - the manager of one system
 * :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
+* :class:`PairedSpec` - what is compared (evaluation, systems, policy, universe, ...), given once to any of the above
 * :func:`planned_order` - the dataset in the policy's pre-registered order, and its universe
-* :class:`LedgerLike` - what the managers need of a ledger (register, append, decide)
 * :class:`LiveHalting` - halt running samples once an early-outcome model predicts their outcome
 * :func:`steps_from_inspect` - trajectory steps of Inspect messages (as ``stopwise ingest`` reads a log)
 """
@@ -24,20 +24,21 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
 
 from stopwise._lazy import lazy_exports as _lazy_exports
 from stopwise.inspect._halting import LiveHalting, steps_from_inspect
-from stopwise.inspect._ledger import LedgerLike, redact_url
+from stopwise.inspect._ledger import redact_url
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
 from stopwise.inspect._models import ModelPairEarlyStopping, paired_model_early_stopping
 from stopwise.inspect._order import planned_order
 from stopwise.inspect._registry import paired_manager
+from stopwise.inspect._spec import PairedSpec
 
-# the protocol was ``Ledger`` before 0.1 (a name it shared with the class stopwise.ledger.Ledger)
-__getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "stopwise.inspect:LedgerLike"})
+# ``Ledger`` was a protocol here before 0.1 (what the managers need of a ledger); they take the class itself now
+__getattr__, __dir__ = _lazy_exports(__name__, __file__, deprecated={"Ledger": "stopwise.ledger:Ledger"})
 
 __all__ = [
-    "LedgerLike",
     "LiveHalting",
     "ModelPairEarlyStopping",
     "PairedComparison",
+    "PairedSpec",
     "SystemEarlyStopping",
     "paired_early_stopping",
     "paired_manager",
