@@ -8,7 +8,7 @@ what is skipped, what the log records. tests/inspect/test_end_to_end.py runs the
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -17,7 +17,7 @@ from tests.support.inspect_solvers import act_at_sample
 
 from stopwise import Policy
 from stopwise.errors import InputError, PolicyError
-from stopwise.inspect import paired_early_stopping
+from stopwise.inspect import PairedComparison, paired_early_stopping
 
 N = 40
 
@@ -362,3 +362,63 @@ def test_while_the_boundary_waits_for_top_up_tasks_only_they_run(
         assert all(s.metadata["action"] in ("top-up", "promote") for s in summary.early_stops)
         assert len(ran) + len(summary.early_stops) == N
     assert managers[0].comparison.decision.action == "promote" and ledger.decisions("ev")[-1].record.action == "promote"
+
+
+def test_a_system_ahead_is_not_paced_by_a_partner_whose_task_ended_waiting_for_its_top_up(
+    cue_ledger: Any, cue_ledger_class: Any
+) -> None:
+    """The cause of a failure of the test above under load (one log carried the waiting record, 'continue').
+
+    The tested task skipped to the two top-up tasks, ran both and ended its samples; its complete_task waits for
+    the baseline's top-up pair. The baseline, which ran more samples before the crossing, is 2 completed samples
+    ahead (pace 2) when its last top-up task comes up. Before the fix, pacing held the baseline until the tested
+    task caught up, which it never would: both waited until one looked stalled (30 s), and the tested log ended
+    first with 'continue'. Driven call by call, in the order that run took (no timing)."""
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import SampleScore, Score
+
+    ids = [f"q{i:03d}" for i in range(12)]
+    top_up = ["q008", "q010"]
+
+    class TopUp(cue_ledger_class):  # type: ignore[misc, valid-type]
+        def cue(self, record: Any, rows: Any) -> Any:
+            paired = self.paired_tasks(rows)
+            if len(paired) < 2:
+                return super().cue(record, rows)
+            if set(top_up) <= paired:
+                return record.model_copy(update={"action": "promote", "reason": "cue: top-up done"})
+            return record.model_copy(update={"action": "continue", "reason": "cue: crossed, waiting", "top_up": top_up})
+
+    comparison = PairedComparison(cue_ledger(cls=TopUp), "ev", tested="tested", baseline="baseline", pace=2)
+    samples = [Sample(id=i, input="x") for i in ids]
+    for role in ("tested", "baseline"):
+        spec = SimpleNamespace(task=role, model=f"mockllm/{role}", run_id="run", task_id=role, eval_id="", scorers=None)
+        comparison.start(role, spec, samples, 1)  # type: ignore[arg-type]
+
+    def complete(role: str, task: str) -> None:
+        comparison.complete(role, task, 1, {"match": SampleScore(score=Score(value="C"), sample_id=task)})  # type: ignore[arg-type]
+
+    for task in ("q000", "q001"):  # two pairs: the boundary is crossed and waits for q008 and q010
+        complete("tested", task)
+        complete("baseline", task)
+    assert comparison.decision is not None and comparison.decision.top_up == top_up
+    for task in ("q002", "q003", "q004"):  # in flight in the baseline when the crossing was read
+        complete("baseline", task)
+    for task in top_up:  # the tested task skips to the top-up tasks and runs both
+        assert comparison.schedule("tested", task, 1) is None
+        complete("tested", task)
+    assert comparison.schedule("baseline", "q005", 1) is not None  # skipped: not a top-up task
+    assert comparison.schedule("baseline", "q008", 1) is None
+    complete("baseline", "q008")
+    assert comparison.decision.action == "continue" and comparison.decision.top_up == top_up  # q010 unpaired
+    # the tested task has ended its samples: Inspect calls its complete_task, which waits for the top-up pair
+    comparison.ending("tested")
+    assert comparison.awaits_top_up("tested")
+    # the baseline completed 6 samples, the tested 4: pace 2 would hold it, but the tested runs no more samples
+    assert not comparison.ahead("baseline")
+    assert comparison.schedule("baseline", "q010", 1) is None
+    complete("baseline", "q010")
+    assert comparison.decision.action == "promote" and not comparison.awaits_top_up("tested")
+    for role in ("tested", "baseline"):
+        comparison.ending(role)
+        assert comparison.finish(role)["action"] == "promote"  # type: ignore[arg-type]

@@ -101,6 +101,7 @@ class _Side:
     system: str
     started: bool = False
     done: bool = False
+    ending: bool = False  # its task has run all its samples (Inspect called complete_task): none completes any more
     eval_id: str = ""
     model: str = ""
     run: str = ""
@@ -298,12 +299,28 @@ class PairedComparison:
         return self._partner_live(role)
 
     def _partner_live(self, role: Role) -> bool:
-        """Whether ``role``'s partner runs here, unfinished, and completed a sample in the last ``_PACE_STALL_S`` s.
+        """Whether ``role``'s partner runs samples here: started, not ending, and completed one in the last ``_PACE_STALL_S`` s.
 
-        Inspect tells the manager nothing when a task fails: a partner stalled that long may have failed.
+        A partner whose task is ending (:meth:`ending`) completes no sample any more: pacing never waits
+        for it to catch up, and a task ending never waits for its top-up samples. Inspect tells the
+        manager nothing when a task fails: a partner stalled that long may have failed.
         """
         partner = self._sides[_PARTNER[role]]
-        return partner.started and not partner.done and time.monotonic() - partner.progress_at <= _PACE_STALL_S
+        return (
+            partner.started
+            and not partner.done
+            and not partner.ending
+            and time.monotonic() - partner.progress_at <= _PACE_STALL_S
+        )
+
+    def ending(self, role: Role) -> None:
+        """``role``'s task has run all its samples (Inspect called ``complete_task``): it completes none any more.
+
+        Its partner then neither waits for it to catch up (pacing) nor, ending too, for its top-up samples:
+        without this, a partner held by pacing and this task waiting for that partner's top-up sample
+        waited for each other until one of them looked stalled (``_PACE_STALL_S``).
+        """
+        self._sides[role].ending = True
 
     def _stale(self) -> bool:
         return time.monotonic() - self._synced_at >= self._refresh
@@ -345,7 +362,7 @@ class PairedComparison:
                 # run and task id, a new eval id; Inspect calls no complete_task for the failed attempt) or a
                 # later run (a re-run of the script): a new log. Another task of the same run on this manager
                 # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
-                side.started, side.done, side.counts = False, False, _Counts()
+                side.started, side.done, side.ending, side.counts = False, False, False, _Counts()
             if side.started:
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
@@ -703,8 +720,10 @@ class SystemEarlyStopping:
         """The latest decision record and the counts, as the log's early-stopping metadata.
 
         When the boundary is crossed and waits for top-up tasks its partner is running here, the task waits
-        for that action first (:meth:`PairedComparison.awaits_top_up`), so both logs carry it.
+        for that action first (:meth:`PairedComparison.awaits_top_up`), so both logs carry it; the partner is
+        told that this task runs no more samples (:meth:`PairedComparison.ending`), so that it is not paced.
         """
+        self.comparison.ending(self.role)
         while self.comparison.awaits_top_up(self.role):
             await anyio.sleep(_PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
