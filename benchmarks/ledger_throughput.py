@@ -87,6 +87,23 @@ def throughput(url: str, n_events: int, batch: int) -> float:
     return acknowledged / (end - start)
 
 
+def flush_ms(folder: Path, repeat: int = 50) -> float:
+    """Median milliseconds of one 4 KiB append and ``fdatasync`` of a file in ``folder`` (the disk's flush)."""
+    times = []
+    path = folder / "flush-probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            os.write(fd, b"\0" * 4096)
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - start) * 1000)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return statistics.median(times)
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Events/s per (backend, batch) on whichever stopwise is importable (the current code, or the baseline's)."""
     figures: dict[str, Any] = {}
@@ -164,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(strip_measure_flag(argv))
     args.batches = args.batches or ("1" if args.quick else "1,10,50")
-    args.events = args.events or (300 if args.quick else 2000)
+    args.events = args.events or (200 if args.quick else 2000)
     if MEASURE_FLAG in argv:  # the baseline's subprocess: measure and print one JSON line
         measure_side_by_side(MODULE, measure, args, argv)
     print(
@@ -191,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
                 assert server is not None or backend == "sqlite"
                 return f"sqlite:///{tmp / f'l{n}.db'}" if backend == "sqlite" else create_database(server or "", f"stopwise_bench_{n}")
 
-            _print_latency(backends.split(","), fresh, 40 if args.quick else 600)
+            _print_latency(backends.split(","), fresh, 24 if args.quick else 600)
     print("\nMeasured on a shared 2-core machine: other sessions' load lowers every figure.")
 
 
@@ -200,8 +217,15 @@ def _print_throughput(args: argparse.Namespace, argv: list[str], backends: str, 
     forwarded = [*argv, "--backends", backends, "--batches", args.batches, "--events", str(args.events)]
     if server is not None:
         forwarded += ["--postgres-url", server]
+    flush_before = flush_ms(Path(tempfile.gettempdir()))
     current, baseline = measure_side_by_side(MODULE, measure, args, forwarded, ref=args.baseline)
+    flush_after = flush_ms(Path(tempfile.gettempdir()))
     print(f"\nacknowledged events/s, {APPENDERS} appenders; current code beside {args.baseline} measured in this run")
+    print(
+        f"disk flush (4 KiB write + fdatasync): {flush_before:.2f} ms median before, {flush_after:.2f} ms after; "
+        f"{APPENDERS} one-event appenders each wait for one flush per event: at most "
+        f"{APPENDERS * 1000 / max(flush_before, flush_after, 1e-3):.0f} events/s at the slower of the two"
+    )
     print(f"{'backend':<11} {'per call':>8} {'events':>7} {args.baseline:>10} {'current':>9} {'ratio':>6} {'target':>7}")
     for key, rate in current.items():
         backend, batch = key.split("/")

@@ -1,16 +1,16 @@
 """The decision ledger: durable, append-only outcome events and a tamper-evident decision history.
 
 One schema through SQLAlchemy 2 Core. ``sqlite:///path`` (or a plain path) is the embedded default
-(WAL journal, ``synchronous=FULL``); ``postgresql+psycopg://user@host:port/db`` serves many
-evaluation workers writing to one database.
+(WAL journal, flushed before each write returns, concurrent appenders sharing the flushes: group
+commit); ``postgresql+psycopg://user@host:port/db`` serves many evaluation workers writing to one database.
 
 * :meth:`Ledger.register` locks an evaluation's policy (by sha256), planned task universe and systems.
 * :meth:`Ledger.append` stores outcome events idempotently per (system, task, attempt): a repeat with
   the same content is acknowledged again, one with different content is refused and kept as a conflict.
-  It returns only after the commit, so an acknowledged event is durable.
+  It returns only after the commit is on disk, so an acknowledged event is durable.
 * :meth:`Ledger.decide` takes a decision with :func:`stopwise.decide` from the stored events, the
-  registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
-  chain and every decision.
+  registered policy and universe, and appends it to a hash chain (:meth:`Ledger.look` hands out its
+  steps); :meth:`Ledger.verify` recomputes the chain and every decision.
 * :meth:`Ledger.notify` and :meth:`Ledger.notices` record the live workers' states (started, failed with the
   reason, finished), so that the worker of one system learns that its partner's failed.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.

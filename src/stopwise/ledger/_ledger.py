@@ -66,9 +66,10 @@ class Ledger:
 
     Notes
     -----
-    Every write is one transaction that commits before the method returns, so anything a method
-    acknowledges is durable. Many processes may append to one ledger at once; each process opens
-    its own :class:`Ledger`. See ``docs/ledger.md`` for the schema.
+    Every write is one transaction whose commit is on disk before the method returns, so anything a
+    method acknowledges is durable; on SQLite, concurrent appenders share the flushes
+    (:mod:`stopwise.ledger._group_commit`). Many processes, and threads of one, may append to one
+    ledger at once; each process opens its own :class:`Ledger`. See ``docs/ledger.md`` for the schema.
 
     Examples
     --------

@@ -97,6 +97,11 @@ class LedgerStore:
         self.engine = make_engine(url, mode=self.mode)
         self.postgres = self.engine.dialect.name == "postgresql"
         self._insert = pg_insert if self.postgres else sqlite_insert
+        self._insert_events = (  # built once: an append of one event is mostly this statement's overhead
+            self._insert(S.outcomes)
+            .on_conflict_do_nothing(index_elements=_KEY_COLUMNS)
+            .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
+        )
         self._file = sqlite_file(url)
         self._identity: tuple[int, int] | None = None
         self._lost: str | None = None
@@ -258,12 +263,7 @@ class LedgerStore:
         with self.transaction(write=True) as conn:
             # executemany with RETURNING: SQLAlchemy batches it into multi-row INSERTs ("insertmanyvalues")
             # from one cached compiled statement.
-            statement = (
-                self._insert(S.outcomes)
-                .on_conflict_do_nothing(index_elements=_KEY_COLUMNS)
-                .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
-            )
-            inserted = {(r[0], r[1], int(r[2])) for r in conn.execute(statement, [values[i] for i in unique])}
+            inserted = {(r[0], r[1], int(r[2])) for r in conn.execute(self._insert_events, [values[i] for i in unique])}
             done.accepted = [i for i in unique if keys[i] in inserted]
             judged = [i for i in range(len(keys)) if not (keys[i] in inserted and first[keys[i]] == i)]
             stored = self._stored_digests(conn, evaluation_id, [keys[i] for i in judged if keys[i] not in inserted])
