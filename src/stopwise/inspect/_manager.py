@@ -50,7 +50,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -491,6 +491,31 @@ class PairedComparison:
                 side.counts.unscored += 1
                 return
             self._reported(role, task)
+
+    def system_of(self, role: Role) -> str:
+        """The system name of ``role``."""
+        return self._sides[role].system
+
+    def errored(self, role: Role, task: str, epoch: int, note: Callable[[], None]) -> None:
+        """``role``'s run of ``task`` errored: ``note`` it, append it as a ``pending`` event flagged ``error``, look.
+
+        Called by :func:`stopwise.inspect._errors.record_error` (Inspect calls no ``complete_sample`` for an
+        errored sample). Under the ``betting-wor`` boundary with ``[decision] missing`` other than ``wait``
+        the task counts as reported for this system, and a look is taken once the partner has reported on it.
+        """
+        side = self._sides[role]
+        row = self._row(side, task, epoch, None, "pending", "error")
+        with self._lock:
+            note()
+            side.counts.completed += 1
+            if self.error is not None or self._append(side, task, row) is None:
+                return
+            # the task is reported for this system: the partner's outcome of it completes what the boundary can judge
+            decision = self.policy.decision
+            if decision.boundary != "betting-wor" or decision.missing == "wait":
+                self._seen[role].add(task)
+                return
+            self._reported(role, task)  # looks once the partner has reported on the task too
 
     def _row(self, side: _Side, task: str, epoch: int, outcome: float | None, status: str, flags: str | None) -> dict[str, Any]:
         """The outcome row ``stopwise ingest`` writes for ``side``'s run of ``task`` (the ledger validates it)."""
