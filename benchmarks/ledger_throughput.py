@@ -2,7 +2,8 @@
 
 1. Acknowledged outcome events per second from 4 appender processes (spawn) into one ledger, each
    appending one event per call and waiting for its acknowledgement (unbatched from the caller's
-   view), and optionally in batches of several events per call. Measured on the current code and,
+   view), and optionally in batches of several events per call; on SQLite also from 4 appender threads
+   of one process sharing its ledger, one event per call. Measured on the current code and,
    in the same run, on the baseline commit (``benchmarks._baseline``, e974111: stopwise before group
    commit), on SQLite and on a real PostgreSQL server when its binaries are there. Target (issue 31):
    >= 1,000 events/s with 4 appenders one event per call on SQLite. Every run checks that each
@@ -55,20 +56,24 @@ APPENDERS = 4
 MODULE = "benchmarks.ledger_throughput"
 
 
-def throughput(url: str, n_events: int, batch: int) -> float:
-    """Acknowledged events per second from APPENDERS processes released together (each event stored exactly once)."""
+def throughput(url: str, n_events: int, batch: int, *, threads: bool = False) -> float:
+    """Acknowledged events per second from APPENDERS appenders released together (each event stored exactly once).
+
+    The appenders are processes, or (``threads``) threads of one process sharing its ledger.
+    """
     spawn = mp.get_context("spawn")
     register_workload(url, n_events)
-    ready = [spawn.Event() for _ in range(APPENDERS)]
+    n_processes = 1 if threads else APPENDERS
+    ready = [spawn.Event() for _ in range(n_processes)]
     go = spawn.Event()
     results = spawn.Queue()
     processes = [
         spawn.Process(
             target=writer,
-            args=(url, "load", worker_events(w, APPENDERS, n_events)),
-            kwargs={"batch": batch, "ready": ready[w], "go": go, "results": results},
+            args=(url, "load", worker_events(w, n_processes, n_events)),
+            kwargs={"batch": batch, "ready": ready[w], "go": go, "results": results, "threads": APPENDERS if threads else 1},
         )
-        for w in range(APPENDERS)
+        for w in range(n_processes)
     ]
     for p in processes:
         p.start()
@@ -117,6 +122,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     else create_database(args.postgres_url, f"stopwise_bench_{os.getpid()}_{tag}")
                 )
                 figures[f"{backend}/{batch}"] = throughput(url, n_events, batch)
+            if backend == "sqlite" and "1" in args.batches.split(","):  # the threads of one process share its flushes
+                url = f"sqlite:///{Path(folder) / f'{time.monotonic_ns()}.db'}"
+                figures["sqlite threads/1"] = throughput(url, args.events, 1, threads=True)
     return figures
 
 
@@ -226,14 +234,15 @@ def _print_throughput(args: argparse.Namespace, argv: list[str], backends: str, 
         f"{APPENDERS} one-event appenders each wait for one flush per event: at most "
         f"{APPENDERS * 1000 / max(flush_before, flush_after, 1e-3):.0f} events/s at the slower of the two"
     )
-    print(f"{'backend':<11} {'per call':>8} {'events':>7} {args.baseline:>10} {'current':>9} {'ratio':>6} {'target':>7}")
+    print(f"{'backend':<15} {'per call':>8} {'events':>7} {args.baseline:>10} {'current':>9} {'ratio':>6} {'target':>7}")
     for key, rate in current.items():
         backend, batch = key.split("/")
         n_events = args.events if batch == "1" else args.events * 8
         target = TARGET_UNBATCHED.get(backend) if batch == "1" else None
         verdict = "-" if target is None else ("met" if rate >= target else "NOT met") + f" ({target:.0f})"
-        print(f"{backend:<11} {batch:>8} {n_events:>7} {baseline[key]:>10.0f} {rate:>9.0f} {rate / baseline[key]:>6.2f} {verdict:>7}", flush=True)
-    print("per call: events per Ledger.append call (1: unbatched from the caller's view; each call returns once durable)")
+        print(f"{backend:<15} {batch:>8} {n_events:>7} {baseline[key]:>10.0f} {rate:>9.0f} {rate / baseline[key]:>6.2f} {verdict:>7}", flush=True)
+    print("per call: events per Ledger.append call (1: unbatched from the caller's view; each call returns once durable);")
+    print(f"'sqlite threads': {APPENDERS} appender threads of one process sharing one Ledger (the others: {APPENDERS} processes)")
 
 
 def _print_latency(backends: list[str], fresh: Any, n_events: int) -> None:

@@ -114,14 +114,16 @@ def _read_acks(path: Path) -> set[tuple[str, str, int]]:
 
 
 @pytest.mark.parametrize(("processes", "threads", "seed"), [(4, 1, 1), (2, 3, 2), pytest.param(4, 2, 3, marks=pytest.mark.slow)])
+# PostgreSQL (its own group commit) in the slow lane (.ci/run): SQLite, where the ledger flushes, in the default lane
+@pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 def test_appenders_killed_at_seeded_random_points_lose_nothing_acknowledged(
-    tmp_path: Path, processes: int, threads: int, seed: int
+    ledger_url: str, tmp_path: Path, processes: int, threads: int, seed: int
 ) -> None:
     """Appender processes (``threads`` appender threads each, one event per call; the first also decides every
     5 calls) are each killed with SIGKILL after a seeded random number of acknowledgements plus a seeded random
     delay: every acknowledged event is in the ledger with the content sent, at most the appends in flight were
     stored unacknowledged, the chain verifies, and the rest of the stream is taken once."""
-    url = f"sqlite:///{tmp_path / 'l.db'}"
+    url = ledger_url
     n_events = 4000
     register_workload(url, n_events)
     rng = np.random.default_rng(seed)

@@ -208,7 +208,8 @@ class Ledger:
         content is every field but ``source``, so an event re-sent from another log or a retried
         run is a duplicate and the stored event keeps its first source); one
         whose key is stored with different content is a conflict (refused, recorded in the
-        conflicts table, never overwriting). The method returns after the commit.
+        conflicts table, never overwriting). The method returns once the commit is on disk (on SQLite,
+        concurrent appenders share that flush: :mod:`stopwise.ledger._group_commit`).
 
         Parameters
         ----------
@@ -227,7 +228,7 @@ class Ledger:
         ValidationError
             A row breaks the contract, names another system, or a task outside the planned universe.
         LedgerError
-            The evaluation is not registered, or the database failed (nothing acknowledged).
+            The evaluation is not registered, or the database or the flush failed (nothing acknowledged).
         """
         reg = self.registration(evaluation)
         if not isinstance(rows, pd.DataFrame | OutcomeColumns):
