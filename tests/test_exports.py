@@ -181,8 +181,8 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         .split()
     ),
     "stopwise.ledger": set(
-        "LEDGER_MODES SCHEMA_VERSION VOLATILE_RECORD_FIELDS AppendResult EventKey Ledger LedgerDecision "
-        "LedgerHead LedgerMode Mismatch Registration VerifyResult WorkerNotice canonical_json chain_digest "
+        "LEDGER_MODES SCHEMA_VERSION VOLATILE_RECORD_FIELDS AppendResult EventKey EventSnapshot Ledger LedgerDecision "
+        "LedgerHead LedgerLook LedgerMode Mismatch Registration VerifyResult WorkerNotice canonical_json chain_digest "
         "event_digest genesis_digest ledger_url open_ledger"
         .split()
     ),
@@ -191,7 +191,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         .split()
     ),
     "stopwise.inspect": set(
-        "LedgerLike LiveHalting ModelPairEarlyStopping PairedComparison SystemEarlyStopping "
+        "LiveHalting ModelPairEarlyStopping PairedComparison PairedSpec SystemEarlyStopping "
         "paired_early_stopping paired_manager paired_model_early_stopping planned_order steps_from_inspect"
         .split()
     ),

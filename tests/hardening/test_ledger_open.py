@@ -206,7 +206,7 @@ def test_postgres_read_mode_refuses_writes_in_the_database(postgres_server: str)
     with open_ledger(url, mode="read") as ledger:
         from sqlalchemy import text
 
-        with pytest.raises(Exception, match="read-only transaction"), ledger._engine.begin() as connection:
+        with pytest.raises(Exception, match="read-only transaction"), ledger.store.engine.begin() as connection:
             connection.execute(text("CREATE TABLE sneaky (id integer)"))
     assert "sneaky" not in _pg_tables(url)
 

@@ -5,18 +5,25 @@ each builds the paired managers the documented way, keeps the one of its system 
 Inspect evaluation of the docs example's mock system. Nothing is shared between the two processes
 but the ledger.
 
-    python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N [N_MINE DELAY]
+    python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N [--mine N_MINE]
+        [--start-after-started SYSTEM] [--hold-from K --until-failed SYSTEM]
 
 The two processes wait for each other at BARRIER_DIR (a file per role) before their evaluations
 start, so that their samples interleave (as two workers started together would). The last line of
-stdout is a JSON summary of the run. ``N_MINE`` (default N) is the size of this worker's dataset (a
-worker given other sample ids than its partner's fails at start), ``DELAY`` seconds it waits after the
-barrier (default 0).
+stdout is a JSON summary of the run. ``--mine`` (default N) is the size of this worker's dataset (a
+worker given other sample ids than its partner's fails at start). Hand-shakes through the ledger's
+worker notices order the two workers without timing: ``--start-after-started SYSTEM`` starts this
+worker's evaluation once SYSTEM's worker has recorded ``started`` (it registered the evaluation);
+``--hold-from K --until-failed SYSTEM`` holds this worker's K-th and later samples (in its solver)
+until SYSTEM's worker has recorded ``failed``, so that no more than K + max_samples samples run before
+it. Each wait fails after :data:`HANDSHAKE_S` seconds (never reached when the code is right).
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import itertools
 import json
 import sys
 import time
@@ -24,6 +31,26 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+HANDSHAKE_S = 300.0
+"""Longest wait for the other worker's notice."""
+
+
+def wait_for_notice(url: str, system: str, state: str) -> None:
+    """Return once ``system``'s latest worker notice in the ledger is ``state`` (the ledger may not exist yet)."""
+    from stopwise.errors import LedgerError
+    from stopwise.ledger import open_ledger
+
+    deadline = time.monotonic() + HANDSHAKE_S
+    while time.monotonic() < deadline:
+        try:
+            with open_ledger(url, mode="read") as ledger:
+                mine = [n for n in ledger.notices("ev") if n.system == system]
+        except LedgerError:  # not created yet by the other worker
+            mine = []
+        if mine and mine[-1].state == state:
+            return
+        time.sleep(0.02)
+    raise SystemExit(f"the {system} worker never recorded {state!r} in {HANDSHAKE_S:.0f} s")
 
 
 def _example() -> Any:
@@ -43,8 +70,17 @@ def main(argv: list[str]) -> int:
     import stopwise
     from stopwise.inspect import paired_early_stopping, planned_order
 
-    url, role, log_dir, barrier, n = argv[:5]
-    mine, delay = (int(argv[5]), float(argv[6])) if len(argv) > 6 else (int(n), 0.0)
+    parser = argparse.ArgumentParser()
+    for name in ("url", "role", "log_dir", "barrier"):
+        parser.add_argument(name)
+    parser.add_argument("n", type=int)
+    parser.add_argument("--mine", type=int, default=None)
+    parser.add_argument("--start-after-started", default=None)
+    parser.add_argument("--hold-from", type=int, default=None)
+    parser.add_argument("--until-failed", default=None)
+    args = parser.parse_args(argv)
+    url, role, log_dir, barrier = args.url, args.role, args.log_dir, args.barrier
+    mine = args.n if args.mine is None else args.mine
     example = _example()
     policy_file = Path(barrier) / "policy.toml"
     if not policy_file.exists():
@@ -55,10 +91,15 @@ def main(argv: list[str]) -> int:
         url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.0
     )
     manager = managers[0] if role == "tested" else managers[1]
+    started = itertools.count(1)
+    released: list[bool] = []
 
     @solver
     def think() -> Any:  # a few milliseconds per sample, as a model call would take
         async def solve(state: TaskState, generate: Generate) -> TaskState:
+            if args.hold_from is not None and next(started) >= args.hold_from and not released:
+                await anyio.to_thread.run_sync(wait_for_notice, url, args.until_failed, "failed")
+                released.append(True)
             await anyio.sleep(0.01)
             return state
 
@@ -79,7 +120,8 @@ def main(argv: list[str]) -> int:
             print("the other worker never started", file=sys.stderr)
             return 3
         time.sleep(0.02)
-    time.sleep(delay)
+    if args.start_after_started is not None:
+        wait_for_notice(url, args.start_after_started, "started")
     (log,) = eval(task, max_samples=4, display="none", log_dir=log_dir)
     summary = log.results.early_stopping if log.results is not None else None
     print(

@@ -1,14 +1,14 @@
 """The paired Inspect manager's mechanics, in real Inspect evaluations of two mock systems.
 
-The decision itself comes from an in-memory ledger that decides on cue (``FakeLedger`` in
+The decision itself comes from a real SQLite ledger that decides on cue (``CueLedger`` in
 conftest.py), so these tests check what the manager does around a decision: what is appended,
-what is skipped, what the log records. tests/inspect/test_end_to_end.py runs the real ledger.
+what is skipped, what the log records. tests/inspect/test_end_to_end.py runs the real decisions.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -17,7 +17,7 @@ from tests.support.inspect_solvers import act_at_sample
 
 from stopwise import Policy
 from stopwise.errors import InputError, PolicyError
-from stopwise.inspect import paired_early_stopping
+from stopwise.inspect import PairedComparison, paired_early_stopping
 
 N = 40
 
@@ -50,13 +50,13 @@ def _outcome(value: str) -> float:
     return {"C": 1.0, "I": 0.0}[value]
 
 
-def test_both_systems_stop_once_decided_and_the_log_records_it(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
-    ledger = fake_ledger(decide_after=6)
+def test_both_systems_stop_once_decided_and_the_log_records_it(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = cue_ledger(decide_after=6)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     logs = _eval(_tasks(example, managers), tmp_path)
     planned = managers[0].comparison.planned
     assert planned == [s.id for s in example.questions(N)]  # the order Inspect runs (seeded shuffle)
-    assert len(ledger.registered) == 1 and list(ledger.registered[0]["universe"].tasks) == planned
+    assert ledger.evaluations() == ["ev"] and ledger.registration("ev").universe.tasks.tolist() == planned
 
     ran_total = 0
     for name, system in (("tested", "tested"), ("baseline", "baseline")):
@@ -72,7 +72,7 @@ def test_both_systems_stop_once_decided_and_the_log_records_it(fake_ledger: Any,
         # the decision came at 6 pairs; at most max_samples per system were still in flight
         assert 6 <= len(ran) <= 6 + 2 + 2 and len(stopped) >= N - 10
         assert max(planned.index(i) for i in ran) < 12  # what ran is the head of the planned order
-        assert all(s.reason.startswith("stopwise promote: fake ledger: decided at 6 pairs") for s in summary.early_stops)
+        assert all(s.reason.startswith("stopwise promote: cue: decided at 6 pairs") for s in summary.early_stops)
         assert all(s.metadata["action"] == "promote" for s in summary.early_stops)
         meta = summary.metadata
         assert meta["action"] == "promote" and meta["decision"]["action"] == "promote"
@@ -81,32 +81,32 @@ def test_both_systems_stop_once_decided_and_the_log_records_it(fake_ledger: Any,
         assert meta["stopped"] == len(stopped) and meta["notes"] == []
         # the ledger holds exactly the scored samples of the log
         in_log = {(s.id, s.epoch - 1, _outcome(s.scores["match"].value)) for s in log.samples}
-        in_ledger = {(r["task"], r["attempt"], r["outcome"]) for r in ledger.rows if r["system"] == system}
+        in_ledger = {(r["task"], r["attempt"], r["outcome"]) for r in ledger.rows(system)}
         assert in_ledger == in_log
-    assert len(ledger.rows) == ran_total
+    assert len(ledger.rows()) == ran_total
     assert ledger.looks == managers[0].comparison.looks  # one look per completed pair until decided
     assert managers[0].comparison.decision.action == "promote"
 
 
-def test_an_evaluation_already_decided_stops_at_once(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
-    ledger = fake_ledger(decide_after=3)
+def test_an_evaluation_already_decided_stops_at_once(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = cue_ledger(decide_after=3)
     _eval(_tasks(example, paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline"), n=12), tmp_path)
-    rows = len(ledger.rows)
+    rows = len(ledger.rows())
     again = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")  # e.g. a re-run of the script
     logs = _eval(_tasks(example, again, n=12), tmp_path)
     for log in logs.values():
         # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored
         assert log.status == "success" and not log.samples and log.results is None
-    assert len(ledger.rows) == rows and again[0].comparison.looks == 0
+    assert len(ledger.rows()) == rows and again[0].comparison.looks == 0
     assert again[0].comparison.decision.action == "promote"
 
 
-def test_one_task_for_both_models_is_refused(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+def test_one_task_for_both_models_is_refused(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai import Task, eval
     from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
-    tested, _ = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline")
+    tested, _ = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline")
     task = Task(dataset=example.questions(6), solver=generate(), scorer=match(), early_stopping=tested)
     logs = eval(task, model=[example.mock_system("a", 1.0), example.mock_system("b", 0.0)], display="none",
                 log_dir=str(tmp_path / "logs"))
@@ -114,8 +114,8 @@ def test_one_task_for_both_models_is_refused(fake_ledger: Any, example: ModuleTy
     assert len(errors) == 1 and "build one Task per system" in errors[0]
 
 
-def test_task_count_budget_runs_the_planned_head_only(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
-    ledger = fake_ledger(decide_after=None)  # never decided: only the budget stops
+def test_task_count_budget_runs_the_planned_head_only(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = cue_ledger(decide_after=None)  # never decided: only the budget stops
     policy = Policy.model_validate({"budget": {"measure": "task_count", "limit": 5}})
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline", policy=policy)
     logs = _eval(_tasks(example, managers, n=12), tmp_path)
@@ -129,10 +129,10 @@ def test_task_count_budget_runs_the_planned_head_only(fake_ledger: Any, example:
     assert ledger.looks == 5
 
 
-def test_cost_budget_is_refused(fake_ledger: Any) -> None:
+def test_cost_budget_is_refused(cue_ledger: Any) -> None:
     policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 5}})
     with pytest.raises(PolicyError, match="no cost or time"):
-        paired_early_stopping(fake_ledger(), "ev", tested="A", baseline="B", policy=policy)
+        paired_early_stopping(cue_ledger(), "ev", tested="A", baseline="B", policy=policy)
 
 
 @pytest.mark.parametrize(
@@ -143,26 +143,26 @@ def test_cost_budget_is_refused(fake_ledger: Any) -> None:
         ({"tested": "A", "baseline": "B", "group": ""}, "metadata key"),
     ],
 )
-def test_bad_arguments(fake_ledger: Any, kwargs: dict[str, Any], message: str) -> None:
+def test_bad_arguments(cue_ledger: Any, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        paired_early_stopping(fake_ledger(), "ev", **kwargs)
+        paired_early_stopping(cue_ledger(), "ev", **kwargs)
 
 
 def test_bad_ledger_object() -> None:
-    with pytest.raises(InputError, match="has no register, append, decide"):
-        paired_early_stopping(object(), "ev", tested="A", baseline="B")
+    with pytest.raises(InputError, match=r"must be a database URL .* or a stopwise.ledger.Ledger; got object"):
+        paired_early_stopping(object(), "ev", tested="A", baseline="B")  # type: ignore[arg-type]
 
 
-def test_the_two_tasks_must_run_the_same_samples(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
-    managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline")
+def test_the_two_tasks_must_run_the_same_samples(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    managers = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline")
     logs = _eval(_tasks(example, managers, datasets=(example.questions(8), example.questions(9))), tmp_path,
                  max_tasks=1)
     errors = [log.error.message for log in logs.values() if log.status == "error"]
     assert len(errors) == 1 and "outside the planned universe" in errors[0]
 
 
-def test_tasks_run_one_after_the_other_are_noted(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
-    ledger = fake_ledger(decide_after=3)
+def test_tasks_run_one_after_the_other_are_noted(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    ledger = cue_ledger(decide_after=3)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     logs = _eval(_tasks(example, managers, n=20), tmp_path, max_tasks=1)
     first = logs["tested"].results.early_stopping
@@ -174,7 +174,7 @@ def test_tasks_run_one_after_the_other_are_noted(fake_ledger: Any, example: Modu
     assert second.metadata["action"] == "promote" and 20 - 3 - 2 - 5 <= len(second.early_stops) <= 20 - 3
 
 
-def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai.scorer import Score, Target, mean, scorer
     from inspect_ai.solver import TaskState
 
@@ -185,22 +185,22 @@ def test_unscorable_values_are_pending_rows_and_groups_and_epochs_are_kept(fake_
 
         return score
 
-    ledger = fake_ledger(decide_after=None)
+    ledger = cue_ledger(decide_after=None)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline", group="group")
     logs = _eval(_tasks(example, managers, n=6, scorer=out_of_range(), epochs=2), tmp_path)
-    tested_rows = [r for r in ledger.rows if r["system"] == "tested"]
+    tested_rows = ledger.rows("tested")
     assert len(tested_rows) == 12 and {r["status"] for r in tested_rows} == {"pending"}
     assert all(r["source"].startswith("inspect:") and "|" not in r["source"] and r["flags"] == "unscored" for r in tested_rows)
-    baseline_rows = [r for r in ledger.rows if r["system"] == "baseline"]
+    baseline_rows = ledger.rows("baseline")
     assert sorted(r["attempt"] for r in baseline_rows) == [0] * 6 + [1] * 6
     groups = {s.id: s.metadata["group"] for s in example.questions(6)}
-    assert all(r["group"] == groups[r["task"]] for r in ledger.rows)
+    assert all(r["group"] == groups[r["task"]] for r in ledger.rows())
     assert logs["tested"].results.early_stopping.metadata["appended"]["unscored"] == 12
     assert ledger.looks == 0  # no pair of final outcomes, no look
 
 
-def test_missing_group_metadata_is_an_error(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
-    managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline", group="domain")
+def test_missing_group_metadata_is_an_error(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+    managers = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline", group="domain")
     logs = _eval(_tasks(example, managers, n=4), tmp_path)
     assert all(log.status == "error" and "lack metadata['domain']" in log.error.message for log in logs.values())
 
@@ -226,35 +226,35 @@ def test_planned_order_is_drawn_from_the_policy_and_checked(example: ModuleType)
 
 
 def test_inspect_running_another_order_than_planned_is_noted(
-    fake_ledger: Any, example: ModuleType, tmp_path: Path
+    cue_ledger: Any, example: ModuleType, tmp_path: Path
 ) -> None:
     from stopwise import TaskUniverse
 
     dataset = example.questions(8)
     universe = TaskUniverse([s.id for s in dataset][::-1])
-    managers = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline", universe=universe)
+    managers = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline", universe=universe)
     logs = _eval(_tasks(example, managers, datasets=(dataset, dataset)), tmp_path)
     assert managers[0].comparison.planned == universe.tasks.tolist()
     for log in logs.values():
         notes = log.results.early_stopping.metadata["notes"]
         assert len([n for n in notes if "another order than the planned universe" in n]) == 2
-        # the fake ledger never decides: the task that ends first also notes that later decisions are in the ledger
+        # the cue never decides: the task that ends first also notes that later decisions are in the ledger
         assert all("another order" in n or "not decided when this task ended" in n for n in notes)
 
 
 def test_a_failing_ledger_stops_the_evaluation_and_says_why(
-    fake_ledger: Any, example: ModuleType, tmp_path: Path
+    cue_ledger: Any, cue_ledger_class: Any, example: ModuleType, tmp_path: Path
 ) -> None:
-    class Broken(fake_ledger):
-        def append(self, evaluation: str, rows: list[dict[str, Any]]) -> Any:
-            if len(self.rows) >= 4:
+    class Broken(cue_ledger_class):  # type: ignore[misc, valid-type]
+        def append(self, evaluation: str, rows: Any) -> Any:
+            if len(self.rows()) >= 4:
                 raise OSError("disk I/O error")
             return super().append(evaluation, rows)
 
-    ledger = Broken()
+    ledger = cue_ledger(cls=Broken)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     logs = _eval(_tasks(example, managers, n=30), tmp_path)
-    assert len(ledger.rows) == 4
+    assert len(ledger.rows()) == 4
     for log in logs.values():
         assert log.status == "success"
         summary = log.results.early_stopping
@@ -299,7 +299,7 @@ def test_an_in_memory_ledger_serves_the_worker_threads(example: ModuleType, tmp_
 
 
 def test_pacing_never_holds_a_system_whose_partner_failed(
-    fake_ledger: Any, example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cue_ledger: Any, example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Inspect calls no complete_task for a failed task: the faster system stops waiting once its partner stalls."""
     from inspect_ai.solver import Generate, TaskState, solver
@@ -317,7 +317,7 @@ def test_pacing_never_holds_a_system_whose_partner_failed(
 
         return solve
 
-    ledger = fake_ledger(decide_after=None)
+    ledger = cue_ledger(decide_after=None)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     tasks = _tasks(example, managers, n=N)
     tasks[0].solver = fail_at(example.questions(N)[5].id)
@@ -327,27 +327,25 @@ def test_pacing_never_holds_a_system_whose_partner_failed(
 
 
 
-def test_while_the_boundary_waits_for_top_up_tasks_only_they_run(fake_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+def test_while_the_boundary_waits_for_top_up_tasks_only_they_run(
+    cue_ledger: Any, cue_ledger_class: Any, example: ModuleType, tmp_path: Path
+) -> None:
     """The top-up design crossed at 4 pairs and waits for two tasks far ahead in the planned order (positions 21
     and 31 of 40): every other sample is skipped until they are paired, then the action is promote. Without the
     skip, the 26 samples between would run for nothing (the design and its replay count only the top-up)."""
     planned = [s.id for s in example.questions(N)]
     top_up = [planned[20], planned[30]]
 
-    class TopUp(fake_ledger):
-        def decide(self, evaluation: str) -> Any:
-            record = super().decide(evaluation)
-            paired = set(self.frame().query("status == 'final'").groupby("task")["system"].nunique().loc[lambda n: n == 2].index)
-            if self.pairs() < 4:
-                return record
+    class TopUp(cue_ledger_class):  # type: ignore[misc, valid-type]
+        def cue(self, record: Any, rows: Any) -> Any:
+            paired = self.paired_tasks(rows)
+            if len(paired) < 4:
+                return super().cue(record, rows)
             if set(top_up) <= paired:
-                record = record.model_copy(update={"action": "promote", "reason": "fake ledger: top-up done"})
-            else:
-                record = record.model_copy(update={"reason": "fake ledger: crossed, waiting", "top_up": top_up})
-            self.history[-1] = record
-            return record
+                return record.model_copy(update={"action": "promote", "reason": "cue: top-up done"})
+            return record.model_copy(update={"action": "continue", "reason": "cue: crossed, waiting", "top_up": top_up})
 
-    ledger = TopUp()
+    ledger = cue_ledger(cls=TopUp)
     managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     logs = _eval(_tasks(example, managers), tmp_path)
     for name in ("tested", "baseline"):
@@ -363,4 +361,64 @@ def test_while_the_boundary_waits_for_top_up_tasks_only_they_run(fake_ledger: An
         assert {str(s.id) for s in waiting}.isdisjoint(top_up)
         assert all(s.metadata["action"] in ("top-up", "promote") for s in summary.early_stops)
         assert len(ran) + len(summary.early_stops) == N
-    assert managers[0].comparison.decision.action == "promote" and ledger.history[-1].action == "promote"
+    assert managers[0].comparison.decision.action == "promote" and ledger.decisions("ev")[-1].record.action == "promote"
+
+
+def test_a_system_ahead_is_not_paced_by_a_partner_whose_task_ended_waiting_for_its_top_up(
+    cue_ledger: Any, cue_ledger_class: Any
+) -> None:
+    """The cause of a failure of the test above under load (one log carried the waiting record, 'continue').
+
+    The tested task skipped to the two top-up tasks, ran both and ended its samples; its complete_task waits for
+    the baseline's top-up pair. The baseline, which ran more samples before the crossing, is 2 completed samples
+    ahead (pace 2) when its last top-up task comes up. Before the fix, pacing held the baseline until the tested
+    task caught up, which it never would: both waited until one looked stalled (30 s), and the tested log ended
+    first with 'continue'. Driven call by call, in the order that run took (no timing)."""
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import SampleScore, Score
+
+    ids = [f"q{i:03d}" for i in range(12)]
+    top_up = ["q008", "q010"]
+
+    class TopUp(cue_ledger_class):  # type: ignore[misc, valid-type]
+        def cue(self, record: Any, rows: Any) -> Any:
+            paired = self.paired_tasks(rows)
+            if len(paired) < 2:
+                return super().cue(record, rows)
+            if set(top_up) <= paired:
+                return record.model_copy(update={"action": "promote", "reason": "cue: top-up done"})
+            return record.model_copy(update={"action": "continue", "reason": "cue: crossed, waiting", "top_up": top_up})
+
+    comparison = PairedComparison(cue_ledger(cls=TopUp), "ev", tested="tested", baseline="baseline", pace=2)
+    samples = [Sample(id=i, input="x") for i in ids]
+    for role in ("tested", "baseline"):
+        spec = SimpleNamespace(task=role, model=f"mockllm/{role}", run_id="run", task_id=role, eval_id="", scorers=None)
+        comparison.start(role, spec, samples, 1)  # type: ignore[arg-type]
+
+    def complete(role: str, task: str) -> None:
+        comparison.complete(role, task, 1, {"match": SampleScore(score=Score(value="C"), sample_id=task)})  # type: ignore[arg-type]
+
+    for task in ("q000", "q001"):  # two pairs: the boundary is crossed and waits for q008 and q010
+        complete("tested", task)
+        complete("baseline", task)
+    assert comparison.decision is not None and comparison.decision.top_up == top_up
+    for task in ("q002", "q003", "q004"):  # in flight in the baseline when the crossing was read
+        complete("baseline", task)
+    for task in top_up:  # the tested task skips to the top-up tasks and runs both
+        assert comparison.schedule("tested", task, 1) is None
+        complete("tested", task)
+    assert comparison.schedule("baseline", "q005", 1) is not None  # skipped: not a top-up task
+    assert comparison.schedule("baseline", "q008", 1) is None
+    complete("baseline", "q008")
+    assert comparison.decision.action == "continue" and comparison.decision.top_up == top_up  # q010 unpaired
+    # the tested task has ended its samples: Inspect calls its complete_task, which waits for the top-up pair
+    comparison.ending("tested")
+    assert comparison.awaits_top_up("tested")
+    # the baseline completed 6 samples, the tested 4: pace 2 would hold it, but the tested runs no more samples
+    assert not comparison.ahead("baseline")
+    assert comparison.schedule("baseline", "q010", 1) is None
+    complete("baseline", "q010")
+    assert comparison.decision.action == "promote" and not comparison.awaits_top_up("tested")
+    for role in ("tested", "baseline"):
+        comparison.ending(role)
+        assert comparison.finish(role)["action"] == "promote"  # type: ignore[arg-type]

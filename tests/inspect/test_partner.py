@@ -74,8 +74,8 @@ def _check_partner_stopped(logs: dict[str, Any]) -> tuple[str, Any]:
     return failed[0], summary
 
 
-def test_other_sample_ids_stop_the_partner_in_this_process(example: ModuleType, tmp_path: Path, fake_ledger: Any) -> None:
-    tested, baseline = paired_early_stopping(fake_ledger(), "ev", tested="tested", baseline="baseline")
+def test_other_sample_ids_stop_the_partner_in_this_process(example: ModuleType, tmp_path: Path, cue_ledger: Any) -> None:
+    tested, baseline = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline")
     logs = _eval([_task(example, tested, "tested", example.questions(N), _slow()),
                   _task(example, _late(baseline), "baseline", example.questions(N + 3))], tmp_path)
     failed, _ = _check_partner_stopped(logs)

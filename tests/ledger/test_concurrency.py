@@ -15,22 +15,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sqlalchemy import create_engine, text
-from tests.support.workload import planned_tasks, worker_events, writer
+from tests.support.workload import register_workload, worker_events, writer
 
 import stopwise
 from stopwise.errors import LedgerError
 from stopwise.ledger import event_digest, open_ledger
 from stopwise.ledger._digest import event_payload
-from stopwise.records import Policy, TaskUniverse, outcome_columns
+from stopwise.records import outcome_columns
 
 SPAWN = mp.get_context("spawn")
-
-
-def register(url: str, n_events: int) -> None:
-    tasks = planned_tasks(n_events)
-    universe = TaskUniverse(tasks, [f"g{i % 4}" for i in range(len(tasks))])
-    with open_ledger(url) as ledger:
-        ledger.register("load", policy=Policy(), universe=universe, tested="A", baseline="B")
 
 
 def run_writers(url: str, n_workers: int, n_events: int, *, batch: int, overlap: int = 0) -> list[tuple]:
@@ -98,7 +91,7 @@ def check_exactly_once(url: str, n_events: int) -> None:
 @pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 def test_four_writers_one_commit_per_event_lose_and_duplicate_nothing(ledger_url: str, n_events: int, overlap: int) -> None:
     n_workers, batch = 4, 1
-    register(ledger_url, n_events)
+    register_workload(ledger_url, n_events)
     reports = run_writers(ledger_url, n_workers, n_events, batch=batch, overlap=overlap)
     assert sum(r[4] for r in reports) == n_events  # accepted exactly once in total
     assert sum(r[3] for r in reports) == n_events + n_workers * overlap  # every event acknowledged
@@ -120,7 +113,7 @@ def test_writers_in_transactions_of_25_lose_and_duplicate_nothing(ledger_url: st
     every writer also re-sends ``overlap`` events of another writer; the full scale (the issue's figure) is
     8 x 2,000 = 16,000 events with 100 re-sent each."""
     n_events = n_workers * per_worker
-    register(ledger_url, n_events)
+    register_workload(ledger_url, n_events)
     started = time.monotonic()
     reports = run_writers(ledger_url, n_workers, n_events, batch=25, overlap=overlap)
     assert sum(r[4] for r in reports) == n_events  # each event accepted once, by one writer
@@ -141,7 +134,7 @@ def read_acks(path: Path) -> set[tuple[str, str, int]]:
 @pytest.mark.parametrize("batch", [1, 7])
 def test_sigkill_mid_stream_loses_no_acknowledged_event(ledger_url: str, tmp_path: Path, batch: int) -> None:
     n_events = 6000
-    register(ledger_url, n_events)
+    register_workload(ledger_url, n_events)
     acks = tmp_path / "acks.tsv"
     acks.touch()
     events = worker_events(0, 1, n_events)
@@ -180,7 +173,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_event(ledger_url: str, tmp_pat
 @pytest.mark.parametrize("n_events", [300, pytest.param(900, marks=pytest.mark.slow)])
 def test_decisions_taken_while_writers_append_all_verify(ledger_url: str, n_events: int) -> None:
     n_workers = 3
-    register(ledger_url, n_events)
+    register_workload(ledger_url, n_events)
     ready = [SPAWN.Event() for _ in range(n_workers)]
     go = SPAWN.Event()
     results = SPAWN.Queue()

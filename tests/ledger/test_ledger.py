@@ -152,12 +152,25 @@ def test_a_version_1_ledger_without_flags_is_refused_not_misread(ledger) -> None
     assert "this stopwise reads version 2" in message and "stopwise ledger export" in message
 
 
-def test_sqlite_connections_use_wal_and_synchronous_full(tmp_path: Path) -> None:
+def test_sqlite_file_connections_use_wal_and_the_ledger_flushes_the_wal_itself(tmp_path: Path) -> None:
+    """A WAL file commits under synchronous=NORMAL and every write is flushed by the ledger before it returns (group
+    commit); an in-memory ledger (nothing to flush) keeps synchronous=FULL."""
     with open_ledger(tmp_path / "l.db") as ledger:
-        with ledger._engine.connect() as conn:
+        with ledger.store.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL: the ledger flushes
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 60000
+            assert conn.info["stopwise_flush_wal"] is True
+        assert ledger.store.group_commit is not None
+        flushes = ledger.store.group_commit.flushes
+        ledger.register("eval", policy=Policy(), universe=universe(), tested="A", baseline="B")
+        ledger.append("eval", rows_for(TASKS[:1]))
+        ledger.notify("eval", system="A", state="started")
+        ledger.decide("eval")
+        assert ledger.store.group_commit.flushes == flushes + 4  # one per write, none per read
+    with open_ledger("sqlite:///:memory:") as ledger, ledger.store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.info["stopwise_flush_wal"] is False and ledger.store.group_commit is None
 
 
 def test_urls() -> None:
@@ -549,8 +562,12 @@ def test_a_betting_policy_without_a_planned_order_is_refused_at_registration(led
 
 @pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 def test_a_worker_that_fails_at_start_stops_its_partner_in_another_process(ledger_url: str, tmp_path: Path) -> None:
-    """Two OS processes; the baseline's worker runs other sample ids (203 questions, the tested 200) and starts a
-    second later: it fails at start, records why in the ledger, and the tested worker stops with that reason."""
+    """Two OS processes; the baseline's worker runs other sample ids (203 questions, the tested 200): it fails at
+    start, records why in the ledger, and the tested worker stops with that reason.
+
+    Hand-shakes through the ledger's notices order them, not timing: the baseline starts its evaluation once the
+    tested worker recorded ``started`` (so the tested one registered the evaluation), and the tested worker holds
+    its 5th and later samples until the baseline recorded ``failed`` (so at most 4 + max_samples ran before)."""
     from tests.conftest import unavailable
 
     try:
@@ -570,13 +587,16 @@ def test_a_worker_that_fails_at_start_stops_its_partner_in_another_process(ledge
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
     env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
     worker = repo / "tests" / "inspect" / "paired_worker.py"
-    sizes = {"tested": ("200", "0"), "baseline": ("203", "1")}
+    handshakes = {
+        "tested": ["--hold-from", "5", "--until-failed", "baseline"],
+        "baseline": ["--mine", "203", "--start-after-started", "tested"],
+    }
     procs = {
         role: subprocess.Popen(
-            [sys.executable, str(worker), ledger_url, role, str(tmp_path / "logs" / role), str(barrier), "200", *size],
+            [sys.executable, str(worker), ledger_url, role, str(tmp_path / "logs" / role), str(barrier), "200", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
-        for role, size in sizes.items()
+        for role, extra in handshakes.items()
     }
     runs = {}
     for role, proc in procs.items():
@@ -585,7 +605,7 @@ def test_a_worker_that_fails_at_start_stops_its_partner_in_another_process(ledge
         runs[role] = json.loads(out.strip().splitlines()[-1])
     assert runs["baseline"]["status"] == "error" and "universe" in runs["baseline"]["error"]
     tested = runs["tested"]
-    assert tested["status"] == "success" and tested["skipped"] and len(tested["ran"]) < 100
+    assert tested["status"] == "success" and len(tested["ran"]) <= 4 + 4 and len(tested["ran"]) + len(tested["skipped"]) == 200
     assert tested["reasons"] == ["stopwise partner failed"]
     assert any("the paired task failed" in note for note in tested["metadata"]["notes"])
     with open_ledger(ledger_url) as ledger:

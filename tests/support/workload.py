@@ -17,12 +17,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["planned_tasks", "worker_events", "writer"]
+__all__ = ["planned_tasks", "racing_writer", "register_workload", "worker_events", "writer"]
 
 
 def planned_tasks(n_events: int) -> list[str]:
     """Task ids of a workload of ``n_events`` events (two systems per task)."""
     return [f"task-{i:06d}" for i in range((n_events + 1) // 2)]
+
+
+def register_workload(url: str, n_events: int, *, evaluation: str = "load") -> None:
+    """Register ``evaluation`` for a workload of ``n_events`` (the default policy, its tasks in 4 groups, A vs B)."""
+    from stopwise.ledger import open_ledger
+    from stopwise.records import Policy, TaskUniverse
+
+    tasks = planned_tasks(n_events)
+    universe = TaskUniverse(tasks, [f"g{i % 4}" for i in range(len(tasks))])
+    with open_ledger(url) as ledger:
+        ledger.register(evaluation, policy=Policy(), universe=universe, tested="A", baseline="B")
 
 
 def worker_events(
@@ -63,6 +74,7 @@ def writer(
     go: Any = None,
     results: Any = None,
     decide_every: int = 0,
+    threads: int = 1,
 ) -> None:
     """Append ``events`` to a ledger in transactions of ``batch`` events, acknowledging each after its commit.
 
@@ -73,8 +85,8 @@ def writer(
     events : list of mapping
         The events to send, in order.
     batch : int, optional
-        Events per transaction (1: one commit per event; more: group commit, the acknowledgement
-        still follows the commit of each event).
+        Events per append call (1: one event per call, unbatched from the caller's view; more: one
+        commit for the batch, each event acknowledged after it).
     ack_path : str, optional
         After each commit, one line ``system<TAB>task<TAB>attempt`` per acknowledged event is
         appended here and flushed to the operating system (it survives the writer being killed).
@@ -83,8 +95,14 @@ def writer(
     results : multiprocessing.Queue, optional
         Receives ``(pid, start, end, acknowledged, accepted, decide_seconds)``.
     decide_every : int, optional
-        Also take a decision after every ``decide_every`` transactions (0: never).
+        Also take a decision after every ``decide_every`` transactions (0: never; none while a system has no outcome).
+    threads : int, optional
+        Appender threads sharing the process's one ledger (``events`` dealt round-robin): concurrent
+        appenders of one process, whose commits share the WAL flushes (group commit).
     """
+    import threading
+
+    from stopwise.errors import ComparisonError
     from stopwise.ledger import open_ledger
 
     ledger = open_ledger(url)
@@ -94,25 +112,84 @@ def writer(
     if go is not None:
         go.wait()
     acks = open(ack_path, "a", encoding="utf-8") if ack_path is not None else None
-    acknowledged = accepted = 0
+    lock = threading.Lock()
+    counts = {"acknowledged": 0, "accepted": 0}
     decide_seconds: list[float] = []
-    start = time.monotonic()
-    try:
-        for n, first in enumerate(range(0, len(events), batch), start=1):
-            result = ledger.append(evaluation, events[first : first + batch])
-            acknowledged += result.acknowledged
-            accepted += result.accepted
-            if acks is not None:
-                acks.write("".join(f"{s}\t{t}\t{a}\n" for s, t, a in [*result.accepted_keys, *result.duplicate_keys]))
-                acks.flush()
+    failures: list[BaseException] = []
+
+    def append(mine: list[dict[str, Any]]) -> None:
+        try:
+            append_all(mine)
+        except BaseException as exc:  # re-raised in the writer's own thread after the join
+            failures.append(exc)
+
+    def append_all(mine: list[dict[str, Any]]) -> None:
+        for n, first in enumerate(range(0, len(mine), batch), start=1):
+            result = ledger.append(evaluation, mine[first : first + batch])
+            with lock:
+                counts["acknowledged"] += result.acknowledged
+                counts["accepted"] += result.accepted
+                if acks is not None:
+                    acks.write("".join(f"{s}\t{t}\t{a}\n" for s, t, a in [*result.accepted_keys, *result.duplicate_keys]))
+                    acks.flush()
             if decide_every and n % decide_every == 0:
                 t0 = time.monotonic()
-                ledger.decide(evaluation)
+                try:
+                    ledger.decide(evaluation)
+                except ComparisonError:
+                    continue  # the other system has no outcome yet (each writer may send one system's events)
                 decide_seconds.append(time.monotonic() - t0)
+
+    start = time.monotonic()
+    try:
+        if threads == 1:
+            append_all(events)
+        else:
+            appenders = [threading.Thread(target=append, args=(events[t::threads],)) for t in range(threads)]
+            for appender in appenders:
+                appender.start()
+            for appender in appenders:
+                appender.join()
+        if failures:
+            raise failures[0]
         end = time.monotonic()
     finally:
         if acks is not None:
             acks.close()
         ledger.close()
     if results is not None:
-        results.put((os.getpid(), start, end, acknowledged, accepted, decide_seconds))
+        results.put((os.getpid(), start, end, counts["acknowledged"], counts["accepted"], decide_seconds))
+
+
+def racing_writer(url: str, events: list[dict[str, Any]], n_events: int, go: Any, results: Any, *, decide_every: int = 10) -> None:
+    """Create (or open) the ledger at ``go``, register the workload, append one event per call, decide, notify.
+
+    Every call is timed; the first failure is reported, not raised: ``results`` receives
+    ``(pid, None, calls)`` when all succeeded, else ``(pid, "<error>", seconds the failing call took)``.
+    Two of these started together race on a ledger that does not exist yet (as two Inspect workers do).
+    """
+    from stopwise.errors import ComparisonError
+    from stopwise.ledger import open_ledger
+
+    go.wait()
+    calls = 0
+    started = time.monotonic()
+    try:
+        register_workload(url, n_events)
+        with open_ledger(url) as ledger:
+            for n, event in enumerate(events, start=1):
+                started = time.monotonic()
+                ledger.append("load", [event])
+                if n % decide_every == 0:
+                    started = time.monotonic()
+                    try:
+                        ledger.decide("load")
+                    except ComparisonError:
+                        pass  # the other system has no outcome yet: nothing to decide, no database error
+                    started = time.monotonic()
+                    ledger.notify("load", system=event["system"], state="started")
+                calls += 1
+    except Exception as exc:
+        results.put((os.getpid(), f"{type(exc).__name__}: {exc}", time.monotonic() - started))
+        return
+    results.put((os.getpid(), None, calls))

@@ -10,8 +10,8 @@ does not import it. See ``docs/inspect.md`` for a complete example.
 * :func:`paired_model_early_stopping` - one manager for ``eval(task, model=[tested, baseline])``
 * :class:`SystemEarlyStopping` - the manager of one system
 * :class:`PairedComparison` - their shared state (ledger, planned universe, latest decision)
+* :class:`PairedSpec` - what is compared (evaluation, systems, policy, universe, ...), given once to any of the above
 * :func:`planned_order` - the dataset in the policy's pre-registered order, and its universe
-* :class:`LedgerLike` - what the managers need of a ledger (register, append, decide)
 * :class:`LiveHalting` - halt running samples once an early-outcome model predicts their outcome
 * :func:`steps_from_inspect` - trajectory steps of Inspect messages (as ``stopwise ingest`` reads a log)
 """
@@ -21,17 +21,17 @@ from stopwise._extras import require_extra as _require_extra
 _require_extra("inspect", "stopwise.inspect")  # Inspect AI: else one line naming the extra
 
 from stopwise.inspect._halting import LiveHalting, steps_from_inspect
-from stopwise.inspect._ledger import LedgerLike
 from stopwise.inspect._manager import PairedComparison, SystemEarlyStopping, paired_early_stopping
 from stopwise.inspect._models import ModelPairEarlyStopping, paired_model_early_stopping
 from stopwise.inspect._order import planned_order
 from stopwise.inspect._registry import paired_manager
+from stopwise.inspect._spec import PairedSpec
 
 __all__ = [
-    "LedgerLike",
     "LiveHalting",
     "ModelPairEarlyStopping",
     "PairedComparison",
+    "PairedSpec",
     "SystemEarlyStopping",
     "paired_early_stopping",
     "paired_manager",

@@ -108,25 +108,13 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
     A ledger failure stops the evaluation as any other does. Under the ``betting-wor`` boundary with
     ``[decision] missing`` other than ``wait`` a look is taken when the partner has reported on the task (its
     outcome or its own errored run), since the errored task may complete the prefix; the task counts as reported
-    for this system, so the partner's later outcome of it takes a look too.
+    for this system, so the partner's later outcome of it takes a look too (:meth:`PairedComparison.errored`).
     """
-    side = comparison._sides[role]
     task = str(sample_id)
-    row = comparison._row(side, task, epoch, None, "pending", "error")
-    _log.warning("stopwise: %s sample %s (epoch %s) errored: %s", side.system, task, epoch, message[:_MESSAGE_CHARS])
-    with comparison._lock:
-        _errors.setdefault(comparison, {}).setdefault(role, []).append(
-            {"task": task, "epoch": int(epoch), "error": message[:_MESSAGE_CHARS]}
-        )
-        side.counts.completed += 1
-        if comparison.error is not None or comparison._append(side, task, row) is None:
-            return
-        # the task is reported for this system: the partner's outcome of it completes what the boundary can judge
-        decision = comparison.policy.decision
-        if decision.boundary != "betting-wor" or decision.missing == "wait":
-            comparison._seen[role].add(task)
-            return
-        comparison._reported(role, task)  # looks once the partner has reported on the task too
+    _log.warning("stopwise: %s sample %s (epoch %s) errored: %s", comparison.system_of(role), task, epoch,
+                 message[:_MESSAGE_CHARS])
+    entry = {"task": task, "epoch": int(epoch), "error": message[:_MESSAGE_CHARS]}
+    comparison.errored(role, task, epoch, lambda: _errors.setdefault(comparison, {}).setdefault(role, []).append(entry))
 
 
 def missing_samples(comparison: PairedComparison, role: Role) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ task files run by ``inspect eval``):
   will run them, or the universe given) and registers the evaluation with its policy in the ledger;
   the second task must bring the same sample ids;
 * ``complete_sample`` turns the scored sample into an outcome row (score -> outcome by
-  :func:`stopwise.ingest._inspect.score_outcome`; epoch e -> attempt e - 1), appends it to the
+  :func:`stopwise._logs.score_outcome`; epoch e -> attempt e - 1), appends it to the
   ledger and, when the row completes a pair (both systems have an outcome of the task), asks the
   ledger for a decision;
 * ``schedule_sample`` returns ``EarlyStop`` for every later sample of both systems once the
@@ -48,25 +48,24 @@ scheduling, in this process or, through the workers' notices in the ledger
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
-import numpy as np
 
 from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
-from stopwise.errors import InputError, PolicyError
+from stopwise.errors import InputError
 from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
-from stopwise.inspect._ledger import count_of, open_any
+from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
-from stopwise.records import ACTIONS, DecisionRecord, Policy, TaskUniverse, load_policy
+from stopwise.inspect._spec import PairedSpec
+from stopwise.records import ACTIONS, DecisionRecord, TaskUniverse
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -102,6 +101,7 @@ class _Side:
     system: str
     started: bool = False
     done: bool = False
+    ending: bool = False  # its task has run all its samples (Inspect called complete_task): none completes any more
     eval_id: str = ""
     model: str = ""
     run: str = ""
@@ -110,38 +110,25 @@ class _Side:
     counts: _Counts = field(default_factory=_Counts)
 
 
-def _policy_iv(policy: Policy | str | os.PathLike[str] | None) -> Policy:
-    if policy is None:
-        return Policy()
-    if isinstance(policy, Policy):
-        return policy
-    if isinstance(policy, str | os.PathLike):
-        return load_policy(policy)
-    raise PolicyError(f"`policy` must be a Policy, a policy file or None; got {type(policy).__name__}")
-
-
-def _universe_tasks(universe: TaskUniverse | Sequence[str]) -> TaskUniverse:
-    """The planned universe as a TaskUniverse that lists its tasks (sample ids)."""
-    if not isinstance(universe, TaskUniverse):
-        if isinstance(universe, str) or not isinstance(universe, Sequence | np.ndarray):
-            raise InputError(f"`universe` must be a TaskUniverse or a list of task ids; got {type(universe).__name__}")
-        universe = TaskUniverse([str(t) for t in universe], source="universe")
-    if universe.tasks is None:
-        raise InputError(
-            "`universe` must list the planned tasks (sample ids) in planned order; a universe built from counts "
-            "cannot tell which sample is which"
-        )
-    return universe
-
-
 class PairedComparison:
     """The state two paired managers share: ledger, evaluation, planned universe and latest decision.
 
     Built by :func:`paired_early_stopping`; read it after the run for the decision
     (``comparison.decision``) and the counts.
 
+    Parameters
+    ----------
+    ledger : str, path or Ledger
+        A database URL (opened in ``create`` mode) or an opened :class:`~stopwise.ledger.Ledger`.
+    spec : PairedSpec or str
+        What is compared; or the evaluation id, with the other fields of :class:`PairedSpec` as keywords.
+
     Attributes
     ----------
+    spec : PairedSpec
+        What is compared.
+    ledger : Ledger
+        The opened ledger.
     evaluation : str
         The ledger's evaluation id.
     tested, baseline : str
@@ -154,50 +141,18 @@ class PairedComparison:
         The planned task ids in planned order (set by the first ``start_task``).
     """
 
-    def __init__(
-        self,
-        ledger: Any,
-        evaluation: str,
-        *,
-        tested: str,
-        baseline: str,
-        policy: Policy | str | os.PathLike[str] | None = None,
-        universe: TaskUniverse | Sequence[str] | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        refresh: float = 1.0,
-        pace: int | None = 2,
-    ) -> None:
-        if not isinstance(evaluation, str) or not evaluation.strip():
-            raise InputError(f"`evaluation` must be a non-empty id; got {evaluation!r}")
-        for name, value in (("tested", tested), ("baseline", baseline)):
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(f"`{name}` must be a non-empty system name; got {value!r}")
-        if tested == baseline:
-            raise InputError(f"`tested` and `baseline` must differ; both are {tested!r}")
-        if group is not None and (not isinstance(group, str) or not group):
-            raise InputError(f"`group` must name a sample metadata key; got {group!r}")
-        if scorer is not None and (not isinstance(scorer, str) or not scorer.strip()):
-            raise InputError(f"`scorer` must be NAME or NAME:KEY; got {scorer!r}")
-        if isinstance(refresh, bool) or not isinstance(refresh, int | float) or not 0 <= refresh < float("inf"):
-            raise InputError(f"`refresh` must be a number of seconds >= 0; got {refresh!r}")
-        if pace is not None and (isinstance(pace, bool) or not isinstance(pace, int) or pace < 1):
-            raise InputError(f"`pace` must be a number of samples >= 1 or None; got {pace!r}")
-        self.pace = pace
-        self.policy = _policy_iv(policy)
-        if self.policy.budget.measure not in ("task_fraction", "task_count"):
-            raise PolicyError(
-                f"budget measure {self.policy.budget.measure!r} cannot be used live: Inspect's early-stopping "
-                "calls carry scores but no cost or time; use task_fraction or task_count"
-            )
-        self.ledger, self.ledger_name = open_any(ledger)
-        self.evaluation = evaluation
-        self.tested = tested
-        self.baseline = baseline
-        self.group = group
-        self.scorer_arg = scorer
-        self.scorer, _, key = (scorer.strip() if scorer else "").partition(":")
-        self.key = key or None
+    def __init__(self, ledger: LedgerArgument, spec: PairedSpec | str, /, **fields: Any) -> None:
+        self.spec = PairedSpec.of(spec, **fields)
+        """What is compared (evaluation, systems, policy, universe, group, scorer, refresh, pace)."""
+        spec = self.spec
+        self.pace = spec.pace
+        self.policy = spec.policy
+        self.ledger, self.ledger_name = open_ledger_argument(ledger)
+        self.evaluation = spec.evaluation
+        self.tested = spec.tested
+        self.baseline = spec.baseline
+        self.group = spec.group
+        self.scorer, self.key = spec.scorer_name, spec.scorer_key
         self.decision: DecisionRecord | None = None
         self.error: str | None = None
         self.looks = 0
@@ -205,21 +160,21 @@ class PairedComparison:
         self._planned_groups: list[str] | None = None
         self._position: dict[str, int] = {}
         self._group_of: dict[str, str] = {}
-        self._given = None if universe is None else _universe_tasks(universe)
+        self._given = spec.universe
         self._order_notes: list[str] = []
         self._universe: TaskUniverse | None = self._given
         self._allowed = 0
         self._registered = False
-        self._sides: dict[Role, _Side] = {"tested": _Side(tested), "baseline": _Side(baseline)}
+        self._sides: dict[Role, _Side] = {"tested": _Side(spec.tested), "baseline": _Side(spec.baseline)}
         # Tasks known to have a final outcome of each system: a cache of what the ledger holds (it
         # only grows), filled by this process's appends and by reading the ledger.
         self._seen: dict[Role, set[str]] = {"tested": set(), "baseline": set()}
-        self._refresh = float(refresh)
+        self._refresh = spec.refresh
         self._decision_seq = 0  # the last decision link read from the ledger
         self._synced_at = float("-inf")
         self._lock = threading.Lock()
         # the other worker, when it runs in another process: its state (failed?) and progress, from the ledger
-        self.partners = PartnerWatch(self.ledger, evaluation)
+        self.partners = PartnerWatch(self.ledger, spec.evaluation)
         self._failed: dict[Role, str] = {}  # a task of this process that failed at start, with the reason
 
     # -- state -----------------------------------------------------------------------------------
@@ -308,22 +263,13 @@ class PairedComparison:
 
         The first final decision in the chain is the comparison's decision and stays so (a look
         taken concurrently by another process before it saw that decision cannot undo it); before
-        it, the latest link is the current decision. A ledger without ``decisions`` is read through
-        this process's own looks only.
+        it, the latest link is the current decision.
         """
-        history = getattr(self.ledger, "decisions", None)
         self._synced_at = time.monotonic()
-        if not callable(history):
-            return
-        try:
-            links = history(self.evaluation, after=self._decision_seq)
-        except TypeError:  # a ledger object whose `decisions` takes no `after`
-            links = list(history(self.evaluation))[self._decision_seq :]
-        for link in links:
-            self._decision_seq = int(getattr(link, "sequence", self._decision_seq + 1))
-            record = getattr(link, "record", link)
-            if isinstance(record, DecisionRecord) and not self.final:
-                self.decision = record
+        for link in self.ledger.decisions(self.evaluation, after=self._decision_seq):
+            self._decision_seq = link.sequence
+            if not self.final:
+                self.decision = link.record
         self.partners.refresh()
 
     def ahead(self, role: Role) -> bool:
@@ -353,12 +299,28 @@ class PairedComparison:
         return self._partner_live(role)
 
     def _partner_live(self, role: Role) -> bool:
-        """Whether ``role``'s partner runs here, unfinished, and completed a sample in the last ``_PACE_STALL_S`` s.
+        """Whether ``role``'s partner runs samples here: started, not ending, and completed one in the last ``_PACE_STALL_S`` s.
 
-        Inspect tells the manager nothing when a task fails: a partner stalled that long may have failed.
+        A partner whose task is ending (:meth:`ending`) completes no sample any more: pacing never waits
+        for it to catch up, and a task ending never waits for its top-up samples. Inspect tells the
+        manager nothing when a task fails: a partner stalled that long may have failed.
         """
         partner = self._sides[_PARTNER[role]]
-        return partner.started and not partner.done and time.monotonic() - partner.progress_at <= _PACE_STALL_S
+        return (
+            partner.started
+            and not partner.done
+            and not partner.ending
+            and time.monotonic() - partner.progress_at <= _PACE_STALL_S
+        )
+
+    def ending(self, role: Role) -> None:
+        """``role``'s task has run all its samples (Inspect called ``complete_task``): it completes none any more.
+
+        Its partner then neither waits for it to catch up (pacing) nor, ending too, for its top-up samples:
+        without this, a partner held by pacing and this task waiting for that partner's top-up sample
+        waited for each other until one of them looked stalled (``_PACE_STALL_S``).
+        """
+        self._sides[role].ending = True
 
     def _stale(self) -> bool:
         return time.monotonic() - self._synced_at >= self._refresh
@@ -368,8 +330,7 @@ class PairedComparison:
         partner = _PARTNER[role]
         if task in self._seen[partner]:
             return True
-        final_tasks = getattr(self.ledger, "final_tasks", None)
-        if callable(final_tasks) and task in final_tasks(self.evaluation, self._sides[partner].system, [task]):
+        if task in self.ledger.final_tasks(self.evaluation, self._sides[partner].system, [task]):
             self._seen[partner].add(task)
             return True
         return False
@@ -401,7 +362,7 @@ class PairedComparison:
                 # run and task id, a new eval id; Inspect calls no complete_task for the failed attempt) or a
                 # later run (a re-run of the script): a new log. Another task of the same run on this manager
                 # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
-                side.started, side.done, side.counts = False, False, _Counts()
+                side.started, side.done, side.ending, side.counts = False, False, False, _Counts()
             if side.started:
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
@@ -531,6 +492,31 @@ class PairedComparison:
                 return
             self._reported(role, task)
 
+    def system_of(self, role: Role) -> str:
+        """The system name of ``role``."""
+        return self._sides[role].system
+
+    def errored(self, role: Role, task: str, epoch: int, note: Callable[[], None]) -> None:
+        """``role``'s run of ``task`` errored: ``note`` it, append it as a ``pending`` event flagged ``error``, look.
+
+        Called by :func:`stopwise.inspect._errors.record_error` (Inspect calls no ``complete_sample`` for an
+        errored sample). Under the ``betting-wor`` boundary with ``[decision] missing`` other than ``wait``
+        the task counts as reported for this system, and a look is taken once the partner has reported on it.
+        """
+        side = self._sides[role]
+        row = self._row(side, task, epoch, None, "pending", "error")
+        with self._lock:
+            note()
+            side.counts.completed += 1
+            if self.error is not None or self._append(side, task, row) is None:
+                return
+            # the task is reported for this system: the partner's outcome of it completes what the boundary can judge
+            decision = self.policy.decision
+            if decision.boundary != "betting-wor" or decision.missing == "wait":
+                self._seen[role].add(task)
+                return
+            self._reported(role, task)  # looks once the partner has reported on the task too
+
     def _row(self, side: _Side, task: str, epoch: int, outcome: float | None, status: str, flags: str | None) -> dict[str, Any]:
         """The outcome row ``stopwise ingest`` writes for ``side``'s run of ``task`` (the ledger validates it)."""
         row: dict[str, Any] = {
@@ -557,11 +543,10 @@ class PairedComparison:
         except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
             self._fail("append", task, exc)
             return None
-        accepted = count_of(result, "accepted")
-        side.counts.accepted += accepted
-        side.counts.duplicates += count_of(result, "duplicates")
-        side.counts.conflicts += count_of(result, "conflicts")
-        return accepted
+        side.counts.accepted += result.accepted
+        side.counts.duplicates += result.duplicates
+        side.counts.conflicts += result.conflicts
+        return result.accepted
 
     def _reported(self, role: Role, task: str) -> None:
         """``role`` has reported on ``task`` (an outcome or an errored run): look when that completes a pair.
@@ -612,7 +597,6 @@ class PairedComparison:
             and self.error is None
             and not self.final
             and not self._sides[_PARTNER[role]].started
-            and self.partners.supported
         )
 
     def ahead_elsewhere(self, role: Role) -> bool:
@@ -632,9 +616,8 @@ class PairedComparison:
 
         Another process may have stored its own final look just before this process's.
         """
-        first_decision = getattr(self.ledger, "first_decision", None)
-        if self.final and callable(first_decision):
-            first = first_decision(self.evaluation)
+        if self.final:
+            first = self.ledger.first_decision(self.evaluation)
             if first is not None:
                 self.decision = first.record
 
@@ -762,60 +745,33 @@ class SystemEarlyStopping:
         """The latest decision record and the counts, as the log's early-stopping metadata.
 
         When the boundary is crossed and waits for top-up tasks its partner is running here, the task waits
-        for that action first (:meth:`PairedComparison.awaits_top_up`), so both logs carry it.
+        for that action first (:meth:`PairedComparison.awaits_top_up`), so both logs carry it; the partner is
+        told that this task runs no more samples (:meth:`PairedComparison.ending`), so that it is not paced.
         """
+        self.comparison.ending(self.role)
         while self.comparison.awaits_top_up(self.role):
             await anyio.sleep(_PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
 
 
 def paired_early_stopping(
-    ledger: Any,
-    evaluation: str,
-    *,
-    tested: str,
-    baseline: str,
-    policy: Policy | str | os.PathLike[str] | None = None,
-    universe: TaskUniverse | Sequence[str] | None = None,
-    group: str | None = None,
-    scorer: str | None = None,
-    refresh: float = 1.0,
-    pace: int | None = 2,
+    ledger: LedgerArgument, spec: PairedSpec | str, /, **fields: Any
 ) -> tuple[SystemEarlyStopping, SystemEarlyStopping]:
     """Two Inspect early-stopping managers, for the tested and the baseline system, sharing one ledger.
 
     Parameters
     ----------
-    ledger : str or ledger
+    ledger : str, path or Ledger
         A database URL for :func:`stopwise.ledger.open_ledger` (``"sqlite:///ledger.db"``,
-        ``"postgresql+psycopg://..."``) or an opened ledger.
-    evaluation : str
-        The evaluation id in the ledger (registered at the first ``start_task``).
-    tested, baseline : str
-        The system names written into the outcome rows.
-    policy : Policy, path or None
-        The comparison policy (default: the primary policy). Use ``[decision] boundary =
-        "betting-wor"`` to stop as soon as the anytime-valid boundary is crossed; with the
-        fixed-budget boundary the decision comes at the budget limit. Budgets must be measured in
-        tasks (``task_fraction`` or ``task_count``): the manager sees no cost or time.
-    universe : TaskUniverse or sequence of str, optional
-        The planned task universe. Default: the sample ids of the first task to start, in the order
-        Inspect runs them (shuffle the dataset with a fixed seed to pre-register a random order).
-    group : str, optional
-        Sample metadata key holding the coverage group of each sample.
-    scorer : str, optional
-        ``NAME`` or ``NAME:KEY`` of the scorer whose value is the outcome (default: the first).
-    refresh : float, optional
-        Seconds between reads of the ledger's decision chain before a sample is scheduled (default
-        1). The pairing state lives in the ledger: a worker process per system on one ledger, or a
-        retried eval in a new process, sees the pairs and the decision of the others; this bounds
-        how long a process may schedule samples after another one decided.
-    pace : int or None, optional
-        When both tasks run in this process, the system that has completed ``pace`` samples more
-        than the other waits before starting its next sample (default 2), so that neither runs far
-        past the decision; None: no pacing. A partner in another process (a worker per system, or
-        ``inspect eval`` of two tasks of one file) is paced by the outcome events each system has
-        stored in the ledger, read every 50 ms while waiting.
+        ``"postgresql+psycopg://..."``), opened in ``create`` mode, or an opened
+        :class:`~stopwise.ledger.Ledger`.
+    spec : PairedSpec or str
+        What is compared (:class:`PairedSpec`: the evaluation id in the ledger, the two system names,
+        the policy, the planned universe, the group key, the scorer, refresh and pace); or the
+        evaluation id, with the other fields of the spec as keywords.
+    **fields
+        With an evaluation id: ``tested`` and ``baseline`` (required), ``policy``, ``universe``,
+        ``group``, ``scorer``, ``refresh``, ``pace`` (see :class:`PairedSpec`).
 
     Returns
     -------
@@ -826,28 +782,30 @@ def paired_early_stopping(
     Raises
     ------
     InputError
-        Empty or equal system names, a bad ledger, evaluation, group or scorer.
+        Empty or equal system names, a bad ledger, evaluation, group or scorer, an unknown keyword.
     PolicyError
         A policy that cannot be read, or a cost or time budget.
 
+    Notes
+    -----
+    Use a policy with ``[decision] boundary = "betting-wor"`` to stop as soon as the anytime-valid
+    boundary is crossed; with the fixed-budget boundary the decision comes at the budget limit. The
+    pairing state lives in the ledger: a worker process per system on one ledger, or a retried eval
+    in a new process, sees the pairs and the decision of the others (``refresh`` bounds how long a
+    process may schedule samples after another one decided). With ``pace``, a partner in another
+    process (a worker per system, or ``inspect eval`` of two tasks of one file) is paced by the
+    outcome events each system has stored in the ledger, read every 50 ms while waiting.
+
     Examples
     --------
-    >>> from stopwise.inspect import paired_early_stopping
+    >>> from stopwise.inspect import PairedSpec, paired_early_stopping
     >>> tested, baseline = paired_early_stopping(
     ...     "sqlite:///:memory:", "demo", tested="A", baseline="B")
     >>> tested.system, baseline.system, tested.comparison is baseline.comparison
     ('A', 'B', True)
+    >>> spec = PairedSpec("demo", tested="A", baseline="B", pace=None)
+    >>> paired_early_stopping("sqlite:///:memory:", spec)[0].comparison.spec == spec
+    True
     """
-    comparison = PairedComparison(
-        ledger,
-        evaluation,
-        tested=tested,
-        baseline=baseline,
-        policy=policy,
-        universe=universe,
-        group=group,
-        scorer=scorer,
-        refresh=refresh,
-        pace=pace,
-    )
+    comparison = PairedComparison(ledger, spec, **fields)
     return SystemEarlyStopping(comparison, "tested"), SystemEarlyStopping(comparison, "baseline")

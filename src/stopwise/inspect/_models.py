@@ -11,13 +11,12 @@ model is active, and the pair is one :class:`~stopwise.inspect.PairedComparison`
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from stopwise.errors import InputError
+from stopwise.inspect._ledger import LedgerArgument
 from stopwise.inspect._manager import PairedComparison, Role, SystemEarlyStopping
-from stopwise.records import Policy, TaskUniverse
+from stopwise.inspect._spec import PairedSpec
 
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
@@ -100,33 +99,34 @@ class ModelPairEarlyStopping:
 
 
 def paired_model_early_stopping(
-    ledger: Any,
-    evaluation: str,
+    ledger: LedgerArgument,
+    spec: PairedSpec | str,
+    /,
     *,
     tested: Any,
     baseline: Any,
     systems: tuple[str, str] | None = None,
-    policy: Policy | str | os.PathLike[str] | None = None,
-    universe: TaskUniverse | Sequence[str] | None = None,
-    group: str | None = None,
-    scorer: str | None = None,
-    refresh: float = 1.0,
-    pace: int | None = 2,
+    **fields: Any,
 ) -> ModelPairEarlyStopping:
     """One early-stopping manager for ``eval(task, model=[tested, baseline])``.
 
     Parameters
     ----------
-    ledger, evaluation
+    ledger
         As for :func:`paired_early_stopping`.
+    spec : PairedSpec or str
+        What is compared, its ``tested`` and ``baseline`` the system names of the two models' rows; or
+        the evaluation id, with the other fields of :class:`PairedSpec` (but ``tested`` and
+        ``baseline``, which name the models here) as keywords.
     tested, baseline : str or inspect_ai.model.Model
         The two models, as given to ``eval(..., model=[...])``: names (``"openai/gpt-4o"``) or the
         Model objects (matched by identity; needed when the two names are the same, e.g. two
         ``mockllm/model`` or one model with two configurations).
     systems : (str, str), optional
-        The system names of the tested and baseline rows in the ledger (default: the model names).
-    policy, universe, group, scorer, refresh, pace
-        As for :func:`paired_early_stopping`.
+        With an evaluation id: the system names of the tested and baseline rows in the ledger
+        (default: the model names).
+    **fields
+        With an evaluation id: ``policy``, ``universe``, ``group``, ``scorer``, ``refresh``, ``pace``.
 
     Returns
     -------
@@ -135,7 +135,8 @@ def paired_model_early_stopping(
     Raises
     ------
     InputError
-        A model that is neither a name nor a Model, or two models with one system name.
+        A model that is neither a name nor a Model, two models with one system name, or ``systems``
+        beside a PairedSpec (which names the systems).
 
     Examples
     --------
@@ -150,13 +151,17 @@ def paired_model_early_stopping(
     names = (_model_name(tested), _model_name(baseline)) if systems is None else systems
     if not isinstance(names, tuple | list) or len(names) != 2:
         raise InputError(f"`systems` must be two system names (tested, baseline); got {systems!r}")
-    if names[0] == names[1]:
+    if not isinstance(tested, str) and not isinstance(baseline, str) and tested is baseline:
+        raise InputError("`tested` and `baseline` are the same Model object")
+    if isinstance(spec, PairedSpec):
+        if systems is not None:
+            raise InputError("`systems` names the rows' systems; a PairedSpec names them already (its tested and baseline)")
+        comparison = PairedComparison(ledger, spec, **fields)
+    elif names[0] == names[1]:
         raise InputError(
             f"the tested and baseline models have one name, {names[0]!r}: give the system names of their rows "
             "with systems=(tested_name, baseline_name) (and the Model objects as tested and baseline)"
         )
-    if not isinstance(tested, str) and not isinstance(baseline, str) and tested is baseline:
-        raise InputError("`tested` and `baseline` are the same Model object")
-    comparison = PairedComparison(ledger, evaluation, tested=str(names[0]), baseline=str(names[1]), policy=policy,
-                                  universe=universe, group=group, scorer=scorer, refresh=refresh, pace=pace)
+    else:
+        comparison = PairedComparison(ledger, spec, tested=str(names[0]), baseline=str(names[1]), **fields)
     return ModelPairEarlyStopping(comparison, tested, baseline)

@@ -11,8 +11,6 @@ with the reason, ``finished``) and reads the other's before scheduling a sample:
   (:meth:`stopwise.ledger.Ledger.progress`), unless the partner stored nothing for a while (a task that
   Inspect failed sends no notice).
 
-A ledger object without ``notify``/``notices``/``progress`` (a test double) is read through this
-process only: :class:`PartnerWatch` then knows nothing and never holds a worker.
 """
 
 from __future__ import annotations
@@ -20,7 +18,9 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime, timedelta
-from typing import Any
+
+from stopwise.ledger import Ledger, WorkerNotice
+from stopwise.records import WorkerState
 
 __all__ = ["PartnerWatch"]
 
@@ -40,8 +40,8 @@ class PartnerWatch:
 
     Parameters
     ----------
-    ledger : object
-        The opened ledger (its ``notify``, ``notices`` and ``progress`` are used when it has them).
+    ledger : Ledger
+        The opened ledger.
     evaluation : str
         The evaluation id.
 
@@ -57,28 +57,21 @@ class PartnerWatch:
     ('sample ids differ', None)
     """
 
-    def __init__(self, ledger: Any, evaluation: str) -> None:
+    def __init__(self, ledger: Ledger, evaluation: str) -> None:
         self.ledger = ledger
         self.evaluation = evaluation
         self._after = 0
-        self._states: dict[str, Any] = {}  # system -> its latest notice (a WorkerNotice)
-        self._started: dict[str, Any] = {}  # system of this process -> its `started` notice
+        self._states: dict[str, WorkerNotice] = {}  # system -> its latest notice
+        self._started: dict[str, WorkerNotice] = {}  # system of this process -> its `started` notice
         self._progress: dict[str, int] = {}
         self._progress_at = float("-inf")
         self._moved_at: dict[str, float] = {}  # system -> monotonic time its progress last changed
 
-    @property
-    def supported(self) -> bool:
-        """Whether the ledger keeps notices (a real ledger does; a test double may not)."""
-        return all(callable(getattr(self.ledger, name, None)) for name in ("notify", "notices", "progress"))
-
-    def announce(self, system: str, state: str, message: str = "") -> None:
+    def announce(self, system: str, state: WorkerState, message: str = "") -> None:
         """Record this worker's state in the ledger.
 
         A failure to record it is logged, not raised (best effort: the ledger itself may be what failed).
         """
-        if not self.supported:
-            return
         try:
             notice = self.ledger.notify(self.evaluation, system=system, state=state, message=message)
         except Exception as exc:
@@ -89,8 +82,6 @@ class PartnerWatch:
 
     def refresh(self) -> None:
         """Read the notices stored since the last read (by any process)."""
-        if not self.supported:
-            return
         for notice in self.ledger.notices(self.evaluation, after=self._after):
             self._after = max(self._after, int(notice.id))
             self._states[str(notice.system)] = notice
@@ -129,8 +120,6 @@ class PartnerWatch:
         that only the partner's count can be that old (which only makes the wait longer). Never holds ``system`` when the partner is not running (no notice yet, finished
         or failed) or stored nothing for ``stall`` seconds.
         """
-        if not self.supported:
-            return False
         now = time.monotonic()
         if now - self._progress_at >= PACE_LEDGER_POLL_S:
             self.refresh()

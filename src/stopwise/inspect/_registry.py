@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from stopwise.errors import InputError
-from stopwise.inspect._manager import PairedComparison, Role, SystemEarlyStopping, _policy_iv, _universe_tasks
-from stopwise.records import Policy, TaskUniverse
+from stopwise.inspect._ledger import LedgerArgument
+from stopwise.inspect._manager import PairedComparison, Role, SystemEarlyStopping
+from stopwise.inspect._spec import PairedSpec
 
 __all__ = ["paired_manager"]
 
@@ -24,7 +24,11 @@ _COMPARISONS: dict[tuple[str, str], PairedComparison] = {}
 _LOCK = threading.Lock()
 
 
-def _key(ledger: Any, evaluation: str) -> tuple[str, str]:
+_COMPARED = ("tested", "baseline", "policy", "universe", "group", "scorer")
+"""What every call for one comparison must give alike (``refresh`` and ``pace`` are the first call's)."""
+
+
+def _key(ledger: LedgerArgument, evaluation: str) -> tuple[str, str]:
     if isinstance(ledger, str | os.PathLike):
         from stopwise.ledger import ledger_url
 
@@ -32,33 +36,16 @@ def _key(ledger: Any, evaluation: str) -> tuple[str, str]:
     return f"object:{id(ledger)}", evaluation
 
 
-def _differences(comparison: PairedComparison, wanted: dict[str, Any]) -> list[str]:
-    """The arguments that differ from those the registered comparison was built with."""
-    have = {
-        "tested": comparison.tested,
-        "baseline": comparison.baseline,
-        "policy": comparison.policy,
-        "universe": comparison._given,
-        "group": comparison.group,
-        "scorer": comparison.scorer_arg,
-    }
-    return [f"{name} {have[name]!r:.80} != {value!r:.80}" for name, value in wanted.items() if have[name] != value]
+def _differences(have: PairedSpec, wanted: PairedSpec) -> list[str]:
+    """The fields of ``wanted`` that differ from those the registered comparison was built with."""
+    return [
+        f"{name} {getattr(have, name)!r:.80} != {getattr(wanted, name)!r:.80}"
+        for name in _COMPARED
+        if getattr(have, name) != getattr(wanted, name)
+    ]
 
 
-def paired_manager(
-    ledger: Any,
-    evaluation: str,
-    role: Role,
-    *,
-    tested: str,
-    baseline: str,
-    policy: Policy | str | os.PathLike[str] | None = None,
-    universe: TaskUniverse | Sequence[str] | None = None,
-    group: str | None = None,
-    scorer: str | None = None,
-    refresh: float = 1.0,
-    pace: int | None = 2,
-) -> SystemEarlyStopping:
+def paired_manager(ledger: LedgerArgument, spec: PairedSpec | str, role: Role, /, **fields: Any) -> SystemEarlyStopping:
     """The early-stopping manager of one system, from the process's comparison for (ledger, evaluation).
 
     The first call for a ledger and evaluation builds the comparison (as
@@ -68,15 +55,17 @@ def paired_manager(
 
     Parameters
     ----------
-    ledger : str or ledger
+    ledger : str, path or Ledger
         A database URL (``"sqlite:///ledger.db"``, ``"postgresql+psycopg://..."``) or an opened ledger.
-    evaluation : str
-        The evaluation id in the ledger.
+    spec : PairedSpec or str
+        What is compared; or the evaluation id, with the other fields of :class:`PairedSpec` as keywords.
+        Every call for one comparison must give the same ``tested``, ``baseline``, ``policy``,
+        ``universe``, ``group`` and ``scorer``.
     role : {"tested", "baseline"}
         Which system's manager to return.
-    tested, baseline, policy, universe, group, scorer, refresh, pace
-        As for :func:`paired_early_stopping`; every call for one comparison must give the same
-        ``tested``, ``baseline``, ``policy``, ``universe``, ``group`` and ``scorer``.
+    **fields
+        With an evaluation id: ``tested`` and ``baseline`` (required), ``policy``, ``universe``,
+        ``group``, ``scorer``, ``refresh``, ``pace``.
 
     Returns
     -------
@@ -85,7 +74,7 @@ def paired_manager(
     Raises
     ------
     InputError
-        A bad role, or arguments that differ from those the comparison was built with.
+        A bad role, or a spec that differs from the one the comparison was built with.
 
     Examples
     --------
@@ -104,25 +93,19 @@ def paired_manager(
     """
     if role not in ("tested", "baseline"):
         raise InputError(f"`role` must be 'tested' or 'baseline'; got {role!r}")
-    if not isinstance(evaluation, str) or not evaluation.strip():
-        raise InputError(f"`evaluation` must be a non-empty id; got {evaluation!r}")
-    key = _key(ledger, evaluation)
+    wanted = PairedSpec.of(spec, **fields)
+    key = _key(ledger, wanted.evaluation)
     with _LOCK:
         comparison = _COMPARISONS.get(key)
         if comparison is not None and (comparison.error is not None or comparison.ended):
             comparison = None  # a new run: the pairing state is in the ledger
         if comparison is None:
-            comparison = PairedComparison(ledger, evaluation, tested=tested, baseline=baseline, policy=policy,
-                                          universe=universe, group=group, scorer=scorer, refresh=refresh, pace=pace)
-            _COMPARISONS[key] = comparison
+            comparison = _COMPARISONS[key] = PairedComparison(ledger, wanted)
         else:
-            wanted = {"tested": tested, "baseline": baseline, "policy": _policy_iv(policy),
-                      "universe": None if universe is None else _universe_tasks(universe), "group": group,
-                      "scorer": scorer}
-            different = _differences(comparison, wanted)
+            different = _differences(comparison.spec, wanted)
             if different:
                 raise InputError(
-                    f"paired_manager({key[0]!r}, {evaluation!r}, {role!r}): the comparison of this ledger and "
+                    f"paired_manager({key[0]!r}, {wanted.evaluation!r}, {role!r}): the comparison of this ledger and "
                     f"evaluation was built with other arguments: {'; '.join(different)}; give both tasks the same "
                     "arguments (or use another evaluation id)"
                 )

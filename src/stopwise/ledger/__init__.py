@@ -1,16 +1,16 @@
 """The decision ledger: durable, append-only outcome events and a tamper-evident decision history.
 
 One schema through SQLAlchemy 2 Core. ``sqlite:///path`` (or a plain path) is the embedded default
-(WAL journal, ``synchronous=FULL``); ``postgresql+psycopg://user@host:port/db`` serves many
-evaluation workers writing to one database.
+(WAL journal, flushed before each write returns, concurrent appenders sharing the flushes: group
+commit); ``postgresql+psycopg://user@host:port/db`` serves many evaluation workers writing to one database.
 
 * :meth:`Ledger.register` locks an evaluation's policy (by sha256), planned task universe and systems.
 * :meth:`Ledger.append` stores outcome events idempotently per (system, task, attempt): a repeat with
   the same content is acknowledged again, one with different content is refused and kept as a conflict.
-  It returns only after the commit, so an acknowledged event is durable.
+  It returns only after the commit is on disk, so an acknowledged event is durable.
 * :meth:`Ledger.decide` takes a decision with :func:`stopwise.decide` from the stored events, the
-  registered policy and universe, and appends it to a hash chain; :meth:`Ledger.verify` recomputes the
-  chain and every decision.
+  registered policy and universe, and appends it to a hash chain (:meth:`Ledger.look` hands out its
+  steps); :meth:`Ledger.verify` recomputes the chain and every decision.
 * :meth:`Ledger.notify` and :meth:`Ledger.notices` record the live workers' states (started, failed with the
   reason, finished), so that the worker of one system learns that its partner's failed.
 * :meth:`Ledger.export` writes the outcome rows and the decision history for ``stopwise decide``/``replay``.
@@ -24,12 +24,14 @@ The schema is documented in ``docs/ledger.md`` and in :mod:`stopwise.ledger._sch
 
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._engine import ledger_url
-from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS, Ledger, open_ledger
+from stopwise.ledger._ledger import Ledger, open_ledger
+from stopwise.ledger._look import LedgerLook
 from stopwise.ledger._notices import WorkerNotice
 from stopwise.ledger._opening import LEDGER_MODES, LedgerMode
 from stopwise.ledger._results import (
     AppendResult,
     EventKey,
+    EventSnapshot,
     LedgerDecision,
     LedgerHead,
     Mismatch,
@@ -37,6 +39,7 @@ from stopwise.ledger._results import (
     VerifyResult,
 )
 from stopwise.ledger._schema import SCHEMA_VERSION
+from stopwise.ledger._verify import VOLATILE_RECORD_FIELDS
 
 __all__ = [
     "LEDGER_MODES",
@@ -44,9 +47,11 @@ __all__ = [
     "VOLATILE_RECORD_FIELDS",
     "AppendResult",
     "EventKey",
+    "EventSnapshot",
     "Ledger",
     "LedgerDecision",
     "LedgerHead",
+    "LedgerLook",
     "LedgerMode",
     "Mismatch",
     "Registration",

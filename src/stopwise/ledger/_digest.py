@@ -22,7 +22,7 @@ from typing import Any
 
 from stopwise._canonical import canonical_json
 
-__all__ = ["canonical_json", "chain_digest", "event_digest", "event_payload", "genesis_digest"]
+__all__ = ["canonical_json", "chain_digest", "event_digest", "event_payload", "genesis_digest", "same_content"]
 
 
 def _number(value: Any) -> float | None:
@@ -67,6 +67,29 @@ def event_payload(row: Mapping[str, Any]) -> dict[str, Any]:
 def event_digest(payload: Mapping[str, Any]) -> str:
     """sha256 hex digest of an event payload's canonical JSON."""
     return hashlib.sha256(canonical_json(dict(payload)).encode()).hexdigest()
+
+
+def same_content(payload: Mapping[str, Any], digest: str, stored_digest: str, stored_source: str) -> bool:
+    """Whether an event repeats a stored one: same content, whatever ``source`` each names.
+
+    ``source`` is provenance (which file or run reported the event), not content: the same sample
+    read again from another log, or re-appended by a retried Inspect eval (a new eval id), is a
+    duplicate. The stored event keeps its first source, and its digest (which covers ``source``) is
+    unchanged, so ``verify`` recomputes it as before.
+
+    Examples
+    --------
+    >>> from stopwise.ledger._digest import event_digest, same_content
+    >>> stored = {"system": "A", "task": "t", "outcome": 1.0, "source": "log-1"}
+    >>> again = {**stored, "source": "log-2"}
+    >>> same_content(again, event_digest(again), event_digest(stored), "log-1")
+    True
+    """
+    if digest == stored_digest:
+        return True
+    if payload["source"] == stored_source:
+        return False
+    return event_digest({**payload, "source": stored_source}) == stored_digest
 
 
 def genesis_digest(name: str, policy_sha256: str, universe_sha256: str, tested: str, baseline: str) -> str:

@@ -1,4 +1,4 @@
-"""Ledger URLs and database engines: SQLite (WAL, synchronous=FULL) or PostgreSQL through psycopg 3.
+"""Ledger URLs and database engines: SQLite (WAL, flushed before each acknowledgement) or PostgreSQL through psycopg 3.
 
 An engine is made for one opening mode (:mod:`stopwise.ledger._opening`): only ``create`` may
 create a SQLite file or switch its journal to WAL; ``write`` and ``read`` connect to an existing
@@ -21,6 +21,7 @@ from sqlalchemy.pool import StaticPool
 from stopwise._extras import require_extra
 from stopwise._redact import redact_url
 from stopwise.errors import LedgerError
+from stopwise.ledger._group_commit import FLUSH_WAL
 from stopwise.ledger._opening import LedgerMode, missing_file, sqlite_connector
 
 __all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file", "watch_server"]
@@ -93,14 +94,18 @@ def _sqlite_engine(url: str, mode: LedgerMode) -> Engine:
     engine = create_engine(url, connect_args=connect_args, **kwargs)
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
         # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite's own transaction handling is off).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        if not memory and mode == "create":  # an existing ledger keeps its journal mode (WAL since it was created)
-            cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = FULL")
+        # an existing ledger keeps its journal mode (WAL since it was created)
+        journal = cursor.execute("PRAGMA journal_mode = WAL" if not memory and mode == "create" else "PRAGMA journal_mode")
+        # A WAL file named by its path commits without a flush, and the ledger flushes the WAL itself before it
+        # acknowledges (group commit: stopwise.ledger._group_commit); anything else flushes at each commit.
+        flush_wal = existing is not None and str(journal.fetchone()[0]).lower() == "wal"
+        cursor.execute(f"PRAGMA synchronous = {'NORMAL' if flush_wal else 'FULL'}")
+        record.info[FLUSH_WAL] = flush_wal
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 

@@ -1,4 +1,4 @@
-"""Atomic exports of a ledger: outcome rows (CSV, JSONL, Parquet) and the decision history (JSONL).
+"""Exports of a ledger: outcome rows (CSV, JSONL, Parquet) and the decision history (JSONL), written atomically.
 
 A file is written beside its destination under a temporary name, flushed to disk and moved into place
 (:func:`stopwise._atomic.write_file`). Without ``force`` the move is a hard link, which fails when the
@@ -11,15 +11,52 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from stopwise._atomic import special_file, write_file
-from stopwise.errors import FileFormatError
+from stopwise.errors import FileFormatError, LedgerError
+from stopwise.ledger._results import Registration
 from stopwise.records import OutcomeColumns, format_of, write_outcomes
 
-__all__ = ["atomic_write", "export_decisions", "export_outcomes"]
+if TYPE_CHECKING:
+    from stopwise.ledger._store import LedgerStore
+
+__all__ = ["atomic_write", "export_decisions", "export_evaluation", "export_outcomes"]
+
+
+def export_evaluation(
+    store: LedgerStore,
+    reg: Registration,
+    path: str | os.PathLike[str],
+    *,
+    decisions_path: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    format: str | None = None,
+    upto_decision: int | None = None,
+) -> list[str]:
+    """The body of :meth:`stopwise.ledger.Ledger.export`: the evaluation's rows (up to a decision) and its history."""
+    events = store.snapshot(reg)
+    rows, seqs = events.rows, events.seqs
+    if len(rows) == 0:
+        raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to export")
+    first = store.first_final(reg)
+    if upto_decision is not None:
+        upto = store.link_field(reg, upto_decision, "outcome_seq")
+        if upto is None:
+            raise LedgerError(
+                f"evaluation {reg.name!r} has no decision #{upto_decision} (its chain holds {len(store.link_rows(reg))} "
+                "decisions: give one of 1 to that number; stopwise ledger export --decisions lists them)"
+            )
+        keep = seqs <= int(upto)
+        rows, seqs = rows.take(keep), seqs[keep]
+    after = None if first is None else seqs > first[1]
+    written = [str(export_outcomes(rows, path, force=force, format=format, after_decision=after))]
+    if decisions_path is not None:
+        links = [link.to_json_dict() for link in store.decisions(reg, upto=upto_decision)]
+        written.append(str(export_decisions(links, decisions_path, force=force)))
+    return written
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], *, force: bool = False) -> Path:

@@ -5,12 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from stopwise.records import DecisionRecord, Policy
+from stopwise.records import DecisionRecord, OutcomeColumns, Policy
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from stopwise.ledger._universe_io import TaskUniverse
 
-__all__ = ["AppendResult", "EventKey", "LedgerDecision", "LedgerHead", "Mismatch", "Registration", "VerifyResult"]
+__all__ = [
+    "AppendResult",
+    "EventKey",
+    "EventSnapshot",
+    "LedgerDecision",
+    "LedgerHead",
+    "Mismatch",
+    "Registration",
+    "VerifyResult",
+]
 
 EventKey = tuple[str, str, int]
 """The key of an outcome event within an evaluation: (system, task, attempt)."""
@@ -68,6 +79,25 @@ class Registration:
     """UTC time of registration (ISO 8601)."""
     id: int = field(repr=False, default=0)
     """Internal row id."""
+
+
+@dataclass(frozen=True)
+class EventSnapshot:
+    """Every outcome event of an evaluation stored up to one high-water mark, column by column.
+
+    A decision taken on it saw exactly these events. The columns are shared with the ledger's later
+    reads: do not modify them.
+    """
+
+    rows: OutcomeColumns
+    """The events as validated outcome columns, in storage order."""
+    seqs: np.ndarray
+    """The sequence number of each row (increasing)."""
+    high_water: int
+    """The sequence number of the last event (0 when there is none): the rows are exactly the events up to it."""
+
+    def __len__(self) -> int:
+        return len(self.seqs)
 
 
 @dataclass(frozen=True)

@@ -26,23 +26,26 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import RowMapping
 
 from stopwise._limits import json_loads, limit
 from stopwise.errors import LedgerError, LimitError, StopwiseError
-from stopwise.ledger import _schema as S
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._events import column_payloads
-from stopwise.ledger._ledger import VOLATILE_RECORD_FIELDS
+from stopwise.ledger._look import decide_registered
 from stopwise.ledger._position import FINAL_ACTIONS, position_of
-from stopwise.ledger._results import LedgerHead, Mismatch, Registration, VerifyResult
+from stopwise.ledger._results import EventSnapshot, LedgerHead, Mismatch, Registration, VerifyResult
 from stopwise.ledger._universe_io import universe_sha256
 from stopwise.records import DecisionRecord
 
 if TYPE_CHECKING:
-    from stopwise.ledger._ledger import Ledger
+    from stopwise.ledger._store import LedgerStore
 
-__all__ = ["head_digest", "ledger_head", "parse_head", "verify_evaluation"]
+__all__ = ["VOLATILE_RECORD_FIELDS", "head_digest", "ledger_head", "parse_head", "verify_evaluation"]
+
+VOLATILE_RECORD_FIELDS: frozenset[str] = frozenset({"decided_at", "timestamp", "created_at", "stopwise_version"})
+"""Record fields that ``verify`` does not require to recompute equal (the time of the look, the library
+version); they are still covered by the chain digest."""
 
 _HEAD = re.compile(r"^e(\d+)-d(\d+)-([0-9a-f]{64})$")
 _SKIPPED = VOLATILE_RECORD_FIELDS | {"ledger"}
@@ -99,16 +102,11 @@ def parse_head(text: str) -> tuple[int, int, str]:
     return int(match[1]), int(match[2]), match[3]
 
 
-def ledger_head(ledger: Ledger, evaluation: str) -> LedgerHead:
+def ledger_head(store: LedgerStore, reg: Registration) -> LedgerHead:
     """The current head of an evaluation from its stored digests (not re-verified: see :meth:`Ledger.verify`)."""
-    reg = ledger.registration(evaluation)
-    d, o = S.decisions.c, S.outcomes.c
-    with ledger._tx(write=False) as conn:
-        digests = list(conn.execute(select(o.digest).where(o.evaluation_id == reg.id).order_by(o.seq)).scalars())
-        last = conn.execute(
-            select(d.sequence, d.digest).where(d.evaluation_id == reg.id).order_by(d.sequence.desc()).limit(1)
-        ).first()
-    n_decisions, chain = (0, reg.genesis_digest) if last is None else (int(last.sequence), str(last.digest))
+    digests = [digest for _, digest in store.event_digests(reg)]
+    last = store.last_link(reg)
+    n_decisions, chain = (0, reg.genesis_digest) if last is None else last
     return _head(reg.name, reg.genesis_digest, digests, n_decisions, chain)
 
 
@@ -118,9 +116,11 @@ def _head(name: str, genesis: str, digests: list[str], n_decisions: int, chain: 
     return LedgerHead(name, len(digests), n_decisions, events, chain, digest)
 
 
-def _registration_mismatch(ledger: Ledger, name: str, row: Any) -> tuple[Registration | None, Mismatch | None]:
+def _registration_mismatch(
+    store: LedgerStore, name: str, row: RowMapping
+) -> tuple[Registration | None, Mismatch | None]:
     try:
-        reg = ledger.registration(name)
+        reg = store.registration(name)
     except (StopwiseError, ValueError, KeyError) as exc:
         return None, Mismatch("registration", None, f"cannot read the registration: {exc}")
     checks = [
@@ -138,31 +138,26 @@ def _registration_mismatch(ledger: Ledger, name: str, row: Any) -> tuple[Registr
     return reg, None
 
 
-def verify_evaluation(ledger: Ledger, evaluation: str, *, expect_head: str | None = None) -> VerifyResult:
-    """Recompute one evaluation (see the module notes); the body of :meth:`Ledger.verify`."""
+def verify_evaluation(store: LedgerStore, evaluation: str, *, expect_head: str | None = None) -> VerifyResult:
+    """Recompute one evaluation (see the module notes) from what is stored now; the body of :meth:`Ledger.verify`."""
     name = str(evaluation).strip()
     expected = None if expect_head is None else parse_head(expect_head)
-    ledger._registrations.pop(name, None)
-    ledger._cache.clear()
-    with ledger._tx(write=False) as conn:
-        row = conn.execute(select(S.evaluations).where(S.evaluations.c.name == name)).mappings().first()
+    row = store.registration_row(name)
     if row is None:
-        ledger.registration(name)  # raises the not-registered error
+        store.registration(name)  # raises the not-registered error
     assert row is not None
     genesis = str(row["genesis_digest"])
 
     def result(n_out: int, n_dec: int, head: str, mismatch: Mismatch | None, top: LedgerHead | None = None) -> VerifyResult:
         return VerifyResult(name, mismatch is None, n_out, n_dec, head, mismatch, top, expect_head)
 
-    reg, mismatch = _registration_mismatch(ledger, name, row)
+    reg, mismatch = _registration_mismatch(store, name, row)
     if mismatch is not None or reg is None:
         return result(0, 0, genesis, mismatch)
-    rows, seqs, _ = ledger._snapshot(reg)
+    events = store.snapshot(reg, reread=True)  # every event as stored now, not as this process read it before
+    rows, seqs = events.rows, events.seqs
     digests = [event_digest(p) for p in column_payloads(rows)]
-    with ledger._tx(write=False) as conn:
-        stored = list(conn.execute(
-            select(S.outcomes.c.seq, S.outcomes.c.digest).where(S.outcomes.c.evaluation_id == reg.id).order_by(S.outcomes.c.seq)
-        ))
+    stored = store.event_digests(reg)
     for (seq, stored_digest), computed in zip(stored, digests, strict=True):
         if computed != stored_digest:
             payload = column_payloads(rows.take(seqs == seq))[0]
@@ -170,19 +165,19 @@ def verify_evaluation(ledger: Ledger, evaluation: str, *, expect_head: str | Non
                 "outcome", int(seq), f"content digest stored {stored_digest}, recomputed {computed} "
                 f"(system {payload['system']!r}, task {payload['task']!r}, attempt {payload['attempt']})"))
     try:
-        n_decisions, chain = _verify_chain(ledger, reg, rows, seqs)
+        n_decisions, chain = _verify_chain(store, reg, events)
     except _Found as found:
         return result(len(digests), found.n_decisions, found.previous, found.mismatch)
     head = _head(name, genesis, digests, n_decisions, chain)
     if expected is not None:
-        mismatch = _head_mismatch(ledger, reg, digests, head, expected)
+        mismatch = _head_mismatch(store, reg, digests, head, expected)
         if mismatch is not None:
             return result(len(digests), n_decisions, chain, mismatch, head)
     return result(len(digests), n_decisions, chain, None, head)
 
 
 def _head_mismatch(
-    ledger: Ledger, reg: Registration, digests: list[str], head: LedgerHead, expected: tuple[int, int, str]
+    store: LedgerStore, reg: Registration, digests: list[str], head: LedgerHead, expected: tuple[int, int, str]
 ) -> Mismatch | None:
     """Whether the ledger extends the head an auditor kept (None when it does)."""
     n_events, n_decisions, digest = expected
@@ -192,13 +187,7 @@ def _head_mismatch(
             f"the ledger holds {head.n_events} events and {head.n_decisions} decisions, fewer than the head you kept "
             f"({kept}: {n_events} events, {n_decisions} decisions): events or decisions were removed"))
     events = _events_chain(reg.genesis_digest, digests[:n_events])
-    if n_decisions == 0:
-        chain = reg.genesis_digest
-    else:
-        d = S.decisions.c
-        with ledger._tx(write=False) as conn:
-            chain = str(conn.execute(
-                select(d.digest).where(d.evaluation_id == reg.id, d.sequence == n_decisions)).scalar_one())
+    chain = reg.genesis_digest if n_decisions == 0 else str(store.link_field(reg, n_decisions, "digest"))
     if head_digest(reg.name, reg.genesis_digest, n_events, events, n_decisions, chain) != digest:
         return Mismatch("head", None, (
             f"the first {n_events} events and {n_decisions} decisions do not recompute the head you kept ({kept}): "
@@ -206,18 +195,7 @@ def _head_mismatch(
     return None
 
 
-def _link_rows(ledger: Ledger, reg: Registration) -> list[Any]:
-    """Every link of the chain without its record (and the record's length), in sequence order."""
-    d = S.decisions.c
-    with ledger._tx(write=False) as conn:
-        return list(conn.execute(
-            select(d.sequence, d.outcome_seq, d.previous_digest, d.digest, func.length(d.record_json).label("size"))
-            .where(d.evaluation_id == reg.id)
-            .order_by(d.sequence)
-        ))
-
-
-def _record_json(ledger: Ledger, reg: Registration, link: Any) -> str:
+def _record_json(store: LedgerStore, reg: Registration, link: Any) -> str:
     """One stored record, refused past the line limit before it is read."""
     cap = limit("STOPWISE_MAX_LINE_BYTES")
     if int(link.size or 0) > cap:
@@ -226,10 +204,7 @@ def _record_json(ledger: Ledger, reg: Registration, link: Any) -> str:
             f"characters, over STOPWISE_MAX_LINE_BYTES ({cap:,}); stopwise never writes one that large. "
             "Raise the limit if the ledger is trusted"
         )
-    d = S.decisions.c
-    with ledger._tx(write=False) as conn:
-        return str(conn.execute(
-            select(d.record_json).where(d.evaluation_id == reg.id, d.sequence == int(link.sequence))).scalar_one())
+    return str(store.link_field(reg, int(link.sequence), "record_json"))
 
 
 def _parse(record_json: str, where: str) -> DecisionRecord:
@@ -241,11 +216,12 @@ def _parse(record_json: str, where: str) -> DecisionRecord:
         raise LedgerError(f"stored decision record is not a valid decision record: {str(exc).splitlines()[0]}") from exc
 
 
-def _verify_chain(ledger: Ledger, reg: Registration, rows: Any, seqs: np.ndarray) -> tuple[int, str]:
+def _verify_chain(store: LedgerStore, reg: Registration, events: EventSnapshot) -> tuple[int, str]:
     """(decisions checked, the chain's head digest); raises :class:`_Found` at the first mismatch."""
+    rows, seqs = events.rows, events.seqs
     previous, last_seq = reg.genesis_digest, 0
     first: tuple[int, int] | None = None
-    links = _link_rows(ledger, reg)
+    links = store.link_rows(reg)
     for expected, link in enumerate(links, start=1):
         sequence, outcome_seq = int(link.sequence), int(link.outcome_seq)
 
@@ -256,7 +232,7 @@ def _verify_chain(ledger: Ledger, reg: Registration, rows: Any, seqs: np.ndarray
             raise fail("chain", f"sequence {sequence} where {expected} was expected (a record is missing)")
         if link.previous_digest != previous:
             raise fail("chain", f"previous digest stored {link.previous_digest}, chain has {previous}")
-        record_json = _record_json(ledger, reg, link)
+        record_json = _record_json(store, reg, link)
         computed = chain_digest(previous, record_json)
         if computed != link.digest:
             raise fail("chain", f"digest stored {link.digest}, recomputed {computed} (the record or its digest was edited)")
@@ -277,7 +253,7 @@ def _verify_chain(ledger: Ledger, reg: Registration, rows: Any, seqs: np.ndarray
         _check_position(stored_record, sequence, outcome_seq, n_seen, seqs, first, fail)
         seen = rows.take(seqs <= outcome_seq)
         try:
-            again = ledger._decide_rows(reg, seen)
+            again = decide_registered(reg, seen)
         except StopwiseError as exc:
             raise fail("decision", f"cannot be taken again from the stored outcomes: {exc}") from None
         difference = record_difference(stored_record, again)
