@@ -1,6 +1,24 @@
 """The decision layer: pairing, the coverage rule, tail probabilities and the decision routine.
 
 The names load on first use; the ``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
+
+How :func:`decide` is built (issue 31). ``_decide`` is the pipeline: validate the arguments, pair the two systems,
+cut the look at the budget limit, treat missing tasks (``_missing``, ``_missing_look``), build the frozen state of
+the look (``_state.DecideState``: the validated inputs, the paired outcomes, the budget, the judged tasks), ask the
+boundary, write the record (``_record``). Each boundary is one module of ``_boundaries`` named after its
+``[decision] boundary`` word (``fixed_budget``, ``betting_wor``; the betting boundary's designs ``betting_wor_top_up``
+and ``betting_wor_stratified``, named after ``[betting] design``), behind one protocol
+(``_boundaries.BoundaryRule``)::
+
+    rule = boundary_module(policy.decision.boundary).rule(policy, universe)
+    look = rule.look(state)                  # -> Look: the action and its evidence (p-values or tails)
+    interval = rule.interval(state, look)    # -> DifferenceInterval | None, matching the look's action
+    words = rule.reason(state, look.action)  # when the look leaves its reason to the pipeline
+
+A new boundary is one new module in ``_boundaries`` (``ANYTIME``, ``check(policy, universe)``,
+``rule(policy, universe)``) plus its word in ``Boundary`` of ``stopwise.records._vocabulary``; a new design of the
+betting boundary one module ``betting_wor_<design>`` (``runs_on(kind, policy)``, ``rule(warning)``) plus its word in
+``BettingDesign``. Prediction-powered pairing and the prefix boundary on it are ``_powered`` (beside ``_predicted``).
 """
 
 import typing as _typing
@@ -9,21 +27,19 @@ from stopwise._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time, imported on first use
     from stopwise.compare._betting import BettingBoundary, BettingPaths, betting_boundary, betting_paths
-    from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
-    from stopwise.compare._decide import (
+    from stopwise.compare._boundaries.betting_wor import check_betting_order
+    from stopwise.compare._boundaries.fixed_budget import (
         ABSTAIN,
         CONTINUE,
         MIN_OBSERVED,
         PROMOTE,
         REJECT,
-        check_betting_order,
-        decide,
-        exceeds_threshold,
-        input_digest,
-        measure_budget,
         routine_actions,
     )
+    from stopwise.compare._coverage import budget_task_count, coverage_from_sizes, coverage_state, required_counts
+    from stopwise.compare._decide import decide
     from stopwise.compare._demo import DEMO_BUDGETS, DemoComparison, demo_comparison
+    from stopwise.compare._interval import claim_sentence
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -44,6 +60,8 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     )
     from stopwise.compare._plan import order_check, order_universe, task_order
     from stopwise.compare._predicted import AuditTallies, PoweredPairs, powered_boundary, powered_pairs, powered_scale
+    from stopwise.compare._record import input_digest
+    from stopwise.compare._state import exceeds_threshold, measure_budget
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -77,6 +95,7 @@ __all__ = [
     "betting_paths",
     "budget_task_count",
     "check_betting_order",
+    "claim_sentence",
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",

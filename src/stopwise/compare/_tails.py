@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise._params import check_random_state
 from stopwise.compare._pairing import MAX_LATTICE, lattice_of
 from stopwise.compare._wor_exact import exact_wor_pvalue
 from stopwise.errors import ArgumentError
@@ -502,7 +503,7 @@ def tail_probabilities(
     values, unit_array = _tail_iv(differences, threshold, method, n_resamples, units, population_size)
 
     def generator() -> np.random.Generator:  # made when a Monte-Carlo path needs it (numpy.random loads then)
-        return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        return check_random_state("tail_probabilities", rng, name="rng", error=ArgumentError)
 
     lattice = lattice_of(values, max_denominator=MAX_LATTICE)
     n = len(values)

@@ -22,6 +22,7 @@ from stopwise._limits import check_structure
 from stopwise.errors import PolicyError
 from stopwise.records._vocabulary import (
     STATUSES,
+    BettingDesign,
     Boundary,
     CoverageRule,
     MissingTreatment,
@@ -163,7 +164,6 @@ class DecisionPolicy(_Section):
 
 
 # -- the betting boundary's live design and order check (issue 21) ------------------------------------
-BettingDesign = Literal["top-up", "stratified"]
 OrderCheck = Literal["refuse", "warn"]
 
 
