@@ -27,14 +27,14 @@ from statistics import NormalDist
 
 import numpy as np
 
-from stopwise.compare._betting import betting_boundary
+from stopwise.compare._betting import confidence_sequence
 from stopwise.compare._tails import tail_probabilities
 from stopwise.compare._wor_exact import _one_side
 from stopwise.errors import ArgumentError
 from stopwise.records import DecisionRecord, DifferenceInterval
 from stopwise.records._vocabulary import ComputedTailMethod
 
-__all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval"]
+__all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval", "sequence_interval"]
 
 BISECTION_STEPS = 30
 """Bisection steps of the one-look interval over [-1, 1] (a width of 2^-29, far below any reported digit)."""
@@ -59,12 +59,14 @@ def betting_interval(
     >>> ci.kind, ci.level, round(ci.low, 2), round(ci.high, 2)
     ('anytime-valid', 0.9, 0.12, 0.37)
     """
-    result = betting_boundary(
-        differences, 0.0, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes, confidence_bounds=True
-    )
+    lower, upper, method = confidence_sequence(differences, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes)
+    return sequence_interval(lower, upper, method, alpha)
+
+
+def sequence_interval(lower: float, upper: float, method: str, alpha: float) -> DifferenceInterval:
+    """The interval of the betting test's confidence bounds (``BettingBoundary.lower`` / ``upper`` and its ``method``)."""
     return anytime_interval(
-        result.lower, result.upper, alpha,
-        f"confidence sequence of the {result.method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward)",
+        lower, upper, alpha, f"confidence sequence of the {method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward)"
     )
 
 

@@ -325,6 +325,9 @@ class DecideState:
     """Where the look stands against the budget."""
     observed: Observed
     """The judged tasks."""
+    memo: dict[str, object] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """The rule's own scratch space for what it derives from this state once (the betting boundary keeps the confidence
+    bounds its look computed in the same pass as its p-values, for the interval); nothing of the inputs."""
 
     @property
     def policy(self) -> Policy:

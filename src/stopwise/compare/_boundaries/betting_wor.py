@@ -18,11 +18,11 @@ Under ``[decision] predicted = "prediction-powered"`` the pooled process judges 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from stopwise.compare._betting import BettingBoundary, betting_boundary
+from stopwise.compare._betting import BettingBoundary, betting_boundary, confidence_sequence
 from stopwise.compare._boundaries import BoundaryRule, Look, design_module
-from stopwise.compare._interval import betting_interval
+from stopwise.compare._interval import sequence_interval
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check
 from stopwise.compare._powered import prefix_boundary, prefix_interval
 from stopwise.compare._state import DecideState
@@ -154,13 +154,17 @@ class Pooled:
         return () if self.warning is None else (DecisionWarning("order-provenance", self.warning),)
 
     def boundary(self, state: DecideState) -> BettingBoundary:
-        """The boundary's p-values and log-capital paths on the judged prefix (no confidence bounds: the interval's)."""
+        """The boundary's p-values and log-capital paths on the judged prefix.
+
+        The confidence bounds come from the same computation (their first pass holds the test at delta) and are kept
+        in ``state.memo`` for :meth:`interval`; the prediction-powered boundary computes its interval apart.
+        """
         if state.inputs.powered is not None:
             return prefix_boundary(state)
         policy = state.policy
-        return betting_boundary(
-            state.observed.differences, policy.threshold, alpha=policy.tail_cutoff, confidence_bounds=False, **self._process(state)
-        )
+        result = betting_boundary(state.observed.differences, policy.threshold, alpha=policy.tail_cutoff, **self._process(state))
+        state.memo["bounds"] = (result.lower, result.upper, result.method)
+        return result
 
     def _process(self, state: DecideState) -> dict[str, Any]:
         """N and, for the stratified process, the judged tasks' groups and the planned group sizes."""
@@ -186,7 +190,8 @@ class Pooled:
     def interval(self, state: DecideState, look: Look) -> DifferenceInterval | None:
         """The anytime-valid confidence sequence of the judged prefix, its ends tightened to the look's own tests.
 
-        The confidence sequence's 0.01 grid is rounded outward; the look's own test at delta tightens the end it
+        The bounds are those the look computed with its p-values (``state.memo``), else computed here, once. The
+        confidence sequence's 0.01 grid is rounded outward; the look's own test at delta tightens the end it
         rejected to delta, so a promote's interval never reaches below the threshold nor a reject's above it.
         """
         seen, policy = state.observed, state.policy
@@ -195,7 +200,10 @@ class Pooled:
         if state.inputs.powered is not None:
             interval = prefix_interval(state)
         else:
-            interval = betting_interval(seen.differences, alpha=policy.tail_cutoff, **self._process(state))
+            if "bounds" not in state.memo:  # the look computed no boundary (coverage does not hold yet): the bounds alone
+                state.memo["bounds"] = confidence_sequence(seen.differences, alpha=policy.tail_cutoff, **self._process(state))
+            lower, upper, method = cast(tuple[float, float, str], state.memo["bounds"])
+            interval = sequence_interval(lower, upper, method, policy.tail_cutoff)
         a, delta = policy.tail_cutoff, policy.threshold
         low, high = interval.low, interval.high
         if look.r_promote is not None and look.r_promote <= a:
