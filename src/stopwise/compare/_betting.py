@@ -153,7 +153,7 @@ from stopwise.compare._strata import (
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records._vocabulary import STRATEGIES
 
-__all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths", "confidence_sequence"]
+__all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
 
 TRUNCATION = 0.6
 """c: bets are at most c times the largest bet that keeps the capital nonnegative (``max``, ``agrapa``,
@@ -714,37 +714,6 @@ def betting_boundary(
     )  # fmt: skip
 
 
-def confidence_sequence(
-    differences: ArrayLike,
-    *,
-    population_size: int,
-    alpha: float,
-    groups: ArrayLike | None = None,
-    group_sizes: Mapping[str, int] | None = None,
-    strategy: str = "auto",
-    resolution: float = 0.01,
-) -> tuple[float, float, str]:
-    """``(lower, upper, method)``: the confidence bounds of :func:`betting_boundary` alone, without a test at a threshold.
-
-    The same numbers as ``betting_boundary(..., confidence_bounds=True)``'s ``lower`` and ``upper`` (the arguments
-    mean the same); what the record's interval needs at every look, without the look's own p-values.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from stopwise.compare._betting import betting_boundary, confidence_sequence
-    >>> d = np.r_[np.ones(40), np.zeros(10)]
-    >>> b = betting_boundary(d, 0.0, population_size=300, alpha=0.05)
-    >>> confidence_sequence(d, population_size=300, alpha=0.05) == (b.lower, b.upper, b.method)
-    True
-    """
-    seq = _sequence_iv(differences, 0.0, population_size, alpha, groups, group_sizes, strategy, resolution)
-    if len(seq.x) == 0:
-        return -1.0, 1.0, seq.method
-    lower, upper = _confidence_bounds(seq, float(alpha), strategy, resolution, None)[2]
-    return lower, upper, seq.method
-
-
 @dataclass(frozen=True)
 class _Sequence:
     """The validated arguments of :func:`betting_boundary`: the sequence, N, the group codes and what the record says."""
@@ -768,7 +737,7 @@ def _sequence_iv(
     strategy: str,
     resolution: float,
 ) -> _Sequence:
-    """Validate and normalise the arguments of :func:`betting_boundary` (and :func:`confidence_sequence`)."""
+    """Validate and normalise the arguments of :func:`betting_boundary`."""
     x = np.asarray(differences, dtype=float).ravel()
     n_pop = int(population_size)
     if n_pop != population_size or n_pop < 1:

@@ -27,7 +27,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from stopwise.compare._betting import confidence_sequence
+from stopwise.compare._betting import betting_boundary
 from stopwise.compare._tails import exact_promote_lookup, tail_probabilities
 from stopwise.compare._wor_exact import _one_side
 from stopwise.errors import ArgumentError
@@ -59,8 +59,8 @@ def betting_interval(
     >>> ci.kind, ci.level, round(ci.low, 2), round(ci.high, 2)
     ('anytime-valid', 0.9, 0.12, 0.37)
     """
-    lower, upper, method = confidence_sequence(differences, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes)
-    return sequence_interval(lower, upper, method, alpha)
+    result = betting_boundary(differences, 0.0, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes)
+    return sequence_interval(result.lower, result.upper, result.method, alpha)
 
 
 def sequence_interval(lower: float, upper: float, method: str, alpha: float) -> DifferenceInterval:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, cast
 
-from stopwise.compare._betting import BettingBoundary, betting_boundary, confidence_sequence
+from stopwise.compare._betting import BettingBoundary, betting_boundary
 from stopwise.compare._boundaries import BoundaryRule, Look, design_module
 from stopwise.compare._interval import sequence_interval
 from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check
@@ -200,8 +200,9 @@ class Pooled:
         if state.inputs.powered is not None:
             interval = prefix_interval(state)
         else:
-            if "bounds" not in state.memo:  # the look computed no boundary (coverage does not hold yet): the bounds alone
-                state.memo["bounds"] = confidence_sequence(seen.differences, alpha=policy.tail_cutoff, **self._process(state))
+            if "bounds" not in state.memo:  # the look computed no boundary (coverage does not hold yet): compute it here
+                result = betting_boundary(seen.differences, policy.threshold, alpha=policy.tail_cutoff, **self._process(state))
+                state.memo["bounds"] = (result.lower, result.upper, result.method)
             lower, upper, method = cast(tuple[float, float, str], state.memo["bounds"])
             interval = sequence_interval(lower, upper, method, policy.tail_cutoff)
         a, delta = policy.tail_cutoff, policy.threshold
