@@ -1,32 +1,37 @@
-"""One decide-path call of the betting boundary after the rows are loaded (issue 9 target: < 5 ms).
+"""One decide-path call of the betting boundary after the rows are loaded (issue 31 target: decide < 5 ms median).
 
 A swebench_verified pair half-way through a live run: the first 250 of the 500 planned tasks in a
-coverage-aware order. Times :func:`stopwise.compare.betting_boundary` as decide calls it (pooled
-and stratified over the 12 planned groups, with and without the confidence bounds), and the whole
-:func:`stopwise.decide` with ``[decision] boundary = "betting-wor"`` and the planned universe, side by
-side with ``decide`` under the fixed-budget rule (exact tails) as the baseline. Median of repeated
-calls; the machine has 2 cores shared with other sessions, so figures are under contention.
+coverage-aware order (the stratified process, 12 groups). Times :func:`stopwise.compare.betting_boundary` as
+decide calls it (pooled and stratified, with and without the confidence bounds) and the whole
+:func:`stopwise.decide` with ``[decision] boundary = "betting-wor"`` and the planned universe, beside ``decide``
+under the fixed-budget rule (exact tails). Each figure is measured on the current code and, in a subprocess of
+the same run, on the baseline commit's ``src`` (:mod:`benchmarks._baseline`, ``e974111``: before issue 31), and
+printed side by side with their ratio. Median of repeated calls, wall and process CPU; the machine has 2 cores
+shared with other sessions, so the load average is printed and figures under load scale with it.
 
-Usage: python -m benchmarks.decide_betting [--repeat 50]
+Usage: python -m benchmarks.decide_betting [--repeat 50] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from benchmarks._baseline import BASELINE_REF, measure_side_by_side, strip_measure_flag
 from benchmarks._data import records_path
-from stopwise import OutcomeColumns, Policy, TaskUniverse, decide
-from stopwise.compare import betting_boundary, coverage_aware_orders
-from stopwise.records import read_outcomes
+
+TARGET_MS = 5.0
+DECIDE = "decide(), betting-wor policy + universe"
 
 
 def _median_ms(call: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median wall and process CPU milliseconds of one call."""
+    """Median wall and process CPU milliseconds of one call (after one warm-up call)."""
     call()
     wall, cpu = [], []
     for _ in range(repeat):
@@ -37,10 +42,12 @@ def _median_ms(call: Callable[[], object], repeat: int) -> tuple[float, float]:
     return float(np.median(wall) * 1e3), float(np.median(cpu) * 1e3)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=50)
-    args = parser.parse_args()
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """The figures of this ``stopwise`` (current or baseline): per case, median wall and CPU ms; and the decision."""
+    from stopwise import OutcomeColumns, Policy, TaskUniverse, decide
+    from stopwise.compare import betting_boundary, coverage_aware_orders
+    from stopwise.records import read_outcomes
+
     rows = read_outcomes(records_path("swebench_verified")).to_frame()
     tested, baseline = "20240620_sweagent_claude3.5sonnet", "20231010_rag_claude2"
     systems = set(rows["system"])
@@ -56,8 +63,14 @@ def main() -> None:
     d = (wide[tested] - wide[baseline]).to_numpy()
     groups = planned["group"].iloc[:250].to_numpy(dtype=str)
     sizes = universe.group_sizes
-    print(f"{tested} vs {baseline}: 250 of 500 planned tasks observed (coverage-aware order, 12 groups); median of {args.repeat} calls")
-    cases = {
+    betting = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    loaded = OutcomeColumns.from_frame(live)
+    arrays = {name: loaded.column(name) for name in loaded.columns}
+
+    def fresh() -> OutcomeColumns:
+        return OutcomeColumns(**arrays)  # nothing cached: the factorisation is paid by every call
+
+    cases: dict[str, Callable[[], object]] = {
         "betting_boundary, pooled, p-values only": lambda: betting_boundary(d, 0.0, population_size=500, alpha=0.05, confidence_bounds=False),
         "betting_boundary, stratified, p-values only": lambda: betting_boundary(
             d, 0.0, population_size=500, alpha=0.05, groups=groups, group_sizes=sizes, confidence_bounds=False
@@ -66,28 +79,38 @@ def main() -> None:
         "betting_boundary, stratified, with confidence bounds": lambda: betting_boundary(
             d, 0.0, population_size=500, alpha=0.05, groups=groups, group_sizes=sizes
         ),
+        DECIDE: lambda: decide(fresh(), tested, baseline, betting, universe=universe),
+        "decide(), fixed-budget policy + universe": lambda: decide(fresh(), tested, baseline, Policy(), universe=universe),
     }
-    betting = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
-    loaded = OutcomeColumns.from_frame(live)
-    arrays = {name: loaded.column(name) for name in loaded.columns}
-
-    def fresh() -> OutcomeColumns:
-        return OutcomeColumns(**arrays)  # nothing cached: the factorisation is paid by every call
-
-    cases["decide(), betting-wor policy + universe"] = lambda: decide(fresh(), tested, baseline, betting, universe=universe)
-    cases["decide(), fixed-budget policy + universe (baseline)"] = lambda: decide(fresh(), tested, baseline, Policy(), universe=universe)
-    cases["decide(), betting-wor, rows as a pandas frame"] = lambda: decide(live, tested, baseline, betting, universe=universe)
-    load = os.getloadavg()[0]
-    results = {label: _median_ms(call, args.repeat) for label, call in cases.items()}
-    width = max(map(len, results))
-    print(f"  {'':<{width}}      wall       CPU   (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)")
-    for label, (ms, cpu) in results.items():
-        target = "  (target < 5 ms: " + ("met" if ms < 5 else "NOT met") + ")" if "p-values only" in label or "betting-wor policy +" in label else ""
-        print(f"  {label:<{width}}  {ms:8.2f} ms {cpu:6.2f} ms{target}")
-    ratio = results["decide(), betting-wor policy + universe"][0] / results["decide(), fixed-budget policy + universe (baseline)"][0]
-    print(f"  decide with betting-wor / decide with fixed-budget: {ratio:.2f}x")
+    if not args.quick:
+        cases["decide(), betting-wor, rows as a pandas frame"] = lambda: decide(live, tested, baseline, betting, universe=universe)
+    figures: dict[str, Any] = {label: _median_ms(call, args.repeat) for label, call in cases.items()}
     record = decide(fresh(), tested, baseline, betting, universe=universe)
-    print(f"  decide says: {record.action} ({record.reason}); method {record.tail_method if hasattr(record, 'tail_method') else ''}")
+    figures["record"] = [record.action, record.r_promote, record.r_reject, record.interval.low, record.interval.high]  # type: ignore[union-attr]
+    figures["pair"] = f"{tested} vs {baseline}"
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=50, help="timed calls per case (the median is printed)")
+    parser.add_argument("--quick", action="store_true", help="5 calls per case, fewer cases: seconds, for CI")
+    args = parser.parse_args(strip_measure_flag(argv))
+    if args.quick:
+        args.repeat = min(args.repeat, 5)
+    load = os.getloadavg()[0]
+    current, base = measure_side_by_side("benchmarks.decide_betting", measure, args, argv)
+    print(f"{current['pair']}: 250 of 500 planned tasks observed (coverage-aware order, 12 groups); median of {args.repeat} calls")
+    labels = [k for k in current if isinstance(current[k], list | tuple) and len(current[k]) == 2 and k in base]
+    width = max(map(len, labels))
+    print(f"  {'':<{width}}   current wall (CPU)    baseline {BASELINE_REF} wall (CPU)   ratio   (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)")
+    for label in labels:
+        (ms, cpu), (base_ms, base_cpu) = current[label], base[label]
+        target = f"  target < {TARGET_MS:g} ms: {'met' if ms < TARGET_MS else 'NOT met'}" if label == DECIDE else ""
+        print(f"  {label:<{width}}  {ms:8.2f} ms ({cpu:6.2f})   {base_ms:8.2f} ms ({base_cpu:6.2f})   {base_ms / ms:5.1f}x{target}")
+    same = "the same" if current["record"] == base["record"] else f"DIFFERENT: {current['record']} vs {base['record']}"
+    print(f"  decide's record (action, r_promote, r_reject, interval): {same} in both versions: {current['record']}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
-"""The shape of the code: no function in ``src/stopwise`` longer than 100 code lines.
+"""The shape of the code: no function in ``src/stopwise`` longer than 100 code lines, no module longer than 600.
 
 A code line is a line of the function that is neither blank, nor only a comment, nor part of a docstring
 (the function's own or a nested function's or class's). A nested function counts in its own right and
 in its parent's lines too, so splitting a long function into closures does not pass. The one way past
 the limit is a vectorised kernel whose body says why it is one piece: a comment
 ``# vectorised kernel: <why>`` inside the function (issue 19).
+
+A module's code lines follow the same rule over the whole file: every line that holds code, less the
+docstrings of the module and of its classes and functions (issue 31: the decision hub had 1,011).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ KERNEL = re.compile(r"#\s*vectorised kernel:\s*\S")
 
 KNOWN_LONG: dict[str, str] = {}
 """Long functions tolerated for now: ``path::qualified name`` -> why."""
+MAX_MODULE_CODE_LINES = 600
+KNOWN_LONG_MODULES: dict[str, str] = {}
+"""Long modules tolerated for now: path relative to ``src`` -> why."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,17 @@ def functions(source: str, path: str) -> list[Function]:
     return found
 
 
+def module_code_lines(source: str) -> int:
+    """Code lines of a module: lines holding code, less the docstrings of the module, its classes and its functions."""
+    tree = ast.parse(source)
+    code, _ = _code_and_comment_lines(source)
+    code.difference_update(_docstring(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            code.difference_update(_docstring(node))
+    return len(code)
+
+
 def too_long(found: list[Function]) -> list[Function]:
     """The functions above the limit that are not marked vectorised kernels."""
     return [f for f in found if f.code_lines > MAX_CODE_LINES and not f.kernel]
@@ -116,6 +133,43 @@ def test_no_function_in_src_is_longer_than_100_code_lines() -> None:
     )
     stale = sorted(set(KNOWN_LONG) - set(long))
     assert not stale, f"known long functions that are short now (or gone): remove them from KNOWN_LONG: {stale}"
+
+
+def long_modules(modules: dict[str, int]) -> dict[str, int]:
+    """The modules (path -> code lines) above the module limit."""
+    return {path: n for path, n in modules.items() if n > MAX_MODULE_CODE_LINES}
+
+
+def test_no_module_in_src_is_longer_than_600_code_lines() -> None:
+    modules = {path.relative_to(SRC).as_posix(): module_code_lines(path.read_text(encoding="utf-8")) for path in sorted((SRC / "stopwise").rglob("*.py"))}
+    assert len(modules) > 100 and modules["stopwise/compare/_decide.py"] > 50  # the walk reached the package
+    long = long_modules(modules)
+    unexpected = {path: n for path, n in long.items() if path not in KNOWN_LONG_MODULES}
+    assert not unexpected, f"modules above {MAX_MODULE_CODE_LINES} code lines: {unexpected}; split them, one idea per module"
+    stale = sorted(set(KNOWN_LONG_MODULES) - set(long))
+    assert not stale, f"known long modules that are short now (or gone): remove them from KNOWN_LONG_MODULES: {stale}"
+
+
+def _synthetic_module(n_lines: int) -> str:
+    """A module of ``n_lines`` (>= 2) code lines: an import, short functions and a class, padded with what does not count."""
+    lines = ['"""The module docstring.', "", 'Of several lines."""', "", "import math  # a comment", ""]
+    left = n_lines - 2  # the import and the class line count too
+    for start in range(0, left, 10):
+        size = min(10, left - start)  # a `def` line and size - 1 body lines: every function far below its own limit
+        lines += [f"def f{start}():", '    """Doc', "", '    of three lines."""', "    # a comment"]
+        lines += [f"    x{k} = {k}" for k in range(size - 1)] + [""]
+    lines += ["class C:", '    """Class doc."""', ""]
+    return "\n".join(lines)
+
+
+def test_the_shape_check_fails_on_a_long_synthetic_module() -> None:
+    at_limit = _synthetic_module(MAX_MODULE_CODE_LINES)
+    assert module_code_lines(at_limit) == MAX_MODULE_CODE_LINES and not long_modules({"synthetic.py": MAX_MODULE_CODE_LINES})
+    over = _synthetic_module(MAX_MODULE_CODE_LINES + 1)
+    assert long_modules({"synthetic.py": module_code_lines(over)}) == {"synthetic.py": MAX_MODULE_CODE_LINES + 1}
+    assert not too_long(functions(over, "synthetic.py"))  # no function is long: only the module is
+    source = '"""Doc."""\n\n# comment\n\nclass C:\n    """Doc."""\n\n    x = """a\n    string"""\n'
+    assert module_code_lines(source) == 3  # the class line and the two lines of a string that is no docstring
 
 
 def _synthetic(n_lines: int, *, marker: str = "", nested: bool = False) -> str:

@@ -136,7 +136,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
     "stopwise.compare": set(
         "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT AuditTallies BettingBoundary BettingPaths "
         "DemoComparison OutcomeCells PairedOutcomes TailProbabilities betting_boundary betting_paths "
-        "budget_task_count check_betting_order cost_first_orders coverage_aware_orders coverage_deadlines "
+        "budget_task_count check_betting_order claim_sentence cost_first_orders coverage_aware_orders coverage_deadlines "
         "coverage_state decide demo_comparison exact_tails_from_counts exact_wor_tails_from_counts "
         "exceeds_threshold input_digest interval_text lattice_of lattice_threshold neyman_from_draws "
         "neyman_orders normal_tails_from_moments order_check order_universe outcome_cells pair_outcomes "

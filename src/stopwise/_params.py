@@ -6,7 +6,9 @@ any computation, raising ``error`` (:class:`~stopwise.errors.InputError` by defa
 :class:`~stopwise.errors.ArgumentError`, also a ``ValueError``) with the message
 ``"<owner>: `name` must be <rule>; got <value>."``.
 
-Used by :mod:`stopwise.early` (the estimators) and :mod:`stopwise.replay` (``replay_grid``, ``replay_looks``).
+Used by :mod:`stopwise.early` (the estimators) and :mod:`stopwise.replay` (``replay_grid``, ``replay_looks``);
+:func:`check_random_state` is the one normaliser of every ``rng`` / ``random_state`` argument (:mod:`stopwise.compare`
+too: ``decide``, the task orders).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from stopwise.errors import InputError, StopwiseError
 
 __all__ = [
+    "RANDOM_STATE_RULE",
     "Constraint",
     "Interval",
     "OneOf",
@@ -197,16 +200,39 @@ N_JOBS = Predicate(
 """The constraint of every ``n_jobs`` parameter (LightGBM threads; -1 means every core)."""
 
 
-def check_random_state(owner: str, random_state: Any) -> np.random.Generator:
-    """Turn ``random_state`` (an int, a Generator or None) into a Generator once.
+RANDOM_STATE_RULE = "a non-negative integer, a numpy Generator or None"
+"""The rule every random-state parameter states (``rng``, ``random_state``)."""
+
+
+def check_random_state(
+    owner: str,
+    random_state: Any,
+    *,
+    name: str = "random_state",
+    default: int | None = None,
+    error: type[StopwiseError] = InputError,
+) -> np.random.Generator:
+    """Turn a random-state argument into a Generator once: the one normaliser of ``rng`` and ``random_state``.
+
+    A Generator is used as given; an integer seed >= 0 seeds a new one; None seeds one from ``default`` (fresh
+    entropy when ``default`` is None too). Anything else (a negative or non-integer number, a bool, text) is
+    refused with :func:`param_error`'s message naming ``owner`` and the parameter ``name``, raised as ``error``.
 
     Examples
     --------
     >>> int(check_random_state("m", 42).integers(10)) == int(check_random_state("m", 42).integers(10))
     True
+    >>> int(check_random_state("m", None, default=42).integers(10)) == int(check_random_state("m", 42).integers(10))
+    True
+    >>> check_random_state("decide", -1, name="rng")
+    Traceback (most recent call last):
+    ...
+    stopwise.errors.InputError: decide: `rng` must be a non-negative integer, a numpy Generator or None; got -1.
     """
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None:
+        return np.random.default_rng(default)
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0:
         return np.random.default_rng(int(random_state))
-    raise param_error(owner, "random_state", "a non-negative integer, a numpy Generator or None", random_state)
+    raise param_error(owner, name, RANDOM_STATE_RULE, random_state, error)

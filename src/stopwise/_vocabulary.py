@@ -18,6 +18,7 @@ from typing import Literal, get_args
 
 __all__ = [
     "ACTIONS",
+    "BETTING_DESIGNS",
     "BOUNDARIES",
     "COMPUTED_TAIL_METHODS",
     "COVERAGE_RULES",
@@ -29,6 +30,7 @@ __all__ = [
     "TAIL_METHODS",
     "WORKER_STATES",
     "Action",
+    "BettingDesign",
     "Boundary",
     "ComputedTailMethod",
     "CoverageRule",
@@ -58,7 +60,14 @@ COVERAGE_RULES: tuple[CoverageRule, ...] = get_args(CoverageRule)
 
 Boundary = Literal["fixed-budget", "betting-wor"]
 BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
-"""Decision boundaries: the paper's one-look fixed-budget rule, or the betting sequence."""
+"""Decision boundaries: the paper's one-look fixed-budget rule, or the betting sequence.
+
+Each is a module of :mod:`stopwise.compare._boundaries` named after it (dashes as underscores)."""
+
+BettingDesign = Literal["top-up", "stratified"]
+BETTING_DESIGNS: tuple[BettingDesign, ...] = get_args(BettingDesign)
+"""Live designs of the ``betting-wor`` boundary (``[betting] design``); each is a module
+``stopwise.compare._boundaries.betting_wor_<design>``."""
 
 Action = Literal["promote", "reject", "continue", "abstain"]
 ACTIONS: tuple[Action, ...] = get_args(Action)

@@ -192,25 +192,50 @@ def test_row_chunks_do_not_change_paths(monkeypatch: pytest.MonkeyPatch, grouped
     np.testing.assert_array_equal(chunked.log_reject, whole.log_reject)
 
 
-@pytest.mark.parametrize("loop_rows", [_strata.LOOP_ROWS, 1])
+def reference_boundary(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, threshold: float, alpha: float) -> tuple[float, float, float, float, np.ndarray]:
+    """(p_promote, p_reject, lower, upper, log-capital promote) as betting_boundary computed them before issue 31:
+    every coarse mean (with the threshold), then every fine mean of each bracket, each row by the REFERENCE paths."""
+    n_pop, resolution = int(sizes.sum()), 0.01
+
+    def run(m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = (len(m0), len(x))
+        return REFERENCE.reference_stratified(np.broadcast_to(x, rows), m0[:, None], np.broadcast_to(codes, rows), sizes, "max", alpha, None)
+
+    level, steps = np.log(1.0 / alpha), round(_betting.COARSE_STEP / resolution)
+    coarse = np.round(np.arange(-1.0 + steps * resolution, 1.0 - resolution / 2, steps * resolution), 12)
+    log_p, log_r = run(np.r_[threshold, coarse])
+    kept_p, kept_r = np.max(log_p[1:], axis=1) < level, np.max(log_r[1:], axis=1) < level
+    edges = np.r_[-1.0, coarse, 1.0]
+    k_low = int(np.argmax(kept_p)) if kept_p.any() else len(coarse)
+    k_high = int(np.flatnonzero(kept_r)[-1]) + 1 if kept_r.any() else 0
+    fine = np.round(np.arange(1, steps) * resolution, 12)
+    fine_p, fine_r = run(np.r_[edges[k_low] + fine, edges[k_high] + fine])
+    rejected_low = np.r_[True, np.max(fine_p[: len(fine)], axis=1) >= level, False]
+    lower = float(np.r_[edges[k_low], edges[k_low] + fine, edges[k_low + 1]][int(np.argmin(rejected_low)) - 1])
+    rejected_high = np.r_[False, np.max(fine_r[len(fine) :], axis=1) >= level, True]
+    upper = float(np.r_[edges[k_high], edges[k_high] + fine, edges[k_high + 1]][int(np.flatnonzero(~rejected_high)[-1]) + 1])
+    total = float(x.sum())
+    logical = ((total - (n_pop - len(x))) / n_pop, (total + (n_pop - len(x))) / n_pop)
+    p_promote, p_reject = (float(min(1.0, np.exp(-np.max(path[0])))) for path in (log_p, log_r))
+    return p_promote, p_reject, max(lower, logical[0]), min(upper, logical[1]), log_p[0]
+
+
 @pytest.mark.parametrize("kind", ["ties", "mixed"])
-def test_boundary_matches_reference(monkeypatch: pytest.MonkeyPatch, kind: str, loop_rows: int) -> None:
-    """betting_boundary with confidence bounds (about 20 thresholds per call: vectorised over the looks, or the
-    loop when forced) gives the REFERENCE's decision and bounds."""
-    monkeypatch.setattr(_strata, "LOOP_ROWS", loop_rows)
+@pytest.mark.parametrize("fraction", [1 / 6, 2 / 3])
+def test_boundary_matches_reference(kind: str, fraction: float) -> None:
+    """betting_boundary with confidence bounds (a search of the coarse and fine grids that screens most means at a few
+    looks, issue 31) gives the decision and the bounds of every grid mean computed by the REFERENCE."""
     x, codes, sizes, _ = _case(kind, 1, seed=10)
     labels = np.array([f"g{c}" for c in codes[0]])
     group_sizes = {f"g{g}": int(n) for g, n in enumerate(sizes)}
-    n = 2 * int(sizes.sum()) // 3
-    args = (x[0, :n], 0.05)
-    options = {"population_size": int(sizes.sum()), "alpha": 0.05, "groups": labels[:n], "group_sizes": group_sizes}
-    current = betting_boundary(*args, **options)
-    monkeypatch.setattr(_betting, "_stratified", REFERENCE.reference_stratified)
-    reference = betting_boundary(*args, **options)
-    assert (current.promote, current.reject, current.lower, current.upper) == (reference.promote, reference.reject, reference.lower, reference.upper)
-    assert current.p_promote == pytest.approx(reference.p_promote, rel=1e-12)
-    assert current.p_reject == pytest.approx(reference.p_reject, rel=1e-12)
-    _close(current.log_capital_promote, reference.log_capital_promote)
+    n = round(fraction * int(sizes.sum()))
+    current = betting_boundary(x[0, :n], 0.05, population_size=int(sizes.sum()), alpha=0.05, groups=labels[:n], group_sizes=group_sizes)
+    p_promote, p_reject, lower, upper, log_promote = reference_boundary(x[0, :n], codes[0, :n], sizes, 0.05, 0.05)
+    assert (current.lower, current.upper) == (lower, upper)
+    assert (current.promote, current.reject) == (p_promote <= 0.05, p_reject <= 0.05)
+    assert current.p_promote == pytest.approx(p_promote, rel=1e-12)
+    assert current.p_reject == pytest.approx(p_reject, rel=1e-12)
+    _close(current.log_capital_promote, log_promote)
 
 
 @pytest.mark.parametrize("grouped", [False, True])
@@ -233,3 +258,58 @@ def test_one_and_two_groups_match_reference(n_rows: int) -> None:
         ref_p, ref_r = REFERENCE.reference_stratified(x, thresholds[:, None], groups[orders], sizes, "max", 0.05, None)
         _close(paths.log_promote, ref_p)
         _close(paths.log_reject, ref_r)
+
+
+def full_grid_bounds(x: np.ndarray, n_pop: int, alpha: float, codes: np.ndarray | None, sizes: np.ndarray | None, strategy: str) -> tuple[float, float]:
+    """The confidence bounds of every coarse mean and every fine mean of both brackets, as computed before issue 31."""
+    level, steps, resolution = np.log(1.0 / alpha), round(_betting.COARSE_STEP / 0.01), 0.01
+    coarse = np.round(np.arange(-1.0 + steps * resolution, 1.0 - resolution / 2, steps * resolution), 12)
+    log_p, log_r = _betting._threshold_paths(x, coarse, n_pop, codes, sizes, strategy, alpha)
+    kept_p, kept_r = np.max(log_p, axis=1) < level, np.max(log_r, axis=1) < level
+    edges = np.r_[-1.0, coarse, 1.0]
+    k_low = int(np.argmax(kept_p)) if kept_p.any() else len(coarse)
+    k_high = int(np.flatnonzero(kept_r)[-1]) + 1 if kept_r.any() else 0
+    fine = np.round(np.arange(1, steps) * resolution, 12)
+    fine_p = _betting._threshold_paths(x, edges[k_low] + fine, n_pop, codes, sizes, strategy, alpha)[0]
+    fine_r = _betting._threshold_paths(x, edges[k_high] + fine, n_pop, codes, sizes, strategy, alpha)[1]
+    rejected_low = np.r_[True, np.max(fine_p, axis=1) >= level, False]
+    lower = np.r_[edges[k_low], edges[k_low] + fine, edges[k_low + 1]][int(np.argmin(rejected_low)) - 1]
+    rejected_high = np.r_[False, np.max(fine_r, axis=1) >= level, True]
+    upper = np.r_[edges[k_high], edges[k_high] + fine, edges[k_high + 1]][int(np.flatnonzero(~rejected_high)[-1]) + 1]
+    total = float(x.sum())
+    return max(float(lower), (total - (n_pop - len(x))) / n_pop), min(float(upper), (total + (n_pop - len(x))) / n_pop)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_bound_search_finds_the_ends_of_the_full_grid(seed: int) -> None:
+    """The confidence bounds skip the settled coarse means, screen the others at a few looks and stop each search at
+    its first kept mean (issue 31): the ends are those of every grid mean computed, pooled and stratified, any bet."""
+    rng = np.random.default_rng(100 + seed)
+    n_pop = int(rng.integers(30, 400))
+    n = int(rng.integers(1, n_pop + 1))
+    x = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], size=n, p=rng.dirichlet([2, 1, 2, 1, 2]))
+    n_groups = int(rng.integers(2, 9))
+    labels = np.array([f"g{i % n_groups}" for i in range(n_pop)])[rng.permutation(n_pop)]
+    names = sorted(set(labels.tolist()))
+    sizes = np.array([int((labels == g).sum()) for g in names])
+    codes = np.searchsorted(np.array(names), labels[:n])
+    strategy = ["auto", "agrapa", "plug-in", "horizon", "mixture", "max"][seed % 6]
+    for grouped in (False, True):
+        options = {"groups": labels[:n], "group_sizes": dict(zip(names, sizes.tolist(), strict=True))} if grouped else {}
+        got = betting_boundary(x, 0.0, population_size=n_pop, alpha=0.05, strategy=strategy, **options)
+        assert (got.lower, got.upper) == full_grid_bounds(x, n_pop, 0.05, codes if grouped else None, sizes if grouped else None, strategy)
+
+
+def test_the_knapsack_at_some_looks_is_the_knapsack_of_every_look_there() -> None:
+    """side_maxima at chosen looks (the bounds' screening) gives the numbers of the whole computation, bit for bit."""
+    rng = np.random.default_rng(12)
+    sizes = np.array([40, 25, 35, 10, 30])
+    codes = np.repeat(np.arange(5), sizes)[rng.permutation(int(sizes.sum()))][None, :90]
+    x = rng.choice([-1.0, 0.0, 1.0], size=(1, 90))
+    increments = rng.random((7, 90)) * (rng.random((7, 90)) < 0.9)
+    budget = rng.uniform(-0.2, 1.0, (7, 90))
+    groups = _strata.sequence_groups(x, codes, len(sizes))
+    whole = _strata.side_maxima(increments, budget, 1.0, groups, sizes)
+    looks = np.array([0, 7, 8, 44, 89])
+    np.testing.assert_array_equal(_strata.side_maxima(increments, budget, 1.0, groups, sizes, looks), whole[:, looks])
+    np.testing.assert_array_equal(_strata.side_maxima(increments[2:4], budget[2:4], 1.0, groups, sizes), whole[2:4])

@@ -22,16 +22,9 @@ from stopwise import (
     tail_probabilities,
 )
 from stopwise._vocabulary import exclusion_code
-from stopwise.compare._decide import (
-    _betting_wor_look,
-    _budget_state,
-    _decide_iv,
-    _decision_warnings,
-    _fixed_budget_look,
-    _limit_look,
-    _observed,
-    _paired,
-)
+from stopwise.compare._decide import _decide_iv
+from stopwise.compare._record import decision_warnings
+from stopwise.compare._state import limit_look, look_state, paired_outcomes
 from stopwise.records import (
     EXCLUSION_CODES,
     EXCLUSION_REASONS,
@@ -307,10 +300,10 @@ STRONG_ROWS = rows_from(STRONG_A, STRONG_B)
             "budget used 1.5 exceeds the policy's budget limit 1 (task_fraction); the limit ends the evaluation, so a larger "
             "value is a mistake (check the measure and the unit)",
         ),
-        ({"rng": "seed"}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got 'seed'"),
-        ({"rng": -1}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got -1"),
-        ({"rng": False}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got False"),
-        ({"rng": 0.5}, "`rng` must be a numpy.random.Generator, an integer seed >= 0 or None; got 0.5"),
+        ({"rng": "seed"}, "decide: `rng` must be a non-negative integer, a numpy Generator or None; got 'seed'."),
+        ({"rng": -1}, "decide: `rng` must be a non-negative integer, a numpy Generator or None; got -1."),
+        ({"rng": False}, "decide: `rng` must be a non-negative integer, a numpy Generator or None; got False."),
+        ({"rng": 0.5}, "decide: `rng` must be a non-negative integer, a numpy Generator or None; got 0.5."),
     ],
 )
 def test_decide_iv_refuses_each_bad_argument_with_its_rule(arguments: dict, message: str) -> None:
@@ -329,7 +322,7 @@ def test_decide_iv_refuses_each_bad_argument_with_its_rule(arguments: dict, mess
 def test_decide_iv_normalises_the_arguments() -> None:
     rows = pd.concat([STRONG_ROWS, outcome_columns([{"system": "C", "task": "t000", "outcome": 1}]).to_frame()], ignore_index=True)
     iv = _decide_iv(rows, "A", "B", None, None, np.int64(1), True, 7)
-    assert iv.policy == Policy() and iv.boundary == "fixed-budget" and not iv.betting and not iv.forced
+    assert iv.policy == Policy() and iv.boundary == "fixed-budget" and not iv.anytime
     assert set(iv.rows.codes("system")[1].tolist()) == {"A", "B"}  # the other systems' rows are dropped
     assert isinstance(iv.budget_used, float) and iv.budget_used == 1.0
     assert iv.complete and iv.known
@@ -398,11 +391,9 @@ def warning_codes(rows: pd.DataFrame, the_policy: Policy | None = None, **argume
     """The codes of the warnings decide writes for these rows; their messages are the record's warnings."""
     iv = _decide_iv(rows, "A", "B", the_policy, arguments.get("universe"), arguments.get("budget_used"),
                     bool(arguments.get("complete", False)), None)
-    paired, past = _limit_look(iv, _paired(iv))
-    budget = _budget_state(iv, paired)
-    seen = _observed(iv, paired)
-    look = _betting_wor_look(iv, paired, budget, seen) if iv.betting else _fixed_budget_look(iv, paired, budget, seen)
-    warnings = _decision_warnings(iv, paired, budget, seen, look, past)
+    paired, past = limit_look(iv, paired_outcomes(iv))
+    state = look_state(iv, paired)
+    warnings = decision_warnings(state, state.rule.look(state), past)
     assert all(isinstance(w, DecisionWarning) and w.code in WARNING_CODES for w in warnings)
     assert [w.message for w in warnings] == decide(rows, "A", "B", the_policy, **arguments).warnings
     return [w.code for w in warnings]

@@ -209,3 +209,17 @@ def test_exact_wor_interval_covers_at_full_scale(alpha: float) -> None:
     population = np.r_[np.ones(44), np.zeros(132), -np.ones(24)]
     rate, se = _wor_coverage(population, 50, alpha, 1000, seed=24)
     assert rate >= 1 - 2 * alpha - 2 * se, (rate, se)
+
+
+@pytest.mark.parametrize("method", ["exact", "bootstrap", "normal", "serfling"])
+def test_the_one_look_interval_is_the_direct_bisection(monkeypatch: pytest.MonkeyPatch, method: str) -> None:
+    """The exact tails of the bisection come from one cumulative distribution (recomputed within GUARD of a): the
+    ends are those of the direct computation at every step (GUARD = 2: every tail recomputed)."""
+    from stopwise.compare import _interval
+
+    rng = np.random.default_rng(3)
+    cases = [rng.choice([-1.0, 0.0, 1.0], 400, p=[0.2, 0.5, 0.3]), rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], 120), rng.uniform(-1, 1, 60)]
+    fast = [_interval.one_look_interval(d, method=method, alpha=0.05, population_size=1000, n_resamples=50) for d in cases]
+    monkeypatch.setattr(_interval, "GUARD", 2.0)
+    direct = [_interval.one_look_interval(d, method=method, alpha=0.05, population_size=1000, n_resamples=50) for d in cases]
+    assert fast == direct

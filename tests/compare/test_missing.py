@@ -217,7 +217,7 @@ def test_a_fixed_budget_decision_is_unchanged_by_the_setting() -> None:
 
 
 def test_combine_looks_takes_each_action_from_its_own_sequence() -> None:
-    from stopwise.compare._decide import _Look
+    from stopwise.compare._boundaries import Look as _Look
 
     low = _Look(action="reject", method="m", r_promote=0.5, r_reject=0.01)  # the low fill favours reject: not valid for it
     high = _Look(action="continue", method="m", r_promote=0.01, r_reject=0.2)  # and the high fill favours promote

@@ -158,3 +158,20 @@ def test_exact_matches_an_independent_formula_at_large_n(n_minus: int, n_zero: i
     expected = float(np.sum(stats.binom.pmf(m, n, q) * stats.binom.cdf(np.floor((m + t) / 2), m, pi)))
     got = exact_tails_from_counts([[n_minus, n_zero, n_plus]], 1, threshold)[0]
     assert got == pytest.approx(expected, abs=1e-11)
+
+
+@pytest.mark.parametrize("case", ["lattice", "averages", "grid"])
+def test_the_cumulative_lookup_gives_the_exact_tails(case: str) -> None:
+    """The one-look interval's bisection reads R_promote from one cumulative distribution: it agrees with
+    ``exact_tails_from_counts`` (through ``tail_probabilities``) to 1e-12 at every threshold, off the lattice too."""
+    from stopwise.compare._tails import exact_promote_lookup
+
+    rng = np.random.default_rng(7)
+    d = {
+        "lattice": rng.choice([-1.0, 0.0, 1.0], 300),
+        "averages": rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], 200),
+        "grid": rng.uniform(-1, 1, 150),
+    }[case]
+    lookup = exact_promote_lookup(d)
+    for threshold in np.r_[np.linspace(-1.0, 0.999, 57), d.mean(), -0.99999]:
+        assert lookup(float(threshold)) == pytest.approx(tail_probabilities(d, float(threshold)).r_promote, abs=1e-12)

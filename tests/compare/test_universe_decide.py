@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import stopwise.compare._decide as decide_module
 from stopwise import (
     ComparisonError,
     Policy,
@@ -207,92 +206,81 @@ def test_decided_at_is_utc_and_outside_the_digest() -> None:
 # ---------------------------------------------------------------- the betting boundary in decide
 
 
-class FakeBoundary:
-    """Records what decide passes and answers with fixed p-values (the math is tested elsewhere)."""
-
-    def __init__(self, p_promote: float, p_reject: float) -> None:
-        self.p = (p_promote, p_reject)
-        self.calls: list[dict] = []
-
-    def __call__(self, differences, threshold, *, population_size, alpha, groups=None, group_sizes=None, confidence_bounds=True):  # type: ignore[no-untyped-def]
-        self.calls.append(
-            {"d": np.asarray(differences).tolist(), "N": population_size, "alpha": alpha, "groups": groups, "sizes": group_sizes,
-             "bounds": confidence_bounds}
-        )
-
-        class Result:
-            p_promote, p_reject = self.p
-            n = len(differences)
-            method = "fake"
-            # the top-up design reads the crossing look: constant paths at the p-values
-            log_capital_promote = np.full(len(differences), -np.log(self.p[0]) if self.p[0] > 0 else np.inf)
-            log_capital_reject = np.full(len(differences), -np.log(self.p[1]) if self.p[1] > 0 else np.inf)
-
-        return Result()
-
-
 BETTING = Policy(decision={"boundary": "betting-wor"})
 
 
-def test_betting_stratifies_only_orders_that_choose_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+def boundary_on(d: list[float] | np.ndarray, population_size: int, groups: list[str] | None = None, sizes: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
+    """The boundary computed directly on what ``decide`` should judge: an independent reading of the record's p-values."""
+    from stopwise.compare import betting_boundary
+
+    chosen = None if groups is None else np.array(groups)
+    return betting_boundary(np.asarray(d, dtype=float), 0.0, population_size=population_size, alpha=0.05, groups=chosen, group_sizes=sizes)
+
+
+def test_betting_stratifies_only_orders_that_choose_groups() -> None:
     """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one
-    (with the coverage rule: the top-up design); an order of unknown provenance the per-group one."""
+    (with the coverage rule: the top-up design); an order of unknown provenance the per-group one, with a warning.
+
+    Shown by the record: its method names the process, and its p-values are those of the boundary computed
+    directly with (or without) the judged tasks' groups and the planned group sizes."""
     import pandas as pd
 
     from stopwise.compare import order_universe, task_order
 
     rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
     frame = pd.DataFrame({"task": [f"t{i:03d}" for i in range(100)], "group": ["a", "b"] * 50})
-    for kind, design, stratified in (
-        ("coverage-aware", "stratified", True), ("uniform", "stratified", False), ("uniform", "top-up", False), (None, "top-up", True)
-    ):
-        fake = FakeBoundary(0.5, 0.5)
-        monkeypatch.setattr(decide_module, "betting_boundary", fake)
+    for kind, design, process in (
+        ("coverage-aware", "stratified", "stratified, 2 groups)"), ("uniform", "stratified", "pooled)"),
+        ("uniform", "top-up", "pooled on a uniform order, coverage by top-up)"), (None, "top-up", "stratified, 2 groups)"),
+    ):  # fmt: skip
         policy = Policy(decision={"boundary": "betting-wor"}, order={"kind": kind or "uniform"}, betting={"design": design})
         universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, policy))
-        first = set(universe.tasks[:10].tolist())  # the observed rows: the order's first 10 tasks
+        first = universe.tasks[:10].tolist()  # the observed rows: the order's first 10 tasks
         seen = outcome_columns(
             [{"system": s, "task": t, "outcome": v, "group": g} for t, g in zip(frame["task"], frame["group"], strict=True)
              if t in first for s, v in (("A", 1.0), ("B", 0.0))]
         ).to_frame()  # fmt: skip
         record = decide(seen if kind is not None else rows, "A", "B", policy, universe=universe)
-        assert (fake.calls[0]["groups"] is not None) == stratified
-        assert (fake.calls[0]["sizes"] == {"a": 50, "b": 50}) == stratified
-        assert fake.calls[0]["bounds"] is False
+        groups = universe.groups[:10].tolist() if process.startswith("stratified") else None
+        direct = boundary_on(np.ones(10), 100, groups, {"a": 50, "b": 50} if groups else None)
+        assert record.tail_method.endswith(process), (kind, design, record.tail_method)
+        assert (record.r_promote, record.r_reject) == (direct.p_promote, direct.p_reject)
         assert any("order-provenance" in w or "provenance stamp" in w for w in record.warnings) == (kind is None)
 
 
-def test_betting_uses_the_longest_observed_prefix_of_the_planned_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = FakeBoundary(0.01, 1.0)
-    monkeypatch.setattr(decide_module, "betting_boundary", fake)
-    order = [f"t{i:03d}" for i in (5, 3, 0, 1, 4, 2, 6, 7)]  # planned order
-    universe = TaskUniverse(order + [f"u{i}" for i in range(92)])  # N = 100
-    values = {f"t{i:03d}": (float(i % 2), 0.0) for i in range(8)}
-    observed = ["t005", "t003", "t000", "t004", "t007"]  # t001 (position 4) is missing: t004, t007 wait
-    rows = outcome_columns(
-        [{"system": s, "task": t, "outcome": values[t][j]} for t in observed for j, s in enumerate("AB")]
-    ).to_frame()
+def test_betting_uses_the_longest_observed_prefix_of_the_planned_order() -> None:
+    """The boundary judges the observed prefix of the planned order (30 wins of N = 100); the two observed tasks
+    behind the gap at position 31 (losses) wait: the record's mean, p-values and action are the prefix's."""
+    order = [f"p{i:02d}" for i in range(40)]
+    universe = TaskUniverse(order + [f"u{i}" for i in range(60)])  # N = 100, no groups: the pooled process
+    observed = {**{f"p{i:02d}": (1.0, 0.0) for i in range(30)}, "p31": (0.0, 1.0), "p32": (0.0, 1.0)}  # p30 is missing
+    rows = outcome_columns([{"system": s, "task": t, "outcome": v[j]} for t, v in observed.items() for j, s in enumerate("AB")]).to_frame()
     record = decide(rows, "A", "B", BETTING, universe=universe)
-    assert fake.calls[0]["d"] == [1.0, 1.0, 0.0] and fake.calls[0]["N"] == 100 and fake.calls[0]["alpha"] == 0.05
-    assert record.n_observed == 5 and record.waiting == 2 and record.delta_hat == pytest.approx(2 / 3)
-    assert record.action == "promote" and record.r_promote == 0.01 and "betting-wor boundary crossed" in record.reason
-    assert not record.budget.at_limit and record.boundary == "betting-wor" and record.tail_method == "fake"
+    direct = boundary_on(np.ones(30), 100)
+    assert record.n_observed == 32 and record.waiting == 2 and record.delta_hat == 1.0  # the prefix's mean, not 28 / 32
+    assert (record.r_promote, record.r_reject) == (direct.p_promote, direct.p_reject) and direct.p_promote <= 0.05
+    assert record.action == "promote" and "betting-wor boundary crossed" in record.reason
+    assert not record.budget.at_limit and record.boundary == "betting-wor" and record.tail_method == direct.method
     assert any("2 observed task(s) lie beyond the longest observed prefix" in w for w in record.warnings)
+    # the judged tasks are the prefix's whatever follows it: the rows behind the gap leave the p-values unchanged
+    fewer = decide(rows[~rows["task"].isin(["p31", "p32"])], "A", "B", BETTING, universe=universe)
+    assert (fewer.r_promote, fewer.r_reject, fewer.waiting) == (record.r_promote, record.r_reject, 0)
 
 
-def test_betting_actions_at_any_look_and_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
-    universe = planned(100, ["a", "b"] * 50)
-    for p, action in (((1.0, 0.02), "reject"), ((0.5, 0.5), "continue")):
-        monkeypatch.setattr(decide_module, "betting_boundary", FakeBoundary(*p))
-        assert decide(rows, "A", "B", BETTING, universe=universe).action == action
-    fake = FakeBoundary(0.5, 0.5)
-    monkeypatch.setattr(decide_module, "betting_boundary", fake)
-    at_limit = decide(rows, "A", "B", BETTING, universe=universe, budget_used=1.0)
+def test_betting_actions_at_any_look_and_at_the_limit() -> None:
+    """A crossing acts at any look (here a reject after 10 of 100 tasks); no crossing continues, or abstains at the
+    limit; coverage is judged on the prefix, so without a "b" task nothing acts, whatever the boundary would say."""
+    universe = planned(100, ["a", "b"] * 50)  # built in Python, no stamp: the stratified process, with a warning
+    losses = decide(rows_from([0.0] * 10, [1.0] * 10, ["a", "b"] * 5), "A", "B", BETTING, universe=universe)
+    direct = boundary_on(-np.ones(10), 100, ["a", "b"] * 5, {"a": 50, "b": 50})
+    assert (losses.r_promote, losses.r_reject) == (direct.p_promote, direct.p_reject) and direct.p_reject <= 0.05
+    assert losses.action == "reject" and not losses.budget.at_limit and losses.tail_method == direct.method
+    ties = rows_from([1.0, 0.0] * 5, [1.0, 0.0] * 5, ["a", "b"] * 5)
+    assert decide(ties, "A", "B", BETTING, universe=universe).action == "continue"
+    at_limit = decide(ties, "A", "B", BETTING, universe=universe, budget_used=1.0)
     assert at_limit.action == "abstain" and "betting-wor boundary was not crossed" in at_limit.reason
-    assert fake.calls[0]["sizes"] == {"a": 50, "b": 50} and list(fake.calls[0]["groups"]) == ["a", "b"] * 5
-    # coverage is judged on the prefix: without a "b" task it does not hold, whatever the boundary says
-    monkeypatch.setattr(decide_module, "betting_boundary", FakeBoundary(0.0, 1.0))
+    direct = boundary_on(np.zeros(10), 100, ["a", "b"] * 5, {"a": 50, "b": 50})
+    assert (at_limit.r_promote, at_limit.r_reject) == (direct.p_promote, direct.p_reject) == (1.0, 1.0)
     only_a = rows_from([1.0] * 10, [0.0] * 10, ["a"] * 10)
     record = decide(only_a, "A", "B", BETTING, universe=planned(100, ["a"] * 10 + ["b"] * 90))
     assert record.action == "continue" and "coverage missing" in record.reason and record.r_promote is None

@@ -14,6 +14,24 @@ Inspect managers' planned universe (:func:`order_universe`) and the CLI's demo a
 (:func:`demo_comparison`, :func:`interval_text`). A family of systems is decided by :func:`decide_family`; its
 hypotheses (:func:`family_hypotheses`) and controls (:func:`claim_looks`, :func:`closed_e_test`, :func:`e_bh`,
 :func:`stopped_e_bh`, :func:`p_value_claims`) are what :mod:`stopwise.replay` reruns on thousands of orders.
+
+How :func:`decide` is built (issue 31). ``_decide`` is the pipeline: validate the arguments, pair the two systems,
+cut the look at the budget limit, treat missing tasks (``_missing``, ``_missing_look``), build the frozen state of
+the look (``_state.DecideState``: the validated inputs, the paired outcomes, the budget, the judged tasks), ask the
+boundary, write the record (``_record``). Each boundary is one module of ``_boundaries`` named after its
+``[decision] boundary`` word (``fixed_budget``, ``betting_wor``; the betting boundary's designs ``betting_wor_top_up``
+and ``betting_wor_stratified``, named after ``[betting] design``), behind one protocol
+(``_boundaries.BoundaryRule``)::
+
+    rule = boundary_module(policy.decision.boundary).rule(policy, universe)
+    look = rule.look(state)                  # -> Look: the action and its evidence (p-values or tails)
+    interval = rule.interval(state, look)    # -> DifferenceInterval | None, matching the look's action
+    words = rule.reason(state, look.action)  # when the look leaves its reason to the pipeline
+
+A new boundary is one new module in ``_boundaries`` (``ANYTIME``, ``check(policy, universe)``,
+``rule(policy, universe)``) plus its word in ``Boundary`` of ``stopwise._vocabulary``; a new design of the
+betting boundary one module ``betting_wor_<design>`` (``runs_on(kind, policy)``, ``rule(warning)``) plus its word in
+``BettingDesign``. Prediction-powered pairing and the prefix boundary on it are ``_powered`` (beside ``_predicted``).
 """
 
 import typing as _typing
@@ -28,23 +46,21 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         betting_paths,
         resolve_strategy,
     )
-    from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
-    from stopwise.compare._decide import (
+    from stopwise.compare._boundaries.betting_wor import check_betting_order
+    from stopwise.compare._boundaries.fixed_budget import (
         ABSTAIN,
         CONTINUE,
         MIN_OBSERVED,
         PROMOTE,
         REJECT,
-        check_betting_order,
-        decide,
-        exceeds_threshold,
-        input_digest,
         routine_actions,
     )
+    from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
+    from stopwise.compare._decide import decide
     from stopwise.compare._demo import DemoComparison, demo_comparison
     from stopwise.compare._family import decide_family
     from stopwise.compare._family_hypotheses import FamilyHypotheses, family_hypotheses
-    from stopwise.compare._interval import interval_text
+    from stopwise.compare._interval import claim_sentence, interval_text
     from stopwise.compare._multiple import claim_looks, closed_e_test, e_bh, p_value_claims, stopped_e_bh
     from stopwise.compare._orders import (
         cost_first_orders,
@@ -58,6 +74,8 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     from stopwise.compare._pairing import OutcomeCells, PairedOutcomes, lattice_of, outcome_cells, pair_outcomes
     from stopwise.compare._plan import order_check, order_universe, task_order
     from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_scale
+    from stopwise.compare._record import input_digest
+    from stopwise.compare._state import exceeds_threshold
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -90,6 +108,7 @@ __all__ = [
     "budget_task_count",
     "check_betting_order",
     "claim_looks",
+    "claim_sentence",
     "closed_e_test",
     "cost_first_orders",
     "coverage_aware_orders",

@@ -125,19 +125,32 @@ fill order and updates only the drawn group: about 0.5 us per row and look with 
 Confidence sequence. The bounds ``lower`` and ``upper`` of :class:`BettingBoundary` are the
 running intersection of the one-sided level-alpha sets ``{m : max_{s<=t} K_s^+(m) < 1/alpha}``
 (lower) and ``{m : max_{s<=t} K_s^-(m) < 1/alpha}`` (upper), evaluated on a grid of m and rounded
-outward, then intersected with the logical bounds.
+outward, then intersected with the logical bounds: a coarse grid brackets each end, a fine one inside the
+bracket. Since issue 31 each end is a search (:func:`_confidence_bounds`) that computes the sequence's own terms
+once for all means, skips the means its test settles logically, rejects most others at a few screening looks
+(:data:`SCREEN_LOOKS`; the same numbers as at every look) and computes whole paths only until its first kept mean;
+the test at delta rides along with the coarse means. The ends are those of the whole grid (tests/compare pin them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from stopwise._vocabulary import STRATEGIES
-from stopwise.compare._strata import SETTLED_TOL, by_look, group_prefix, null_maxima
+from stopwise.compare._strata import (
+    SETTLED_TOL,
+    budgets,
+    by_look,
+    group_prefix,
+    null_maxima,
+    sequence_groups,
+    side_maxima,
+)
 from stopwise.errors import ArgumentError, ComparisonError
 
 __all__ = ["BettingBoundary", "BettingPaths", "betting_boundary", "betting_paths"]
@@ -217,18 +230,28 @@ def _agrapa(gap: np.ndarray, variance: np.ndarray) -> np.ndarray:
 
 def _pooled_moments(x: np.ndarray, m0: np.ndarray, population_size: int) -> tuple[np.ndarray, ...]:
     """Predictable pooled quantities at each look t: S_t, t, m_t^wor, mu_hat_{t-1}, sigma2_hat_{t-1}."""
+    total, t, s_prev, mu, variance = _sequence_moments(x)
+    return total, t, _wor_mean(m0, s_prev, t, population_size), mu, variance
+
+
+def _sequence_moments(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What the pooled quantities take of the sequence alone: S_t, t, S_{t-1}, mu_hat_{t-1}, sigma2_hat_{t-1}."""
     t = np.arange(1, x.shape[1] + 1, dtype=float)
     total = np.cumsum(x, axis=1)
     s_prev = total - x
     square = x * x
     q_prev = np.cumsum(square, axis=1)
     q_prev -= square
-    m_wor = (population_size * m0 - s_prev) / (population_size - t + 1.0)
     mu = s_prev / t
     # sum_{i<t} (D_i - mu)^2 = Q - 2 mu S + (t - 1) mu^2 = Q - mu S (t + 1) / t
     variance = (PRIOR_VARIANCE + q_prev - mu * s_prev * ((t + 1.0) / t)) / t
     np.maximum(variance, 1e-12, out=variance)
-    return total, t, m_wor, mu, variance
+    return total, t, s_prev, mu, variance
+
+
+def _wor_mean(m0: np.ndarray, s_prev: np.ndarray, t: np.ndarray, population_size: int) -> np.ndarray:
+    """m_t^wor: the mean of the tasks not yet seen when the population's mean is m0."""
+    return (population_size * m0 - s_prev) / (population_size - t + 1.0)
 
 
 def _plug_in_time(t: np.ndarray, strategy: str, population_size: int) -> np.ndarray:
@@ -304,13 +327,19 @@ def _average(logs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.
     return log_p, log_r
 
 
+def _shaped(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bet parts with the plug-in root broadcast to the rows' shape (a sequence shared by many thresholds)."""
+    kelly_up, kelly_down, root = parts
+    return kelly_up, kelly_down, np.broadcast_to(root, kelly_up.shape)
+
+
 def _pooled(
     x: np.ndarray, m0: np.ndarray, n_pop: int, strategy: str, alpha: float, truncation: float | None
 ) -> tuple[np.ndarray, np.ndarray]:
     total, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
     logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
-        parts = _bet_parts(mu - m_wor, variance, alpha)
+        parts = _shaped(_bet_parts(mu - m_wor, variance, alpha))
         # where m_wor leaves (-1, 1) the null is already logically settled (overwritten below)
         limit_up, limit_down = 1.0 / (1.0 + m_wor), 1.0 / (1.0 - m_wor)
         centred = x - m_wor
@@ -365,13 +394,61 @@ def _stratified(
     """Log-capital paths of the stratified process.
 
     Per-look bets on pooled quantities, per-group terms from :mod:`stopwise.compare._strata` (vectorised
-    over the looks for a few rows, a loop over the looks otherwise).
+    over the looks for a few rows, a loop over the looks otherwise). When ``x`` and ``codes`` are one sequence
+    broadcast to every row (``numpy.broadcast_to``; the rows differ in ``m0`` only) the vectorised terms of the
+    sequence are computed once.
     """
-    n_rows = x.shape[0]
-    n_pop = int(sizes.sum())
+    n_rows = max(x.shape[0], m0.shape[0])
     components = _components(strategy, truncation)
     loop = by_look(2 * len(components), n_rows)
-    _, t, m_wor, mu, variance = _pooled_moments(x, m0, n_pop)
+    if not loop and x.shape[0] > 1 and x.strides[0] == 0 and codes.strides[0] == 0:
+        x, codes = x[:1], codes[:1]  # one sequence shared by every row (a broadcast view): its own terms once
+    linear, increments = _strata_terms(x, m0, codes, sizes, components, alpha, loop=loop)
+    signs = np.tile([1.0, -1.0], len(components))
+    maxima = null_maxima(increments, signs, x, codes, sizes, m0, loop=loop)
+    # each component's infimum over the null; the average of the infima is at most the infimum of the average
+    logs = [(linear[k] - maxima[k], linear[k + 1] - maxima[k + 1]) for k in range(0, len(linear), 2)]
+    return _average(logs)
+
+
+def _strata_terms(
+    x: np.ndarray,
+    m0: np.ndarray,
+    codes: np.ndarray,
+    sizes: np.ndarray,
+    components: list[tuple[str, float]],
+    alpha: float,
+    *,
+    loop: bool,
+    sequence: tuple[np.ndarray, ...] | None = None,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The stratified process before its knapsack, per test side and component (promote, reject, ...), shapes (B, T).
+
+    The linear term A_t of ``log K_t(m) = A_t - sum_g C_{g,t} m_g`` and what each look adds to its group's C;
+    ``sequence`` is :func:`_strata_sequence` of ``x`` when computed already.
+    """
+    n_rows = max(x.shape[0], m0.shape[0])
+    n_pop = int(sizes.sum())
+    t, s_prev, mu, variance, spread, slope, shifted = _strata_sequence(x, codes, sizes, loop=loop) if sequence is None else sequence
+    parts = _shaped(_bet_parts(mu - _wor_mean(m0, s_prev, t, n_pop), variance, alpha))
+    linear = []
+    increments = np.empty((2 * len(components), n_rows, x.shape[1]))
+    for k, (name, c) in enumerate(components):
+        up, down = _component_bets(parts, t, name, n_pop)
+        for side, sign, bet in ((2 * k, 1.0, np.minimum(up, c / 2.0)), (2 * k + 1, -1.0, np.minimum(down, c / 2.0))):
+            # log K_t(m) = A_t - sum_g C_{g,t} m_g: A's steps, and what each look adds to its group's C
+            linear.append(np.cumsum(sign * bet * shifted - _psi(2.0 * bet) * spread, axis=1))
+            np.multiply(bet, slope, out=increments[side])
+    return linear, increments
+
+
+def _strata_sequence(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, *, loop: bool) -> tuple[np.ndarray, ...]:
+    """What the stratified process takes of the sequence alone (the same for every null mean).
+
+    t, S_{t-1}, mu_hat, sigma2_hat, and per look the spread about the group's centre, the slope N_g / (N_g - j + 1)
+    and the shifted difference of the linear term.
+    """
+    _, t, s_prev, mu, variance = _sequence_moments(x)
     own_total, j = group_prefix(x, codes, len(sizes), loop=loop)
     n_g = sizes[codes].astype(float)
     left = n_g - j + 1.0
@@ -379,20 +456,7 @@ def _stratified(
     spread = (x - centre) ** 2 / 4.0
     slope = n_g / left
     shifted = x + own_total / left
-    parts = _bet_parts(mu - m_wor, variance, alpha)
-    linear = []
-    increments = np.empty((2 * len(components), *x.shape))
-    for k, (name, c) in enumerate(components):
-        up, down = _component_bets(parts, t, name, n_pop)
-        for side, sign, bet in ((2 * k, 1.0, np.minimum(up, c / 2.0)), (2 * k + 1, -1.0, np.minimum(down, c / 2.0))):
-            # log K_t(m) = A_t - sum_g C_{g,t} m_g: A's steps, and what each look adds to its group's C
-            linear.append(np.cumsum(sign * bet * shifted - _psi(2.0 * bet) * spread, axis=1))
-            np.multiply(bet, slope, out=increments[side])
-    signs = np.tile([1.0, -1.0], len(components))
-    maxima = null_maxima(increments, signs, x, codes, sizes, m0, loop=loop)
-    # each component's infimum over the null; the average of the infima is at most the infimum of the average
-    logs = [(linear[k] - maxima[k], linear[k + 1] - maxima[k + 1]) for k in range(0, len(linear), 2)]
-    return _average(logs)
+    return t, s_prev, mu, variance, spread, slope, shifted
 
 
 def _check_values(values: np.ndarray, population_size: int) -> None:
@@ -484,6 +548,15 @@ def betting_paths(
         raise ArgumentError("`group_sizes` is required with `group_codes`")
     sizes = np.asarray(group_sizes, dtype=np.int64)
     codes = np.broadcast_to(np.asarray(group_codes, dtype=np.int64), x.shape)
+    _check_groups(codes, sizes, n_pop)
+    log_p, log_r = _row_chunks(
+        lambda rows: _stratified(x[rows], m0[rows], codes[rows], sizes, used, alpha, truncation), x.shape[0], STRATIFIED_ROWS
+    )
+    return BettingPaths(log_p, log_r, True, used)
+
+
+def _check_groups(codes: np.ndarray, sizes: np.ndarray, n_pop: int) -> None:
+    """Refuse group sizes that are not positive or do not sum to N, codes out of range, or a group seen too often."""
     if sizes.ndim != 1 or (sizes < 1).any() or int(sizes.sum()) != n_pop:
         raise ComparisonError(f"group sizes {sizes.tolist()} must be positive and sum to the population size {n_pop}")
     if (codes < 0).any() or (codes >= len(sizes)).any():
@@ -492,10 +565,6 @@ def betting_paths(
     if (seen > sizes).any():
         g = int(np.argwhere(seen > sizes)[0, 1])
         raise ComparisonError(f"group {g} has {int(seen[:, g].max())} observed tasks but only {int(sizes[g])} planned")
-    log_p, log_r = _row_chunks(
-        lambda rows: _stratified(x[rows], m0[rows], codes[rows], sizes, used, alpha, truncation), x.shape[0], STRATIFIED_ROWS
-    )
-    return BettingPaths(log_p, log_r, True, used)
 
 
 @dataclass(frozen=True)
@@ -627,6 +696,48 @@ def betting_boundary(
     >>> betting_boundary(np.zeros(50), 0.0, population_size=300, alpha=0.05).p_promote
     1.0
     """
+    seq = _sequence_iv(differences, threshold, population_size, alpha, groups, group_sizes, strategy, resolution)
+    x, n_pop, n = seq.x, seq.n_pop, len(seq.x)
+    if n == 0:
+        empty = np.zeros(0)
+        return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, seq.method)
+    if confidence_bounds:  # the test at delta in the confidence sequence's first pass
+        log_p, log_r, (lower, upper) = _confidence_bounds(seq, float(alpha), strategy, resolution, float(threshold))
+    else:
+        log_p, log_r = _threshold_paths(x, np.array([float(threshold)]), n_pop, seq.codes, seq.sizes, strategy, float(alpha))
+        lower, upper = seq.logical_lower, seq.logical_upper
+    p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
+    p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
+    return BettingBoundary(
+        p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
+        lower, upper, seq.logical_lower, seq.logical_upper, log_p[0].copy(), log_r[0].copy(), seq.method,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Sequence:
+    """The validated arguments of :func:`betting_boundary`: the sequence, N, the group codes and what the record says."""
+
+    x: np.ndarray
+    n_pop: int
+    codes: np.ndarray | None
+    sizes: np.ndarray | None
+    method: str
+    logical_lower: float
+    logical_upper: float
+
+
+def _sequence_iv(
+    differences: ArrayLike,
+    threshold: float,
+    population_size: int,
+    alpha: float,
+    groups: ArrayLike | None,
+    group_sizes: Mapping[str, int] | None,
+    strategy: str,
+    resolution: float,
+) -> _Sequence:
+    """Validate and normalise the arguments of :func:`betting_boundary`."""
     x = np.asarray(differences, dtype=float).ravel()
     n_pop = int(population_size)
     if n_pop != population_size or n_pop < 1:
@@ -643,67 +754,157 @@ def betting_boundary(
     sizes: np.ndarray | None = None
     if groups is not None:
         codes, sizes, names = _group_codes(groups, group_sizes, n)
+        _check_groups(codes[None, :], sizes, n_pop)
         label = f"stratified, {len(names)} groups"
     else:
         label = "pooled"
     method = f"betting-wor ({_STRATEGY_LABELS.get(resolve_strategy(strategy, groups is not None), strategy)}, {label})"
     total = float(x.sum())
-    logical_lower = (total - (n_pop - n)) / n_pop
-    logical_upper = (total + (n_pop - n)) / n_pop
-    if n == 0:
-        empty = np.zeros(0)
-        return BettingBoundary(1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method)
-    def run(m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        paths = betting_paths(
-            np.broadcast_to(x, (len(m0), n)), m0, population_size=n_pop, group_codes=codes, group_sizes=sizes, strategy=strategy, alpha=alpha
-        )
-        return paths.log_promote, paths.log_reject
+    return _Sequence(x, n_pop, codes, sizes, method, (total - (n_pop - n)) / n_pop, (total + (n_pop - n)) / n_pop)
 
-    level = np.log(1.0 / alpha)
-    if not confidence_bounds:
-        log_p, log_r = run(np.array([float(threshold)]))
-        p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
-        p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
-        return BettingBoundary(
-            p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
-            logical_lower, logical_upper, logical_lower, logical_upper, log_p[0].copy(), log_r[0].copy(), method,
-        )  # fmt: skip
+
+def _threshold_paths(
+    x: np.ndarray, m0: np.ndarray, n_pop: int, codes: np.ndarray | None, sizes: np.ndarray | None, strategy: str, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Log-capital paths (promote, reject) of one sequence ``x`` tested at each null mean of ``m0``, shape (len(m0), T).
+
+    The rows of :func:`betting_paths` for the same sequence, with the sequence's own terms computed once (the
+    stratified process's vectorised per-group terms, whose rows do not depend on the other rows of the batch).
+    """
+    used = resolve_strategy(strategy, codes is not None)
+    thresholds = np.asarray(m0, dtype=float).reshape(-1, 1)
+    rows = (len(thresholds), len(x))
+    if codes is None:
+        return _pooled(x[None, :], thresholds, n_pop, used, alpha, None)
+    assert sizes is not None
+    return _stratified(np.broadcast_to(x, rows), thresholds, np.broadcast_to(codes, rows), sizes, used, alpha, None)
+
+
+@dataclass(frozen=True)
+class _Means:
+    """One sequence tested at many null means (the rows): the terms every mean's capital needs, computed once.
+
+    The pooled process's paths are computed whole (they cost little); the stratified process keeps its linear terms
+    and coefficient increments, and computes a knapsack (:func:`stopwise.compare._strata.side_maxima`) only for the
+    rows and looks :meth:`log_capital` is asked for, to the numbers :func:`_threshold_paths` gives.
+    """
+
+    sizes: np.ndarray | None
+    components: int
+    linear: list[np.ndarray]
+    """Stratified: A_t per test side and component (promote, reject, ...), (B, T); pooled: the two log-capital paths."""
+    increments: np.ndarray | None = None
+    budgets: np.ndarray | None = None
+    groups: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def log_capital(self, rows: np.ndarray, side: int, looks: np.ndarray | None = None) -> np.ndarray:
+        """The log-capital of test ``side`` (0 promote, 1 reject) for the means ``rows``, at every look or at ``looks``."""
+        if self.increments is None or self.budgets is None or self.groups is None or self.sizes is None:
+            path = self.linear[side][rows]
+            return path if looks is None else path[:, looks]
+        logs = []
+        for index in range(side, 2 * self.components, 2):
+            budget = self.budgets[index][rows]
+            maxima = side_maxima(self.increments[index][rows], budget, 1.0 if side == 0 else -1.0, self.groups, self.sizes, looks)
+            maxima[(budget if looks is None else budget[:, looks]) < -SETTLED_TOL] = -np.inf
+            linear = self.linear[index][rows]
+            logs.append((linear if looks is None else linear[:, looks]) - maxima)
+        return logs[0] if len(logs) == 1 else _average([(log, log.copy()) for log in logs])[0]
+
+
+def _means(seq: _Sequence, means: np.ndarray, strategy: str, alpha: float, shared: dict[str, Any]) -> _Means:
+    """The terms of ``seq`` tested at each of ``means`` (:class:`_Means`); ``shared`` keeps the sequence's own ones."""
+    x, m0 = seq.x[None, :], np.asarray(means, dtype=float).reshape(-1, 1)
+    used = resolve_strategy(strategy, seq.codes is not None)
+    if seq.codes is None or seq.sizes is None:
+        return _Means(None, 1, list(_pooled(x, m0, seq.n_pop, used, alpha, None)))
+    components = _components(used, None)
+    codes = seq.codes[None, :]
+    if not shared:
+        shared.update(sequence=_strata_sequence(x, codes, seq.sizes, loop=False), groups=sequence_groups(x, codes, len(seq.sizes)))
+    linear, increments = _strata_terms(x, m0, codes, seq.sizes, components, alpha, loop=False, sequence=shared["sequence"])
+    signs = np.tile([1.0, -1.0], len(components))
+    return _Means(seq.sizes, len(components), linear, increments, budgets(signs, x, m0, seq.n_pop), shared["groups"])
+
+
+SCREEN_LOOKS = 16
+"""Looks at which a mean's capital is computed first, evenly spread with the last one: a mean it crosses 1/alpha at any
+of them is rejected without the knapsack at every look (most means of a search are; tests/compare pin the ends)."""
+_BATCH = 2
+"""Means whose whole paths a search computes at once, past the screened ones."""
+
+
+def _first_kept(table: _Means, rows: np.ndarray, side: int, level: float, n_looks: int, *, nan_kept: bool) -> int | None:
+    """The position in ``rows`` (the order of the search) of the first mean the test keeps at every look; None if none.
+
+    A mean whose capital crosses ``level`` at one of the screening looks is rejected (the whole path would say so: the
+    numbers at those looks are the same); the others are computed whole, a few at a time, until one is kept. ``nan_kept``
+    says how an undefined capital counts (as the coarse and the fine grid of the bounds counted it before issue 31).
+    """
+    if len(rows) == 0:
+        return None
+    step = max(1, -(-n_looks // SCREEN_LOOKS))
+    looks = np.arange(n_looks - 1, -1, -step)[::-1]  # every step-th look, ending at the last
+    with np.errstate(invalid="ignore"):
+        rejected = np.max(table.log_capital(rows, side, looks), axis=1) >= level
+    pending = np.flatnonzero(~rejected)
+    for start in range(0, len(pending), _BATCH):
+        batch = pending[start : start + _BATCH]
+        peak = np.max(table.log_capital(rows[batch], side), axis=1)
+        kept = ~(peak >= level) if nan_kept else peak < level
+        if kept.any():
+            return int(batch[int(np.argmax(kept))])
+    return None
+
+
+_KNOWN = 1e-6
+"""A grid mean farther than this beyond the logical bounds of the last look is settled there (its test rejects it):
+not computed (the tests settle at ``SETTLED_TOL``, far inside it)."""
+
+
+def _confidence_bounds(
+    seq: _Sequence, alpha: float, strategy: str, resolution: float, threshold: float | None
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """The confidence sequence's ends at the last look, and the paths of the test at ``threshold`` (if given).
+
+    A coarse grid (:data:`COARSE_STEP`) brackets each end, a fine one (``resolution``) inside the bracket: ``lower``
+    is the fine point below the least mean the promote test has not rejected at any look, ``upper`` the mirror image;
+    both intersected with the logical bounds (the running intersection of the module docstring, as before issue 31).
+    Each search (:func:`_first_kept`) walks its grid in its direction and stops at the first kept mean: a coarse mean
+    beyond the logical bounds is settled for the test on that side, most others are rejected at a screening look, and
+    only a few whole paths are computed. The test at ``threshold`` rides along with the coarse means: ``(log_p, log_r)``
+    of shape (1, T) (empty without).
+    """
+    x, level = seq.x, np.log(1.0 / alpha)
     steps = max(1, round(COARSE_STEP / resolution))
     coarse = np.round(np.arange(-1.0 + steps * resolution, 1.0 - resolution / 2, steps * resolution), 12)
-    log_p, log_r = run(np.r_[float(threshold), coarse])
-    p_promote = float(min(1.0, np.exp(-np.max(log_p[0]))))
-    p_reject = float(min(1.0, np.exp(-np.max(log_r[0]))))
-    # stage 1: bracket each bound between two coarse points; stage 2: the fine grid inside each bracket
-    kept_p = np.max(log_p[1:], axis=1) < level
-    kept_r = np.max(log_r[1:], axis=1) < level
-    edges = np.r_[-1.0, coarse, 1.0]
-    k_low = int(np.argmax(kept_p)) if kept_p.any() else len(coarse)
-    k_high = int(np.flatnonzero(kept_r)[-1]) + 1 if kept_r.any() else 0
+    open_p, open_r = coarse >= seq.logical_lower - _KNOWN, coarse <= seq.logical_upper + _KNOWN  # the others are settled
+    extra = np.array([] if threshold is None else [threshold])
+    chosen = np.flatnonzero(open_p | open_r)
+    shared: dict[str, Any] = {}  # the sequence's own terms, for both grids
+    table = _means(seq, np.concatenate([extra, coarse[chosen]]), strategy, alpha, shared)
+    where = np.full(len(coarse), -1)
+    where[chosen] = np.arange(len(chosen)) + len(extra)  # each coarse mean's row
+    promote = where[open_p]  # upwards from the logical lower bound
+    reject = where[open_r][::-1]  # downwards from the logical upper bound
+    found_p = _first_kept(table, promote, 0, level, len(x), nan_kept=False)
+    found_r = _first_kept(table, reject, 1, level, len(x), nan_kept=False)
+    k_low = len(coarse) if found_p is None else int(np.flatnonzero(open_p)[found_p])
+    k_high = 0 if found_r is None else int(np.flatnonzero(open_r)[::-1][found_r]) + 1
+    edges = np.concatenate([[-1.0], coarse, [1.0]])
     low_from, high_from = edges[k_low], edges[k_high]
     fine = np.round(np.arange(1, steps) * resolution, 12)
-    fine_p, fine_r = run(np.r_[low_from + fine, high_from + fine])
-    rejected_low = np.r_[True, np.max(fine_p[: len(fine)], axis=1) >= level, False]
-    low_points = np.r_[low_from, low_from + fine, edges[k_low + 1]]
-    lower = float(low_points[int(np.argmin(rejected_low)) - 1])
-    rejected_high = np.r_[False, np.max(fine_r[len(fine) :], axis=1) >= level, True]
-    high_points = np.r_[high_from, high_from + fine, edges[k_high + 1]]
-    upper = float(high_points[int(np.flatnonzero(~rejected_high)[-1]) + 1])
-    lower = max(lower, logical_lower)
-    upper = min(upper, logical_upper)
-    return BettingBoundary(
-        p_promote=p_promote,
-        p_reject=p_reject,
-        promote=p_promote <= alpha,
-        reject=p_reject <= alpha,
-        n=n,
-        population_size=n_pop,
-        threshold=float(threshold),
-        alpha=float(alpha),
-        lower=lower,
-        upper=upper,
-        logical_lower=logical_lower,
-        logical_upper=logical_upper,
-        log_capital_promote=log_p[0].copy(),
-        log_capital_reject=log_r[0].copy(),
-        method=method,
-    )
+    low_means, high_means = low_from + fine, high_from + fine
+    same = low_from == high_from
+    second = _means(seq, low_means if same else np.concatenate([low_means, high_means]), strategy, alpha, shared)
+    rows = np.arange(len(fine))
+    # lower: the point below the first fine mean the promote test keeps (the bracket's top, edges[k_low + 1], is kept)
+    first = _first_kept(second, rows, 0, level, len(x), nan_kept=True)
+    lower = float(low_from if first == 0 else low_means[(len(fine) if first is None else first) - 1])
+    # upper: the point above the last fine mean the reject test keeps (the bracket's bottom, edges[k_high], is kept)
+    last = _first_kept(second, (rows if same else rows + len(fine))[::-1], 1, level, len(x), nan_kept=True)
+    above = 0 if last is None else len(fine) - last
+    upper = float(high_means[above] if above < len(fine) else edges[k_high + 1])
+    tested = np.arange(len(extra))
+    paths = (table.log_capital(tested, 0), table.log_capital(tested, 1))
+    return paths[0], paths[1], (max(lower, seq.logical_lower), min(upper, seq.logical_upper))

@@ -167,9 +167,9 @@ def coverage_from_sizes(
         rule=rule,
         satisfied=possible and not missing,
         possible=possible,
-        groups=[
-            GroupCoverage(group=str(label), size=int(n), required=int(r), seen=int(s))
-            for label, n, r, s in zip(labels, sizes, required, seen, strict=True)
+        groups=[  # built from checked labels and whole numbers: constructed without validating them again (~25 us each)
+            GroupCoverage.model_construct(group=str(label), size=int(n), required=int(r), seen=int(s))
+            for label, n, r, s in zip(labels.tolist(), sizes.tolist(), required.tolist(), seen.tolist(), strict=True)
         ],
         missing_groups=missing,
     )

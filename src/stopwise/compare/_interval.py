@@ -29,12 +29,12 @@ import numpy as np
 
 from stopwise._vocabulary import ComputedTailMethod
 from stopwise.compare._betting import betting_boundary
-from stopwise.compare._tails import tail_probabilities
+from stopwise.compare._tails import exact_promote_lookup, tail_probabilities
 from stopwise.compare._wor_exact import _one_side
 from stopwise.errors import ArgumentError
 from stopwise.records import DecisionRecord, DifferenceInterval
 
-__all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval"]
+__all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval", "sequence_interval"]
 
 BISECTION_STEPS = 30
 """Bisection steps of the one-look interval over [-1, 1] (a width of 2^-29, far below any reported digit)."""
@@ -59,12 +59,14 @@ def betting_interval(
     >>> ci.kind, ci.level, round(ci.low, 2), round(ci.high, 2)
     ('anytime-valid', 0.9, 0.12, 0.37)
     """
-    result = betting_boundary(
-        differences, 0.0, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes, confidence_bounds=True
-    )
+    result = betting_boundary(differences, 0.0, population_size=population_size, alpha=alpha, groups=groups, group_sizes=group_sizes)
+    return sequence_interval(result.lower, result.upper, result.method, alpha)
+
+
+def sequence_interval(lower: float, upper: float, method: str, alpha: float) -> DifferenceInterval:
+    """The interval of the betting test's confidence bounds (``BettingBoundary.lower`` / ``upper`` and its ``method``)."""
     return anytime_interval(
-        result.lower, result.upper, alpha,
-        f"confidence sequence of the {result.method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward)",
+        lower, upper, alpha, f"confidence sequence of the {method} test (each end one-sided 1 - a over every look; 0.01 grid, rounded outward)"
     )
 
 
@@ -166,6 +168,28 @@ def _wor_edges(d: np.ndarray, population_size: int, alpha: float) -> tuple[float
     return low_c / big_n, high_c / big_n
 
 
+GUARD = 1e-9
+"""A tail read from the cumulative distribution this close to a is recomputed by :func:`tail_probabilities`: the
+bisection's every comparison with a is then the one the direct computation makes (the two agree to ~1e-15)."""
+
+
+def _exact_tails(
+    d: np.ndarray, alpha: float, promote: Callable[[float], float], reject: Callable[[float], float]
+) -> tuple[Callable[[float], float], Callable[[float], float]]:
+    """R_promote and R_reject of the exact method read from one cumulative distribution, the direct ones near ``alpha``."""
+    lookup = exact_promote_lookup(d)
+
+    def fast_promote(threshold: float) -> float:
+        value = lookup(threshold)
+        return promote(threshold) if abs(value - alpha) < GUARD else value
+
+    def fast_reject(threshold: float) -> float:
+        value = 1.0 - lookup(threshold)
+        return reject(threshold) if abs(value - alpha) < GUARD else value
+
+    return fast_promote, fast_reject
+
+
 def one_look_interval(
     differences: np.ndarray,
     *,
@@ -179,7 +203,10 @@ def one_look_interval(
     """The one-look interval of the fixed-budget rule: its tail method inverted over the threshold.
 
     Each evaluation of a Monte-Carlo bootstrap redraws from ``seed``, so the tails are monotone in the
-    threshold and the ends are the bootstrap percentiles of those resamples.
+    threshold and the ends are the bootstrap percentiles of those resamples. The exact tails are read from one
+    cumulative distribution at every step of the bisection (:func:`stopwise.compare._tails.exact_promote_lookup`;
+    a tail within :data:`GUARD` of a is recomputed directly, so the ends are those of the direct computation):
+    10^6 rows take one transform and 60 lookups instead of 60 passes over ~10^6 lattice points.
 
     Examples
     --------
@@ -200,11 +227,15 @@ def one_look_interval(
         )
         return t.r_promote, t.r_reject
 
+    used = tail_probabilities(d, 0.0, method=method, n_resamples=n_resamples, rng=np.random.default_rng(seed), units=units, population_size=population_size)
     if method == "exact-wor" and np.isin(d, (-1.0, 0.0, 1.0)).all() and len(d) < population_size:
         low, high = _wor_edges(d, population_size, alpha)  # exactly c / N: rounding 31 / 60 to 8 places would move it inward
     else:
-        low = _edge(lambda x: tails(x)[0], alpha, rising=True)
-        high = _edge(lambda x: tails(x)[1], alpha, rising=False)
+        promote, reject = (lambda x: tails(x)[0]), (lambda x: tails(x)[1])
+        if used.used in ("exact", "exact-grid"):  # one cumulative distribution serves every threshold of the bisection
+            promote, reject = _exact_tails(d, alpha, promote, reject)
+        low = _edge(promote, alpha, rising=True)
+        high = _edge(reject, alpha, rising=False)
         # the ends are steps of the tail function (lattice points for exact tails): snap off the bisection's last 2^-29
         low, high = round(low, 8), round(high, 8)
     low, high = min(low, high), max(low, high)
@@ -212,7 +243,6 @@ def one_look_interval(
     n, total = len(d), float(d.sum())
     logical_low, logical_high = (total - (population_size - n)) / population_size, (total + (population_size - n)) / population_size
     low, high = min(max(low, logical_low), logical_high), max(min(high, logical_high), logical_low)
-    used = tail_probabilities(d, 0.0, method=method, n_resamples=n_resamples, rng=np.random.default_rng(seed), units=units, population_size=population_size)
     return DifferenceInterval(
         low=float(np.clip(low, -1.0, 1.0)),
         high=float(np.clip(high, -1.0, 1.0)),

@@ -52,17 +52,18 @@ bias it, which is why it is not the default.
 
 :func:`find_missing` finds the missing tasks, :func:`fill_missing` writes the worst-case sequences,
 :func:`exclude_missing` removes them from the universe, and :func:`combine_looks` takes each test's action from
-its own sequence; :func:`stopwise.decide` calls them between the budget cut and the boundary.
+its own sequence; :func:`stopwise.decide` calls them between the budget cut and the boundary (:mod:`stopwise.compare._missing_look`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import Literal
 
 import numpy as np
 
 from stopwise._vocabulary import MISSING_FLAGS, MissingTreatment
+from stopwise.compare._boundaries import Look
 from stopwise.compare._pairing import PairedOutcomes, lattice_of, outcome_cells
 from stopwise.records import DecisionWarning, MissingState, OutcomeColumns, Policy, TaskUniverse, flag_mask
 
@@ -266,27 +267,7 @@ def exclude_missing(paired: PairedOutcomes, universe: TaskUniverse, missing: Mis
     )
 
 
-class _Look(Protocol):
-    """What :func:`combine_looks` reads of a boundary's look (a frozen dataclass: ``stopwise.compare._decide._Look``)."""
-
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @property
-    def action(self) -> str: ...
-    @property
-    def r_promote(self) -> float | None: ...
-    @property
-    def r_reject(self) -> float | None: ...
-    @property
-    def top_up_left(self) -> int | None: ...
-    @property
-    def top_up(self) -> tuple[str, ...] | None: ...
-
-
-_L = TypeVar("_L", bound=_Look)
-
-
-def combine_looks(low: _L, high: _L, *, alpha: float, at_limit: bool) -> _L:
+def combine_looks(low: Look, high: Look, *, alpha: float, at_limit: bool) -> Look:
     """One look from the promote test on the low fill and the reject test on the high fill.
 
     ``low`` and ``high`` are the boundary's looks (with ``action``, ``r_promote``, ``r_reject``, ``reason``

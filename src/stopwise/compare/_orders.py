@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stopwise._params import check_random_state
 from stopwise.compare._coverage import feasible_prefixes, requirement_reach
 from stopwise.errors import ArgumentError
 
@@ -24,10 +25,6 @@ __all__ = [
     "stratified_draws",
     "uniform_orders",
 ]
-
-
-def _generator(rng: np.random.Generator | int | None) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 def _orders_iv(groups: ArrayLike, n_orders: int) -> tuple[np.ndarray, np.ndarray]:
@@ -53,7 +50,8 @@ def uniform_orders(n_tasks: int, n_orders: int, *, rng: np.random.Generator | in
         raise ArgumentError(f"`n_tasks` must be a positive integer; got {n_tasks!r}")
     if int(n_orders) != n_orders or n_orders < 1:
         raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
-    return np.argsort(_generator(rng).random((n_orders, n_tasks)), axis=1, kind="stable")
+    generator = check_random_state("uniform_orders", rng, name="rng", error=ArgumentError)
+    return np.argsort(generator.random((n_orders, n_tasks)), axis=1, kind="stable")
 
 
 def _within_group_rank(codes: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -121,7 +119,7 @@ def coverage_aware_orders(
     ([10, 6, 4], [10, 6, 4])
     """
     labels, codes = _orders_iv(groups, n_orders)
-    generator = _generator(rng)
+    generator = check_random_state("coverage_aware_orders", rng, name="rng", error=ArgumentError)
     sizes = np.bincount(codes)
     offsets = np.cumsum(sizes) - sizes
     u = generator.random((n_orders, len(labels)))
@@ -175,7 +173,7 @@ def stratified_draws(
     codes: np.ndarray, n_orders: int, *, rng: np.random.Generator | int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Random keys u in [0, 1) and the 1-based within-group ranks they induce, shape (K, N) each."""
-    u = _generator(rng).random((n_orders, len(codes)))
+    u = check_random_state("stratified_draws", rng, name="rng", error=ArgumentError).random((n_orders, len(codes)))
     return u, _within_group_rank(codes, u)
 
 
@@ -203,5 +201,5 @@ def cost_first_orders(
         raise ArgumentError("`costs` must be a non-empty 1-d array of finite numbers (one per task)")
     if int(n_orders) != n_orders or n_orders < 1:
         raise ArgumentError(f"`n_orders` must be a positive integer; got {n_orders!r}")
-    tie = _generator(rng).random((n_orders, len(values)))
+    tie = check_random_state("cost_first_orders", rng, name="rng", error=ArgumentError).random((n_orders, len(values)))
     return np.lexsort((tie, np.broadcast_to(values, tie.shape)), axis=1)

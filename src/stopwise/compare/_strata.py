@@ -33,9 +33,11 @@ Two computations of each quantity, equal to rounding (the prefixes bit for bit, 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-__all__ = ["LOOP_ROWS", "SETTLED_TOL", "budgets", "by_look", "group_prefix", "null_maxima"]
+__all__ = ["LOOP_ROWS", "SETTLED_TOL", "budgets", "by_look", "group_prefix", "null_maxima", "sequence_groups", "side_maxima"]
 
 LOOP_ROWS = 48
 """From this many capital paths (sides x rows) on, the per-group quantities are computed by a loop over
@@ -179,25 +181,92 @@ def null_maxima(
 def _maxima_vectorised(
     increments: np.ndarray, signs: np.ndarray, x: np.ndarray, codes: np.ndarray, sizes: np.ndarray, budget: np.ndarray
 ) -> np.ndarray:
-    """The maxima from (B, T, G) arrays, one stable sort of the groups per look (the fill order, ties by index)."""
-    n_pop = int(sizes.sum())
-    weights = sizes / n_pop
-    onehot = codes[..., None] == np.arange(len(sizes))
-    unseen = sizes - np.cumsum(onehot, axis=1)
-    group_sum = np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
+    """The maxima from (B, T, G) arrays, one stable sort of the groups per look (the fill order, ties by index).
+
+    ``x`` and ``codes`` may be one sequence (shape (1, T)) shared by every row: its per-group sums and bounds are
+    then computed once.
+    """
+    groups = sequence_groups(x, codes, len(sizes))
     maxima = np.empty(increments.shape)
     for side, sign in enumerate(signs):
-        floor = (sign * group_sum - unseen) / sizes
-        coef = np.cumsum(np.where(onehot, increments[side][..., None], 0.0), axis=1)
-        ratio = coef / weights
-        order = np.argsort(-ratio, axis=-1, kind="stable")
-        slots = np.take_along_axis(unseen, order, axis=-1)
-        used = (budget[side] * (n_pop / 2.0))[..., None] - (np.cumsum(slots, axis=-1) - slots)
-        np.maximum(used, 0.0, out=used)
-        np.minimum(used, slots, out=used)
-        fill = np.einsum("...g,...g->...", np.take_along_axis(ratio, order, axis=-1), used)  # np.vecdot needs NumPy 2
-        maxima[side] = np.einsum("...g,...g->...", coef, floor) + (2.0 / n_pop) * fill
+        maxima[side] = side_maxima(increments[side], budget[side], sign, groups, sizes)
     return maxima
+
+
+def sequence_groups(x: np.ndarray, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per look and group, shape (B, T, G): the look's group (one-hot), its draws so far and its running sum.
+
+    What :func:`side_maxima` reads of the sequence, computed once for all its rows.
+    """
+    onehot = codes[..., None] == np.arange(n_groups)
+    return onehot, np.cumsum(onehot, axis=1), np.cumsum(np.where(onehot, x[..., None], 0.0), axis=1)
+
+
+def _group_running_sums(increments: np.ndarray, onehot: np.ndarray, drawn: np.ndarray, looks: np.ndarray | None = None) -> np.ndarray:
+    """``C[b, t, g]``: the sum of row b's increments over the looks up to t of group g, shape (B, T, G) (T: ``looks``).
+
+    The looks of one sequence (``onehot`` (T, G), ``drawn`` (T, G) the group's draws so far) are laid out group by
+    group, summed in look order within each group (one ``cumsum`` over B x G x (1 + the largest group draw)), and read
+    back at each look (or at ``looks`` only): the same sums, bit for bit, as a running sum over all looks with zeros at
+    the other groups'.
+    """
+    n_rows, n_looks = increments.shape
+    n_groups = onehot.shape[1]
+    width = int(drawn[-1].max()) + 1  # a leading 0 (no draw yet), then the group's draws in order
+    codes = np.argmax(onehot, axis=1)
+    place = codes * width + drawn[np.arange(n_looks), codes].astype(np.int64)  # the look's slot: after its group's earlier draws
+    sums = np.zeros((n_rows, n_groups * width))
+    sums[:, place] = increments
+    np.cumsum(sums.reshape(n_rows, n_groups, width), axis=2, out=sums.reshape(n_rows, n_groups, width))
+    read = (np.arange(n_groups) * width + drawn).astype(np.int64)  # (T, G): each group's sum after its draws up to t
+    if looks is not None:
+        read = read[looks]
+    return sums.take(read.reshape(-1), axis=1).reshape(n_rows, len(read), n_groups)  # C order: the reductions' summation order
+
+
+@functools.lru_cache(maxsize=16)
+def _ahead(n_groups: int) -> np.ndarray:
+    """``[h, g] = 1`` when place h fills before place g in the sorted order (h < g): running sums by one product."""
+    return np.triu(np.ones((n_groups, n_groups)), 1)
+
+
+def side_maxima(
+    increments: np.ndarray,
+    budget: np.ndarray,
+    sign: float,
+    groups: tuple[np.ndarray, np.ndarray, np.ndarray],
+    sizes: np.ndarray,
+    looks: np.ndarray | None = None,
+) -> np.ndarray:
+    """One side's maxima (B, T): the fractional knapsack of every row and look (the module docstring), or (B, len(looks)).
+
+    ``groups`` is :func:`sequence_groups` of the rows' sequence (one shared sequence: shape (1, T, G)); ``budget`` the
+    side's budgets (B, T), before the slots (``-inf`` where the null is empty is the caller's). With ``looks`` only those
+    looks are computed, to the same numbers bit for bit (the sums over the groups are taken in the same order). The
+    sorted slots are gathered with flat indices and their running sums (whole numbers) taken by one product with a
+    triangular matrix: the same numbers as ``take_along_axis`` and ``cumsum`` over the groups.
+    """
+    onehot, drawn, group_sum = groups
+    n_pop, n_groups = int(sizes.sum()), len(sizes)
+    unseen = sizes - drawn
+    if onehot.shape[0] == 1 < increments.shape[0] or looks is not None:  # each group's running sum over its own looks
+        coef = _group_running_sums(increments, onehot[0], drawn[0], looks)
+    else:
+        coef = np.cumsum(np.where(onehot, increments[..., None], 0.0), axis=1)
+    if looks is not None:
+        unseen, group_sum, budget = unseen[:, looks], group_sum[:, looks], budget[:, looks]
+    n_rows, n_looks = coef.shape[:2]
+    cells = np.arange(n_rows * n_looks).reshape(n_rows, n_looks, 1) * n_groups
+    unseen_cells = cells if unseen.shape[0] == n_rows else np.arange(n_looks).reshape(1, n_looks, 1) * n_groups
+    floor = (sign * group_sum - unseen) / sizes
+    ratio = coef / (sizes / n_pop)
+    order = np.argsort(-ratio, axis=-1, kind="stable")
+    slots = unseen.reshape(-1)[order + unseen_cells]
+    used = (budget * (n_pop / 2.0))[..., None] - (slots.reshape(-1, n_groups) @ _ahead(n_groups)).reshape(slots.shape)
+    np.maximum(used, 0.0, out=used)
+    np.minimum(used, slots, out=used)
+    fill = np.einsum("...g,...g->...", ratio.reshape(-1)[order + cells], used)  # np.vecdot needs NumPy 2
+    return np.einsum("...g,...g->...", coef, floor) + (2.0 / n_pop) * fill
 
 
 def _maxima_by_look(

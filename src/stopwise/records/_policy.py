@@ -21,6 +21,7 @@ from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise._vocabulary import (
     STATUSES,
+    BettingDesign,
     Boundary,
     CoverageRule,
     FamilyControl,
@@ -166,7 +167,6 @@ class DecisionPolicy(_Section):
 
 
 # -- the betting boundary's live design and order check (issue 21) ------------------------------------
-BettingDesign = Literal["top-up", "stratified"]
 OrderCheck = Literal["refuse", "warn"]
 
 

@@ -294,20 +294,28 @@ def _interval(record: DecisionRecord) -> tuple[float, float, str] | None:
 
 
 def claim_sentence(record: DecisionRecord) -> str:
-    """The one-sentence claim of a record: its ``claim`` field when it has one, else built from its numbers."""
+    """The record's one-sentence claim, in the one wording of :func:`stopwise.compare.claim_sentence`.
+
+    Its ``claim`` field (schema 3), or for a record written before the field the same sentence composed from its
+    fields by :func:`stopwise.compare.claim_sentence`.
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> from stopwise.report._decision import claim_sentence
+    >>> rows = stopwise.outcome_columns(
+    ...     [{"system": "A", "task": f"t{i}", "outcome": 1} for i in range(40)]
+    ...     + [{"system": "B", "task": f"t{i}", "outcome": int(i < 10)} for i in range(40)])
+    >>> record = stopwise.decide(rows, "A", "B", complete=True)
+    >>> claim_sentence(record) == claim_sentence(record.model_copy(update={"claim": None})) == record.claim
+    True
+    """
     claim = getattr(record, "claim", None)
     if isinstance(claim, str) and claim.strip():
         return claim.strip()
-    a, b, delta = record.tested, record.baseline, _pp(record.threshold)
-    seen = f"{record.n_observed} of {record.n_shared} {_of(record)} tasks observed"
-    tails = f"R_promote = {_fmt(record.r_promote)}, R_reject = {_fmt(record.r_reject)}, cutoff a = {record.tail_cutoff:g}"
-    if record.action == "promote":
-        return f"{a} beats {b} by more than {delta} pp (Δ̂ = {_pp(record.delta_hat)} pp; {tails}; {seen})."
-    if record.action == "reject":
-        return f"{a} does not beat {b} by more than {delta} pp (Δ̂ = {_pp(record.delta_hat)} pp; {tails}; {seen})."
-    if record.action == "continue":
-        return f"Not decided yet: keep evaluating {a} against {b} ({seen}; {tails})."
-    return f"No claim either way: {a} vs {b} stays undecided at the budget limit ({seen}; {tails})."
+    from stopwise.compare import claim_sentence as compose  # the record's own sentence (the decision layer writes it)
+
+    return compose(record)
 
 
 def _forecast_text(record: DecisionRecord) -> str | None:

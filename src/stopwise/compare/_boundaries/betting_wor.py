@@ -1,0 +1,224 @@
+"""The ``betting-wor`` boundary: anytime-valid betting over the N planned tasks sampled without replacement.
+
+:func:`stopwise.compare.betting_boundary` is fed the longest observed prefix of the planned order; a final action
+is taken at ANY look once its p-value is at most a and coverage holds. The record's interval is the test's
+confidence sequence at the look (:func:`stopwise.compare._interval.betting_interval`), each end tightened to delta
+when the look's own test rejected on that side.
+
+Which process runs depends on the planned order (:func:`rule`): its provenance is checked first (a seeded random
+permutation written by ``stopwise order``, or the policy's own seeded draw; ``[betting] order_check``), then the
+policy's design (``[betting] design``, a module ``betting_wor_<design>``) runs if it runs on the order's kind;
+otherwise a uniform order gets the pooled process (:class:`Pooled`, here: a simple random sample of the N tasks)
+and any other order the stratified one (:mod:`.betting_wor_stratified`, valid for any group schedule random
+within groups). A universe without groups always gets the pooled process: coverage holds from the first task.
+Under ``[decision] predicted = "prediction-powered"`` the pooled process judges the prediction-powered differences
+(:mod:`stopwise.compare._powered`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, cast
+
+from stopwise.compare._betting import BettingBoundary, betting_boundary
+from stopwise.compare._boundaries import BoundaryRule, Look, design_module
+from stopwise.compare._interval import sequence_interval
+from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check
+from stopwise.compare._powered import prefix_boundary, prefix_interval
+from stopwise.compare._state import DecideState
+from stopwise.errors import ComparisonError
+from stopwise.records import Action, DecisionWarning, DifferenceInterval, Policy, TailProvenance, TaskUniverse
+
+__all__ = ["ANYTIME", "Pooled", "check", "check_betting_order", "rule"]
+
+ANYTIME = True
+"""Valid at every look: the observed prefix of the planned order is judged at any look."""
+
+
+def check(policy: Policy, universe: TaskUniverse | None) -> None:
+    """Refuse a universe without the planned order (names and order of the tasks): the boundary reads its prefix."""
+    if universe is None or not universe.ordered:
+        given = "no task universe" if universe is None else "a task universe from counts only"
+        raise ComparisonError(
+            f"the betting-wor boundary needs the planned task order, but {given} was given: pass the `stopwise order` "
+            "output or a tasks file (universe=read_task_universe(...), --tasks FILE)"
+        )
+
+
+def check_betting_order(policy: Policy, universe: TaskUniverse) -> None:
+    """Refuse a planned order the betting-wor boundary of ``policy`` would refuse at every look.
+
+    What :func:`stopwise.decide` checks at each look (the order's provenance, ``[betting] order_check``), checked
+    once up front: a ledger registers an evaluation with it, so an order that could never decide is refused
+    before anything is locked. Nothing happens under the fixed-budget boundary or without a planned order.
+
+    Raises
+    ------
+    ComparisonError
+        The order is not a seeded random permutation written by ``stopwise order`` (or the policy's own
+        seeded draw), and the policy refuses such orders.
+
+    Examples
+    --------
+    >>> from stopwise.records import Policy, TaskUniverse
+    >>> check_betting_order(Policy(), TaskUniverse(["t2", "t1"]))  # fixed-budget: nothing to check
+    """
+    if policy.decision.boundary == "betting-wor" and universe.ordered:
+        _provenance(policy, universe)
+
+
+_CHECKED: dict[tuple[object, ...], tuple[str, str | None] | ComparisonError] = {}
+""":func:`_provenance`'s answer per universe and order settings of the policy: a live evaluation decides on the same
+universe at every look, and redrawing candidate orders cost about 1 ms a look (issue 31)."""
+_CHECKED_MAX = 64
+
+
+def _provenance(policy: Policy, universe: TaskUniverse) -> tuple[str, str | None]:
+    """The order kind and the order-provenance warning of :func:`_judge_order`, judged once per universe and settings."""
+    key = (universe.sha256(), universe.stamp, universe.from_file, universe.has_groups, policy.order.kind, policy.order.seed,
+           policy.betting.order_check, drawn_kind(policy))  # fmt: skip
+    if key not in _CHECKED:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        try:
+            _CHECKED[key] = _judge_order(policy, universe)
+        except ComparisonError as refused:
+            _CHECKED[key] = refused
+    found = _CHECKED[key]
+    if isinstance(found, ComparisonError):
+        raise ComparisonError(str(found))
+    return found
+
+
+def _judge_order(policy: Policy, universe: TaskUniverse) -> tuple[str, str | None]:
+    """The order kind the planned order is a draw of, and the record's ``order-provenance`` warning (None: verified).
+
+    The kind is the stamp's (``stopwise order``), verified by redrawing it; an order without a stamp that is
+    exactly the draw ``stopwise order`` makes for this policy (its kind, :func:`stopwise.compare._plan.drawn_kind`,
+    and ``[order] seed``) counts as verified. Any other order is refused, or with ``order_check = "warn"`` flagged
+    in the record (a universe built in Python without a stamp is always only flagged) and taken as a
+    ``coverage-aware`` order: the stratified process is the one valid for any group schedule random within groups.
+    """
+    problem = order_check(universe, RANDOM_KINDS)
+    kind = universe.stamp.kind if universe.stamp is not None else None
+    if problem is not None and universe.stamp is None:
+        for candidate in dict.fromkeys((drawn_kind(policy), policy.order.kind)):
+            if candidate in RANDOM_KINDS and order_check(universe.with_stamp(candidate, policy.order.seed), RANDOM_KINDS) is None:
+                problem, kind = None, candidate  # the policy's own seeded draw, unstamped
+                break
+    if problem is None:
+        assert kind is not None
+        return kind, None
+    lenient = universe.stamp is None and not universe.from_file
+    if not lenient and policy.betting.order_check == "refuse":
+        raise ComparisonError(
+            f"{problem}: the betting-wor boundary's guarantee needs a seeded random permutation "
+            f"({' or '.join(RANDOM_KINDS)}) written by `stopwise order`; write the order with it, or set "
+            "[betting] order_check = \"warn\" to decide anyway with a warning in the record"
+        )
+    return "coverage-aware", f"{problem}; the betting-wor guarantee assumes an order drawn at random within groups (stratified process)"
+
+
+def rule(policy: Policy, universe: TaskUniverse | None) -> BoundaryRule:
+    """The process the planned order supports (see the module docstring); refuses an unfit order."""
+    assert universe is not None  # check() refuses the betting boundary without an ordered universe
+    kind, warning = _provenance(policy, universe)
+    if not universe.has_groups:  # one group: coverage holds from the first task, nothing to top up
+        return Pooled(warning)
+    design = design_module(policy.betting.design)
+    if design.runs_on(kind, policy):
+        return design.rule(warning)
+    return Pooled(warning) if kind == "uniform" else design_module("stratified").rule(warning)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pooled:
+    """The pooled process on the observed prefix: valid when the planned order is a uniform random permutation.
+
+    A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled process
+    is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the per-group
+    (stratified) process is the valid one (:class:`stopwise.compare._boundaries.betting_wor_stratified.Stratified`).
+    """
+
+    warning: str | None = None
+    """The record's ``order-provenance`` warning (None when the order is verified)."""
+
+    coverage_on_observed: ClassVar[bool] = False
+    takes_predictions: ClassVar[bool] = True
+    stratified: ClassVar[bool] = False
+    """The per-group process (the boundary is given the judged tasks' groups and the planned group sizes)."""
+
+    @property
+    def notes(self) -> tuple[DecisionWarning, ...]:
+        """The look's own warnings: the order's provenance when it is not verified."""
+        return () if self.warning is None else (DecisionWarning("order-provenance", self.warning),)
+
+    def boundary(self, state: DecideState) -> BettingBoundary:
+        """The boundary's p-values and log-capital paths on the judged prefix.
+
+        The confidence bounds come from the same computation (their first pass holds the test at delta) and are kept
+        in ``state.memo`` for :meth:`interval`; the prediction-powered boundary computes its interval apart.
+        """
+        if state.inputs.powered is not None:
+            return prefix_boundary(state)
+        policy = state.policy
+        result = betting_boundary(state.observed.differences, policy.threshold, alpha=policy.tail_cutoff, **self._process(state))
+        state.memo["bounds"] = (result.lower, result.upper, result.method)
+        return result
+
+    def _process(self, state: DecideState) -> dict[str, Any]:
+        """N and, for the stratified process, the judged tasks' groups and the planned group sizes."""
+        universe = state.inputs.universe
+        assert universe is not None
+        groups = {"groups": state.observed.groups, "group_sizes": universe.group_sizes} if self.stratified else {}
+        return {"population_size": state.paired.n_shared, **groups}
+
+    def look(self, state: DecideState) -> Look:
+        """A final action at any look once a p-value is at most a and coverage holds."""
+        seen, a = state.observed, state.policy.tail_cutoff
+        r_promote = r_reject = None
+        method, tail = "betting-wor", None
+        if seen.covered:
+            result = self.boundary(state)
+            r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
+            tail = TailProvenance(method="betting-wor", lattice=state.paired.lattice)
+        promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
+        reject = seen.covered and not promote and r_reject is not None and r_reject <= a
+        action: Action = "promote" if promote else "reject" if reject else "abstain" if state.budget.at_limit else "continue"
+        return Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail, warnings=self.notes)
+
+    def interval(self, state: DecideState, look: Look) -> DifferenceInterval | None:
+        """The anytime-valid confidence sequence of the judged prefix, its ends tightened to the look's own tests.
+
+        The bounds are those the look computed with its p-values (``state.memo``), else computed here, once. The
+        confidence sequence's 0.01 grid is rounded outward; the look's own test at delta tightens the end it
+        rejected to delta, so a promote's interval never reaches below the threshold nor a reject's above it.
+        """
+        seen, policy = state.observed, state.policy
+        if seen.n == 0:
+            return None
+        if state.inputs.powered is not None:
+            interval = prefix_interval(state)
+        else:
+            if "bounds" not in state.memo:  # the look computed no boundary (coverage does not hold yet): compute it here
+                result = betting_boundary(seen.differences, policy.threshold, alpha=policy.tail_cutoff, **self._process(state))
+                state.memo["bounds"] = (result.lower, result.upper, result.method)
+            lower, upper, method = cast(tuple[float, float, str], state.memo["bounds"])
+            interval = sequence_interval(lower, upper, method, policy.tail_cutoff)
+        a, delta = policy.tail_cutoff, policy.threshold
+        low, high = interval.low, interval.high
+        if look.r_promote is not None and look.r_promote <= a:
+            low = max(low, delta)
+        if look.r_reject is not None and look.r_reject <= a:
+            high = min(high, delta)
+        return interval.model_copy(update={"low": low, "high": high}) if low <= high else interval
+
+    def reason(self, state: DecideState, action: Action) -> str:
+        """The boundary's words for its action."""
+        if action == "promote":
+            return "betting-wor boundary crossed: anytime-valid p_promote <= a (mean difference exceeds the threshold)"
+        if action == "reject":
+            return "betting-wor boundary crossed: anytime-valid p_reject <= a (mean difference below the threshold)"
+        if action == "abstain":
+            return "at the budget limit: the betting-wor boundary was not crossed (both p-values exceed a)"
+        return "coverage holds; betting-wor boundary not crossed; budget remains"
