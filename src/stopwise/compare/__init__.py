@@ -44,6 +44,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     )
     from stopwise.compare._plan import order_check, order_universe, task_order
     from stopwise.compare._predicted import AuditTallies, PoweredPairs, powered_boundary, powered_pairs, powered_scale
+    from stopwise.compare._predicted_paths import powered_paths
     from stopwise.compare._tails import (
         TailProbabilities,
         exact_tails_from_counts,
@@ -102,6 +103,7 @@ __all__ = [
     "pair_outcomes",
     "powered_boundary",
     "powered_pairs",
+    "powered_paths",
     "powered_scale",
     "required_counts",
     "routine_actions",
