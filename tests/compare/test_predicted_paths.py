@@ -152,3 +152,26 @@ def test_the_audited_bound_of_many_looks_is_each_look_alone() -> None:
                           for w, m in zip(w_a.ravel(), caps.ravel(), strict=True)]).reshape(w_a.shape)  # fmt: skip
         assert np.array_equal(together, alone)
         assert np.array_equal(audited_wrong_bound(w_a[2], rho, 0.01, None if c is None else np.broadcast_to(c, w_a.shape)[2]), alone[2])
+
+
+def test_the_boundary_and_the_interval_of_one_look_share_the_centre(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stopwise.compare import _predicted
+
+    computed = []
+    original = _predicted._centre_sums
+    monkeypatch.setattr(_predicted, "_centre_sums", lambda *args: computed.append(1) or original(*args))
+    o = _orders(9, 2, 80, 0.5)
+    options = {"population_size": 100, "alpha": 0.05, "scale": powered_scale(0.5), "centre": "audited-bound", "audit_fraction": 0.5}
+    look = (o["x"][0], o["low"][0], o["high"][0])
+    first = _predicted.powered_boundary(*look, 0.0, audit=_tallies(o, 0), **options)
+    _predicted.powered_interval(*look, audit=_tallies(o, 0), **options)
+    assert len(computed) == 1  # the interval of the same look reused the boundary's centre
+    other = (o["x"][1], o["low"][1], o["high"][1])
+    _predicted.powered_boundary(*other, 0.0, audit=_tallies(o, 1), **options)
+    again = _predicted.powered_boundary(*look, 0.0, audit=_tallies(o, 0), **options)
+    changed = o["point"][0].copy()
+    changed[-1] += 0.5  # one tally differs: another centre
+    _predicted.powered_boundary(*look, 0.0, audit=AuditTallies(changed, o["wrong_low"][0], o["wrong_high"][0]), **options)
+    _predicted.powered_boundary(*look, 0.0, audit=_tallies(o, 0), **{**options, "centre": "worst-case"})
+    assert len(computed) == 5
+    assert np.array_equal(again.log_capital_promote, first.log_capital_promote) and again.p_reject == first.p_reject
