@@ -180,7 +180,10 @@ class _Pair:
 
     def per_task(self, values: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
         """Sum of ``values`` (times ``weight``, per run) over each task's runs, in table order: (R,) -> (T,), (K, R) -> (K, T)."""
-        return np.add.reduceat(values if weight is None else values * weight, self.starts, axis=-1)
+        terms = values if weight is None else values * weight
+        if terms.shape[-1] == 2 * len(self.starts):  # one run of each agent on every task: add the two (faster than reduceat)
+            return terms[..., 0::2] + terms[..., 1::2]
+        return np.add.reduceat(terms, self.starts, axis=-1)
 
 
 def _pair(table: pd.DataFrame, tested: str, baseline: str) -> _Pair:
@@ -377,9 +380,16 @@ def _policy_iv(policy: Policy | None, audit_fraction: float | None) -> tuple[Pol
 
 
 def _audits(runs: pd.DataFrame, seed: int, n_orders: int, rho: float) -> np.ndarray:
-    """(K, R): run r audited in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it."""
-    keys = list(zip(runs["agent"].astype(str), runs["task"].astype(str), runs["attempt"].astype(int), strict=True))
-    return audit_draws(seed, n_orders, keys) < rho
+    """(K, R): run r audited in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it.
+
+    Only the runs the monitor would halt are drawn (False for the others): an audit changes nothing else.
+    """
+    would = runs["halt_step"].notna().to_numpy()
+    halting = runs[would]
+    keys = list(zip(halting["agent"].astype(str).tolist(), halting["task"].astype(str).tolist(), halting["attempt"].astype(int).tolist(), strict=True))
+    audited = np.zeros((n_orders, runs.shape[0]), dtype=bool)
+    audited[:, would] = audit_draws(seed, n_orders, keys) < rho
+    return audited
 
 
 def _replay_joint_iv(
