@@ -6,8 +6,9 @@ predictions of a leave-one-group-out evaluation (:func:`stopwise.early.leave_one
 Toolathlon one more group): the model that monitors a pair never trained on either agent. A seeded synthetic
 benchmark with trajectories (:func:`stopwise.replay.synthetic_trajectories`, two pools of agents, each pool's
 runs monitored by a model trained on the other pool) is replayed the same way, at several audit fractions.
-The evaluations are cached under ``--cache`` (delete it to retrain); the replay of every setting takes minutes
-(486 s for 500 orders on the 2-core machine).
+The evaluations are cached under ``--cache`` (delete it to retrain); the replay of every setting takes about 20 s of
+CPU for 500 orders (every order's boundary computed at once; the order-by-order loop before took 486 s on the shared
+2-core machine: ``python -m benchmarks.joint_replay_speed`` times both on the same cache).
 
 Usage: python -m experiments.joint_replay [--orders 500] [--audit-fraction 0.5] [--cache out/joint_cache] [--doc docs/joint-replay.md]
 """
@@ -339,6 +340,41 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
     )
 
 
+def evaluations(cache: Path) -> tuple[EarlyEvaluation, EarlyEvaluation, EarlyEvaluation, EarlyEvaluation]:
+    """The four leave-one-group-out evaluations (shared, synthetic, closer agents, long failing runs), cached under ``cache``."""
+    return (
+        _evaluation("shared", cache, _shared_runs, SHARED_MODEL, "service"),
+        _evaluation("synthetic", cache, lambda: synthetic_trajectories(**SYNTHETIC), SYNTHETIC_MODEL, "pool"),
+        _evaluation("synthetic-close", cache, lambda: synthetic_trajectories(**SYNTHETIC_CLOSE), SYNTHETIC_MODEL, "pool"),
+        _evaluation("synthetic-long", cache, lambda: synthetic_trajectories(**SYNTHETIC_LONG), SYNTHETIC_MODEL, "pool"),
+    )
+
+
+def run_tables(evaluations: tuple[EarlyEvaluation, ...]) -> tuple[pd.DataFrame, ...]:
+    """The run tables (:func:`stopwise.replay.joint_halts`) of :func:`evaluations` at the study's thresholds."""
+    shared, *synthetic = evaluations
+    return (joint_halts(shared, THRESHOLDS["shared"], THRESHOLDS["shared"]),
+            *(joint_halts(e, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"]) for e in synthetic))
+
+
+Replays = tuple[JointReplay, dict[float, JointReplay], dict[float, JointReplay], dict[float, JointReplay], dict[str, dict[float, JointReplay]]]
+"""Shared (one audit fraction); synthetic, closer agents and long failing runs by rho; the worst-case centre by setting and rho."""
+
+
+def replay_all(tables: tuple[pd.DataFrame, ...], orders: int, audit_fraction: float = 0.5) -> Replays:
+    """Every replay of the study on the run tables of :func:`run_tables` (what ``replay`` times)."""
+    shared_table, synthetic_table, close_table, long_table = tables
+    shared = replay_joint(shared_table, policy=POLICY, audit_fraction=audit_fraction, n_orders=orders, rng=0)
+    synthetic = {rho: replay_joint(synthetic_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS}
+    close = {rho: replay_joint(close_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS}
+    long = {rho: replay_joint(long_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS_LONG}
+    worst = {
+        spread: {rho: replay_joint(table, SYNTHETIC_PAIRS, policy=WORST_CASE, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS}
+        for spread, table in (("[-1, 1]", synthetic_table), ("[-0.3, 0.3]", close_table))
+    }
+    return shared, synthetic, close, long, worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=500, help="task orders (each with its own audit draw) per pair")
@@ -347,24 +383,11 @@ def main() -> None:
     parser.add_argument("--doc", type=Path, default=Path("docs/joint-replay.md"))
     args = parser.parse_args()
     started = time.perf_counter()
-    shared_eval = _evaluation("shared", args.cache, _shared_runs, SHARED_MODEL, "service")
-    synthetic_eval = _evaluation("synthetic", args.cache, lambda: synthetic_trajectories(**SYNTHETIC), SYNTHETIC_MODEL, "pool")
-    close_eval = _evaluation("synthetic-close", args.cache, lambda: synthetic_trajectories(**SYNTHETIC_CLOSE), SYNTHETIC_MODEL, "pool")
-    long_eval = _evaluation("synthetic-long", args.cache, lambda: synthetic_trajectories(**SYNTHETIC_LONG), SYNTHETIC_MODEL, "pool")
+    shared_eval, synthetic_eval, close_eval, long_eval = evaluations(args.cache)
     trained = time.perf_counter() - started
-    shared_table = joint_halts(shared_eval, THRESHOLDS["shared"], THRESHOLDS["shared"])
-    synthetic_table = joint_halts(synthetic_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
-    close_table = joint_halts(close_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
-    long_table = joint_halts(long_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
-    shared = replay_joint(shared_table, policy=POLICY, audit_fraction=args.audit_fraction, n_orders=args.orders, rng=0)
-    synthetic = {rho: replay_joint(synthetic_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
-    close = {rho: replay_joint(close_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
-    long = {rho: replay_joint(long_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS_LONG}
-    worst = {
-        spread: {rho: replay_joint(table, SYNTHETIC_PAIRS, policy=WORST_CASE, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
-        for spread, table in (("[-1, 1]", synthetic_table), ("[-0.3, 0.3]", close_table))
-    }
-    replayed = time.perf_counter() - started - trained
+    started = time.perf_counter()
+    shared, synthetic, close, long, worst = replay_all(run_tables((shared_eval, synthetic_eval, close_eval, long_eval)), args.orders, args.audit_fraction)
+    replayed = time.perf_counter() - started
     figure = args.doc.with_suffix(".png")
     _figure(synthetic, close, long, shared, figure)
     tables = {
