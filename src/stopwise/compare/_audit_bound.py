@@ -47,7 +47,6 @@ test (the proof is in :mod:`stopwise.compare._predicted`).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["AUDIT_BOUND_SHARE", "AUDIT_BOUND_U", "AUDIT_BOUND_WEIGHTS", "audited_wrong_bound"]
 
@@ -98,15 +97,12 @@ def audited_wrong_bound(audited_wrong: np.ndarray, rho: float, alpha: float, cap
 
 
 def _distinct_pairs(w_a: np.ndarray, cap: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """The distinct (W_a, cap) pairs of flat arrays (bitwise: 0.0 and -0.0 stay apart) and each element's pair index.
-
-    Hashed (:func:`pandas.factorize`, linear time) rather than sorted: a replay asks for millions of looks.
-    """
-    w_code, w_values = pd.factorize(w_a.view(np.uint64))
+    """The distinct (W_a, cap) pairs of flat arrays (bitwise: 0.0 and -0.0 stay apart) and each element's pair index."""
+    w_values, w_code = np.unique(w_a.view(np.uint64), return_inverse=True)
     if cap is None:
         return w_values.view(float), None, w_code
-    cap_code, cap_values = pd.factorize(cap.view(np.uint64))
-    back, pairs = pd.factorize(w_code.astype(np.int64) * len(cap_values) + cap_code)
+    cap_values, cap_code = np.unique(cap.view(np.uint64), return_inverse=True)
+    pairs, back = np.unique(w_code * len(cap_values) + cap_code, return_inverse=True)
     return w_values[pairs // len(cap_values)].view(float), cap_values[pairs % len(cap_values)].view(float), back
 
 
