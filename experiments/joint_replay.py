@@ -16,6 +16,7 @@ Usage: python -m experiments.joint_replay [--orders 500] [--audit-fraction 0.5] 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 from pathlib import Path
@@ -214,7 +215,7 @@ def _verdict(synthetic: dict[str, dict[float, JointReplay]]) -> str:
 
 
 def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], synthetic: dict[str, dict[float, JointReplay]],
-         shared: JointReplay, orders: int, seconds: float, trained: float) -> str:
+         shared: JointReplay, orders: int, seconds: tuple[float, float, float], trained: float) -> str:
     halts = "\n".join(
         f"* {name}: thresholds {t} / {t}: {100 * m.coverage:.1f} % of runs halted, {100 * m.accuracy:.1f} % of halts right, "
         f"agent steps {100 * m.delta_steps:+.1f} % with every run halted where it may"
@@ -247,8 +248,9 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
             "A decision is wrong when it is the opposite of the complete record's (attempts averaged per task, Δ > δ).",
             "Cells: share of all agent steps of both agents on the N tasks spent until the decision (or until the end",
             "when no decision came; tokens where every step records them), the wrong-decision rate and the share of",
-            f"orders decided. {orders} orders per pair; the replay took {seconds:.1f} s on the shared 2-core machine; training",
-            f"(or reading from `--cache`) the four leave-one-group-out evaluations took {trained:.0f} s in this run.",
+            f"orders decided. {orders} orders per pair; the replay took {seconds[0]:.1f} s ({seconds[1]:.1f} s of CPU) on the shared 2-core",
+            f"machine (load average {seconds[2]:.1f} after it); training (or reading from `--cache`) the four leave-one-group-out",
+            f"evaluations took {trained:.0f} s in this run.",
             "",
             "## Halting",
             "",
@@ -385,9 +387,9 @@ def main() -> None:
     started = time.perf_counter()
     shared_eval, synthetic_eval, close_eval, long_eval = evaluations(args.cache)
     trained = time.perf_counter() - started
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     shared, synthetic, close, long, worst = replay_all(run_tables((shared_eval, synthetic_eval, close_eval, long_eval)), args.orders, args.audit_fraction)
-    replayed = time.perf_counter() - started
+    replayed = (time.perf_counter() - started, time.process_time() - cpu, os.getloadavg()[0])
     figure = args.doc.with_suffix(".png")
     _figure(synthetic, close, long, shared, figure)
     tables = {
@@ -408,7 +410,7 @@ def main() -> None:
         print(f"\n{name}\n{table}")
     for name, (m, t) in halting.items():
         print(f"{name}: threshold {t}: halted {100 * m.coverage:.1f} % of runs, accuracy {100 * m.accuracy:.1f} %, steps {100 * m.delta_steps:+.1f} %")
-    print(f"\ntraining (or cache) {trained:.0f} s, replay {replayed:.1f} s ({args.orders} orders)")
+    print(f"\ntraining (or cache) {trained:.0f} s, replay {replayed[0]:.1f} s, {replayed[1]:.1f} s CPU, load average {replayed[2]:.1f} ({args.orders} orders)")
     args.doc.write_text(_doc(figure, tables, halting, {"400 tasks, [-1, 1]": synthetic, "400 tasks, [-0.3, 0.3]": close, "2,000 tasks, long failing runs": long}, shared, args.orders, replayed, trained), encoding="utf-8")
     print(f"wrote {args.doc} and {figure}")
 
