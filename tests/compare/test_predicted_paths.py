@@ -159,7 +159,12 @@ def test_the_boundary_and_the_interval_of_one_look_share_the_centre(monkeypatch:
 
     computed = []
     original = _predicted._centre_sums
-    monkeypatch.setattr(_predicted, "_centre_sums", lambda *args: computed.append(1) or original(*args))
+
+    def counted(*args: Any) -> Any:
+        computed.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(_predicted, "_centre_sums", counted)
     o = _orders(9, 2, 80, 0.5)
     options = {"population_size": 100, "alpha": 0.05, "scale": powered_scale(0.5), "centre": "audited-bound", "audit_fraction": 0.5}
     look = (o["x"][0], o["low"][0], o["high"][0])
