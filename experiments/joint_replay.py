@@ -6,8 +6,9 @@ predictions of a leave-one-group-out evaluation (:func:`stopwise.early.leave_one
 Toolathlon one more group): the model that monitors a pair never trained on either agent. A seeded synthetic
 benchmark with trajectories (:func:`stopwise.replay.synthetic_trajectories`, two pools of agents, each pool's
 runs monitored by a model trained on the other pool) is replayed the same way, at several audit fractions.
-The evaluations are cached under ``--cache`` (delete it to retrain); the replay of every setting takes minutes
-(486 s for 500 orders on the 2-core machine).
+The evaluations are cached under ``--cache`` (delete it to retrain); the replay of every setting takes about 20 s of
+CPU for 500 orders (every order's boundary computed at once; the order-by-order loop before took 486 s on the shared
+2-core machine: ``python -m benchmarks.joint_replay_speed`` times both on the same cache).
 
 Usage: python -m experiments.joint_replay [--orders 500] [--audit-fraction 0.5] [--cache out/joint_cache] [--doc docs/joint-replay.md]
 """
@@ -15,6 +16,7 @@ Usage: python -m experiments.joint_replay [--orders 500] [--audit-fraction 0.5] 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 from pathlib import Path
@@ -213,7 +215,7 @@ def _verdict(synthetic: dict[str, dict[float, JointReplay]]) -> str:
 
 
 def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], synthetic: dict[str, dict[float, JointReplay]],
-         shared: JointReplay, orders: int, seconds: float, trained: float) -> str:
+         shared: JointReplay, orders: int, seconds: tuple[float, float, float], trained: float) -> str:
     halts = "\n".join(
         f"* {name}: thresholds {t} / {t}: {100 * m.coverage:.1f} % of runs halted, {100 * m.accuracy:.1f} % of halts right, "
         f"agent steps {100 * m.delta_steps:+.1f} % with every run halted where it may"
@@ -246,8 +248,9 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
             "A decision is wrong when it is the opposite of the complete record's (attempts averaged per task, Δ > δ).",
             "Cells: share of all agent steps of both agents on the N tasks spent until the decision (or until the end",
             "when no decision came; tokens where every step records them), the wrong-decision rate and the share of",
-            f"orders decided. {orders} orders per pair; the replay took {seconds:.1f} s on the shared 2-core machine; training",
-            f"(or reading from `--cache`) the four leave-one-group-out evaluations took {trained:.0f} s in this run.",
+            f"orders decided. {orders} orders per pair; the replay took {seconds[0]:.1f} s ({seconds[1]:.1f} s of CPU) on the shared 2-core",
+            f"machine (load average {seconds[2]:.1f} after it); training (or reading from `--cache`) the four leave-one-group-out",
+            f"evaluations took {trained:.0f} s in this run.",
             "",
             "## Halting",
             "",
@@ -339,6 +342,41 @@ def _doc(figure: Path, tables: dict[str, str], halting: dict[str, Any], syntheti
     )
 
 
+def evaluations(cache: Path) -> tuple[EarlyEvaluation, EarlyEvaluation, EarlyEvaluation, EarlyEvaluation]:
+    """The four leave-one-group-out evaluations (shared, synthetic, closer agents, long failing runs), cached under ``cache``."""
+    return (
+        _evaluation("shared", cache, _shared_runs, SHARED_MODEL, "service"),
+        _evaluation("synthetic", cache, lambda: synthetic_trajectories(**SYNTHETIC), SYNTHETIC_MODEL, "pool"),
+        _evaluation("synthetic-close", cache, lambda: synthetic_trajectories(**SYNTHETIC_CLOSE), SYNTHETIC_MODEL, "pool"),
+        _evaluation("synthetic-long", cache, lambda: synthetic_trajectories(**SYNTHETIC_LONG), SYNTHETIC_MODEL, "pool"),
+    )
+
+
+def run_tables(evaluations: tuple[EarlyEvaluation, ...]) -> tuple[pd.DataFrame, ...]:
+    """The run tables (:func:`stopwise.replay.joint_halts`) of :func:`evaluations` at the study's thresholds."""
+    shared, *synthetic = evaluations
+    return (joint_halts(shared, THRESHOLDS["shared"], THRESHOLDS["shared"]),
+            *(joint_halts(e, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"]) for e in synthetic))
+
+
+Replays = tuple[JointReplay, dict[float, JointReplay], dict[float, JointReplay], dict[float, JointReplay], dict[str, dict[float, JointReplay]]]
+"""Shared (one audit fraction); synthetic, closer agents and long failing runs by rho; the worst-case centre by setting and rho."""
+
+
+def replay_all(tables: tuple[pd.DataFrame, ...], orders: int, audit_fraction: float = 0.5) -> Replays:
+    """Every replay of the study on the run tables of :func:`run_tables` (what ``replay`` times)."""
+    shared_table, synthetic_table, close_table, long_table = tables
+    shared = replay_joint(shared_table, policy=POLICY, audit_fraction=audit_fraction, n_orders=orders, rng=0)
+    synthetic = {rho: replay_joint(synthetic_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS}
+    close = {rho: replay_joint(close_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS}
+    long = {rho: replay_joint(long_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS_LONG}
+    worst = {
+        spread: {rho: replay_joint(table, SYNTHETIC_PAIRS, policy=WORST_CASE, audit_fraction=rho, n_orders=orders, rng=0) for rho in RHOS}
+        for spread, table in (("[-1, 1]", synthetic_table), ("[-0.3, 0.3]", close_table))
+    }
+    return shared, synthetic, close, long, worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=500, help="task orders (each with its own audit draw) per pair")
@@ -347,24 +385,11 @@ def main() -> None:
     parser.add_argument("--doc", type=Path, default=Path("docs/joint-replay.md"))
     args = parser.parse_args()
     started = time.perf_counter()
-    shared_eval = _evaluation("shared", args.cache, _shared_runs, SHARED_MODEL, "service")
-    synthetic_eval = _evaluation("synthetic", args.cache, lambda: synthetic_trajectories(**SYNTHETIC), SYNTHETIC_MODEL, "pool")
-    close_eval = _evaluation("synthetic-close", args.cache, lambda: synthetic_trajectories(**SYNTHETIC_CLOSE), SYNTHETIC_MODEL, "pool")
-    long_eval = _evaluation("synthetic-long", args.cache, lambda: synthetic_trajectories(**SYNTHETIC_LONG), SYNTHETIC_MODEL, "pool")
+    shared_eval, synthetic_eval, close_eval, long_eval = evaluations(args.cache)
     trained = time.perf_counter() - started
-    shared_table = joint_halts(shared_eval, THRESHOLDS["shared"], THRESHOLDS["shared"])
-    synthetic_table = joint_halts(synthetic_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
-    close_table = joint_halts(close_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
-    long_table = joint_halts(long_eval, THRESHOLDS["synthetic"], THRESHOLDS["synthetic"])
-    shared = replay_joint(shared_table, policy=POLICY, audit_fraction=args.audit_fraction, n_orders=args.orders, rng=0)
-    synthetic = {rho: replay_joint(synthetic_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
-    close = {rho: replay_joint(close_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
-    long = {rho: replay_joint(long_table, SYNTHETIC_PAIRS, policy=POLICY, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS_LONG}
-    worst = {
-        spread: {rho: replay_joint(table, SYNTHETIC_PAIRS, policy=WORST_CASE, audit_fraction=rho, n_orders=args.orders, rng=0) for rho in RHOS}
-        for spread, table in (("[-1, 1]", synthetic_table), ("[-0.3, 0.3]", close_table))
-    }
-    replayed = time.perf_counter() - started - trained
+    started, cpu = time.perf_counter(), time.process_time()
+    shared, synthetic, close, long, worst = replay_all(run_tables((shared_eval, synthetic_eval, close_eval, long_eval)), args.orders, args.audit_fraction)
+    replayed = (time.perf_counter() - started, time.process_time() - cpu, os.getloadavg()[0])
     figure = args.doc.with_suffix(".png")
     _figure(synthetic, close, long, shared, figure)
     tables = {
@@ -385,7 +410,7 @@ def main() -> None:
         print(f"\n{name}\n{table}")
     for name, (m, t) in halting.items():
         print(f"{name}: threshold {t}: halted {100 * m.coverage:.1f} % of runs, accuracy {100 * m.accuracy:.1f} %, steps {100 * m.delta_steps:+.1f} %")
-    print(f"\ntraining (or cache) {trained:.0f} s, replay {replayed:.1f} s ({args.orders} orders)")
+    print(f"\ntraining (or cache) {trained:.0f} s, replay {replayed[0]:.1f} s, {replayed[1]:.1f} s CPU, load average {replayed[2]:.1f} ({args.orders} orders)")
     args.doc.write_text(_doc(figure, tables, halting, {"400 tasks, [-1, 1]": synthetic, "400 tasks, [-0.3, 0.3]": close, "2,000 tasks, long failing runs": long}, shared, args.orders, replayed, trained), encoding="utf-8")
     print(f"wrote {args.doc} and {figure}")
 

@@ -140,7 +140,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         "coverage_state decide demo_comparison exact_tails_from_counts exact_wor_tails_from_counts "
         "exceeds_threshold input_digest interval_text lattice_of lattice_threshold neyman_from_draws "
         "neyman_orders normal_tails_from_moments order_check order_universe outcome_cells pair_outcomes "
-        "powered_boundary powered_scale required_counts resolve_strategy routine_actions "
+        "powered_boundary powered_paths powered_scale required_counts resolve_strategy routine_actions "
         "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends "
         "uniform_orders"
         # issue 32: deciding a family, and the hypotheses and controls the family replay reruns

@@ -8,7 +8,7 @@ take from the decision layer: the kernels and steps :mod:`stopwise.replay` rerun
 (:func:`exact_tails_from_counts`, :func:`exact_wor_tails_from_counts`, :func:`normal_tails_from_moments`,
 :func:`serfling_tails_from_moments`, :func:`lattice_of`, :func:`lattice_threshold`, :func:`betting_paths`,
 :func:`stratified_draws`, :func:`neyman_from_draws`, :func:`coverage_deadlines`, :func:`top_up_ends`,
-:func:`powered_boundary`, :func:`powered_scale`, :func:`exceeds_threshold`, :func:`routine_actions`,
+:func:`powered_boundary`, :func:`powered_paths`, :func:`powered_scale`, :func:`exceeds_threshold`, :func:`routine_actions`,
 :func:`resolve_strategy`), the ledger's check of a betting order (:func:`check_betting_order`), the
 Inspect managers' planned universe (:func:`order_universe`) and the CLI's demo and interval text
 (:func:`demo_comparison`, :func:`interval_text`). A family of systems is decided by :func:`decide_family`; its
@@ -74,6 +74,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     from stopwise.compare._pairing import OutcomeCells, PairedOutcomes, lattice_of, outcome_cells, pair_outcomes
     from stopwise.compare._plan import order_check, order_universe, task_order
     from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_scale
+    from stopwise.compare._predicted_paths import powered_paths
     from stopwise.compare._record import input_digest
     from stopwise.compare._state import exceeds_threshold
     from stopwise.compare._tails import (
@@ -135,6 +136,7 @@ __all__ = [
     "p_value_claims",
     "pair_outcomes",
     "powered_boundary",
+    "powered_paths",
     "powered_scale",
     "required_counts",
     "resolve_strategy",

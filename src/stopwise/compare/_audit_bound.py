@@ -90,11 +90,28 @@ def audited_wrong_bound(audited_wrong: np.ndarray, rho: float, alpha: float, cap
     w_a = np.asarray(audited_wrong, dtype=float)
     if not 0.0 < rho < 1.0 or not 0.0 < alpha < 1.0:
         raise ValueError(f"the audit bound needs rho and alpha in (0, 1); got rho = {rho!r}, alpha = {alpha!r}")
+    flat_cap = None if cap is None else np.broadcast_to(np.asarray(cap, dtype=float), w_a.shape).reshape(-1)
+    # each look's bound depends on its (W_a, cap) alone: solved once per distinct pair (a replay's orders repeat few)
+    w_distinct, cap_distinct, back = _distinct_pairs(w_a.reshape(-1), flat_cap)
+    return _solve(w_distinct, cap_distinct, rho, alpha)[back].reshape(w_a.shape)
+
+
+def _distinct_pairs(w_a: np.ndarray, cap: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """The distinct (W_a, cap) pairs of flat arrays (bitwise: 0.0 and -0.0 stay apart) and each element's pair index."""
+    w_values, w_code = np.unique(w_a.view(np.uint64), return_inverse=True)
+    if cap is None:
+        return w_values.view(float), None, w_code
+    cap_values, cap_code = np.unique(cap.view(np.uint64), return_inverse=True)
+    pairs, back = np.unique(w_code * len(cap_values) + cap_code, return_inverse=True)
+    return w_values[pairs // len(cap_values)].view(float), cap_values[pairs % len(cap_values)].view(float), back
+
+
+def _solve(w_a: np.ndarray, cap: np.ndarray | None, rho: float, alpha: float) -> np.ndarray:
+    """U of each element of the flat arrays ``w_a`` and ``cap`` (bisection; see :func:`audited_wrong_bound`)."""
     u = np.asarray(AUDIT_BOUND_U)
     g = -np.log(rho * np.exp(-u) + 1.0 - rho)
     log_w = np.log(np.asarray(AUDIT_BOUND_WEIGHTS))
     level = np.log(1.0 / alpha)
-    shape = w_a.shape
     flat = w_a.reshape(-1, 1)
 
     def log_mixture(x: np.ndarray) -> np.ndarray:  # x = W_u + W_a, shape (M, 1)
@@ -105,7 +122,7 @@ def audited_wrong_bound(audited_wrong: np.ndarray, rho: float, alpha: float, cap
     # the root lies below W_a + level / min over k of g_k weighted: start from an upper end that is surely above it
     upper_end = flat[:, 0] + (level - log_w.min() + u.max() * flat[:, 0]) / g.min()
     if cap is not None:
-        upper_end = np.minimum(upper_end, flat[:, 0] + np.broadcast_to(np.asarray(cap, dtype=float), shape).reshape(-1))
+        upper_end = np.minimum(upper_end, flat[:, 0] + cap)
     lo, hi = flat[:, 0].copy(), upper_end
     inside = log_mixture(hi.reshape(-1, 1)) < level  # capped below the root: the cap itself bounds W_u
     for _ in range(_BISECTIONS):
@@ -113,5 +130,4 @@ def audited_wrong_bound(audited_wrong: np.ndarray, rho: float, alpha: float, cap
         below = log_mixture(mid.reshape(-1, 1)) < level
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    bound = np.where(inside, upper_end, hi) - flat[:, 0]
-    return bound.reshape(shape)
+    return np.where(inside, upper_end, hi) - flat[:, 0]

@@ -37,15 +37,16 @@ or until the end when no decision came.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from stopwise.compare import AuditTallies, betting_paths, powered_boundary, powered_scale
+from stopwise.compare import AuditTallies, betting_paths, powered_paths, powered_scale
 from stopwise.errors import ArgumentError
-from stopwise.records import Policy, audit_draw, outcome_columns
+from stopwise.records import Policy, outcome_columns
+from stopwise.replay._joint_audits import audit_draws
 
 __all__ = ["JOINT_MODES", "REPLAY_POLICY", "JointReplay", "joint_halts", "joint_rows", "replay_joint"]
 
@@ -167,30 +168,38 @@ def joint_rows(table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, sou
 
 @dataclass(frozen=True)
 class _Pair:
-    """One pair's runs (flat) and the matrices that average them per task."""
+    """One pair's runs (flat) and how they sum per task."""
 
     tested: str
     baseline: str
     tasks: np.ndarray
     runs: pd.DataFrame
-    weights: np.ndarray  # (R, T): +1/attempts for the tested agent's runs, -1/attempts for the baseline's
-    member: np.ndarray  # (R, T): 1 where run r is on task t
+    weight: np.ndarray  # (R,): +1/attempts for the tested agent's runs, -1/attempts for the baseline's
+    starts: np.ndarray  # (T,): where each task's runs start (``runs`` are grouped by task, in ``tasks`` order)
     truth: float
+
+    def per_task(self, values: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+        """Sum of ``values`` (times ``weight``, per run) over each task's runs, in table order: (R,) -> (T,), (K, R) -> (K, T)."""
+        terms = values if weight is None else values * weight
+        if terms.shape[-1] == 2 * len(self.starts):  # one run of each agent on every task: add the two (faster than reduceat)
+            return terms[..., 0::2] + terms[..., 1::2]
+        return np.add.reduceat(terms, self.starts, axis=-1)
 
 
 def _pair(table: pd.DataFrame, tested: str, baseline: str) -> _Pair:
     shared = np.intersect1d(table.loc[table["agent"] == tested, "task"].astype(str), table.loc[table["agent"] == baseline, "task"].astype(str))
     if shared.shape[0] < 2:
         raise ArgumentError(f"pair {tested!r} vs {baseline!r}: needs at least 2 shared tasks; got {shared.shape[0]}")
-    runs = table[table["agent"].isin([tested, baseline]) & table["task"].astype(str).isin(shared)].reset_index(drop=True)
+    runs = table[table["agent"].isin([tested, baseline]) & table["task"].astype(str).isin(shared)]
     col = np.searchsorted(shared, runs["task"].astype(str).to_numpy())
+    by_task = np.argsort(col, kind="stable")  # grouped by task, in table order within a task
+    runs, col = runs.iloc[by_task].reset_index(drop=True), col[by_task]
     sign = np.where(runs["agent"].to_numpy() == tested, 1.0, -1.0)
-    member = np.zeros((runs.shape[0], shared.shape[0]))
-    member[np.arange(runs.shape[0]), col] = 1.0
     counts = pd.Series(1, index=pd.MultiIndex.from_arrays([runs["agent"], col])).groupby(level=[0, 1]).transform("size")
-    weights = member * (sign / counts.to_numpy())[:, None]
-    truth = float((runs["outcome"].to_numpy(dtype=float) @ weights).mean())
-    return _Pair(tested, baseline, shared, runs, weights, member, truth)
+    starts = np.searchsorted(col, np.arange(shared.shape[0]))
+    pair = _Pair(tested, baseline, shared, runs, sign / counts.to_numpy(), starts, 0.0)
+    truth = float(pair.per_task(runs["outcome"].to_numpy(dtype=float), pair.weight).mean())
+    return replace(pair, truth=truth)
 
 
 @dataclass
@@ -249,34 +258,34 @@ def _first_stop(values: np.ndarray, scale: float, b: _Boundary) -> tuple[np.ndar
     return _stops(*paths.crossed(b.alpha))
 
 
-def _powered_stop(values: np.ndarray, low: np.ndarray, high: np.ndarray, audit: tuple[np.ndarray, np.ndarray, np.ndarray], b: _Boundary, *,
-                  final_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """First crossing of the prediction-powered boundary (``[decision] predicted = "prediction-powered"``) per order.
+def _powered_crossings(values: np.ndarray, low: np.ndarray, high: np.ndarray, audit: tuple[np.ndarray, np.ndarray, np.ndarray],
+                       b: _Boundary) -> tuple[np.ndarray, np.ndarray]:
+    """(K, N) crossings of the prediction-powered boundary (``[decision] predicted = "prediction-powered"``), all orders at once.
 
     ``values`` are the (K, N) prediction-powered differences in look order, ``low`` / ``high`` the bounds of the
     true differences the rows allow, ``audit`` the (K, N) tallies P_i and audited wrong weights of the
-    audited-bound centre; with ``final_only`` the boundary is consulted once, after the N-th task.
+    audited-bound centre (:func:`stopwise.compare.powered_paths`: row k is ``powered_boundary`` on order k).
     """
-    k, n = values.shape
-    level = np.log(1.0 / b.alpha)
-    promote, reject = np.zeros((k, n), dtype=bool), np.zeros((k, n), dtype=bool)
-    for row in range(k):
-        tallies = AuditTallies(point=audit[0][row], wrong_low=audit[1][row], wrong_high=audit[2][row])
-        bound = powered_boundary(values[row], low[row], high[row], b.delta, population_size=n, alpha=b.alpha, scale=powered_scale(b.rho),
-                                 centre=b.centre, audit=tallies, audit_fraction=b.rho)
-        promote[row] = np.maximum.accumulate(bound.log_capital_promote) >= level
-        reject[row] = np.maximum.accumulate(bound.log_capital_reject) >= level
-    if final_only:
-        promote[:, :-1] = False
-        reject[:, :-1] = False
-    return _stops(promote, reject)
+    paths = powered_paths(values, low, high, b.delta, population_size=values.shape[1], alpha=b.alpha, scale=powered_scale(b.rho),
+                          centre=b.centre, audit=AuditTallies(*audit), audit_fraction=b.rho)
+    return paths.crossed(b.alpha)
 
 
-def _spent(per_task: np.ndarray, orders: np.ndarray, tasks: np.ndarray, total: float) -> np.ndarray:
-    """Share of ``total`` spent on the first ``tasks`` tasks of each order; ``per_task`` is (T,) or (K, T)."""
-    cost = np.broadcast_to(per_task, orders.shape)
-    ordered = np.cumsum(np.take_along_axis(cost, orders, axis=1), axis=1)
-    return ordered[np.arange(orders.shape[0]), tasks - 1] / total if total > 0 else np.full(orders.shape[0], np.nan)
+def _at_the_end(crossed: np.ndarray) -> np.ndarray:
+    """The crossings as read by one look after the N-th task: the last column kept, every earlier look cleared."""
+    out = np.zeros_like(crossed)
+    out[:, -1] = crossed[:, -1]
+    return out
+
+
+def _running_cost(per_task: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """(K, N): the cost of each order's first 1, ..., N tasks; ``per_task`` is (T,) or (K, T)."""
+    return np.cumsum(np.take_along_axis(np.broadcast_to(per_task, orders.shape), orders, axis=1), axis=1)
+
+
+def _spent(running: np.ndarray, tasks: np.ndarray, total: float) -> np.ndarray:
+    """Share of ``total`` spent on the first ``tasks`` tasks of each order (``running``: :func:`_running_cost`)."""
+    return running[np.arange(running.shape[0]), tasks - 1] / total if total > 0 else np.full(running.shape[0], np.nan)
 
 
 def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary) -> dict[str, dict[str, np.ndarray]]:
@@ -292,45 +301,47 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     has_tokens = bool(np.isfinite(tok_full).all())
     tok_halt = np.where(would, runs["halt_tokens"].to_numpy(dtype=float), tok_full)
     halted_now = would[None, :] & ~audit
-    steps_now = np.where(halted_now, h, n) @ pair.member
-    tokens_now = np.where(halted_now, tok_halt, tok_full) @ pair.member if has_tokens else None
-    full_steps, total_steps = n @ pair.member, float(n.sum())
-    full_tokens = tok_full @ pair.member if has_tokens else None
+    steps_now = _running_cost(pair.per_task(np.where(halted_now, h, n)), orders)
+    tokens_now = _running_cost(pair.per_task(np.where(halted_now, tok_halt, tok_full)), orders) if has_tokens else None
+    full_steps, total_steps = _running_cost(pair.per_task(n), orders), float(n.sum())
+    full_tokens = _running_cost(pair.per_task(tok_full), orders) if has_tokens else None
     total_tokens = float(tok_full.sum()) if has_tokens else 0.0
     truth_action = 1 if pair.truth > b.delta else -1
     ordered = lambda d: np.take_along_axis(np.broadcast_to(d, orders.shape), orders, axis=1)  # noqa: E731
-    true_d = ordered(y @ pair.weights)
-    ppi = np.where(would[None, :], yhat[None, :] + audit / b.rho * (y - yhat)[None, :], y[None, :]) @ pair.weights
-    as_truth = np.where(halted_now, yhat[None, :], y[None, :]) @ pair.weights
+    true_d = ordered(pair.per_task(y, pair.weight))
+    ppi = pair.per_task(np.where(would[None, :], yhat[None, :] + audit / b.rho * (y - yhat)[None, :], y[None, :]), pair.weight)
+    as_truth = pair.per_task(np.where(halted_now, yhat[None, :], y[None, :]), pair.weight)
     tested = (runs["agent"] == pair.tested).to_numpy()[None, :]
-    low = ordered(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]) @ pair.weights)  # predicted rows at their worst
-    high = ordered(np.where(halted_now, np.where(tested, 1.0, 0.0), y[None, :]) @ pair.weights)
+    low = ordered(pair.per_task(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]), pair.weight))  # predicted rows at their worst
+    high = ordered(pair.per_task(np.where(halted_now, np.where(tested, 1.0, 0.0), y[None, :]), pair.weight))
     wrong = (would & (yhat != y))[None, :] & audit  # audited runs the monitor would have halted wrongly
     adverse_low = np.where(tested, yhat == 1.0, yhat == 0.0)  # a wrong prediction here lowers the true difference
-    size = np.abs(pair.weights)
-    tallies = (ordered(as_truth), ordered((wrong & adverse_low) @ size), ordered((wrong & ~adverse_low) @ size))
+    size = np.abs(pair.weight)
+    ordered_ppi, ordered_as_truth = ordered(ppi), ordered(as_truth)
+    tallies = (ordered_as_truth, ordered(pair.per_task(wrong & adverse_low, size)), ordered(pair.per_task(wrong & ~adverse_low, size)))
     scale = powered_scale(b.rho)
     out: dict[str, dict[str, np.ndarray]] = {}
 
     def mode(name: str, action: np.ndarray, tasks: np.ndarray, steps: np.ndarray, tokens: np.ndarray | None) -> None:
         out[name] = {
-            "action": action, "tasks": tasks, "step_share": _spent(steps, orders, tasks, total_steps),
-            "token_share": _spent(tokens, orders, tasks, total_tokens) if tokens is not None else np.full(k, np.nan),
+            "action": action, "tasks": tasks, "step_share": _spent(steps, tasks, total_steps),
+            "token_share": _spent(tokens, tasks, total_tokens) if tokens is not None else np.full(k, np.nan),
         }
 
     everything = np.full(k, n_tasks)
     mode("full", np.full(k, truth_action), everything, full_steps, full_tokens)
     action, tasks = _first_stop(true_d, 1.0, b)
     mode("across-task", np.where(action == 0, truth_action, action), tasks, full_steps, full_tokens)
-    action, _ = _powered_stop(ordered(ppi), low, high, tallies, b, final_only=True)
+    promote, reject = _powered_crossings(ordered_ppi, low, high, tallies, b)
+    action, _ = _stops(_at_the_end(promote), _at_the_end(reject))
     mode("within-task", action, everything, steps_now, tokens_now)
-    action, tasks = _powered_stop(ordered(ppi), low, high, tallies, b)
+    action, tasks = _stops(promote, reject)
     mode("joined", action, tasks, steps_now, tokens_now)
-    action, tasks = _first_stop(ordered(ppi), scale, b)
+    action, tasks = _first_stop(ordered_ppi, scale, b)
     mode("joined naive", action, tasks, steps_now, tokens_now)
     by_mean = np.where(as_truth.mean(axis=1) > b.delta, 1, -1)
     mode("within-task as truth", by_mean, everything, steps_now, tokens_now)
-    action, tasks = _first_stop(ordered(as_truth), 1.0, b)
+    action, tasks = _first_stop(ordered_as_truth, 1.0, b)
     mode("joined as truth", np.where(action == 0, by_mean, action), tasks, steps_now, tokens_now)
     return out
 
@@ -369,9 +380,16 @@ def _policy_iv(policy: Policy | None, audit_fraction: float | None) -> tuple[Pol
 
 
 def _audits(runs: pd.DataFrame, seed: int, n_orders: int, rho: float) -> np.ndarray:
-    """(K, R): run r audited in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it."""
-    keys = list(zip(runs["agent"].astype(str), runs["task"].astype(str), runs["attempt"].astype(int), strict=True))
-    return np.array([[audit_draw(seed + k, a, t, n) < rho for a, t, n in keys] for k in range(n_orders)], dtype=bool).reshape(n_orders, len(keys))
+    """(K, R): run r audited in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it.
+
+    Only the runs the monitor would halt are drawn (False for the others): an audit changes nothing else.
+    """
+    would = runs["halt_step"].notna().to_numpy()
+    halting = runs[would]
+    keys = list(zip(halting["agent"].astype(str).tolist(), halting["task"].astype(str).tolist(), halting["attempt"].astype(int).tolist(), strict=True))
+    audited = np.zeros((n_orders, runs.shape[0]), dtype=bool)
+    audited[:, would] = audit_draws(seed, n_orders, keys) < rho
+    return audited
 
 
 def _replay_joint_iv(
