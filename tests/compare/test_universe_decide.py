@@ -234,32 +234,35 @@ class FakeBoundary:
 BETTING = Policy(decision={"boundary": "betting-wor"})
 
 
-def test_betting_stratifies_only_orders_that_choose_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one
-    (with the coverage rule: the top-up design); an order of unknown provenance the per-group one."""
+def test_betting_runs_the_pooled_process_and_refuses_the_retired_stratified_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A uniform order (with the coverage rule: the top-up design) and a universe built in Python (with a warning) get
+    the pooled process; a coverage-aware order of several groups and the stratified design are refused (issue 33)."""
     import pandas as pd
 
     from stopwise.compare import order_universe, task_order
 
     rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
     frame = pd.DataFrame({"task": [f"t{i:03d}" for i in range(100)], "group": ["a", "b"] * 50})
-    for kind, design, stratified in (
-        ("coverage-aware", "stratified", True), ("uniform", "stratified", False), ("uniform", "top-up", False), (None, "top-up", True)
+    for kind, design, refused in (
+        ("coverage-aware", "top-up", True), ("uniform", "stratified", True), ("uniform", "top-up", False), (None, "top-up", False)
     ):
         fake = FakeBoundary(0.5, 0.5)
         monkeypatch.setattr(decide_module, "betting_boundary", fake)
         policy = Policy(decision={"boundary": "betting-wor"}, order={"kind": kind or "uniform"}, betting={"design": design})
-        universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, policy))
+        drawn = Policy(order={"kind": kind or "uniform"})  # the fixed-budget policy's order of that kind
+        universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, drawn))
         first = set(universe.tasks[:10].tolist())  # the observed rows: the order's first 10 tasks
         seen = outcome_columns(
             [{"system": s, "task": t, "outcome": v, "group": g} for t, g in zip(frame["task"], frame["group"], strict=True)
              if t in first for s, v in (("A", 1.0), ("B", 0.0))]
         ).to_frame()  # fmt: skip
+        if refused:
+            with pytest.raises(ComparisonError, match="stratified process is retired"):
+                decide(seen, "A", "B", policy, universe=universe)
+            continue
         record = decide(seen if kind is not None else rows, "A", "B", policy, universe=universe)
-        assert (fake.calls[0]["groups"] is not None) == stratified
-        assert (fake.calls[0]["sizes"] == {"a": 50, "b": 50}) == stratified
-        assert fake.calls[0]["bounds"] is False
-        assert any("order-provenance" in w or "provenance stamp" in w for w in record.warnings) == (kind is None)
+        assert fake.calls[0]["groups"] is None and fake.calls[0]["sizes"] is None and fake.calls[0]["bounds"] is False
+        assert any("assumes a uniformly random permutation" in w for w in record.warnings) == (kind is None)
 
 
 def test_betting_uses_the_longest_observed_prefix_of_the_planned_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -290,12 +293,12 @@ def test_betting_actions_at_any_look_and_at_the_limit(monkeypatch: pytest.Monkey
     monkeypatch.setattr(decide_module, "betting_boundary", fake)
     at_limit = decide(rows, "A", "B", BETTING, universe=universe, budget_used=1.0)
     assert at_limit.action == "abstain" and "betting-wor boundary was not crossed" in at_limit.reason
-    assert fake.calls[0]["sizes"] == {"a": 50, "b": 50} and list(fake.calls[0]["groups"]) == ["a", "b"] * 5
-    # coverage is judged on the prefix: without a "b" task it does not hold, whatever the boundary says
+    assert fake.calls[0]["sizes"] is None and fake.calls[0]["groups"] is None  # the pooled process
+    # crossed on a prefix short of coverage (no "b" task, at least one per group): the action waits for the top-up
     monkeypatch.setattr(decide_module, "betting_boundary", FakeBoundary(0.0, 1.0))
     only_a = rows_from([1.0] * 10, [0.0] * 10, ["a"] * 10)
     record = decide(only_a, "A", "B", BETTING, universe=planned(100, ["a"] * 10 + ["b"] * 90))
-    assert record.action == "continue" and "coverage missing" in record.reason and record.r_promote is None
+    assert record.action == "continue" and record.top_up == ["t010"] and record.coverage.missing_groups == ["b"]
 
 
 def test_betting_needs_the_planned_order() -> None:
@@ -317,12 +320,10 @@ def test_betting_decide_matches_the_boundary_on_the_prefix_and_stops_early() -> 
     b = (rng.random(seen) < 0.3).astype(float)
     rows = rows_from(a.tolist(), b.tolist(), groups[:seen])
     record = decide(rows, "A", "B", BETTING, universe=universe)
-    direct = betting_boundary(
-        a - b, 0.0, population_size=n_planned, alpha=0.05, groups=np.array(groups[:seen]), group_sizes=universe.group_sizes
-    )
+    direct = betting_boundary(a - b, 0.0, population_size=n_planned, alpha=0.05)
     assert record.r_promote == pytest.approx(direct.p_promote, abs=0) and record.r_reject == pytest.approx(direct.p_reject, abs=0)
     assert record.action == "promote" and not record.budget.at_limit  # 80 of 400 tasks: an early, anytime-valid stop
-    assert record.tail_method == direct.method and record.boundary == "betting-wor"
+    assert record.tail_method.startswith(direct.method[:-1]) and record.boundary == "betting-wor"
     # the fixed-budget rule on the same look continues: it is valid only at the limit
     assert decide(rows, "A", "B", universe=universe).action == "continue"
 

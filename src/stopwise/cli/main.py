@@ -74,6 +74,7 @@ MODULES = ("compare", "replay", "early", "finality", "ingest", "report", "ledger
 COMMANDS = {
     "decide": "compare",
     "order": "compare",
+    "next": "compare",
     "demo": "compare",
     "policy": "compare",
     "replay": "replay",

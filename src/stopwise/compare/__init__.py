@@ -3,13 +3,13 @@
 The names load on first use; the ``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
 
 Besides what a user calls (:func:`decide`, :func:`pair_outcomes`, :func:`tail_probabilities`,
-:func:`betting_boundary`, the coverage rule, the task orders), the facade exports what other stopwise packages
+:func:`betting_boundary`, the coverage rule, the task orders, :func:`next_tasks`), the facade exports what other stopwise packages
 take from the decision layer: the kernels and steps :mod:`stopwise.replay` reruns on thousands of orders
 (:func:`exact_tails_from_counts`, :func:`exact_wor_tails_from_counts`, :func:`normal_tails_from_moments`,
 :func:`serfling_tails_from_moments`, :func:`lattice_of`, :func:`lattice_threshold`, :func:`betting_paths`,
 :func:`stratified_draws`, :func:`neyman_from_draws`, :func:`coverage_deadlines`, :func:`top_up_ends`,
 :func:`powered_boundary`, :func:`powered_scale`, :func:`exceeds_threshold`, :func:`routine_actions`,
-:func:`resolve_strategy`), the ledger's check of a betting order (:func:`check_betting_order`), the
+:func:`resolve_strategy`, :func:`in_order_ends`, :func:`coverage_enforced`), the ledger's check of a betting order (:func:`check_betting_order`), the
 Inspect managers' planned universe (:func:`order_universe`) and the CLI's demo and interval text
 (:func:`demo_comparison`, :func:`interval_text`).
 """
@@ -26,7 +26,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         betting_paths,
         resolve_strategy,
     )
-    from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
+    from stopwise.compare._coverage import budget_task_count, coverage_enforced, coverage_state, required_counts
     from stopwise.compare._decide import (
         ABSTAIN,
         CONTINUE,
@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     )
     from stopwise.compare._demo import DemoComparison, demo_comparison
     from stopwise.compare._interval import interval_text
+    from stopwise.compare._next import NextTask, NextTasks, next_tasks
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -61,7 +62,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         serfling_tails_from_moments,
         tail_probabilities,
     )
-    from stopwise.compare._topup import top_up_ends
+    from stopwise.compare._topup import in_order_ends, top_up_ends
     from stopwise.compare._wor_exact import exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
@@ -76,6 +77,8 @@ __all__ = [
     "BettingBoundary",
     "BettingPaths",
     "DemoComparison",
+    "NextTask",
+    "NextTasks",
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
@@ -86,17 +89,20 @@ __all__ = [
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
+    "coverage_enforced",
     "coverage_state",
     "decide",
     "demo_comparison",
     "exact_tails_from_counts",
     "exact_wor_tails_from_counts",
     "exceeds_threshold",
+    "in_order_ends",
     "input_digest",
     "interval_text",
     "lattice_of",
     "lattice_threshold",
     "neyman_from_draws",
+    "next_tasks",
     "neyman_orders",
     "normal_tails_from_moments",
     "order_check",

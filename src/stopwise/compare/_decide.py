@@ -56,8 +56,8 @@ from numpy.typing import ArrayLike
 from stopwise._version import __version__
 from stopwise._vocabulary import RARE_DISCORDANCE
 from stopwise.compare._betting import BettingBoundary, betting_boundary
-from stopwise.compare._coverage import coverage_from_sizes
-from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, remaining_forecast
+from stopwise.compare._coverage import coverage_enforced, coverage_from_sizes
+from stopwise.compare._forecast import FORECAST_SIMULATIONS, TopUpPlan, limit_in_tasks, remaining_forecast
 from stopwise.compare._interval import betting_interval, claim_sentence, one_look_interval
 from stopwise.compare._missing import (
     MissingTasks,
@@ -75,7 +75,7 @@ from stopwise.compare._pairing import (
     as_columns,
     pair_outcomes,
 )
-from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, top_up_design
+from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, retired_order, top_up_design
 from stopwise.compare._predicted import (
     AuditTallies,
     PoweredPairs,
@@ -86,7 +86,7 @@ from stopwise.compare._predicted import (
     predicted_state,
 )
 from stopwise.compare._tails import lattice_threshold, tail_probabilities
-from stopwise.compare._topup import top_up_tasks
+from stopwise.compare._topup import top_up_check
 from stopwise.compare._wor_exact import exact_wor_pvalue
 from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import (
@@ -467,14 +467,15 @@ def check_betting_order(policy: Policy, universe: TaskUniverse) -> None:
 def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDesign:
     """The process the planned order supports and the order check (``[betting]`` of the policy).
 
-    The order's kind chooses the process: a uniform order runs the top-up design when the policy asks for
-    it (``betting-wor``, the coverage rule and ``design = "top-up"``) and the pooled process otherwise; a
-    coverage-aware one the stratified process. The kind is the stamp's (``stopwise order``), verified by
-    redrawing it; an order without a stamp that is exactly the draw ``stopwise order`` makes for this
-    policy (its kind, :func:`stopwise.compare._plan.drawn_kind`, and ``[order] seed``) counts as verified.
-    Any other order is refused, or with ``order_check = "warn"`` flagged in the record (a universe built in
-    Python without a stamp is always only flagged) and tested with the stratified process, the one valid
-    for any group schedule that is random within groups.
+    The pooled process needs a uniformly random permutation of the planned tasks: it runs the top-up design when
+    the policy asks for it (``betting-wor``, a coverage rule and ``design = "top-up"``) and alone otherwise. The
+    kind is the stamp's (``stopwise order``), verified by redrawing it; an order without a stamp that is exactly
+    the draw ``stopwise order`` makes for this policy (:func:`stopwise.compare._plan.drawn_kind`, ``[order] seed``)
+    counts as verified. A coverage-aware order of one group is a uniform one. The stratified process (coverage-aware
+    orders) is retired (issue 33: it resolved 44.6 % of SWE-bench Verified runs by 20 % of the tasks against the
+    top-up design's 69.2 %), so any other order is refused, whatever ``order_check`` says
+    (:func:`stopwise.compare._plan.retired_order`); only a universe built in Python without a stamp is decided,
+    with the pooled process and an ``order-provenance`` warning that the guarantee assumes a uniform order.
     """
     assert universe is not None  # _decide_iv refuses the betting boundary without an ordered universe
     problem = order_check(universe, RANDOM_KINDS)
@@ -485,21 +486,15 @@ def _betting_design(policy: Policy, universe: TaskUniverse | None) -> _BettingDe
                 problem, kind = None, candidate  # the policy's own seeded draw, unstamped
                 break
     warning = None
-    if problem is not None:
-        lenient = universe.stamp is None and not universe.from_file
-        if not lenient and policy.betting.order_check == "refuse":
-            raise ComparisonError(
-                f"{problem}: the betting-wor boundary's guarantee needs a seeded random permutation "
-                f"({' or '.join(RANDOM_KINDS)}) written by `stopwise order`; write the order with it, or set "
-                "[betting] order_check = \"warn\" to decide anyway with a warning in the record"
-            )
-        warning = f"{problem}; the betting-wor guarantee assumes an order drawn at random within groups (stratified process)"
-        kind = "coverage-aware"
-    if not universe.has_groups:  # one group: coverage holds from the first task, nothing to top up
+    refusal = retired_order(policy, universe, problem, kind)
+    if refusal is not None:
+        raise ComparisonError(refusal)
+    if problem is not None:  # a universe built in Python, without a stamp
+        warning = f"{problem}; the betting-wor guarantee assumes a uniformly random permutation drawn before any outcome"
+        kind = "uniform"
+    if len(universe.group_sizes) <= 1:  # one group: coverage holds from the first task, nothing to top up
         return _BettingDesign("pooled", warning)
-    if kind == "uniform":
-        return _BettingDesign("top-up" if top_up_design(policy) else "pooled", warning)
-    return _BettingDesign("stratified", warning)
+    return _BettingDesign("top-up" if top_up_design(policy) else "pooled", warning)
 
 
 def _decide_iv(
@@ -767,13 +762,13 @@ def _observed(iv: _DecideInputs, paired: PairedOutcomes) -> _Observed:
     n = len(differences)
     # the top-up design judges coverage on every observed task (pi's prefix and the top-up tasks)
     judged = paired.groups if iv.betting and iv.betting_design.process == "top-up" else groups
-    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, judged, rule=policy.coverage.rule)
+    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, judged, rule=policy.coverage.rule, slack=policy.coverage.slack)
     return _Observed(
         differences=differences,
         groups=groups,
         waiting=paired.n_observed - n,
         coverage=coverage,
-        covered=n > 0 and (coverage.satisfied or policy.coverage.rule != "proportional"),
+        covered=n > 0 and (coverage.satisfied or not coverage_enforced(policy.coverage.rule)),
         exceeds=exceeds_threshold(differences, paired.lattice, policy.threshold) if n > 0 else False,
     )
 
@@ -906,24 +901,24 @@ def _top_up_look(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, see
         f"betting-wor boundary crossed at look {tau} of the planned order: anytime-valid p_{word} = {p_tau:.3g} <= a "
         f"(mean difference {'exceeds' if side == 0 else 'below'} the threshold)"
     )
-    # The action rests on pi's first L tasks plus their fewest top-up, for some L from tau to the observed prefix:
-    # monotone in the rows (more rows never undo it), and the set the replay's live run observes at L = tau.
+    # The action rests on pi's first L tasks plus their fewest top-up, for some L from tau to the observed prefix
+    # (monotone in the rows); otherwise it waits for the crossing look's top-up (:func:`top_up_check`).
     codes = np.searchsorted(np.asarray(paired.universe_labels), universe.groups)
     observed = np.zeros(universe.n_tasks, dtype=bool)
     observed[paired.positions] = True
-    sizes = np.asarray(paired.universe_sizes, dtype=np.int64)
-    planned = np.arange(universe.n_tasks)
-    for length in range(tau, seen.n + 1):
-        extra = top_up_tasks(codes, planned < length, sizes)
-        if observed[extra].all():
-            basis = np.r_[planned[:length], extra]
-            coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=policy.coverage.rule)
-            where = f"; coverage met on the first {length} tasks of the planned order" + (f" and {len(extra)} top-up task(s)" if len(extra) else "")
-            return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
-    # wait for the top-up of the crossing look tau (the design's, and the replay's): a set fixed at the crossing
-    # that only shrinks as its tasks arrive, so a live evaluation may skip every other task without ever skipping
-    # one a later look would name (a longer prefix's set may differ; the loop above still acts on any L that holds)
-    missing = universe.tasks[[i for i in top_up_tasks(codes, planned < tau, sizes) if not observed[i]]]
+    rule, slack = policy.coverage.rule, policy.coverage.slack
+    check = top_up_check(codes, observed, np.asarray(paired.universe_sizes, dtype=np.int64), tau, seen.n, rule=rule, slack=slack)
+    basis = check.basis
+    if check.ready:
+        coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=rule, slack=slack)
+        where = f"; coverage met on the first {check.length} tasks of the planned order" + (f" and {len(check.extra)} top-up task(s)" if len(check.extra) else "")
+        return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
+    # the coverage of the set the action waits on (required at its size): its missing groups are the top-up's
+    waited = coverage_from_sizes(
+        paired.universe_labels, paired.universe_sizes, universe.groups[basis[observed[basis]]], rule=rule, slack=slack, at=len(basis)
+    )
+    look = dataclasses.replace(look, coverage=waited)
+    missing = universe.tasks[check.missing]
     shown = ", ".join(missing[:20].tolist()) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
     if budget.at_limit:
         return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
@@ -1165,9 +1160,14 @@ def _forecast(iv: _DecideInputs, paired: PairedOutcomes, budget: _Budget, seen: 
         n = float(look.top_up_left)
         return RemainingForecast(median=n, low=n, high=n, decided_share=1.0, n_simulations=0, seed=policy.seed)
     limit = limit_in_tasks(policy, paired.n_observed, paired.n_shared, budget.used)
+    plan = None
+    if iv.betting and iv.betting_design.process == "top-up" and iv.universe is not None and iv.universe.groups is not None:
+        codes = np.searchsorted(np.asarray(paired.universe_labels), iv.universe.groups)  # the crossing's top-up is simulated too
+        plan = TopUpPlan(codes, np.asarray(paired.universe_sizes, dtype=np.int64), policy.coverage.rule, policy.coverage.slack)
     return remaining_forecast(
-        seen.differences, policy=policy, population_size=paired.n_shared, limit_tasks=limit, n_simulations=FORECAST_SIMULATIONS, seed=policy.seed
-    )
+        seen.differences, policy=policy, population_size=paired.n_shared, limit_tasks=limit, n_simulations=FORECAST_SIMULATIONS,
+        seed=policy.seed, top_up=plan,
+    )  # fmt: skip
 
 
 def _decision_record(
@@ -1191,7 +1191,7 @@ def _decision_record(
         or _reason(
             look.action,
             covered=seen.covered,
-            enforce=policy.coverage.rule == "proportional",
+            enforce=coverage_enforced(policy.coverage.rule),
             n=seen.n,
             forced=iv.forced,
             missing=seen.coverage.missing_groups,

@@ -281,6 +281,8 @@ class _Look(Protocol):
     def top_up_left(self) -> int | None: ...
     @property
     def top_up(self) -> tuple[str, ...] | None: ...
+    @property
+    def coverage(self) -> object | None: ...
 
 
 _L = TypeVar("_L", bound=_Look)
@@ -309,8 +311,8 @@ def combine_looks(low: _L, high: _L, *, alpha: float, at_limit: bool) -> _L:
     else:
         return dataclasses.replace(
             low, action="abstain" if at_limit else "continue", r_promote=r_promote, r_reject=r_reject, reason=None,
-            top_up_left=None, top_up=None,
-        )  # nothing waits: no top-up tasks (a crossing of a sequence on its invalid side is no crossing)
+            top_up_left=None, top_up=None, coverage=None,
+        )  # nothing waits: no top-up tasks, nor their coverage (a crossing of a sequence on its invalid side is no crossing)
     return dataclasses.replace(base, r_promote=r_promote, r_reject=r_reject)
 
 
