@@ -105,9 +105,9 @@ def test_the_coverage_rule_defaults_to_tolerant_with_the_betting_boundary() -> N
     assert Policy().coverage.rule == "proportional" and '"slack"' not in Policy().canonical_json()
     assert parse_policy('[coverage]\nrule = "proportional"\nslack = 3.0\n').sha256() == Policy().sha256()
     assert parse_policy('[coverage]\nrule = "every-group"\n').coverage.rule == "every-group"
-    with pytest.raises(PolicyError, match="coverage.slack"):
+    with pytest.raises(PolicyError, match=r"coverage\.slack"):
         parse_policy("[coverage]\nslack = -1\n")
-    with pytest.raises(PolicyError, match="coverage.rule"):
+    with pytest.raises(PolicyError, match=r"coverage\.rule"):
         parse_policy('[coverage]\nrule = "lenient"\n')
 
 
