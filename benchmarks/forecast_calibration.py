@@ -17,6 +17,19 @@ realised stops: it runs low.
     python -m benchmarks.forecast_calibration                        # 100 pairs x 2 orders, looks 25 / 50 / 100
     python -m benchmarks.forecast_calibration --pairs 0 --orders 2   # every pair
     python -m benchmarks.forecast_calibration --quick                # 15 pairs x 1 order, looks 25 / 50 (seconds)
+
+SWE-bench Verified, 100 pairs x 2 orders (200 runs, seed 24; 98 % decide before N), share of continue looks whose
+realised remaining tasks exceed the forecast median ("later"; 134 / 77 / 48 simulated looks at k = 25 / 50 / 100):
+
+    rule           forecast                     k = 25   k = 50   k = 100
+    tolerant       with the top-up (new)         43.3 %   45.5 %   47.9 %
+    tolerant       at the crossing (issue 24)    56.7 %   48.1 %   47.9 %
+    proportional   with the top-up (new)         40.3 %   45.5 %   47.9 %
+    proportional   at the crossing (issue 24)    73.1 %   57.1 %   56.2 %
+
+(``--rule proportional`` for the last two rows.) The forecast at the crossing ran low because the top-up after the
+crossing is part of the stop a user experiences; simulating it brings the median within the 40-60 % the issue
+asks for, its 10-90 % range holding 71-83 % of the realised values.
 """
 
 from __future__ import annotations
