@@ -148,7 +148,7 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
 
 STRATIFIED_RETIRED = (
     "the stratified process is retired (issue 33: on SWE-bench Verified it resolved 44.6 % of runs by 20 % of the tasks "
-    "against 69.2 % for the top-up design, and no stratified test tried came near the pooled process)"
+    "against 69.2 % for the top-up design with the tolerant coverage rule; docs/live_looks.md)"
 )
 
 
