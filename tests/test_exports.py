@@ -115,7 +115,7 @@ HEADLINE = {
     "__version__",
 }
 
-PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1
+PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 288 names, 340 at 0.1
     "stopwise.records": set(
         "ACTIONS ACTION_CODE AUDITED_FLAG BOUNDARIES COMPUTED_TAIL_METHODS COVERAGE_RULES DEFAULT_POLICY_TOML "
         "EXCLUSION_CODES EXCLUSION_REASONS FLAG_SEPARATOR OUTCOME_COLUMNS PREDICTED_CENTRES PREDICTED_FLAG "
@@ -139,7 +139,9 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         "neyman_orders normal_tails_from_moments order_check order_universe outcome_cells pair_outcomes "
         "powered_boundary powered_scale required_counts resolve_strategy routine_actions "
         "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends "
-        "uniform_orders"
+        "uniform_orders "
+        # issue 33: the tasks to run next (a user's call), and what replay takes for the tolerant rule and the in-order run
+        "NextTask NextTasks next_tasks coverage_enforced in_order_ends"
         .split()
     ),
     "stopwise.replay": set(

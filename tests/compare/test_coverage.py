@@ -94,7 +94,7 @@ def test_slack_zero_is_the_proportional_rule_and_every_group_asks_for_one_task()
 def test_a_coverage_state_records_the_rule_its_slack_and_the_count_it_judges() -> None:
     import json
 
-    from stopwise.compare import coverage_from_sizes
+    from stopwise.compare._coverage import coverage_from_sizes
 
     observed = np.array(["a"] * 5 + ["b"] * 2)
     tolerant = coverage_from_sizes(["a", "b", "c"], [50, 30, 20], observed, rule="tolerant")
