@@ -1,32 +1,28 @@
-"""Speed and "done when" figures of the live-look replay on the full swebench_verified grid.
+"""Speed and "done when" figures of the live-look replay: SWE-bench Verified (and other records), every design.
 
 1,260 directed pairs x 500 orders x a look after every task (N = 500), delta = 0, the betting-wor
-boundary under uniform orders (pooled process). Prints the wall time, looks per second, the ratio
-against a per-decision Python loop of the scalar :func:`stopwise.compare.betting_boundary`
-(p-values only, ``confidence_bounds=False``, as decide calls it) on a small subsample measured in
-the same run, and the issue-9 targets: every pair's wrong-decision rate <= a + 2 SE and the share
-of (pair, order) runs resolved by 20 % of the tasks (>= 66 %, stretch 75 %). With ``--strategies``
-the same grid is replayed with the other bets (``max``, the previous default; ``horizon``; aGRAPA and
-the predictable plug-in alone); with ``--stratified`` the coverage-aware primary order with the
-stratified process is timed on a subsample of pairs.
+boundary. Printed side by side on the same uniform orders (the same seed, so the same permutations pi):
 
-Issue 21: the primary policy's coverage rule with ``betting-wor`` runs the top-up design by default (the
-pooled process on uniform orders pi; once it crosses, the fewest tasks that meet coverage, then the
-action). It is replayed on the same uniform orders as the pooled process (same seed: the same pi) and
-printed beside it, with the "done when" targets (>= 62 % resolved by 20 %, no pair above a + 2 SE, under
-60 s) and a check that coverage holds at the end of the top-up after every crossing look of every order;
-the stratified design (coverage-aware orders) is replayed on all pairs with ``--stratified-orders``
-orders (default 100; 0 skips it).
+* the pooled process without coverage (``[coverage] rule = "none"``): the ceiling of every top-up design;
+* the default policy with betting-wor (issue 33): the top-up design under the ``tolerant`` coverage rule
+  (two hypergeometric SDs of slack, at least one task per group) -- the issue-33 targets: resolved by 10 %
+  of the tasks >= 54 %, by 20 % >= 69 %, no pair's wrong-decision rate above a + 2 SE, coverage met at
+  every final action (checked for every order and crossing look: :func:`coverage_after_top_up`);
+* the top-up design under the paper's ``proportional`` rule (the previous default: 43.4 / 66.0 %);
+* both rules when the evaluation runs the planned order and never skips to the top-up tasks (a harness that
+  ignores ``stopwise next``: ``replay_source_looks(..., in_order=True)``), the figure the docs print beside the
+  design's.
 
-An estimated ceiling is printed beside the resolution figures: "resolved by b" of any procedure valid at
-every look is a level-a test at the single look b N (reject iff the boundary was crossed by then), so it
-cannot resolve more than the most powerful level-a one-look test at b N. The figure printed is the
-randomized one-sided sign test on the discordant tasks (each direction at level a, as the two betting
-tests), evaluated on the same orders: most powerful only among unbiased tests under a with-replacement
-model, so an estimate of the ceiling, not a bound (a per-pair test exact under sampling without
-replacement can resolve slightly more: see docs/live_looks.md).
+Also printed: the wall time, looks per second and the ratio against a per-decision Python loop of the
+scalar :func:`stopwise.compare.betting_boundary` on a small subsample measured in the same run (pooled
+process); an estimated one-look ceiling (the randomized sign test at b N on the same orders: an estimate,
+not a bound; see docs/live_looks.md). ``--strategies`` replays the other bets, ``--stratified-orders K``
+the stratified design (coverage-aware orders; 0 skips it, the default).
 
-Usage: python -m benchmarks.live_replay [--orders 500] [--jobs 2] [--strategies] [--stratified] [--stratified-orders 100]
+Usage: python -m benchmarks.live_replay [--records swebench_verified,swebench_lite,terminal_bench_2] [--orders 500]
+       [--jobs 2] [--strategies] [--stratified-orders 100] [--quick]
+
+``--quick``: 40 pairs x 20 orders of SWE-bench Verified (seconds; the figures are then a smoke test, not the targets).
 """
 
 from __future__ import annotations
@@ -40,22 +36,34 @@ import numpy as np
 
 from benchmarks._data import records_path
 from stopwise import Policy
-from stopwise.compare import betting_boundary, required_counts
-from stopwise.compare._topup import top_up_ends
+from stopwise.compare import betting_boundary, required_counts, top_up_ends
 from stopwise.records import read_outcomes
 from stopwise.replay import pair_orders, prepare_source, replay_source_looks
 
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
-PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
-"""The primary policy with betting-wor: coverage rule, top-up design (the default)."""
+DEFAULT = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+"""The default policy with betting-wor: the tolerant coverage rule (issue 33), top-up design."""
+PROPORTIONAL = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "coverage": {"rule": "proportional"}})
+"""The paper's proportional coverage rule with betting-wor and the top-up design (the default before issue 33)."""
 STRATIFIED = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"design": "stratified"}})
-"""The primary policy with betting-wor and the stratified design (coverage-aware orders, per-group process)."""
+"""The default policy with betting-wor and the stratified design (coverage-aware orders, per-group process)."""
+DESIGNS = (
+    ("pooled, uniform order, no coverage", UNIFORM, False),
+    ("top-up, tolerant rule (default)", DEFAULT, False),
+    ("top-up, proportional rule", PROPORTIONAL, False),
+    ("tolerant rule, planned order run in order (no skip to the top-up)", DEFAULT, True),
+    ("proportional rule, planned order run in order (no skip to the top-up)", PROPORTIONAL, True),
+)
+"""(label, policy, in_order) of every design replayed on the same uniform orders."""
+TARGETS = {"resolved_10": 0.54, "resolved_20": 0.69}
+"""Issue 33's "done when" on swebench_verified for the default design."""
 
 
-def coverage_after_top_up(source, n_orders: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def coverage_after_top_up(source, n_orders: int, policy: Policy = DEFAULT) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """(entries checked, entries failing): for every order pi (the replay's uniform orders) and every crossing look
     tau, the observed set after the top-up -- pi's first tau tasks plus each short group's missing tasks -- has
-    ``end`` tasks and meets the coverage rule at ``end`` (r_g recomputed here from required_counts)."""
+    ``end`` tasks and meets the policy's coverage rule at ``end`` (r_g recomputed here from required_counts)."""
+    rule = {"rule": policy.coverage.rule, "slack": policy.coverage.slack}
     checked = failing = 0
     done: set[bytes] = set()
     for pair in source.pairs:
@@ -66,11 +74,11 @@ def coverage_after_top_up(source, n_orders: int) -> tuple[int, int]:  # type: ig
         labels, codes = np.unique(source.groups[pair.tasks], return_inverse=True)
         sizes = np.bincount(codes, minlength=len(labels))
         ordered = codes[pair_orders(source, pair, UNIFORM, n_orders)]
-        ends = top_up_ends(ordered, sizes)
+        ends = top_up_ends(ordered, sizes, **rule)
         for lo in range(0, len(ordered), 50):
             block, end = ordered[lo : lo + 50], ends[lo : lo + 50]
             counts = np.cumsum(block[..., None] == np.arange(len(sizes)), axis=1)  # (K, N, G) at tau = index + 1
-            need = required_counts(sizes, end)  # (K, N, G) at the end of the top-up
+            need = required_counts(sizes, end, **rule)  # (K, N, G) at the end of the top-up
             after = np.maximum(counts, need)  # the top-up adds exactly each group's shortfall
             ok = (after.sum(axis=-1) == end) & (after >= need).all(axis=-1) & (need.sum(axis=-1) <= end)
             checked += ok.size
@@ -128,13 +136,13 @@ def one_look_ceiling(source, n_orders: int, fraction: float) -> float:  # type: 
     return float(np.mean(powers))
 
 
-def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_look: float | None, target: str = ">= 66 %, stretch 75 %") -> None:  # type: ignore[no-untyped-def]
+def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_look: float | None, target: str = "-") -> None:  # type: ignore[no-untyped-def]
     row = live.summary.iloc[0]
     pairs = live.pairs
     orders = int(pairs["orders"].iloc[0])
     se = math.sqrt(0.05 * 0.95 / orders)
     print(f"\n{label}")
-    print(f"  wall time {seconds:.1f} s (target < 60 s), process CPU time {cpu:.1f} s, for {looks:,} looks: {looks / seconds / 1e6:.2f} M looks/s")
+    print(f"  wall time {seconds:.1f} s, process CPU time {cpu:.1f} s, for {looks:,} looks: {looks / seconds / 1e6:.2f} M looks/s")
     if loop_per_look is not None:
         print(f"  per-decision loop of betting_boundary: {loop_per_look * 1e3:.2f} ms per look -> {looks * loop_per_look / 3600:.1f} h; "
               f"ratio {looks * loop_per_look / seconds:,.0f}x")
@@ -145,53 +153,77 @@ def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_l
     print(f"  stopping time (fraction of tasks) quartiles: {row['stop_q25']:.2f} / {row['stop_q50']:.2f} / {row['stop_q75']:.2f}")
 
 
+def _subsample(source, n_pairs: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    keep = sorted(rng.choice(len(source.pairs), min(n_pairs, len(source.pairs)), replace=False).tolist())
+    return dataclasses.replace(source, pairs=[source.pairs[i] for i in keep])
+
+
+def replay_designs(name: str, source, orders: int, jobs: int, loop: float | None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Replay every design of :data:`DESIGNS` on the same uniform orders; print each; the summaries by label."""
+    n = source.pairs[0].n_shared
+    looks = len(source.pairs) * orders * n
+    summaries: dict[str, object] = {}
+    for label, policy, in_order in DESIGNS:
+        start, cpu = time.perf_counter(), time.process_time()
+        live = replay_source_looks(source, policy, thresholds=[0.0], n_orders=orders, rules=["betting-wor"], n_jobs=jobs, in_order=in_order)
+        _report(f"{name}: {label} -- {live.pairs['method'].iloc[0]}", live, time.perf_counter() - start, time.process_time() - cpu,
+                looks, loop if policy is UNIFORM else None, target="issue 33: >= 69 %" if label.endswith("(default)") and name == "swebench_verified" else "-")  # fmt: skip
+        summaries[label] = live.summary.iloc[0]
+    checked, failing = coverage_after_top_up(source, orders, DEFAULT)
+    print(f"  {name}: coverage (tolerant rule) at the final action: met at the end of the top-up after every crossing look of "
+          f"every order ({checked:,} (order, look) entries, {failing} failing)")
+    return summaries
+
+
+def _done_when(summaries: dict[str, object]) -> None:
+    row = summaries["top-up, tolerant rule (default)"]
+    checks = [f"resolved by {key[-2:]} % {row[key]:.1%} (>= {target:.0%}: {'met' if row[key] >= target else 'NOT met'})"  # type: ignore[index]
+              for key, target in TARGETS.items()]
+    over = int(row["pairs_over_bound"])  # type: ignore[index]
+    checks.append(f"pairs above a + 2 SE: {over} ({'met' if over == 0 else 'NOT met'})")
+    print("issue 33 targets (default design, swebench_verified): " + "; ".join(checks))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", default="swebench_verified", help="comma-separated shared records")
     parser.add_argument("--orders", type=int, default=500)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--strategies", action="store_true", help="also replay the aGRAPA and plug-in bets alone")
-    parser.add_argument("--stratified", action="store_true", help="also time the stratified process (coverage-aware order) on 60 pairs")
-    parser.add_argument("--stratified-orders", type=int, default=100, help="orders of the stratified design on all pairs (0: skip)")
+    parser.add_argument("--strategies", action="store_true", help="also replay the other bets (pooled, swebench_verified)")
+    parser.add_argument("--stratified-orders", type=int, default=0, help="orders of the stratified design on all pairs (0: skip)")
+    parser.add_argument("--quick", action="store_true", help="40 pairs x 20 orders of swebench_verified: a smoke test in seconds")
     args = parser.parse_args()
-    source = prepare_source(read_outcomes(records_path("swebench_verified")), "swebench_verified")
-    n = source.pairs[0].n_shared
-    looks = len(source.pairs) * args.orders * n
-    print(f"swebench_verified: {len(source.pairs)} directed pairs x {args.orders} orders x {n} looks = {looks:,} looks; "
-          f"{args.jobs} threads (2-core machine shared with other sessions: figures are under contention)")
-    loop = _loop_seconds_per_look(source, UNIFORM, 200)
-    for strategy in ["auto", *(["max", "horizon", "agrapa", "plug-in"] if args.strategies else [])]:
-        start, cpu = time.perf_counter(), time.process_time()
-        live = replay_source_looks(source, UNIFORM, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs)
-        used = live.pairs["method"].iloc[0]
-        _report(f"{used}, uniform orders, bet = {strategy}", live, time.perf_counter() - start, time.process_time() - cpu, looks, loop)
-    # issue 21: the primary policy's coverage rule with betting-wor, top-up design, on the same uniform orders
-    start, cpu = time.perf_counter(), time.process_time()
-    live = replay_source_looks(source, PRIMARY, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], n_jobs=args.jobs)
-    used = live.pairs["method"].iloc[0]
-    _report(f"{used}: primary policy (coverage rule), the same uniform orders as above", live, time.perf_counter() - start,
-            time.process_time() - cpu, looks, None, target=">= 62 %")  # fmt: skip
-    checked, failing = coverage_after_top_up(source, args.orders)
-    print(f"  coverage at the final action: met at the end of the top-up after every crossing look of every order "
-          f"({checked:,} (order, look) entries, {failing} failing)")
-    if args.stratified_orders:
-        start, cpu = time.perf_counter(), time.process_time()
-        live = replay_source_looks(source, STRATIFIED, thresholds=[0.0], n_orders=args.stratified_orders, rules=["betting-wor"], n_jobs=args.jobs)
-        s_looks = len(source.pairs) * args.stratified_orders * n
-        _report(f"{live.pairs['method'].iloc[0]}: primary policy, [betting] design = stratified (coverage-aware orders, "
-                f"{args.stratified_orders} orders)", live, time.perf_counter() - start, time.process_time() - cpu, s_looks, None,
-                target="none; the design top-up replaces")  # fmt: skip
-    ceiling_10, ceiling_20 = (one_look_ceiling(source, args.orders, b) for b in (0.1, 0.2))
-    print(f"\nestimated ceiling (randomized UMP-unbiased sign test at one look, each direction at a, same orders): resolved "
-          f"{ceiling_10:.1%} at 10 %, {ceiling_20:.1%} at 20 % (an estimate of what a one-look test can resolve, not a bound)")
-    if args.stratified:
-        rng = np.random.default_rng(0)
-        sub = dataclasses.replace(source, pairs=[source.pairs[i] for i in rng.choice(len(source.pairs), 60, replace=False)])
-        sub_looks = len(sub.pairs) * args.orders * n
-        loop_s = _loop_seconds_per_look(sub, STRATIFIED, 50)
-        start, cpu = time.perf_counter(), time.process_time()
-        live = replay_source_looks(sub, STRATIFIED, thresholds=[0.0], n_orders=args.orders, rules=["betting-wor"], n_jobs=args.jobs)
-        seconds = time.perf_counter() - start
-        _report("betting-wor, coverage-aware orders + coverage rule, stratified process (60 random pairs)", live, seconds, time.process_time() - cpu, sub_looks, loop_s)
+    names = ["swebench_verified"] if args.quick else args.records.split(",")
+    orders = 20 if args.quick else args.orders
+    print("2-core machine shared with other sessions: timings are under contention")
+    for name in names:
+        source = prepare_source(read_outcomes(records_path(name)), name)
+        if args.quick:
+            source = _subsample(source, 40)
+        n = source.pairs[0].n_shared
+        print(f"\n{name}: {len(source.pairs)} directed pairs x {orders} orders x {n} looks = {len(source.pairs) * orders * n:,} looks; "
+              f"{args.jobs} threads")
+        loop = _loop_seconds_per_look(source, UNIFORM, min(200, n))
+        summaries = replay_designs(name, source, orders, args.jobs, loop)
+        if name == "swebench_verified" and not args.quick:
+            _done_when(summaries)
+        if args.strategies and name == "swebench_verified":
+            looks = len(source.pairs) * orders * n
+            for strategy in ("max", "horizon", "agrapa", "plug-in"):
+                start, cpu = time.perf_counter(), time.process_time()
+                live = replay_source_looks(source, UNIFORM, thresholds=[0.0], n_orders=orders, rules=["betting-wor"], strategy=strategy, n_jobs=args.jobs)
+                _report(f"{live.pairs['method'].iloc[0]}, uniform orders, bet = {strategy}", live, time.perf_counter() - start,
+                        time.process_time() - cpu, looks, None)  # fmt: skip
+        if args.stratified_orders:
+            start, cpu = time.perf_counter(), time.process_time()
+            live = replay_source_looks(source, STRATIFIED, thresholds=[0.0], n_orders=args.stratified_orders, rules=["betting-wor"], n_jobs=args.jobs)
+            _report(f"{name}: {live.pairs['method'].iloc[0]}: [betting] design = stratified (coverage-aware orders, "
+                    f"{args.stratified_orders} orders)", live, time.perf_counter() - start, time.process_time() - cpu,
+                    len(source.pairs) * args.stratified_orders * n, None, target="-")  # fmt: skip
+        ceiling_10, ceiling_20 = (one_look_ceiling(source, orders, b) for b in (0.1, 0.2))
+        print(f"  {name}: estimated ceiling (randomized UMP-unbiased sign test at one look, each direction at a, same orders): "
+              f"resolved {ceiling_10:.1%} at 10 %, {ceiling_20:.1%} at 20 % (an estimate, not a bound)")
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ HEADLINE = {
     "__version__",
 }
 
-PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1; 311 with issue 32's families
+PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is a decision (docs/history.md); 283 names, 340 at 0.1; 311 with issue 32's families, 316 with issue 33's next tasks
     "stopwise.records": set(
         "ACTIONS ACTION_CODE AUDITED_FLAG BOUNDARIES COMPUTED_TAIL_METHODS COVERAGE_RULES DEFAULT_POLICY_TOML "
         "EXCLUSION_CODES EXCLUSION_REASONS FLAG_SEPARATOR OUTCOME_COLUMNS PREDICTED_CENTRES PREDICTED_FLAG "
@@ -145,6 +145,8 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         "uniform_orders"
         # issue 32: deciding a family, and the hypotheses and controls the family replay reruns
         " FamilyHypotheses claim_looks closed_e_test decide_family e_bh family_hypotheses p_value_claims stopped_e_bh"
+        # issue 33: the tasks to run next (a user's call), and what replay takes for the tolerant rule and the in-order run
+        " NextTask NextTasks next_tasks coverage_enforced in_order_ends"
         .split()
     ),
     "stopwise.replay": set(

@@ -54,9 +54,11 @@ TailMethod = Literal[ComputedTailMethod, "none"]
 TAIL_METHODS: tuple[TailMethod, ...] = get_args(TailMethod)
 """A policy's tail methods: the computed ones, or ``none`` (decide by the observed margin)."""
 
-CoverageRule = Literal["proportional", "none"]
+CoverageRule = Literal["proportional", "tolerant", "every-group", "none"]
 COVERAGE_RULES: tuple[CoverageRule, ...] = get_args(CoverageRule)
-"""Coverage rules: ``proportional`` (paper eq. 4) or ``none`` (recorded, not enforced)."""
+"""Coverage rules: ``proportional`` (paper eq. 4), ``tolerant`` (eq. 4's quota less ``slack`` hypergeometric
+standard deviations, at least one task per group: the default with the betting boundary), ``every-group``
+(one task of every group) or ``none`` (recorded, not enforced); see :mod:`stopwise.compare._coverage`."""
 
 Boundary = Literal["fixed-budget", "betting-wor"]
 BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)

@@ -59,14 +59,19 @@ def test_baseline_option_and_html_page(tmp_path: Path, capsys: pytest.CaptureFix
 def test_a_policy_section_and_the_planned_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _record(tmp_path, {"A": 0.95, "B": 0.5})
     policy = tmp_path / "policy.toml"
-    policy.write_text(DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"').replace('rule = "proportional"', 'rule = "none"')
-                      .replace('order_check = "refuse"', 'order_check = "warn"'))  # a hand-written tasks file: stratified, with a warning
+    policy.write_text(DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"').replace('order_check = "refuse"', 'order_check = "warn"'))
     tasks = tmp_path / "tasks.csv"
     pd.DataFrame({"task": [f"t{i:03d}" for i in range(300)][::-1], "group": "g"}).to_csv(tasks, index=False)
-    assert main(["leaderboard", str(path), "--tasks", str(tasks), "-p", str(policy), "--json"]) == 0
+    # a hand-written order: refused even under order_check = "warn" (its stratified fallback is retired, issue 33)
+    assert main(["leaderboard", str(path), "--tasks", str(tasks), "-p", str(policy), "--json"]) == 4
+    assert "retired" in capsys.readouterr().err
+    order = tmp_path / "order.csv"
+    assert main(["order", str(tasks), "-p", str(policy), "-o", str(order)]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(path), "--tasks", str(order), "-p", str(policy), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["estimand"] == "planned-tasks" and data["evidence"] == "e-process" and data["best"] == "A"
-    assert any("stratified process" in w for w in data["warnings"])
+    assert not any("provenance" in w or "uniformly random permutation" in w for w in data["warnings"])
 
 
 @pytest.mark.parametrize(

@@ -114,10 +114,14 @@ def test_looks_follow_the_logs_as_they_finish(logs: dict[str, Path], expected_ro
     assert looks[1].logs_read == 0 and looks[1].waiting[0].startswith("tested.eval: not a complete .eval archive yet")
     assert looks[2].logs_read == 1 and looks[2].n_rows == N and looks[2].systems == ("tested",)
     assert looks[2].record is None and "baseline" in (looks[2].reason or "")
+    upcoming = looks[2].next  # issue 33: the tasks to run next, the planned order for the system without rows
+    assert upcoming is not None and upcoming.record is None and upcoming.names == universe.tasks[:10].tolist()
+    assert {t.systems for t in upcoming.tasks} == {("baseline",)} and upcoming.remaining == N
     assert looks[3].waiting == ("baseline.eval: running (status started)",)
     assert looks[4].waiting[0].startswith("baseline.eval: not a complete .eval archive yet")
     last = looks[-1]
     assert len(looks) == 6 and last.final and last.waiting == () and last.logs_read == 2 and last.n_rows == 2 * N
+    assert last.next is not None and last.next.tasks == []  # decided: nothing more to run
 
     reference = stopwise.decide(expected_rows, "tested", "baseline", universe=universe)
     truth = expected_rows.pivot(index="task", columns="system", values="outcome")

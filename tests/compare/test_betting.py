@@ -387,3 +387,22 @@ def test_power_under_an_alternative() -> None:
         assert not reject.any()
         assert promote[:, -1].all()  # the population mean 0.15 > 0 is always found by N
         assert np.median(np.argmax(promote, axis=1) + 1) < 100
+
+
+def test_one_group_is_the_pooled_process() -> None:
+    """Issue 33: with one group a group schedule is no schedule, and the stratified call is the pooled process."""
+    import numpy as np
+
+    from stopwise.compare import betting_boundary, betting_paths
+
+    rng = np.random.default_rng(4)
+    x = rng.choice([1.0, 0.0, -1.0], p=[0.3, 0.5, 0.2], size=(6, 80))
+    pooled = betting_paths(x, 0.0, population_size=300)
+    one = betting_paths(x, 0.0, population_size=300, group_codes=np.zeros(80, dtype=np.int64), group_sizes=[300])
+    assert np.array_equal(one.log_promote, pooled.log_promote) and np.array_equal(one.log_reject, pooled.log_reject)
+    assert not one.stratified and one.strategy == pooled.strategy == "mixture"
+    b_pooled = betting_boundary(x[0], 0.0, population_size=300, alpha=0.05)
+    b_one = betting_boundary(x[0], 0.0, population_size=300, alpha=0.05, groups=["g"] * 80, group_sizes={"g": 300})
+    assert (b_one.p_promote, b_one.p_reject, b_one.lower, b_one.upper, b_one.method) == (
+        b_pooled.p_promote, b_pooled.p_reject, b_pooled.lower, b_pooled.upper, b_pooled.method
+    )

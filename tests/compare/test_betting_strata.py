@@ -240,7 +240,7 @@ def test_boundary_matches_reference(kind: str, fraction: float) -> None:
 
 @pytest.mark.parametrize("grouped", [False, True])
 def test_no_rows_give_empty_paths(grouped: bool) -> None:
-    options = {"group_codes": np.zeros(5, dtype=int), "group_sizes": [10]} if grouped else {}
+    options = {"group_codes": np.zeros(5, dtype=int), "group_sizes": [6, 4]} if grouped else {}
     paths = betting_paths(np.zeros((0, 5)), 0.0, population_size=10, **options)
     assert paths.log_promote.shape == paths.log_reject.shape == (0, 5)
     assert paths.stratified is grouped
@@ -248,6 +248,8 @@ def test_no_rows_give_empty_paths(grouped: bool) -> None:
 
 @pytest.mark.parametrize("n_rows", [3, 40])
 def test_one_and_two_groups_match_reference(n_rows: int) -> None:
+    """Two groups: the reference stratified process. One group: the pooled process (issue 33; a one-group schedule is
+    no schedule, and the pooled test is the stronger one)."""
     rng = np.random.default_rng(11)
     for sizes in (np.array([30]), np.array([1, 29])):
         groups = np.repeat(np.arange(len(sizes)), sizes)
@@ -255,6 +257,10 @@ def test_one_and_two_groups_match_reference(n_rows: int) -> None:
         x = rng.choice([-1.0, 0.0, 1.0], size=(n_rows, len(groups)))
         thresholds = rng.uniform(-0.5, 0.5, n_rows)
         paths = betting_paths(x, thresholds, population_size=len(groups), group_codes=groups[orders], group_sizes=sizes)
+        if len(sizes) == 1:
+            pooled = betting_paths(x, thresholds, population_size=len(groups))
+            assert not paths.stratified and np.array_equal(paths.log_promote, pooled.log_promote) and np.array_equal(paths.log_reject, pooled.log_reject)
+            continue
         ref_p, ref_r = REFERENCE.reference_stratified(x, thresholds[:, None], groups[orders], sizes, "max", 0.05, None)
         _close(paths.log_promote, ref_p)
         _close(paths.log_reject, ref_r)

@@ -416,8 +416,9 @@ def test_warning_codes_of_real_looks() -> None:
     forged = planned.with_stamp("coverage-aware", 0)  # stamped, but not the seed-0 draw of its tasks
     with pytest.raises(ComparisonError, match="not the 'coverage-aware' draw of seed 0"):
         decide(gap, "A", "B", policy(**BETTING), universe=forged)
-    lenient = policy(**BETTING, betting={"order_check": "warn"})
-    assert warning_codes(gap, lenient, universe=forged) == ["waiting", "order-provenance"]
+    lenient = policy(**BETTING, betting={"order_check": "warn"})  # refuses too (issue 33: its fallback is retired)
+    with pytest.raises(ComparisonError, match='order_check = "warn" no longer decides'):
+        decide(gap, "A", "B", lenient, universe=forged)
     assert warning_codes(gap, policy(**BETTING), universe=TaskUniverse(planned.tasks[:30].tolist(), ["g"] * 30)) == [
         "outside-universe", "waiting", "order-provenance"
     ]

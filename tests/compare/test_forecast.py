@@ -92,3 +92,30 @@ def test_a_crossed_top_up_look_forecasts_exactly_its_top_up_tasks() -> None:
     assert record.forecast is not None and record.forecast.n_simulations == 0
     assert record.forecast.median == record.forecast.low == record.forecast.high == int(waiting.group(1))
     assert "waits for the" in record.claim
+
+
+def test_the_forecast_adds_the_top_up_of_each_simulated_crossing() -> None:
+    """Issue 33: under the top-up design a completion crossing at look t stops at top_up_ends(pi)[t - 1]: with one
+    group (nothing to top up) the forecast is the plain one; with a rare group far down pi it moves later."""
+    from stopwise.compare import top_up_ends
+    from stopwise.compare._forecast import TopUpPlan
+
+    rng = np.random.default_rng(7)
+    d = rng.choice([1.0, 0.0, -1.0], p=[0.3, 0.55, 0.15], size=40)
+    betting = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    plain = remaining_forecast(d, policy=betting, population_size=400, limit_tasks=400)
+    one_group = TopUpPlan(np.zeros(400, dtype=np.int64), np.array([400]), "tolerant", 2.0)
+    assert remaining_forecast(d, policy=betting, population_size=400, limit_tasks=400, top_up=one_group) == plain
+    codes = np.zeros(400, dtype=np.int64)
+    codes[[350, 360, 370]] = 1  # a group of 3 whose first task lies at position 351 of pi
+    rare = TopUpPlan(codes, np.array([397, 3]), "tolerant", 2.0)
+    ends = rare.ends()
+    assert np.array_equal(ends, top_up_ends(codes[None, :], np.array([397, 3]), rule="tolerant")[0]) and ends[39] == 41
+    topped = remaining_forecast(d, policy=betting, population_size=400, limit_tasks=400, top_up=rare)
+    assert plain is not None and topped is not None
+    # every completion that decides needs exactly one more task (the rare group's first) than without the top-up
+    assert topped.median == plain.median + 1 and topped.low == plain.low + 1 and topped.decided_share == plain.decided_share
+    # a top-up that would end past the budget limit does not decide
+    tight = remaining_forecast(d, policy=betting, population_size=400, limit_tasks=60, top_up=rare)
+    loose = remaining_forecast(d, policy=betting, population_size=400, limit_tasks=60)
+    assert tight is not None and loose is not None and tight.decided_share <= loose.decided_share

@@ -7,14 +7,15 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import stopwise
 from stopwise.cli.main import main
-from stopwise.compare import betting_boundary
+from stopwise.compare import betting_boundary, task_order
 from stopwise.compare._interval import interval_text, one_look_interval
 from stopwise.compare._wor_exact import exact_wor_pvalue
-from stopwise.records import DecisionRecord, Policy
+from stopwise.records import DecisionRecord, Policy, load_policy
 
 N = 500
 POPULATION = np.r_[np.ones(110), np.zeros(330), -np.ones(60)]  # mean +0.10 on N = 500 tasks
@@ -85,17 +86,17 @@ def _write(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     tasks = [f"t{i:03d}" for i in range(N)]
     b = rng.random(N) < 0.45
     a = np.where(rng.random(N) < 0.2, 1, b.astype(int))
-    order = rng.permutation(N)
     lines = ["system,task,outcome"] + [f"A,{t},{int(x)}" for t, x in zip(tasks, a, strict=True)] + [f"B,{t},{int(x)}" for t, x in zip(tasks, b, strict=True)]
     every = tmp_path / "all.csv"
     every.write_text("\n".join(lines) + "\n")
-    first = {tasks[i] for i in order[:120]}
+    policy = tmp_path / "betting.toml"
+    policy.write_text('[decision]\nboundary = "betting-wor"\n')
+    order = task_order(pd.DataFrame({"task": tasks}), load_policy(policy))  # the seeded uniform permutation, stamped
+    first = set(order["task"][:120])
     seen = tmp_path / "seen.csv"
     seen.write_text("\n".join([lines[0]] + [line for line in lines[1:] if line.split(",")[1] in first]) + "\n")
     planned = tmp_path / "tasks.csv"
-    planned.write_text("task\n" + "\n".join(tasks[i] for i in order) + "\n")
-    policy = tmp_path / "betting.toml"
-    policy.write_text('[decision]\nboundary = "betting-wor"\n[betting]\norder_check = "warn"\n')
+    order.to_csv(planned, index=False)
     return every, seen, planned, policy
 
 

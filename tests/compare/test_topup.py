@@ -10,44 +10,61 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise import ComparisonError, Policy, TaskUniverse, read_task_universe
+from stopwise import ComparisonError, Policy, PolicyError, TaskUniverse, read_task_universe
 from stopwise.compare import betting_paths, decide, order_universe, required_counts, task_order, uniform_orders
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._plan import order_check
-from stopwise.compare._topup import top_up_ends, top_up_tasks
-from stopwise.records import outcome_columns
+from stopwise.compare._topup import in_order_ends, top_up_check, top_up_ends, top_up_tasks
+from stopwise.records import CoverageRule, outcome_columns
 
 TOP_UP = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
 SIZES = np.array([60, 30, 15, 10, 5])  # N = 120, five groups of unequal size
 
 
-def _coverage_met(codes: np.ndarray, observed: np.ndarray, sizes: np.ndarray) -> bool:
+def _coverage_met(codes: np.ndarray, observed: np.ndarray, sizes: np.ndarray, rule: CoverageRule = "proportional") -> bool:
     labels = np.array([f"g{g}" for g in range(len(sizes))])
-    state = coverage_from_sizes(labels, sizes, labels[codes[observed]], rule="proportional")
+    state = coverage_from_sizes(labels, sizes, labels[codes[observed]], rule=rule)
     return bool(state.satisfied)
 
 
-def test_top_up_ends_agree_with_the_fewest_top_up_tasks_and_meet_coverage() -> None:
+@pytest.mark.parametrize("rule", ["proportional", "tolerant", "every-group"])
+def test_top_up_ends_agree_with_the_fewest_top_up_tasks_and_meet_coverage(rule: CoverageRule) -> None:
     rng = np.random.default_rng(3)
     base = np.repeat(np.arange(len(SIZES)), SIZES)
     codes = base[uniform_orders(len(base), 20, rng=rng)]
-    ends = top_up_ends(codes, SIZES, chunk=7)
+    ends = top_up_ends(codes, SIZES, rule=rule, chunk=7)
     n = len(base)
     for r in range(20):
         for tau in rng.integers(1, n + 1, 8):
             observed = np.arange(n) < tau
-            picked = top_up_tasks(codes[r], observed, SIZES)
+            picked = top_up_tasks(codes[r], observed, SIZES, rule=rule)
             assert ends[r, tau - 1] == tau + len(picked)
             after = observed.copy()
             after[picked] = True
-            assert _coverage_met(codes[r], after, SIZES)  # coverage holds when the action is issued
+            assert _coverage_met(codes[r], after, SIZES, rule)  # coverage holds when the action is issued
             if len(picked):  # and no smaller top-up would do: one task fewer leaves some group short at that count
                 k = tau + len(picked) - 1
                 seen = np.bincount(codes[r][observed], minlength=len(SIZES))
-                assert np.maximum(required_counts(SIZES, k) - seen, 0).sum() > len(picked) - 1
+                assert np.maximum(required_counts(SIZES, k, rule=rule) - seen, 0).sum() > len(picked) - 1
     # a prefix that already meets the rule needs no top-up
-    covered = np.array([_coverage_met(codes[0], np.arange(n) < t, SIZES) for t in range(1, n + 1)])
+    covered = np.array([_coverage_met(codes[0], np.arange(n) < t, SIZES, rule) for t in range(1, n + 1)])
     assert (ends[0][covered] == np.arange(1, n + 1)[covered]).all()
+
+
+def test_in_order_ends_follow_decide_on_the_planned_order() -> None:
+    """Running pi in order, a crossing at tau acts at the first look L' at which some L in [tau, L'] has its
+    top-up inside pi's first L' tasks (:func:`top_up_check`): :func:`in_order_ends` against that check, look by look."""
+    rng = np.random.default_rng(11)
+    base = np.repeat(np.arange(len(SIZES)), SIZES)
+    codes = base[uniform_orders(len(base), 6, rng=rng)]
+    n = len(base)
+    for rule in ("proportional", "tolerant"):
+        ends, design = in_order_ends(codes, SIZES, rule=rule, chunk=4), top_up_ends(codes, SIZES, rule=rule)
+        assert (ends >= design).all() and (ends[:, -1] == n).all()
+        for r in range(len(codes)):
+            for tau in rng.integers(1, n + 1, 6):
+                prefix = next(p for p in range(tau, n + 1) if top_up_check(codes[r], np.arange(n) < p, SIZES, tau, p, rule=rule).ready)
+                assert ends[r, tau - 1] == prefix
 
 
 def _null_population(delta: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -104,9 +121,11 @@ def _rows(tasks: list[str], groups: list[str], d: dict[str, float]) -> pd.DataFr
     return outcome_columns(made).to_frame()
 
 
-def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up() -> None:
+@pytest.mark.parametrize("rule", ["proportional", "tolerant"])
+def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up(rule: CoverageRule) -> None:
     """Run pi's prefix; after each task decide; when it names top-up tasks, run them; the action comes at the
     task count the vectorised replay computes (the crossing look's top-up end)."""
+    TOP_UP = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "coverage": {"rule": rule}})
     rng = np.random.default_rng(5)
     base = np.repeat(np.arange(len(SIZES)), SIZES)
     names = np.array([f"t{i:03d}" for i in range(len(base))])
@@ -124,7 +143,7 @@ def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up() -> None:
     promote, reject = paths.crossed(0.05)
     tau = int(np.argmax(promote[0] | reject[0])) + 1
     assert (promote[0] | reject[0]).any()
-    expected_end = int(top_up_ends(codes[None, :], SIZES)[0, tau - 1])
+    expected_end = int(top_up_ends(codes[None, :], SIZES, rule=rule)[0, tau - 1])
     expected = "promote" if promote[0, tau - 1] else "reject"
     assert expected_end > tau  # coverage was short at the crossing: the record named top-up tasks
     run: list[str] = []
@@ -139,6 +158,12 @@ def test_decide_on_a_prefix_of_rows_reproduces_the_replayed_top_up() -> None:
             # the record names them in a field too: the top-up tasks in planned order, the rest not needed
             assert record.top_up == extra and [list(pi).index(t) for t in extra] == sorted(list(pi).index(t) for t in extra)
             assert set(extra).isdisjoint(run) and json.loads(record.model_dump_json())["top_up"] == extra
+            # the coverage section describes the set the action waits for (issue 33): its short groups and their
+            # shortfall are exactly the top-up tasks' groups and number, and the rule is the policy's
+            short = {g.group: g.required - g.seen for g in record.coverage.groups if g.seen < g.required}
+            extra_groups = [str(groups[list(pi).index(t)]) for t in extra]
+            assert record.coverage.missing_groups == sorted(set(extra_groups)) and short == {g: extra_groups.count(g) for g in short}
+            assert record.coverage.rule == rule and (record.coverage.slack == 2.0) == (rule == "tolerant")
             run += extra
             record = decide(_rows(run, [groups[list(pi).index(t)] for t in run], value), "A", "B", TOP_UP, universe=universe)
             break
@@ -162,7 +187,8 @@ def test_order_provenance_is_stamped_read_back_and_checked(tmp_path: Path) -> No
     assert universe.from_file and universe.stamp is not None and order_check(universe, ("uniform",)) is None
     rows = _rows(universe.tasks.tolist()[:10], universe.groups.tolist()[:10], dict.fromkeys(universe.tasks.tolist(), 1.0))
     assert "order-provenance" not in " ".join(decide(rows, "A", "B", TOP_UP, universe=universe).warnings)
-    # a hand-written tasks file (no stamp) and a cost-first order are refused; the override warns in the record
+    # a hand-written tasks file (no stamp) and a cost-first order are refused, with order_check = "warn" too (issue 33:
+    # the stratified process it fell back to is retired)
     # the exact seeded draw without its stamp is recognised (the policy's kind and seed redraw it)
     order[["position", "task", "group"]].to_csv(tmp_path / "unstamped.csv", index=False)
     unstamped = decide(rows, "A", "B", TOP_UP, universe=read_task_universe(tmp_path / "unstamped.csv"))
@@ -183,25 +209,34 @@ def test_order_provenance_is_stamped_read_back_and_checked(tmp_path: Path) -> No
         planned = read_task_universe(tmp_path / name)
         with pytest.raises(ComparisonError, match=message):
             decide(rows, "A", "B", TOP_UP, universe=planned)
-        warned = decide(rows, "A", "B", Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"order_check": "warn"}}), universe=planned)
-        assert any(message in w for w in warned.warnings)
+        warn = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"order_check": "warn"}})
+        with pytest.raises(ComparisonError, match=f'{message}.*order_check = "warn" no longer decides'):
+            decide(rows, "A", "B", warn, universe=planned)
+    # a universe built in Python without a stamp is decided with the pooled process (top-up) and a warning
+    python_built = TaskUniverse(universe.tasks.tolist()[:10][::-1] + universe.tasks.tolist()[10:], universe.groups.tolist()[:10][::-1] + universe.groups.tolist()[10:])
+    flagged = decide(rows, "A", "B", TOP_UP, universe=python_built)
+    assert any("assumes a uniformly random permutation" in w for w in flagged.warnings) and "coverage by top-up" in flagged.tail_method
     # the fixed-budget rule does not need a random order
     assert decide(rows, "A", "B", universe=read_task_universe(tmp_path / "cheap.csv")).action == "continue"
 
 
-def test_the_stratified_design_stays_available_and_the_policy_digest_is_unchanged() -> None:
+def test_the_stratified_design_is_retired_and_the_policy_digest_is_unchanged() -> None:
     stratified = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"design": "stratified"}})
     assert '"betting":' not in TOP_UP.canonical_json() and '"betting":{"design":"stratified"' in stratified.canonical_json()
     assert TOP_UP.sha256() == Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {}}).sha256()
     tasks = pd.DataFrame({"task": [f"t{i}" for i in range(40)], "group": ["a"] * 25 + ["b"] * 15})
-    universe = order_universe(task_order(tasks, stratified))
+    with pytest.raises(PolicyError, match="stratified process is retired"):  # stopwise order refuses the design
+        task_order(tasks, stratified)
+    # a coverage-aware order written by `stopwise order` (for the fixed-budget rule) is refused by the betting boundary
+    universe = order_universe(task_order(tasks, Policy()))
     assert universe.stamp is not None and universe.stamp.kind == "coverage-aware"
     rows = _rows(universe.tasks.tolist()[:12], universe.groups.tolist()[:12], dict.fromkeys(universe.tasks.tolist(), 1.0))
-    record = decide(rows, "A", "B", stratified, universe=universe)
-    assert "stratified, 2 groups" in record.tail_method and not any("provenance" in w for w in record.warnings)
-    # a coverage-aware order under the top-up policy is still tested validly, with the stratified process
-    assert "stratified, 2 groups" in decide(rows, "A", "B", TOP_UP, universe=universe).tail_method
-    assert isinstance(universe, TaskUniverse)
+    for policy in (TOP_UP, stratified):
+        with pytest.raises(ComparisonError, match="stratified process is retired"):
+            decide(rows, "A", "B", policy, universe=universe)
+    # one group: a coverage-aware order is a uniform one, and the pooled process tests it
+    one = order_universe(task_order(tasks.assign(group="g"), Policy()))
+    assert "pooled" in decide(_rows(one.tasks.tolist()[:12], ["g"] * 12, dict.fromkeys(one.tasks.tolist(), 1.0)), "A", "B", TOP_UP, universe=one).tail_method
 
 
 def test_stopwise_order_writes_the_top_up_permutation_with_its_stamp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

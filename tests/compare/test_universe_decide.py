@@ -209,43 +209,45 @@ def test_decided_at_is_utc_and_outside_the_digest() -> None:
 BETTING = Policy(decision={"boundary": "betting-wor"})
 
 
-def boundary_on(d: list[float] | np.ndarray, population_size: int, groups: list[str] | None = None, sizes: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
-    """The boundary computed directly on what ``decide`` should judge: an independent reading of the record's p-values."""
+def boundary_on(d: list[float] | np.ndarray, population_size: int):  # type: ignore[no-untyped-def]
+    """The pooled boundary computed directly on what ``decide`` should judge: an independent reading of the record's p-values."""
     from stopwise.compare import betting_boundary
 
-    chosen = None if groups is None else np.array(groups)
-    return betting_boundary(np.asarray(d, dtype=float), 0.0, population_size=population_size, alpha=0.05, groups=chosen, group_sizes=sizes)
+    return betting_boundary(np.asarray(d, dtype=float), 0.0, population_size=population_size, alpha=0.05)
 
 
-def test_betting_stratifies_only_orders_that_choose_groups() -> None:
-    """Coverage-aware orders get the per-group process; a uniform order, a simple random sample, the pooled one
-    (with the coverage rule: the top-up design); an order of unknown provenance the per-group one, with a warning.
+def test_betting_runs_the_pooled_process_and_refuses_the_retired_stratified_one() -> None:
+    """A uniform order (with the coverage rule: the top-up design) and a universe built in Python (with a warning) get
+    the pooled process; a coverage-aware order of several groups and the stratified design are refused (issue 33).
 
-    Shown by the record: its method names the process, and its p-values are those of the boundary computed
-    directly with (or without) the judged tasks' groups and the planned group sizes."""
+    Shown by the record: its method names the process, and its p-values are those of the pooled boundary computed
+    directly on the judged tasks."""
     import pandas as pd
 
     from stopwise.compare import order_universe, task_order
 
     rows = rows_from([1.0] * 10, [0.0] * 10, ["a", "b"] * 5)
     frame = pd.DataFrame({"task": [f"t{i:03d}" for i in range(100)], "group": ["a", "b"] * 50})
-    for kind, design, process in (
-        ("coverage-aware", "stratified", "stratified, 2 groups)"), ("uniform", "stratified", "pooled)"),
-        ("uniform", "top-up", "pooled on a uniform order, coverage by top-up)"), (None, "top-up", "stratified, 2 groups)"),
-    ):  # fmt: skip
+    for kind, design, refused in (
+        ("coverage-aware", "top-up", True), ("uniform", "stratified", True), ("uniform", "top-up", False), (None, "top-up", False)
+    ):
         policy = Policy(decision={"boundary": "betting-wor"}, order={"kind": kind or "uniform"}, betting={"design": design})
-        universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, policy))
-        first = universe.tasks[:10].tolist()  # the observed rows: the order's first 10 tasks
+        drawn = Policy(order={"kind": kind or "uniform"})  # the fixed-budget policy's order of that kind
+        universe = planned(100, ["a", "b"] * 50) if kind is None else order_universe(task_order(frame, drawn))
+        first = set(universe.tasks[:10].tolist())  # the observed rows: the order's first 10 tasks
         seen = outcome_columns(
             [{"system": s, "task": t, "outcome": v, "group": g} for t, g in zip(frame["task"], frame["group"], strict=True)
              if t in first for s, v in (("A", 1.0), ("B", 0.0))]
         ).to_frame()  # fmt: skip
+        if refused:
+            with pytest.raises(ComparisonError, match="stratified process is retired"):
+                decide(seen, "A", "B", policy, universe=universe)
+            continue
         record = decide(seen if kind is not None else rows, "A", "B", policy, universe=universe)
-        groups = universe.groups[:10].tolist() if process.startswith("stratified") else None
-        direct = boundary_on(np.ones(10), 100, groups, {"a": 50, "b": 50} if groups else None)
-        assert record.tail_method.endswith(process), (kind, design, record.tail_method)
+        direct = boundary_on(np.ones(10), 100)
+        assert record.tail_method.endswith("pooled on a uniform order, coverage by top-up)"), (kind, design, record.tail_method)
         assert (record.r_promote, record.r_reject) == (direct.p_promote, direct.p_reject)
-        assert any("order-provenance" in w or "provenance stamp" in w for w in record.warnings) == (kind is None)
+        assert any("assumes a uniformly random permutation" in w for w in record.warnings) == (kind is None)
 
 
 def test_betting_uses_the_longest_observed_prefix_of_the_planned_order() -> None:
@@ -270,20 +272,30 @@ def test_betting_uses_the_longest_observed_prefix_of_the_planned_order() -> None
 def test_betting_actions_at_any_look_and_at_the_limit() -> None:
     """A crossing acts at any look (here a reject after 10 of 100 tasks); no crossing continues, or abstains at the
     limit; coverage is judged on the prefix, so without a "b" task nothing acts, whatever the boundary would say."""
-    universe = planned(100, ["a", "b"] * 50)  # built in Python, no stamp: the stratified process, with a warning
+    universe = planned(100, ["a", "b"] * 50)  # built in Python, no stamp: the pooled process, with a warning
     losses = decide(rows_from([0.0] * 10, [1.0] * 10, ["a", "b"] * 5), "A", "B", BETTING, universe=universe)
-    direct = boundary_on(-np.ones(10), 100, ["a", "b"] * 5, {"a": 50, "b": 50})
+    direct = boundary_on(-np.ones(10), 100)
     assert (losses.r_promote, losses.r_reject) == (direct.p_promote, direct.p_reject) and direct.p_reject <= 0.05
-    assert losses.action == "reject" and not losses.budget.at_limit and losses.tail_method == direct.method
+    assert losses.action == "reject" and not losses.budget.at_limit and losses.tail_method.startswith(direct.method[:-1])
     ties = rows_from([1.0, 0.0] * 5, [1.0, 0.0] * 5, ["a", "b"] * 5)
     assert decide(ties, "A", "B", BETTING, universe=universe).action == "continue"
     at_limit = decide(ties, "A", "B", BETTING, universe=universe, budget_used=1.0)
     assert at_limit.action == "abstain" and "betting-wor boundary was not crossed" in at_limit.reason
-    direct = boundary_on(np.zeros(10), 100, ["a", "b"] * 5, {"a": 50, "b": 50})
+    direct = boundary_on(np.zeros(10), 100)
     assert (at_limit.r_promote, at_limit.r_reject) == (direct.p_promote, direct.p_reject) == (1.0, 1.0)
+    # crossed on a prefix short of coverage (no "b" task): the action waits for the top-up of the crossing look tau,
+    # computed here from the pooled boundary's own crossing and the tolerant rule's fewest top-up tasks
+    from stopwise.compare._topup import top_up_tasks
+
     only_a = rows_from([1.0] * 10, [0.0] * 10, ["a"] * 10)
     record = decide(only_a, "A", "B", BETTING, universe=planned(100, ["a"] * 10 + ["b"] * 90))
-    assert record.action == "continue" and "coverage missing" in record.reason and record.r_promote is None
+    crossing = boundary_on(np.ones(10), 100).log_capital_promote >= np.log(1 / 0.05)
+    tau = int(np.argmax(crossing)) + 1
+    assert crossing.any() and tau < 10
+    codes = np.r_[np.zeros(10, dtype=int), np.ones(90, dtype=int)]
+    expected = [f"t{i:03d}" for i in top_up_tasks(codes, np.arange(100) < tau, np.array([10, 90]), rule="tolerant", slack=2.0)]
+    assert expected and all(task >= "t010" for task in expected)  # b tasks only: the a tasks of the prefix are in
+    assert record.action == "continue" and record.top_up == expected and record.coverage.missing_groups == ["b"]
 
 
 def test_betting_needs_the_planned_order() -> None:
@@ -305,12 +317,10 @@ def test_betting_decide_matches_the_boundary_on_the_prefix_and_stops_early() -> 
     b = (rng.random(seen) < 0.3).astype(float)
     rows = rows_from(a.tolist(), b.tolist(), groups[:seen])
     record = decide(rows, "A", "B", BETTING, universe=universe)
-    direct = betting_boundary(
-        a - b, 0.0, population_size=n_planned, alpha=0.05, groups=np.array(groups[:seen]), group_sizes=universe.group_sizes
-    )
+    direct = betting_boundary(a - b, 0.0, population_size=n_planned, alpha=0.05)
     assert record.r_promote == pytest.approx(direct.p_promote, abs=0) and record.r_reject == pytest.approx(direct.p_reject, abs=0)
     assert record.action == "promote" and not record.budget.at_limit  # 80 of 400 tasks: an early, anytime-valid stop
-    assert record.tail_method == direct.method and record.boundary == "betting-wor"
+    assert record.tail_method.startswith(direct.method[:-1]) and record.boundary == "betting-wor"
     # the fixed-budget rule on the same look continues: it is valid only at the limit
     assert decide(rows, "A", "B", universe=universe).action == "continue"
 

@@ -48,7 +48,7 @@ def _path_options(group: typing.Any = None, prefix: tuple[str, ...] = ()) -> Ite
 
 
 INPUTS = {
-    ("decide", "outcomes"), ("decide", "policy"), ("decide", "tasks"),
+    ("decide", "outcomes"), ("decide", "policy"), ("decide", "tasks"), ("next", "outcomes"), ("next", "policy"), ("next", "tasks"),
     ("order", "tasks"), ("order", "policy"),
     ("leaderboard", "outcomes"), ("leaderboard", "policy"), ("leaderboard", "tasks"),
     ("replay", "outcomes"), ("replay", "policy"),

@@ -323,7 +323,9 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     assert (decision.predicted.predicted_rows, decision.predicted.corrected_rows) == (len(halted), len(would))
     assert decision.input_sha256 == again.input_sha256
     assert decision.digest() == again.digest()
-    # and `stopwise decide` on the export (the planned order as a tasks file, which the CLI only warns about)
+    # and from the command line: the ledger's registered universe (Inspect's order, built in Python: decided with a
+    # provenance warning); the same order as a tasks file, with no `stopwise order` stamp, is refused, with
+    # order_check = "warn" too since issue 33 (the stratified process it fell back to is retired)
     import json
 
     universe = tested.comparison.universe
@@ -334,6 +336,8 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     capsys.readouterr()
     code = main(["decide", str(tmp_path / "outcomes.csv"), "--tested", "careful", "--baseline", "hasty",
                  "--policy", str(policy_file), "--tasks", str(tmp_path / "tasks.csv"), "--json"])  # fmt: skip
+    assert code == 4 and "no provenance stamp" in capsys.readouterr().err
+    code = main(["ledger", "decide", url, "audited", "--no-record", "--json"])
     cli = stopwise.DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
     assert code == ["promote", "reject", "continue", "abstain"].index(cli.action)
     assert (cli.action, cli.r_promote, cli.r_reject, cli.delta_hat, cli.input_sha256, cli.predicted) == (

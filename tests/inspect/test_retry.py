@@ -93,7 +93,9 @@ def baseline():
 def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai import eval, eval_retry
 
-    (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
+    # the scenario (a crossing at 28 that waits for top-up tasks, the interrupted one among them) is the paper's
+    # proportional coverage rule's; the default with betting-wor is the tolerant rule since issue 33
+    (tmp_path / "policy.toml").write_text(example.POLICY_TOML + '\n[coverage]\nrule = "proportional"\n')
     (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
     logs = str(tmp_path / "logs")
     policy = stopwise.load_policy(tmp_path / "policy.toml")

@@ -87,3 +87,32 @@ def test_decision_boundary_section_and_old_policies() -> None:
     assert '"decision":{"boundary":"fixed-budget"}' in Policy().canonical_json()
     # the default's digest changed when [decision] was added; this is its value from now on
     assert Policy().sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"
+
+
+def test_the_coverage_rule_defaults_to_tolerant_with_the_betting_boundary() -> None:
+    """Issue 33: an unnamed rule is tolerant under betting-wor, proportional (the paper's) under the fixed-budget rule;
+    a named rule is kept; the slack enters the canonical JSON only under the tolerant rule (old digests unchanged)."""
+    betting = parse_policy('[decision]\nboundary = "betting-wor"\n')
+    assert betting.coverage.rule == "tolerant" and betting.coverage.slack == 2.0
+    assert '"coverage":{"group_column":"group","rule":"tolerant","slack":2.0}' in betting.canonical_json()
+    assert Policy(decision={"boundary": "betting-wor"}) == betting  # from Python as from TOML
+    assert Policy.model_validate(betting.model_dump()) == betting  # the filled-in rule survives a round trip
+    named = parse_policy('[coverage]\nrule = "proportional"\n[decision]\nboundary = "betting-wor"\n')
+    assert named.coverage.rule == "proportional" and '"slack"' not in named.canonical_json()
+    assert parse_policy('[coverage]\ngroup_column = "unit"\n[decision]\nboundary = "betting-wor"\n').coverage.rule == "tolerant"
+    assert parse_policy('[coverage]\nslack = 1.5\n[decision]\nboundary = "betting-wor"\n').coverage.slack == 1.5
+    # the fixed-budget rule keeps the paper's rule and every old digest (the slack is left out where it plays no part)
+    assert Policy().coverage.rule == "proportional" and '"slack"' not in Policy().canonical_json()
+    assert parse_policy('[coverage]\nrule = "proportional"\nslack = 3.0\n').sha256() == Policy().sha256()
+    assert parse_policy('[coverage]\nrule = "every-group"\n').coverage.rule == "every-group"
+    with pytest.raises(PolicyError, match=r"coverage\.slack"):
+        parse_policy("[coverage]\nslack = -1\n")
+    with pytest.raises(PolicyError, match=r"coverage\.rule"):
+        parse_policy('[coverage]\nrule = "lenient"\n')
+
+
+def test_policy_init_writes_the_rule_commented_so_the_boundary_chooses_it() -> None:
+    assert '# rule = "tolerant"' in DEFAULT_POLICY_TOML and "\nrule =" not in DEFAULT_POLICY_TOML.split("[coverage]")[1].split("[")[0]
+    edited = DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"')
+    assert parse_policy(edited).coverage.rule == "tolerant"
+    assert parse_policy(DEFAULT_POLICY_TOML.replace('# rule = "tolerant"', 'rule = "tolerant"')).coverage.rule == "tolerant"

@@ -233,3 +233,34 @@ def test_write_never_touches_a_directory_stopwise_did_not_write(tmp_path: Path) 
         live.write(ours)
     assert live.write(ours, force=True)[0] == ours / "live_pairs.csv"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".stopwise-tmp")]
+
+
+@pytest.mark.parametrize("in_order", [False, True], ids=["top-up-first", "planned-order"])
+def test_tolerant_top_up_stops_match_decides_rule(in_order: bool) -> None:
+    """Issue 33: under the tolerant rule the replay's stop after a crossing at k is k plus decide's fewest top-up
+    (the top-up run first), or, when the evaluation runs pi in order, the first prefix at which decide's check holds."""
+    from stopwise.compare._topup import top_up_check, top_up_tasks
+
+    policy = Policy.model_validate({"coverage": {"rule": "tolerant"}})
+    source = prepare_source(synthetic_benchmark(120, 3, rng=1), "synthetic")
+    live = replay_source_looks(source, policy, thresholds=[0.0], n_orders=6, rules=["betting-wor"], in_order=in_order)
+    assert live.pairs["method"].str.contains("top-up run in planned order" if in_order else "coverage by top-up").all()
+    uniform = policy.model_copy(update={"order": policy.order.model_copy(update={"kind": "uniform"})})
+    for pair in source.pairs[:3]:
+        groups = source.groups[pair.tasks]
+        labels, codes = np.unique(groups, return_inverse=True)
+        sizes = np.bincount(codes, minlength=len(labels))
+        n = pair.n_shared
+        expected = []
+        for order in pair_orders(source, pair, uniform, 6):
+            action, k = _first_betting_stop(pair.differences[order], 0.0, policy.tail_cutoff, None, None, None)
+            if action >= 0 and in_order:
+                k = next(p for p in range(k, n + 1) if top_up_check(codes[order], np.arange(n) < p, sizes, k, p, rule="tolerant").ready)
+            elif action >= 0:
+                k += len(top_up_tasks(codes[order], np.arange(n) < k, sizes, rule="tolerant"))
+            expected.append((action, k))
+        tested, baseline = source.pair_label(pair)
+        row = live.pairs[(live.pairs["tested"] == tested) & (live.pairs["baseline"] == baseline)].iloc[0]
+        assert (row["promote"], row["reject"]) == (sum(a == 0 for a, _ in expected), sum(a == 1 for a, _ in expected))
+        stops = np.array([k if a >= 0 else n for a, k in expected]) / n
+        assert row["stop_q50"] == pytest.approx(np.percentile(stops, 50)) and row["stop_q75"] == pytest.approx(np.percentile(stops, 75))

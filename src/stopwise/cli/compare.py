@@ -306,8 +306,11 @@ def order_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``decide``, ``order``, ``policy`` and ``demo`` to the top-level app."""
+    """Add ``decide``, ``order``, ``next``, ``policy`` and ``demo`` to the top-level app."""
+    from stopwise.cli._next import next_command
+
     app.command("decide")(decide_command)
     app.command("order")(order_command)
+    app.command("next")(next_command)
     app.command("demo")(demo_command)
     app.add_typer(policy_app, name="policy")

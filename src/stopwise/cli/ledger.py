@@ -385,8 +385,25 @@ def _follow_live(
     with Live(_look_table(title, [], None, None, "starting"), console=on, transient=not on.is_terminal, auto_refresh=False) as live:
         for look in looks:
             last = look
-            live.update(_look_table(title, counters(look), look.record, waiting(look), "decided" if look.final else "following"), refresh=True)
+            rows = counters(look) + _next_counters(look)
+            live.update(_look_table(title, rows, look.record, waiting(look), "decided" if look.final else "following"), refresh=True)
+    if last is not None and not last.final and last.next is not None and last.next.tasks:
+        on.print("\n".join(escape(line) for line in ["next tasks: " + last.next.lines()[0], *last.next.lines()[1:]]), soft_wrap=True)
     return last
+
+
+_SHOWN_NEXT = 5
+
+
+def _next_counters(look: FollowLook) -> list[tuple[str, str]]:
+    """The live table's row of the tasks to run next, top-up first (none once decided or without a planned order)."""
+    upcoming = look.next
+    if upcoming is None or not upcoming.tasks:
+        return []
+    first = upcoming.tasks[:_SHOWN_NEXT]
+    shown = ", ".join(f"{escape(t.task)} ({t.why})" for t in first)
+    more = upcoming.remaining - len(first)
+    return [("next tasks", shown + (f", ... {more} more" if more > 0 else ""))]
 
 
 def _finish(record: DecisionRecord | None, waiting: str | None, *, as_json: bool = False) -> NoReturn:

@@ -74,6 +74,7 @@ MODULES = ("compare", "leaderboard", "replay", "early", "finality", "ingest", "r
 COMMANDS = {
     "decide": "compare",
     "order": "compare",
+    "next": "compare",
     "demo": "compare",
     "policy": "compare",
     "leaderboard": "leaderboard",

@@ -3,13 +3,13 @@
 The names load on first use; the ``if TYPE_CHECKING:`` block below lists them (see :mod:`stopwise._lazy`).
 
 Besides what a user calls (:func:`decide`, :func:`pair_outcomes`, :func:`tail_probabilities`,
-:func:`betting_boundary`, the coverage rule, the task orders), the facade exports what other stopwise packages
+:func:`betting_boundary`, the coverage rule, the task orders, :func:`next_tasks`), the facade exports what other stopwise packages
 take from the decision layer: the kernels and steps :mod:`stopwise.replay` reruns on thousands of orders
 (:func:`exact_tails_from_counts`, :func:`exact_wor_tails_from_counts`, :func:`normal_tails_from_moments`,
 :func:`serfling_tails_from_moments`, :func:`lattice_of`, :func:`lattice_threshold`, :func:`betting_paths`,
 :func:`stratified_draws`, :func:`neyman_from_draws`, :func:`coverage_deadlines`, :func:`top_up_ends`,
 :func:`powered_boundary`, :func:`powered_paths`, :func:`powered_scale`, :func:`exceeds_threshold`, :func:`routine_actions`,
-:func:`resolve_strategy`), the ledger's check of a betting order (:func:`check_betting_order`), the
+:func:`resolve_strategy`, :func:`in_order_ends`, :func:`coverage_enforced`), the ledger's check of a betting order (:func:`check_betting_order`), the
 Inspect managers' planned universe (:func:`order_universe`) and the CLI's demo and interval text
 (:func:`demo_comparison`, :func:`interval_text`). A family of systems is decided by :func:`decide_family`; its
 hypotheses (:func:`family_hypotheses`) and controls (:func:`claim_looks`, :func:`closed_e_test`, :func:`e_bh`,
@@ -55,13 +55,14 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         REJECT,
         routine_actions,
     )
-    from stopwise.compare._coverage import budget_task_count, coverage_state, required_counts
+    from stopwise.compare._coverage import budget_task_count, coverage_enforced, coverage_state, required_counts
     from stopwise.compare._decide import decide
     from stopwise.compare._demo import DemoComparison, demo_comparison
     from stopwise.compare._family import decide_family
     from stopwise.compare._family_hypotheses import FamilyHypotheses, family_hypotheses
     from stopwise.compare._interval import claim_sentence, interval_text
     from stopwise.compare._multiple import claim_looks, closed_e_test, e_bh, p_value_claims, stopped_e_bh
+    from stopwise.compare._next import NextTask, NextTasks, next_tasks
     from stopwise.compare._orders import (
         cost_first_orders,
         coverage_aware_orders,
@@ -85,7 +86,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         serfling_tails_from_moments,
         tail_probabilities,
     )
-    from stopwise.compare._topup import top_up_ends
+    from stopwise.compare._topup import in_order_ends, top_up_ends
     from stopwise.compare._wor_exact import exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
@@ -101,6 +102,8 @@ __all__ = [
     "BettingPaths",
     "DemoComparison",
     "FamilyHypotheses",
+    "NextTask",
+    "NextTasks",
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
@@ -114,6 +117,7 @@ __all__ = [
     "cost_first_orders",
     "coverage_aware_orders",
     "coverage_deadlines",
+    "coverage_enforced",
     "coverage_state",
     "decide",
     "decide_family",
@@ -123,10 +127,12 @@ __all__ = [
     "exact_wor_tails_from_counts",
     "exceeds_threshold",
     "family_hypotheses",
+    "in_order_ends",
     "input_digest",
     "interval_text",
     "lattice_of",
     "lattice_threshold",
+    "next_tasks",
     "neyman_from_draws",
     "neyman_orders",
     "normal_tails_from_moments",

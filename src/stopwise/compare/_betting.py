@@ -106,7 +106,13 @@ mixture and other bets tried did not resolve more (the empirical-Bernstein facto
 bets quadratically, and the knapsack infimum grows with the imbalance of the coefficients C_g / w_g).
 
 Use the stratified process whenever the order is not uniform over all N tasks (pass ``groups`` and
-``group_sizes``); it is valid for any predictable group schedule, including the uniform one.
+``group_sizes``); it is valid for any predictable group schedule, including the uniform one. With one group a
+group schedule is no schedule: the pooled process is computed (the same test, and the stronger one).
+
+``decide`` no longer runs it (issue 33): on the shared records it resolved far fewer runs by 20 % of the tasks
+than the pooled process with the top-up design (SWE-bench Verified 44.6 % against 69.2 %; docs/live_looks.md
+says why: the infimum over the group means of the composite null, which any stratified test of the
+risk-limiting-audit literature shares). It stays a library function for replays of coverage-aware orders.
 
 With the coverage rule, the default live design does not need it: the top-up design
 (:mod:`stopwise.compare._topup`, policy ``[betting] design = "top-up"``) runs a uniformly random
@@ -529,6 +535,8 @@ def betting_paths(
     if n_pop != population_size or n_pop < 1:
         raise ArgumentError(f"`population_size` must be a positive integer; got {population_size!r}")
     _check_values(x, n_pop)
+    if group_codes is not None and group_sizes is not None and np.size(group_sizes) == 1:
+        group_codes = group_sizes = None  # one group: a group schedule is no schedule, and the pooled process is the test
     used = resolve_strategy(strategy, group_codes is not None)
     if truncation is not None and not 0.0 < truncation < 1.0:
         raise ArgumentError(f"`truncation` must be in (0, 1); got {truncation!r}")
@@ -754,10 +762,11 @@ def _sequence_iv(
     sizes: np.ndarray | None = None
     if groups is not None:
         codes, sizes, names = _group_codes(groups, group_sizes, n)
-        _check_groups(codes[None, :], sizes, n_pop)
-        label = f"stratified, {len(names)} groups"
-    else:
-        label = "pooled"
+        if len(names) == 1:  # one group: the pooled process (betting_paths drops a one-group schedule too)
+            codes = sizes = groups = None
+        else:
+            _check_groups(codes[None, :], sizes, n_pop)
+    label = "pooled" if groups is None else f"stratified, {len(names)} groups"
     method = f"betting-wor ({_STRATEGY_LABELS.get(resolve_strategy(strategy, groups is not None), strategy)}, {label})"
     total = float(x.sum())
     return _Sequence(x, n_pop, codes, sizes, method, (total - (n_pop - n)) / n_pop, (total + (n_pop - n)) / n_pop)

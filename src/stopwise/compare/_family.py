@@ -232,8 +232,10 @@ def _planned_table(iv: _FamilyInputs, cells: OutcomeCells) -> _Table:
         groups, tasks = universe.groups, universe.tasks
         problem = order_check(universe, ("uniform",))
         uniform = problem is None or not universe.has_groups
-        if not uniform and iv.engine == "betting" and (universe.stamp is None or universe.stamp.kind == "uniform"):
-            notes.append(f"{problem}: the family uses the stratified process, valid for any order random within groups")
+        if not uniform and iv.engine == "betting":  # a universe built in Python without a stamp (check_betting_order
+            # refused every other unverified order): taken as uniform, as decide does (the stratified process is retired)
+            uniform = True
+            notes.append(f"{problem}; the betting-wor guarantee assumes a uniformly random permutation drawn before any outcome")
     else:
         outcomes, tasks, uniform = cells.outcome, cells.tasks, False
         if outcomes.shape[1] > universe.n_tasks:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stopwise.compare import tail_probabilities
-from stopwise.compare._coverage import coverage_from_sizes, required_counts
+from stopwise.compare._coverage import coverage_enforced, coverage_from_sizes, required_counts
 from stopwise.compare._family_betting import family_bounds, family_paths, prefix_differences, prefix_lengths
 from stopwise.compare._family_hypotheses import AT_LEAST, AT_MOST, FamilyHypotheses
 from stopwise.compare._multiple import claim_looks, p_value_claims
@@ -137,13 +137,13 @@ def beats_from_claims(hypotheses: FamilyHypotheses, claimed: np.ndarray) -> np.n
     return beats
 
 
-def _coverage_gate(table: OutcomeTable, looks: int, rule: str) -> np.ndarray | None:
+def _coverage_gate(table: OutcomeTable, looks: int, policy: Policy) -> np.ndarray | None:
     """(T,) whether the planned order's first t tasks meet the coverage rule, for t = 1..T (None: not enforced)."""
-    if rule != "proportional" or looks == 0:
+    if not coverage_enforced(policy.coverage.rule) or looks == 0:
         return None
     codes = np.searchsorted(table.group_labels, table.groups[:looks].astype(str))
     counts = np.cumsum(codes[:, None] == np.arange(len(table.group_labels))[None, :], axis=0)
-    need = required_counts(table.group_sizes, np.arange(1, looks + 1))
+    need = required_counts(table.group_sizes, np.arange(1, looks + 1), rule=policy.coverage.rule, slack=policy.coverage.slack)
     return (counts >= need).all(axis=1) & (need.sum(axis=1) <= np.arange(1, looks + 1))
 
 
@@ -177,16 +177,16 @@ def betting_evidence(table: OutcomeTable, hypotheses: FamilyHypotheses, ranks: F
     codes = np.searchsorted(table.group_labels, table.groups[:looks].astype(str)) if stratified else None
     process = {"group_codes": codes, "group_sizes": table.group_sizes if stratified else None}
     paths = family_paths(table.outcomes[:, :looks], rows, thresholds, lengths, population_size=n_pop, alpha=alpha, **process)
-    top_up = table.uniform and policy.coverage.rule == "proportional" and policy.betting.design == "top-up"
-    gate = None if top_up else _coverage_gate(table, looks, policy.coverage.rule)
+    top_up = table.uniform and coverage_enforced(policy.coverage.rule) and policy.betting.design == "top-up"
+    gate = None if top_up else _coverage_gate(table, looks, policy)
     main = hypotheses.log_e(paths.log_promote[where[0]], paths.log_reject[where[0]])
     claims = _claims(main, alpha, control, gate, hypotheses.opposite)
     rank_log_e = ranks.log_e(paths.log_promote[where[1]], paths.log_reject[where[1]])
     rank_claims = _claims(rank_log_e, alpha, "fwer", gate, ranks.opposite)
     pending: dict[int, list[int]] = {}
     if top_up:
-        claims, pending = _topped_up(table, hypotheses, claims)
-        rank_claims, _ = _topped_up(table, ranks, rank_claims)
+        claims, pending = _topped_up(table, hypotheses, claims, policy)
+        rank_claims, _ = _topped_up(table, ranks, rank_claims, policy)
     values = _values_at_look(main, claims if control == "fdr" else None)
     keys, index, sign = _unordered(hypotheses.pairs)
     unordered_lengths = prefix_lengths(table.observed, keys, cap)
@@ -212,7 +212,7 @@ def betting_evidence(table: OutcomeTable, hypotheses: FamilyHypotheses, ranks: F
         final=bool(len(lengths) and (lengths >= cap).all()) and not pending,
         publication_look=publication,
         pending=pending,
-        notes=[_coverage_note(policy, top_up)] if policy.coverage.rule == "proportional" else [],
+        notes=[_coverage_note(policy, top_up)] if coverage_enforced(policy.coverage.rule) else [],
         interval_method="anytime-valid confidence sequence of each pair's betting test (the process of decide; 0.01 grid, rounded outward)",
     )
 
@@ -235,7 +235,9 @@ def _coverage_note(policy: Policy, top_up: bool) -> str:
     return "coverage by the planned order: a claim waits for the first look at which the order's prefix meets the coverage rule"
 
 
-def _topped_up(table: OutcomeTable, family: FamilyHypotheses, claims: np.ndarray) -> tuple[np.ndarray, dict[int, list[int]]]:
+def _topped_up(
+    table: OutcomeTable, family: FamilyHypotheses, claims: np.ndarray, policy: Policy
+) -> tuple[np.ndarray, dict[int, list[int]]]:
     """The top-up design: a hypothesis rejected at look tau is claimed once its pair has run the top-up of tau.
 
     The top-up (:func:`stopwise.compare.top_up_tasks`) is the fewest tasks of the planned order that bring the
@@ -244,13 +246,14 @@ def _topped_up(table: OutcomeTable, family: FamilyHypotheses, claims: np.ndarray
     """
     codes = np.searchsorted(table.group_labels, table.groups.astype(str))
     planned = np.arange(len(codes))
+    rule, slack = policy.coverage.rule, policy.coverage.slack
     observed = table.observed
     cache: dict[int, np.ndarray] = {}
     announced, pending = claims.copy(), {}
     for h in np.flatnonzero(claims >= 0):
         tau = int(claims[h]) + 1
         if tau not in cache:
-            cache[tau] = top_up_tasks(codes, planned < tau, table.group_sizes)
+            cache[tau] = top_up_tasks(codes, planned < tau, table.group_sizes, rule=rule, slack=slack)
         tasks = cache[tau]
         a, b = int(family.nulls[h, 0]), int(family.nulls[h, 1])
         missing = tasks[~(observed[a, tasks] & observed[b, tasks])]
@@ -328,8 +331,10 @@ def _tail_p_values(
     for r, ((a, b), m0) in enumerate(zip(family.rows.tolist(), family.thresholds.tolist(), strict=True)):
         both = observed[a] & observed[b]
         n[r] = int(both.sum())
-        coverage = coverage_from_sizes(table.group_labels, table.group_sizes, table.groups[both].astype(str), rule=policy.coverage.rule)
-        if n[r] < cap or (policy.coverage.rule == "proportional" and not coverage.satisfied):
+        coverage = coverage_from_sizes(
+            table.group_labels, table.group_sizes, table.groups[both].astype(str), rule=policy.coverage.rule, slack=policy.coverage.slack
+        )
+        if n[r] < cap or (coverage_enforced(policy.coverage.rule) and not coverage.satisfied):
             continue
         assert policy.tail_method != "none"  # decide_family refuses a fixed-budget family without tails
         d = table.outcomes[a, both] - table.outcomes[b, both]

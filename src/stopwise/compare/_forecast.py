@@ -7,9 +7,13 @@ completion, and the unobserved tasks' differences are then drawn i.i.d. from tho
 up to the budget limit. The record's own boundary is run on each completion look by look:
 
 * ``betting-wor``: the pooled betting capital (:func:`stopwise.compare.betting_paths`, vectorised over the
-  completions) on the observed prefix followed by the simulated tasks; a completion decides at the first
-  look past the current one where either test crosses 1/a (the stratified and top-up processes are
-  replayed with the pooled one, and coverage is not simulated: a forecast, not a guarantee).
+  completions) on the observed prefix followed by the simulated tasks; a completion crosses at the first
+  look t past the current one where either test reaches 1/a. Under the top-up design (issue 33) its action
+  comes when the crossing's top-up ends: ``top_up_ends(pi)[t - 1]`` tasks, from the planned order's groups and
+  the policy's coverage rule (:class:`TopUpPlan`; the tasks the top-up adds are the planned order's, known in
+  advance), as for an evaluation that runs the top-up as soon as it is named (``stopwise next``); a top-up that
+  would end past the budget limit does not decide. Without it the action comes at the crossing (the stratified
+  process is replayed with the pooled one: a forecast, not a guarantee).
 * ``fixed-budget``: the rule acts only at the budget limit, so every completion ends there; it decides when
   the policy's tails of the completed sample are at most a on the observed side (``decided_share``).
 
@@ -30,15 +34,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from stopwise.compare._betting import betting_paths
+from stopwise.compare._coverage import COVERAGE_SLACK
 from stopwise.compare._tails import tail_probabilities
+from stopwise.compare._topup import top_up_ends
 from stopwise.compare._wor_exact import exact_wor_tails_from_counts
-from stopwise.records import Policy, RemainingForecast
+from stopwise.records import CoverageRule, Policy, RemainingForecast
 
-__all__ = ["FORECAST_MAX_DRAWS", "FORECAST_MIN_SIMULATIONS", "FORECAST_SIMULATIONS", "limit_in_tasks", "remaining_forecast"]
+__all__ = [
+    "FORECAST_MAX_DRAWS",
+    "FORECAST_MIN_SIMULATIONS",
+    "FORECAST_SIMULATIONS",
+    "TopUpPlan",
+    "limit_in_tasks",
+    "remaining_forecast",
+]
 
 FORECAST_SIMULATIONS = 200
 """Completions simulated for a betting-wor forecast (a fixed-budget one uses a quarter of them: its tails cost more)."""
@@ -48,6 +62,24 @@ FORECAST_MIN_SIMULATIONS = 20
 """Fewest completions a forecast is given with; when fewer fit in :data:`FORECAST_MAX_DRAWS` there is none."""
 _BLOCK_DRAWS = 1_000_000
 """Simulated task outcomes held at once (a block of completions): bounds the forecast's memory."""
+
+
+@dataclass(frozen=True)
+class TopUpPlan:
+    """The planned order's groups and the coverage rule: what the forecast needs to add a crossing's top-up."""
+
+    codes: np.ndarray
+    """Group code of each planned task, in the planned order pi (shape (N,))."""
+    sizes: np.ndarray
+    """n_g of each group (shape (G,))."""
+    rule: CoverageRule = "proportional"
+    """The policy's coverage rule."""
+    slack: float = COVERAGE_SLACK
+    """The ``tolerant`` rule's slack."""
+
+    def ends(self) -> np.ndarray:
+        """``ends[t - 1]``: the task count at which the top-up after a crossing at look t ends (:func:`top_up_ends`)."""
+        return top_up_ends(self.codes[None, :], self.sizes, rule=self.rule, slack=self.slack)[0]
 
 
 def limit_in_tasks(policy: Policy, n_observed: int, population_size: int, used: float) -> int:
@@ -105,6 +137,7 @@ def remaining_forecast(
     limit_tasks: int,
     n_simulations: int = FORECAST_SIMULATIONS,
     seed: int = 0,
+    top_up: TopUpPlan | None = None,
 ) -> RemainingForecast | None:
     """The predictive distribution of the tasks still needed by a ``continue`` look (see the module docstring).
 
@@ -120,6 +153,9 @@ def remaining_forecast(
         The budget limit in tasks (:func:`limit_in_tasks`).
     n_simulations, seed : int
         Completions simulated and the seed of their generator.
+    top_up : TopUpPlan, optional
+        Under the betting boundary's top-up design: the planned order's groups and the coverage rule, so that each
+        completion's action waits for its crossing's top-up (default: the action at the crossing).
 
     Returns
     -------
@@ -160,7 +196,13 @@ def remaining_forecast(
             decided_block = np.asarray(crossed.any(axis=1), dtype=bool)
             first_parts.append(np.where(decided_block, np.argmax(crossed, axis=1), remaining))
             decided_parts.append(decided_block)
-        return _summary(np.concatenate(first_parts).astype(float), np.concatenate(decided_parts), n_sims, seed)
+        first, decided = np.concatenate(first_parts), np.concatenate(decided_parts)
+        if top_up is not None:  # the action waits for the crossing look's top-up (the planned order's own tasks)
+            ends = top_up.ends()
+            stop = ends[np.minimum(n - 1 + first, len(ends) - 1)] - n
+            decided &= stop <= remaining
+            first = np.where(decided, stop, remaining)
+        return _summary(first.astype(float), decided, n_sims, seed)
     n_sims = _simulations(max(1, n_simulations // 4), remaining)
     if n_sims == 0:
         return None

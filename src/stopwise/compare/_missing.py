@@ -290,8 +290,8 @@ def combine_looks(low: Look, high: Look, *, alpha: float, at_limit: bool) -> Loo
     else:
         return dataclasses.replace(
             low, action="abstain" if at_limit else "continue", r_promote=r_promote, r_reject=r_reject, reason=None,
-            top_up_left=None, top_up=None,
-        )  # nothing waits: no top-up tasks (a crossing of a sequence on its invalid side is no crossing)
+            top_up_left=None, top_up=None, coverage=None,
+        )  # nothing waits: no top-up tasks, nor their coverage (a crossing of a sequence on its invalid side is no crossing)
     return dataclasses.replace(base, r_promote=r_promote, r_reject=r_reject)
 
 

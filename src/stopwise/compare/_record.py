@@ -16,7 +16,8 @@ import numpy as np
 
 from stopwise._version import __version__
 from stopwise.compare._boundaries import Look
-from stopwise.compare._forecast import FORECAST_SIMULATIONS, limit_in_tasks, remaining_forecast
+from stopwise.compare._coverage import coverage_enforced
+from stopwise.compare._forecast import FORECAST_SIMULATIONS, TopUpPlan, limit_in_tasks, remaining_forecast
 from stopwise.compare._interval import claim_sentence
 from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_columns
 from stopwise.compare._powered import predicted_state_of
@@ -110,7 +111,7 @@ def reason(state: DecideState, action: Action) -> str:
     end = "; budget exhausted" if action == "abstain" else "; budget remains"
     if seen.n == 0:
         return "no paired outcomes observed yet" + ("; budget exhausted" if action == "abstain" else "")
-    if policy.coverage.rule == "proportional" and not seen.covered:
+    if coverage_enforced(policy.coverage.rule) and not seen.covered:
         why = (
             "coverage requirement impossible at this count (sum of required counts exceeds observed tasks)"
             if not seen.coverage.possible
@@ -220,9 +221,15 @@ def forecast_of(state: DecideState, look: Look) -> RemainingForecast | None:
         n = float(look.top_up_left)
         return RemainingForecast(median=n, low=n, high=n, decided_share=1.0, n_simulations=0, seed=policy.seed)
     limit = limit_in_tasks(policy, paired.n_observed, paired.n_shared, budget.used)
+    universe, plan = state.inputs.universe, None
+    if state.inputs.anytime and state.inputs.rule.coverage_on_observed and universe is not None and universe.groups is not None:
+        # the top-up design (it judges coverage on every observed task): the crossing's top-up is simulated too
+        codes = np.searchsorted(np.asarray(paired.universe_labels), universe.groups)
+        plan = TopUpPlan(codes, np.asarray(paired.universe_sizes, dtype=np.int64), policy.coverage.rule, policy.coverage.slack)
     return remaining_forecast(
-        seen.differences, policy=policy, population_size=paired.n_shared, limit_tasks=limit, n_simulations=FORECAST_SIMULATIONS, seed=policy.seed
-    )
+        seen.differences, policy=policy, population_size=paired.n_shared, limit_tasks=limit, n_simulations=FORECAST_SIMULATIONS,
+        seed=policy.seed, top_up=plan,
+    )  # fmt: skip
 
 
 def decision_record(

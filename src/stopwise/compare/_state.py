@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from stopwise.compare._boundaries import BoundaryRule, boundary_module
-from stopwise.compare._coverage import coverage_from_sizes
+from stopwise.compare._coverage import coverage_enforced, coverage_from_sizes
 from stopwise.compare._pairing import PairedOutcomes, pair_outcomes
 from stopwise.compare._predicted import PoweredPairs
 from stopwise.compare._tails import lattice_threshold
@@ -301,14 +301,16 @@ def observed(inputs: DecideInputs, paired: PairedOutcomes) -> Observed:
     differences, groups = paired.differences[used_index], paired.groups[used_index]
     n = len(differences)
     judged = paired.groups if inputs.anytime and inputs.rule.coverage_on_observed else groups
-    coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, judged, rule=policy.coverage.rule)
+    coverage = coverage_from_sizes(
+        paired.universe_labels, paired.universe_sizes, judged, rule=policy.coverage.rule, slack=policy.coverage.slack
+    )
     return Observed(
         index=used_index,
         differences=differences,
         groups=groups,
         waiting=paired.n_observed - n,
         coverage=coverage,
-        covered=n > 0 and (coverage.satisfied or policy.coverage.rule != "proportional"),
+        covered=n > 0 and (coverage.satisfied or not coverage_enforced(policy.coverage.rule)),
         exceeds=exceeds_threshold(differences, paired.lattice, policy.threshold) if n > 0 else False,
     )
 

@@ -14,7 +14,8 @@ from stopwise.errors import ComparisonError, LedgerError, StopwiseError
 from stopwise.records import ACTIONS, DecisionRecord
 
 if TYPE_CHECKING:
-    from stopwise.ledger import Ledger
+    from stopwise.compare import NextTasks
+    from stopwise.ledger import Ledger, Registration
 
 __all__ = ["FINAL_ACTIONS", "FollowLook", "Look", "follow"]
 
@@ -30,6 +31,9 @@ class FollowLook:
     """The decision (None while the comparison cannot be formed yet, e.g. one system has no outcome)."""
     elapsed_s: float
     """Seconds since following started."""
+    next: NextTasks | None = None
+    """The tasks to run next, top-up first (:func:`stopwise.compare.next_tasks`): None when the look has no
+    decision yet and no planned order to follow, or the follower was asked for none."""
 
     @property
     def final(self) -> bool:
@@ -65,6 +69,21 @@ def wait_for_next_poll(
     return True
 
 
+def _upcoming(ledger: Ledger, evaluation: str, registration: Registration, decision: DecisionRecord | None, n: int) -> NextTasks | None:
+    """The look's next tasks (None without a planned order, when none are asked for, or while the rows cannot be paired)."""
+    from stopwise.compare import next_tasks
+
+    if not n or not registration.universe.ordered:
+        return None
+    rows = ledger.outcomes(evaluation) if ledger.high_water(evaluation) else None
+    try:
+        return next_tasks(
+            rows, registration.tested, registration.baseline, registration.policy, universe=registration.universe, n=n, record=decision
+        )
+    except ComparisonError:  # the look's own decision said why (its ``waiting``)
+        return None
+
+
 def follow(
     ledger: Ledger,
     evaluation: str,
@@ -72,6 +91,7 @@ def follow(
     interval: float = 1.0,
     timeout: float | None = None,
     record: bool = True,
+    n_next: int = 10,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[Look]:
@@ -93,6 +113,9 @@ def follow(
         Stop following after this many seconds (None: until decided).
     record : bool, optional
         Append each decision to the chain (default) or only compute it.
+    n_next : int, optional
+        Each look's :attr:`Look.next`: at most this many tasks to run next, top-up first (0: none computed). The
+        betting boundary's early stop depends on running them (docs/live_looks.md).
     clock, sleep : callable, optional
         Time source and sleeper (for tests).
 
@@ -101,7 +124,9 @@ def follow(
     Look
     """
     check_polling(interval, timeout, LedgerError)
-    ledger.registration(evaluation)
+    if isinstance(n_next, bool) or not isinstance(n_next, int) or n_next < 0:
+        raise LedgerError(f"`n_next` must be a whole number of tasks >= 0; got {n_next!r}")
+    registration = ledger.registration(evaluation)
     start = clock()
     seen = -1
     while True:
@@ -115,7 +140,8 @@ def follow(
                     decision, waiting = ledger.decide(evaluation, record=record), None
                 except ComparisonError as exc:
                     waiting = str(exc)
-            look = Look(outcome_seq=now, record=decision, waiting=waiting, elapsed_s=clock() - start)
+            upcoming = _upcoming(ledger, evaluation, registration, decision, n_next)
+            look = Look(outcome_seq=now, record=decision, waiting=waiting, elapsed_s=clock() - start, next=upcoming)
             yield look
             if look.final:
                 return

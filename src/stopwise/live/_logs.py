@@ -46,6 +46,7 @@ from stopwise.live._follow import FollowLook, check_polling, wait_for_next_poll
 if TYPE_CHECKING:
     import pandas as pd
 
+    from stopwise.compare import NextTasks
     from stopwise.records import DecisionRecord, Policy, TaskUniverse
 
 __all__ = ["FINISHED_STATUSES", "InspectLogDir", "LogLook", "follow_inspect_logs"]
@@ -322,6 +323,21 @@ def _difference(
     return f"{why}; {again} -- the live decision stays the decision of the evaluation"
 
 
+def _upcoming(
+    rows: pd.DataFrame, tested: str, baseline: str, policy: Policy, universe: TaskUniverse | None,
+    record: DecisionRecord | None, n: int,
+) -> NextTasks | None:
+    """The look's next tasks (None without a planned order, when none are asked for, or while the rows cannot be paired)."""
+    from stopwise.compare import next_tasks
+
+    if not n or universe is None or not universe.ordered:
+        return None
+    try:
+        return next_tasks(rows if len(rows) else None, tested, baseline, policy, universe=universe, n=n, record=record)
+    except ComparisonError:
+        return None
+
+
 def follow_inspect_logs(
     path: str | os.PathLike[str],
     tested: str,
@@ -335,6 +351,7 @@ def follow_inspect_logs(
     elapsed: str = "total",
     interval: float = 1.0,
     timeout: float | None = None,
+    n_next: int = 10,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[LogLook]:
@@ -365,6 +382,9 @@ def follow_inspect_logs(
         Seconds between polls (> 0).
     timeout : float, optional
         Stop following after this many seconds (None: until decided).
+    n_next : int, optional
+        Each look's ``next``: at most this many tasks to run next, top-up first (:func:`stopwise.compare.next_tasks`;
+        needs the planned order in ``universe``; 0: none computed).
     clock, sleep : callable, optional
         Time source and sleeper (for tests).
 
@@ -393,6 +413,8 @@ def follow_inspect_logs(
     from stopwise.records import Policy
 
     check_polling(interval, timeout, InputError)
+    if isinstance(n_next, bool) or not isinstance(n_next, int) or n_next < 0:
+        raise InputError(f"`n_next` must be a whole number of tasks >= 0; got {n_next!r}")
     tested, baseline = str(tested).strip(), str(baseline).strip()
     if not tested or not baseline or tested == baseline:
         raise InputError(f"`tested` and `baseline` must be two different non-empty system names; got {tested!r}, {baseline!r}")
@@ -401,6 +423,7 @@ def follow_inspect_logs(
     start = clock()
     first = True
     record: DecisionRecord | None = None
+    upcoming: NextTasks | None = None
     reason: str | None = "no finished Inspect log yet"
     decided_on: pd.DataFrame | None = None
     while True:
@@ -415,6 +438,7 @@ def follow_inspect_logs(
                         record, reason = decide(rows, tested, baseline, chosen, universe=universe), None
                     except ComparisonError as exc:
                         record, reason = None, str(exc)
+                upcoming = _upcoming(rows, tested, baseline, chosen, universe, record, n_next)
             said = reason
             if record is None and reason is not None and logs.waiting():  # say which logs are not read, and why
                 said = f"{reason}; not read yet: " + "; ".join(logs.waiting()[:5]) + (" ..." if len(logs.waiting()) > 5 else "")
@@ -426,6 +450,7 @@ def follow_inspect_logs(
                 elapsed_s=clock() - start, live=live, redecided=record,
                 difference=None if live is None else _difference(live, record, reason, rows, tested, baseline),
                 notes=tuple(n for n in (note, None if live is None else live.note) if n),
+                next=upcoming if live is None else None,  # the paired managers run their own queue
             )
             yield look
             if look.final:

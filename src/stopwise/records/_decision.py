@@ -64,6 +64,9 @@ class CoverageState(_Record):
 
     rule: CoverageRule
     """The policy's coverage rule; with ``none`` the counts are recorded but not enforced."""
+    slack: float | None = None
+    """The ``tolerant`` rule's slack s, in hypergeometric standard deviations (None for the other rules, and then
+    left out of the JSON, so records of the other rules keep their bytes and digests)."""
     satisfied: bool
     """Every group has at least its required count observed (and the requirement is possible)."""
     possible: bool
@@ -72,6 +75,14 @@ class CoverageState(_Record):
     """Per-group sizes, required and seen counts, in group-label order."""
     missing_groups: list[str]
     """Groups whose seen count is below the required count."""
+
+    @model_serializer(mode="wrap")
+    def _without_slack(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Leave ``slack`` out of the JSON while None (records of the rules without one serialise as before)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("slack", 0) is None:
+            del data["slack"]
+        return data
 
 
 class BudgetState(_Record):

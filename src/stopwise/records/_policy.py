@@ -68,12 +68,23 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+COVERAGE_DEFAULT_SLACK = 2.0
+"""s of the ``tolerant`` coverage rule (:data:`stopwise.compare._coverage.COVERAGE_SLACK`)."""
+
+
 class CoveragePolicy(_Section):
     """How task-group coverage is required before a final action."""
 
     rule: CoverageRule = "proportional"
     """``proportional``: r_g = max{1, min{n_g, floor(k n_g / N)}} tasks of every group (paper eq. 4);
-    ``none``: final actions do not wait for coverage (coverage is still recorded)."""
+    ``tolerant``: the same quota less ``slack`` hypergeometric standard deviations of the group's count,
+    at least one task per group (a uniformly random prefix meets it up to sampling noise);
+    ``every-group``: one task of every group; ``none``: final actions do not wait for coverage (coverage is
+    still recorded). Default: ``tolerant`` with ``[decision] boundary = "betting-wor"`` (issue 33),
+    ``proportional`` (the paper's) with the fixed-budget rule; a policy that names the rule keeps it."""
+    slack: StrictFloat = Field(default=COVERAGE_DEFAULT_SLACK, ge=0.0, le=10.0)
+    """s of the ``tolerant`` rule, in hypergeometric standard deviations (0 is the proportional rule). Left out
+    of the canonical JSON under the other rules, where it plays no part."""
     group_column: Literal["group", "source", "unit"] = "group"
     """Outcome column that holds the stratum of each task (a text column of the outcome contract)."""
 
@@ -180,11 +191,14 @@ class BettingPolicy(_Section):
     """With the coverage rule in force: ``top-up`` runs a uniformly random permutation pi of the planned
     tasks, tests with the pooled process on pi's observed prefix and, once it crosses, runs the fewest
     further tasks that bring the observed set to coverage before the action (``stopwise order`` writes pi);
-    ``stratified`` runs the coverage-aware order and tests with the per-group (stratified) process.
+    ``stratified`` (the coverage-aware order and the per-group process) is retired (issue 33): ``decide`` and
+    ``stopwise order`` refuse it (the value still parses, so policies that name it keep loading and say why).
     Without the coverage rule the design does not apply."""
     order_check: OrderCheck = "refuse"
-    """A planned order that is not a seeded random permutation of the kind the design needs (``cost-first``,
-    ``neyman``, an edited or hand-written tasks file): ``refuse`` the decision, or ``warn`` in the record."""
+    """A planned order that is not a seeded uniformly random permutation (``cost-first``, ``neyman``, an edited or
+    hand-written tasks file) is refused. ``warn`` used to decide on it with the stratified process and a warning;
+    that process is retired (issue 33), so ``warn`` refuses too (only a universe built in Python without a stamp
+    is decided, with a warning, whatever this says)."""
 
 
 class EarlyPolicy(_Section):
@@ -308,6 +322,25 @@ class Policy(_Section):
     """How a family of systems is decided together (``decide_family``, ``stopwise leaderboard``); left out of the
     canonical JSON at its default."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _coverage_default(cls, data: object) -> object:
+        """An unnamed coverage rule is ``tolerant`` under the betting boundary (issue 33), ``proportional`` otherwise."""
+        if not isinstance(data, dict):
+            return data
+        decision = data.get("decision")
+        boundary = decision.get("boundary") if isinstance(decision, dict) else getattr(decision, "boundary", None)
+        if boundary != "betting-wor":
+            return data
+        coverage = data.get("coverage")
+        if coverage is None:
+            return {**data, "coverage": {"rule": "tolerant"}}
+        if isinstance(coverage, dict) and "rule" not in coverage:
+            return {**data, "coverage": {**coverage, "rule": "tolerant"}}
+        if isinstance(coverage, CoveragePolicy) and "rule" not in coverage.model_fields_set:
+            return {**data, "coverage": {**coverage.model_dump(exclude_unset=True), "rule": "tolerant"}}
+        return data
+
     @field_validator("statuses")
     @classmethod
     def _statuses_nonempty(cls, value: tuple[Status, ...]) -> tuple[Status, ...]:
@@ -318,6 +351,8 @@ class Policy(_Section):
     def canonical_json(self) -> str:
         """The policy as canonical JSON: sorted keys, no whitespace, every default filled in."""
         data = self.model_dump(mode="json")
+        if self.coverage.rule != "tolerant":  # issue 33: the slack plays no part, and old policies keep their digests
+            del data["coverage"]["slack"]
         if self.flags == FlagPolicy():
             del data["flags"]
         if self.betting == BettingPolicy():
@@ -370,8 +405,14 @@ statuses = ["final"]
 [coverage]
 # proportional: before a final action, every task group g needs
 #   r_g = max(1, min(n_g, floor(k * n_g / N))) observed tasks (k observed of N shared).
-# none: do not wait for coverage (coverage is still recorded).
-rule = "proportional"
+# tolerant:     the same quota less `slack` hypergeometric standard deviations of the group's count in a
+#               random k-subset, at least one task per group (a random prefix meets it up to sampling noise)
+# every-group:  one observed task of every group
+# none:         do not wait for coverage (coverage is still recorded).
+# Left unset, the rule is "tolerant" with boundary = "betting-wor" and "proportional" (the paper's) with
+# the fixed-budget rule; uncomment to choose one.
+# rule = "tolerant"
+# slack = 2.0
 group_column = "group"
 
 [order]
@@ -421,11 +462,12 @@ audit_seed = 0
 [betting]
 # with betting-wor and the coverage rule:
 # top-up     - run a uniformly random permutation of the planned tasks (stopwise order writes it); once
-#              the boundary is crossed, run the fewest further tasks that meet coverage, then act
-# stratified - run the coverage-aware order, per-group (stratified) boundary: valid, but resolves later
+#              the boundary is crossed, run the fewest further tasks that meet coverage (stopwise next
+#              names them first), then act
+# (stratified, the coverage-aware order with a per-group boundary, is retired: it resolved far later)
 design = "top-up"
-# a planned order that is not a seeded random permutation of the kind the design needs (cost-first,
-# a hand-written tasks file): refuse the decision, or warn in the record
+# a planned order that is not a seeded uniformly random permutation (cost-first, a hand-written tasks
+# file) is refused ("warn" used to decide on it with the retired stratified process; it refuses too)
 order_check = "refuse"
 
 [family]

@@ -24,6 +24,7 @@ from stopwise.compare import (
     budget_task_count,
     cost_first_orders,
     coverage_aware_orders,
+    coverage_enforced,
     exact_tails_from_counts,
     exact_wor_tails_from_counts,
     exceeds_threshold,
@@ -217,14 +218,14 @@ def _plans(
     return result
 
 
-def _coverage(groups: np.ndarray, prefix_sums: Callable[[np.ndarray], np.ndarray], k: np.ndarray) -> np.ndarray:
-    """Whether each prefix (order, budget) meets the proportional coverage rule (possible and satisfied)."""
+def _coverage(groups: np.ndarray, prefix_sums: Callable[[np.ndarray], np.ndarray], k: np.ndarray, policy: Policy) -> np.ndarray:
+    """Whether each prefix (order, budget) meets the policy's coverage rule (possible and satisfied)."""
     labels, codes = np.unique(groups, return_inverse=True)
     sizes = np.bincount(codes)
     onehot = np.zeros((len(groups), len(labels)), dtype=np.float32)
     onehot[np.arange(len(groups)), codes] = 1.0
     seen = np.rint(prefix_sums(onehot))
-    required = required_counts(sizes, k)
+    required = required_counts(sizes, k, rule=policy.coverage.rule, slack=policy.coverage.slack)
     return (required.sum(axis=-1) <= k) & (seen >= required).all(axis=-1) & (k > 0)
 
 
@@ -305,7 +306,7 @@ def _plan_work(
     """Prefix statistics of every pair of a plan (see :meth:`_Plan.prefix_sums`)."""
     prefix_sums = plan.prefix_sums()
     k = plan.k
-    covered = _coverage(source.groups[plan.pairs[0].tasks], prefix_sums, k)
+    covered = _coverage(source.groups[plan.pairs[0].tasks], prefix_sums, k, policy)
     cost = _spent(source.cost, plan.pairs, prefix_sums, k.shape[1])
     elapsed = _spent(source.elapsed, plan.pairs, prefix_sums, k.shape[1])
     lattice_counts = _prefix_counts(prefix_sums, plan.pairs)
@@ -567,7 +568,7 @@ def _assemble(
     keep_decisions: bool,
 ) -> PolicyReplay:
     forced = policy.tail_method == "none"
-    enforce = policy.coverage.rule == "proportional"
+    enforce = coverage_enforced(policy.coverage.rule)
     columns: dict[str, list[np.ndarray]] = {name: [] for name in CASE_COLUMNS}
     decision_frames: list[pd.DataFrame] = []
     n_t, n_b = len(thresholds), len(budgets)

@@ -39,6 +39,7 @@ from stopwise.compare import (
     betting_paths,
     budget_task_count,
     claim_looks,
+    coverage_enforced,
     family_hypotheses,
     top_up_ends,
 )
@@ -233,16 +234,16 @@ def _process(source: ReplaySource, tasks: np.ndarray, orders: np.ndarray, policy
     """The process and announcement of the policy's design on these orders (see :func:`family_claim_runs`)."""
     labels, codes = np.unique(source.groups[tasks], return_inverse=True)
     sizes = np.bincount(codes, minlength=len(labels))
-    coverage = policy.coverage.rule == "proportional"
+    coverage = coverage_enforced(policy.coverage.rule)
     if policy.order.kind == "uniform":
         if coverage and policy.betting.design == "top-up":
-            return {"process": "pooled, coverage by top-up", "announce": top_up_ends(codes[orders], sizes) - 1}
+            return {"process": "pooled, coverage by top-up", "announce": top_up_ends(codes[orders], sizes, rule=policy.coverage.rule, slack=policy.coverage.slack) - 1}
         if coverage:
-            return {"process": "pooled, coverage gate", "announce": None, "gate": _coverage_gate(source.groups[tasks], orders)}
+            return {"process": "pooled, coverage gate", "announce": None, "gate": _coverage_gate(source.groups[tasks], orders, policy)}
         return {"process": "pooled", "announce": None}
     if policy.order.kind != "coverage-aware":
         raise ArgumentError(f"the family replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
-    gate = _coverage_gate(source.groups[tasks], orders) if coverage else None
+    gate = _coverage_gate(source.groups[tasks], orders, policy) if coverage else None
     return {"process": "stratified", "announce": None, "gate": gate, "group_codes": codes[orders], "group_sizes": sizes}
 
 

@@ -17,8 +17,8 @@ of the prefix so far and the run stops at the first promote or reject. Two rules
   of Fig. 2 runs with exact bootstrap tails (paired normal tails where the pair's lattice is too fine
   for exact tails). It is valid for one look; repeated looks inflate its errors.
 
-Both rules need the coverage rule to hold at the look when the policy enforces it (coverage rule
-``proportional``). A decision is wrong when it is the opposite of the completed record's truth,
+Both rules need the coverage rule to hold at the look when the policy enforces it (every coverage rule but
+``none``: ``proportional``, ``tolerant``, ``every-group``). A decision is wrong when it is the opposite of the completed record's truth,
 defined as in the budget-grid replay (ParEvalLayer section IV-A): the pair is positive iff
 Delta_full > delta on the complete shared task set, so a promote of a non-positive pair or a reject
 of a positive pair is wrong. The per-pair guarantee of the betting rule is ``wrong rate <= a``; over
@@ -45,8 +45,10 @@ from stopwise.compare import (
     PROMOTE,
     REJECT,
     betting_paths,
+    coverage_enforced,
     exact_tails_from_counts,
     exceeds_threshold,
+    in_order_ends,
     lattice_threshold,
     normal_tails_from_moments,
     required_counts,
@@ -101,13 +103,13 @@ class _Stops:
     stop: np.ndarray
 
 
-def _coverage_gate(groups: np.ndarray, orders: np.ndarray) -> np.ndarray:
-    """(K, N) bool: the prefix of length k+1 of each order meets the proportional coverage rule."""
+def _coverage_gate(groups: np.ndarray, orders: np.ndarray, policy: Policy) -> np.ndarray:
+    """(K, N) bool: the prefix of length k+1 of each order meets the policy's coverage rule."""
     _, codes = np.unique(groups, return_inverse=True)
     sizes = np.bincount(codes)
     n = len(groups)
     k = np.arange(1, n + 1)
-    required = required_counts(sizes, k)
+    required = required_counts(sizes, k, rule=policy.coverage.rule, slack=policy.coverage.slack)
     possible = required.sum(axis=1) <= k
     ordered = codes[orders]
     ok = np.broadcast_to(possible, orders.shape).copy()
@@ -388,6 +390,7 @@ def replay_source_looks(
     n_jobs: int = 1,
     policy_name: str = "policy",
     progress: Callable[[int], None] | None = None,
+    in_order: bool = False,
 ) -> LiveReplay:
     """Replay every directed pair of a source with a look after every task (or every k tasks).
 
@@ -423,6 +426,11 @@ def replay_source_looks(
         Label of the policy in the tables.
     progress : callable, optional
         Called with the number of pairs done.
+    in_order : bool, optional
+        Under the top-up design: the evaluation runs the planned order pi and never skips to the top-up tasks (a
+        harness that ignores ``stopwise next``), so the action comes when some prefix and its top-up have been run
+        in order (:func:`stopwise.compare.in_order_ends`); default: the top-up tasks run as soon as a test crosses
+        (the design, :func:`stopwise.compare.top_up_ends`).
 
     Returns
     -------
@@ -448,7 +456,7 @@ def replay_source_looks(
     if policy.order.kind not in ("uniform", "coverage-aware"):
         raise ArgumentError(f"the live replay supports uniform and coverage-aware orders; the policy has {policy.order.kind!r}")
     alpha = policy.tail_cutoff
-    enforce = policy.coverage.rule == "proportional"
+    enforce = coverage_enforced(policy.coverage.rule)
     top_up = enforce and policy.betting.design == "top-up" and "betting-wor" in rules
     stratified = policy.order.kind != "uniform" and not top_up
     used = resolve_strategy(strategy, stratified)  # an unknown name is an ArgumentError here, before any work
@@ -467,13 +475,15 @@ def replay_source_looks(
         for orders, pairs in plans.values():
             n = pairs[0].n_shared
             groups = source.groups[pairs[0].tasks]
-            gate = _coverage_gate(groups, orders) if enforce else None
+            gate = _coverage_gate(groups, orders, policy) if enforce else None
             labels, codes_task = np.unique(groups, return_inverse=True)
             codes = codes_task[orders] if stratified else None
             sizes = np.bincount(codes_task, minlength=len(labels)) if stratified else None
             bet_looks = live_looks(n, looks)
             pi = uniform_of.for_pair(pairs[0]) if top_up else orders
-            ends = top_up_ends(codes_task[pi], np.bincount(codes_task, minlength=len(labels))) if top_up else None
+            ending = in_order_ends if in_order else top_up_ends
+            sizes_all = np.bincount(codes_task, minlength=len(labels))
+            ends = ending(codes_task[pi], sizes_all, rule=policy.coverage.rule, slack=policy.coverage.slack) if top_up else None
             fix_looks = live_looks(n, fixed_looks if fixed_looks is not None else max(1, math.ceil(n / 20)))
             fixed = [_fixed_stops(pair, orders, gate, fix_looks, alpha, tails) for pair in pairs] if "fixed-budget" in rules else []
             for t_index, threshold in enumerate(thresholds_arr):
@@ -482,7 +492,8 @@ def replay_source_looks(
                     if rule == "betting-wor" and ends is not None:
                         plan = _BettingPlan(pi, float(threshold), None, None, None, bet_looks, alpha, strategy)
                         stops: list[_Stops] = [_topped_up(run, ends) for run in _run_betting(pairs, plan, batch_rows, pool)]
-                        methods = [f"betting-wor ({used}, pooled on uniform orders, coverage by top-up)"] * len(pairs)
+                        how = "top-up run in planned order" if in_order else "coverage by top-up"
+                        methods = [f"betting-wor ({used}, pooled on uniform orders, {how})"] * len(pairs)
                     elif rule == "betting-wor":
                         plan = _BettingPlan(orders, float(threshold), codes, sizes, gate, bet_looks, alpha, strategy)
                         stops = _run_betting(pairs, plan, batch_rows, pool)

@@ -16,7 +16,7 @@ STANDARD_POLICIES: dict[str, dict[str, object]] = {
     "neyman": {"order": "neyman", "coverage": "none", "tail_method": "exact"},
     "forced-cost-first": {"order": "cost-first", "coverage": "none", "tail_method": "none"},
     "bootstrap-mc": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "bootstrap"},
-    "betting": {"order": "coverage-aware", "coverage": "proportional", "tail_method": "exact", "boundary": "betting-wor"},
+    "betting": {"order": "coverage-aware", "coverage": "tolerant", "tail_method": "exact", "boundary": "betting-wor"},
     "betting-uniform": {"order": "uniform", "coverage": "none", "tail_method": "exact", "boundary": "betting-wor"},
 }
 """Order, coverage rule and tail method of each named policy (ParEvalLayer section IV-B).
@@ -28,10 +28,11 @@ proportional to n_g sigma_g of the completed record, prior variance information)
 bootstrap rule; its allocation departs from proportional coverage by design, so the coverage rule is
 recorded (coverage failure) but not enforced. ``bootstrap-mc``: the paper's Monte-Carlo
 bootstrap (B from the policy, 200 by default). ``betting`` and ``betting-uniform``: the anytime-valid
-``betting-wor`` boundary (``[decision] boundary``) with the coverage rule (the top-up design: the pooled
-process on a seeded uniform order, coverage topped up before the action; ``[betting] design =
-"stratified"`` replays the stratified process under the coverage-aware order instead) or without it under
-a uniform order (pooled process); they are replayed with live looks
+``betting-wor`` boundary (``[decision] boundary``) with the coverage rule of the default policy with
+betting-wor, ``tolerant`` (issue 33; the top-up design: the pooled process on a seeded uniform order, coverage
+topped up before the action; ``[betting] design = "stratified"``, retired from ``decide``, replays the
+stratified process under the coverage-aware order instead) or without it under a uniform order (pooled
+process); they are replayed with live looks
 (``stopwise replay --looks``), not on the budget grid. Every other name sets the ``fixed-budget``
 boundary."""
 

@@ -21,8 +21,8 @@ evidence), the record's interval for the mean difference, and the words of its a
 ``betting-wor`` has designs, chosen by ``[betting] design`` (:data:`stopwise._vocabulary.BETTING_DESIGNS`) in the same
 way: the module ``betting_wor_<design>`` (``top-up`` -> :mod:`.betting_wor_top_up`, ``stratified`` ->
 :mod:`.betting_wor_stratified`) provides ``runs_on(kind, policy) -> bool`` (the planned order kinds it runs on) and
-``rule(warning) -> BoundaryRule``; an order it does not run on gets the pooled process (a uniform order) or the
-stratified one (any order random within groups).
+``rule(warning) -> BoundaryRule``; an order it does not run on gets the pooled process (the only order the betting
+boundary decides on is a uniform one: ``stratified`` is retired and runs on no order, issue 33).
 
 So a new boundary is one new module here and one word in ``Boundary`` of :mod:`stopwise._vocabulary`; a new
 design of the betting boundary one module ``betting_wor_<design>.py`` and one word in ``BettingDesign``. The pipeline

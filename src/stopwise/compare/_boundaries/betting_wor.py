@@ -6,11 +6,13 @@ confidence sequence at the look (:func:`stopwise.compare._interval.betting_inter
 when the look's own test rejected on that side.
 
 Which process runs depends on the planned order (:func:`rule`): its provenance is checked first (a seeded random
-permutation written by ``stopwise order``, or the policy's own seeded draw; ``[betting] order_check``), then the
-policy's design (``[betting] design``, a module ``betting_wor_<design>``) runs if it runs on the order's kind;
-otherwise a uniform order gets the pooled process (:class:`Pooled`, here: a simple random sample of the N tasks)
-and any other order the stratified one (:mod:`.betting_wor_stratified`, valid for any group schedule random
-within groups). A universe without groups always gets the pooled process: coverage holds from the first task.
+permutation written by ``stopwise order``, or the policy's own seeded draw), then the policy's design
+(``[betting] design``, a module ``betting_wor_<design>``) runs if it runs on the order's kind; otherwise the pooled
+process (:class:`Pooled`: the observed prefix of a uniform order is a simple random sample of the N tasks). The
+stratified process is retired (issue 33): an order that is not a uniform permutation is refused
+(:func:`stopwise.compare._plan.retired_order`), whatever ``[betting] order_check`` says, except a universe built
+in Python without a stamp, decided with the pooled process and an ``order-provenance`` warning. A universe of one
+group always gets the pooled process: coverage holds from the first task.
 Under ``[decision] predicted = "prediction-powered"`` the pooled process judges the prediction-powered differences
 (:mod:`stopwise.compare._powered`).
 """
@@ -18,12 +20,12 @@ Under ``[decision] predicted = "prediction-powered"`` the pooled process judges 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, cast
+from typing import ClassVar, cast
 
 from stopwise.compare._betting import BettingBoundary, betting_boundary
 from stopwise.compare._boundaries import BoundaryRule, Look, design_module
 from stopwise.compare._interval import sequence_interval
-from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check
+from stopwise.compare._plan import RANDOM_KINDS, drawn_kind, order_check, retired_order
 from stopwise.compare._powered import prefix_boundary, prefix_interval
 from stopwise.compare._state import DecideState
 from stopwise.errors import ComparisonError
@@ -76,7 +78,7 @@ _CHECKED_MAX = 64
 def _provenance(policy: Policy, universe: TaskUniverse) -> tuple[str, str | None]:
     """The order kind and the order-provenance warning of :func:`_judge_order`, judged once per universe and settings."""
     key = (universe.sha256(), universe.stamp, universe.from_file, universe.has_groups, policy.order.kind, policy.order.seed,
-           policy.betting.order_check, drawn_kind(policy))  # fmt: skip
+           policy.betting.order_check, policy.betting.design, policy.coverage.rule, drawn_kind(policy))  # fmt: skip
     if key not in _CHECKED:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.pop(next(iter(_CHECKED)))
@@ -95,9 +97,9 @@ def _judge_order(policy: Policy, universe: TaskUniverse) -> tuple[str, str | Non
 
     The kind is the stamp's (``stopwise order``), verified by redrawing it; an order without a stamp that is
     exactly the draw ``stopwise order`` makes for this policy (its kind, :func:`stopwise.compare._plan.drawn_kind`,
-    and ``[order] seed``) counts as verified. Any other order is refused, or with ``order_check = "warn"`` flagged
-    in the record (a universe built in Python without a stamp is always only flagged) and taken as a
-    ``coverage-aware`` order: the stratified process is the one valid for any group schedule random within groups.
+    and ``[order] seed``) counts as verified. The pooled process needs a uniformly random permutation, so any other
+    order is refused (:func:`stopwise.compare._plan.retired_order`: the stratified process it used to fall back to
+    is retired, issue 33), except a universe built in Python without a stamp: it is taken as uniform, with a warning.
     """
     problem = order_check(universe, RANDOM_KINDS)
     kind = universe.stamp.kind if universe.stamp is not None else None
@@ -106,38 +108,30 @@ def _judge_order(policy: Policy, universe: TaskUniverse) -> tuple[str, str | Non
             if candidate in RANDOM_KINDS and order_check(universe.with_stamp(candidate, policy.order.seed), RANDOM_KINDS) is None:
                 problem, kind = None, candidate  # the policy's own seeded draw, unstamped
                 break
+    refusal = retired_order(policy, universe, problem, kind)
+    if refusal is not None:
+        raise ComparisonError(refusal)
     if problem is None:
         assert kind is not None
         return kind, None
-    lenient = universe.stamp is None and not universe.from_file
-    if not lenient and policy.betting.order_check == "refuse":
-        raise ComparisonError(
-            f"{problem}: the betting-wor boundary's guarantee needs a seeded random permutation "
-            f"({' or '.join(RANDOM_KINDS)}) written by `stopwise order`; write the order with it, or set "
-            "[betting] order_check = \"warn\" to decide anyway with a warning in the record"
-        )
-    return "coverage-aware", f"{problem}; the betting-wor guarantee assumes an order drawn at random within groups (stratified process)"
+    return "uniform", f"{problem}; the betting-wor guarantee assumes a uniformly random permutation drawn before any outcome"
 
 
 def rule(policy: Policy, universe: TaskUniverse | None) -> BoundaryRule:
     """The process the planned order supports (see the module docstring); refuses an unfit order."""
     assert universe is not None  # check() refuses the betting boundary without an ordered universe
     kind, warning = _provenance(policy, universe)
-    if not universe.has_groups:  # one group: coverage holds from the first task, nothing to top up
+    if len(universe.group_sizes) <= 1:  # one group: coverage holds from the first task, nothing to top up
         return Pooled(warning)
     design = design_module(policy.betting.design)
-    if design.runs_on(kind, policy):
-        return design.rule(warning)
-    return Pooled(warning) if kind == "uniform" else design_module("stratified").rule(warning)
+    return design.rule(warning) if design.runs_on(kind, policy) else Pooled(warning)
 
 
 @dataclasses.dataclass(frozen=True)
 class Pooled:
     """The pooled process on the observed prefix: valid when the planned order is a uniform random permutation.
 
-    A uniform planned order makes the observed prefix a simple random sample of the N tasks: the pooled process
-    is valid and stronger. Any other order (coverage-aware, ...) picks groups predictably, so the per-group
-    (stratified) process is the valid one (:class:`stopwise.compare._boundaries.betting_wor_stratified.Stratified`).
+    A uniform planned order makes the observed prefix a simple random sample of the N tasks.
     """
 
     warning: str | None = None
@@ -145,8 +139,6 @@ class Pooled:
 
     coverage_on_observed: ClassVar[bool] = False
     takes_predictions: ClassVar[bool] = True
-    stratified: ClassVar[bool] = False
-    """The per-group process (the boundary is given the judged tasks' groups and the planned group sizes)."""
 
     @property
     def notes(self) -> tuple[DecisionWarning, ...]:
@@ -162,16 +154,10 @@ class Pooled:
         if state.inputs.powered is not None:
             return prefix_boundary(state)
         policy = state.policy
-        result = betting_boundary(state.observed.differences, policy.threshold, alpha=policy.tail_cutoff, **self._process(state))
+        result = betting_boundary(state.observed.differences, policy.threshold, alpha=policy.tail_cutoff, population_size=state.paired.n_shared)
         state.memo["bounds"] = (result.lower, result.upper, result.method)
         return result
 
-    def _process(self, state: DecideState) -> dict[str, Any]:
-        """N and, for the stratified process, the judged tasks' groups and the planned group sizes."""
-        universe = state.inputs.universe
-        assert universe is not None
-        groups = {"groups": state.observed.groups, "group_sizes": universe.group_sizes} if self.stratified else {}
-        return {"population_size": state.paired.n_shared, **groups}
 
     def look(self, state: DecideState) -> Look:
         """A final action at any look once a p-value is at most a and coverage holds."""
@@ -201,7 +187,7 @@ class Pooled:
             interval = prefix_interval(state)
         else:
             if "bounds" not in state.memo:  # the look computed no boundary (coverage does not hold yet): compute it here
-                result = betting_boundary(seen.differences, policy.threshold, alpha=policy.tail_cutoff, **self._process(state))
+                result = betting_boundary(seen.differences, policy.threshold, alpha=policy.tail_cutoff, population_size=state.paired.n_shared)
                 state.memo["bounds"] = (result.lower, result.upper, result.method)
             lower, upper, method = cast(tuple[float, float, str], state.memo["bounds"])
             interval = sequence_interval(lower, upper, method, policy.tail_cutoff)

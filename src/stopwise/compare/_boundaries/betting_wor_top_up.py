@@ -1,4 +1,4 @@
-"""The top-up design of the betting boundary (``[betting] design = "top-up"``, the default with the coverage rule).
+"""The top-up design of the betting boundary (``[betting] design = "top-up"``, the default with a coverage rule).
 
 It runs on a uniformly random planned order pi (:mod:`stopwise.compare._topup`): the pooled process tests on pi's
 observed prefix, and once a test has crossed at look tau the action is issued when, for some L from tau to the
@@ -22,7 +22,7 @@ from stopwise.compare._boundaries.betting_wor import Pooled
 from stopwise.compare._coverage import coverage_from_sizes
 from stopwise.compare._plan import top_up_design
 from stopwise.compare._state import DecideState
-from stopwise.compare._topup import top_up_tasks
+from stopwise.compare._topup import top_up_check
 from stopwise.records import Action, Policy, TailProvenance
 
 __all__ = ["TopUp", "rule", "runs_on"]
@@ -71,24 +71,24 @@ def _act_when_covered(state: DecideState, look: Look, word: Action, tau: int, cr
     """The action once pi's first L tasks and their fewest top-up tasks are observed, for some L from tau on; else wait."""
     paired, policy, universe, seen = state.paired, state.policy, state.inputs.universe, state.observed
     assert universe is not None and universe.tasks is not None and universe.groups is not None
-    # The action rests on pi's first L tasks plus their fewest top-up, for some L from tau to the observed prefix:
-    # monotone in the rows (more rows never undo it), and the set the replay's live run observes at L = tau.
+    # The action rests on pi's first L tasks plus their fewest top-up, for some L from tau to the observed prefix
+    # (monotone in the rows); otherwise it waits for the crossing look's top-up (:func:`top_up_check`).
     codes = np.searchsorted(np.asarray(paired.universe_labels), universe.groups)
     observed = np.zeros(universe.n_tasks, dtype=bool)
     observed[paired.positions] = True
-    sizes = np.asarray(paired.universe_sizes, dtype=np.int64)
-    planned = np.arange(universe.n_tasks)
-    for length in range(tau, seen.n + 1):
-        extra = top_up_tasks(codes, planned < length, sizes)
-        if observed[extra].all():
-            basis = np.r_[planned[:length], extra]
-            coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=policy.coverage.rule)
-            where = f"; coverage met on the first {length} tasks of the planned order" + (f" and {len(extra)} top-up task(s)" if len(extra) else "")
-            return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
-    # wait for the top-up of the crossing look tau (the design's, and the replay's): a set fixed at the crossing
-    # that only shrinks as its tasks arrive, so a live evaluation may skip every other task without ever skipping
-    # one a later look would name (a longer prefix's set may differ; the loop above still acts on any L that holds)
-    missing = universe.tasks[[i for i in top_up_tasks(codes, planned < tau, sizes) if not observed[i]]]
+    rule, slack = policy.coverage.rule, policy.coverage.slack
+    check = top_up_check(codes, observed, np.asarray(paired.universe_sizes, dtype=np.int64), tau, seen.n, rule=rule, slack=slack)
+    basis = check.basis
+    if check.ready:
+        coverage = coverage_from_sizes(paired.universe_labels, paired.universe_sizes, universe.groups[basis], rule=rule, slack=slack)
+        where = f"; coverage met on the first {check.length} tasks of the planned order" + (f" and {len(check.extra)} top-up task(s)" if len(check.extra) else "")
+        return dataclasses.replace(look, action=word, reason=crossing + where, coverage=coverage)
+    # the coverage of the set the action waits on (required at its size): its missing groups are the top-up's
+    waited = coverage_from_sizes(
+        paired.universe_labels, paired.universe_sizes, universe.groups[basis[observed[basis]]], rule=rule, slack=slack, at=len(basis)
+    )
+    look = dataclasses.replace(look, coverage=waited)
+    missing = universe.tasks[check.missing]
     shown = ", ".join(missing[:20].tolist()) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
     if state.budget.at_limit:
         return dataclasses.replace(look, action="abstain", reason=crossing + f"; at the budget limit without coverage ({len(missing)} top-up task(s) short)")
