@@ -92,6 +92,8 @@ class _Counts:
     duplicates: int = 0
     conflicts: int = 0
     unscored: int = 0
+    in_doubt: int = 0
+    """Appends whose call failed: a commit can reach the ledger and its reply be lost with the connection."""
     stopped: int = 0
     completed: int = 0
 
@@ -541,6 +543,7 @@ class PairedComparison:
         try:
             result = self.ledger.append(self.evaluation, [row])
         except Exception as exc:  # the ledger is unusable: stop the evaluation, keep the Inspect log
+            side.counts.in_doubt += 1  # a lost connection leaves the commit's fate unknown to this process
             self._fail("append", task, exc)
             return None
         side.counts.accepted += result.accepted
@@ -685,6 +688,7 @@ class PairedComparison:
                     "duplicates": side.counts.duplicates,
                     "conflicts": side.counts.conflicts,
                     "unscored": side.counts.unscored,
+                    "in_doubt": side.counts.in_doubt,
                 },
                 "stopped": side.counts.stopped,
                 "errored": missing_samples(self, role),
