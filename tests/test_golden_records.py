@@ -18,6 +18,12 @@ the default with betting-wor, now has the ``tolerant`` coverage rule (its sha256
 an ``order-provenance`` warning that the guarantee assumes a uniform order, instead of the retired stratified
 process: p-values, coverage, reason and tail method change; 6 of the 40 actions change, each from continue to a
 final action (swebench_verified_bashonly 2, terminal_bench_1_5 2, terminal_bench_2 2). docs/history.md (0.2).
+
+0.2, machine-independent pins: the hashes were of full-precision floats, whose last bits depend on the CPU's vector
+unit (they failed on an AVX-512 machine for every record, the code unchanged since CI passed on another). Floats are
+now hashed rounded (:func:`_rounded`) and ``digest()`` is no longer hashed; the pins were re-taken from the same code and
+are equal with numpy's AVX-512, AVX2 and baseline kernels (``NPY_DISABLE_CPU_FEATURES``), and the demo's pin equals
+the one taken from e974111 (before 0.2).
 """
 
 from __future__ import annotations
@@ -41,18 +47,36 @@ CLAIM_FIELDS = {"interval", "claim", "forecast"}
 record byte-identical, every digest() unchanged) and the ``*_WITH_CLAIMS`` pins hash the whole JSON."""
 
 
-PINNED_VERSION = "0.1.0"
-"""The library version the pins were computed with: ``digest()`` covers ``stopwise_version``, so each record's digest is
-taken with its version set back to this one (0.2 bumped the version and nothing else of the records)."""
+SIGNIFICANT_DIGITS = 10
+ABSOLUTE_DECIMALS = 12
+"""Floats are hashed at 10 significant digits after rounding to 12 decimals: their last bits depend on the machine's
+vector unit (numpy's AVX-512 and AVX2 kernels give R_promote 0.04259060931968062 and 0.0425906093196806 on the demo's
+25 % look, and tails near 1e-14 that differ in their second digit: 8.6896e-15 and 8.7215e-15 on swebench_lite), and
+the pins must hold on every machine CI may use. Both keep every decision-relevant difference (a = 0.05)."""
+
+
+def _rounded(value: object) -> object:
+    """``value`` with every float rounded to :data:`ABSOLUTE_DECIMALS` decimals, then :data:`SIGNIFICANT_DIGITS`
+    significant digits (recursively)."""
+    if isinstance(value, float):
+        return float(f"{round(value, ABSOLUTE_DECIMALS):.{SIGNIFICANT_DIGITS}g}") + 0.0
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
 
 
 def _canonical(records: list[DecisionRecord], *, with_claims: bool = False) -> str:
-    """sha256 over each record's JSON without the volatile fields (and, unless asked, the issue-24 fields), then its
-    digest() at the pinned version."""
+    """sha256 over each record's JSON without the volatile fields (and, unless asked, the issue-24 fields), floats
+    rounded (:func:`_rounded`).
+
+    (Before 0.2 the hash also covered each record's ``digest()``, which hashes the floats' full precision: the pins then
+    held on one machine only. ``digest()``'s own stability is tested in tests/records.)"""
     h = hashlib.sha256()
     for record in records:
-        h.update(record.model_dump_json(exclude=VOLATILE if with_claims else VOLATILE | CLAIM_FIELDS).encode())
-        h.update(record.model_copy(update={"stopwise_version": PINNED_VERSION}).digest().encode())
+        dumped = json.loads(record.model_dump_json(exclude=VOLATILE if with_claims else VOLATILE | CLAIM_FIELDS))
+        h.update(json.dumps(_rounded(dumped), separators=(",", ":")).encode())
     return h.hexdigest()
 
 
@@ -103,23 +127,23 @@ def test_shared_record_decisions_are_pinned(name: str) -> None:
 
 
 DEMO_ACTIONS = ["abstain", "abstain", "promote", "promote", "promote", "promote"]
-DEMO_SHA256 = "0ae62007a137ad2d4af747f44726d72d485f3b1766a7b033c9cecfa4df2b0869"
+DEMO_SHA256 = "202a2179b0869df3c1fcf699d70ee92b08c93e95b1a1ff00220b0657956e3824"
 SHARED_SHA256 = {
     # issue 33 (0.2): the betting-wor records change (see the module docstring); the fixed-budget ones do not
-    "swebench_lite": "278189d7cd07493d9a883d866fd393825b028dcf19f0e1be9305945c1121be4b",
-    "swebench_verified": "578f73b2697465b212650e85e6fb24bc9d625a8f334b4d076f3332c280fe3e5a",
-    "swebench_verified_bashonly": "4f16d4460135295fb149fac0063ea2bb5e1b9c9e257bd5d6082116274a923146",
+    "swebench_lite": "49622545b04865a70c0e0fcc8c8c678e215c5ad47e397aa3c6166d88a3b5043e",
+    "swebench_verified": "f11f7a7d73445bda6cbe8684b674494e29fb39081ecc023077b972f221034dbc",
+    "swebench_verified_bashonly": "10b8781bf8ac23f9fc25bcf00b96367efe4816b49fde7ba8049110e06d995d69",
     # issue 21 (i21-onelook): terminal_bench_1_5 record 9 and terminal_bench_2 record 15 (fixed-budget reject at 0.2
     # on 2 discordant tasks) gain the rare-discordance warning; nothing else in them, and no other record, changed
-    "terminal_bench_1_5": "7377b11e90bddd4f7e6891d4ed972143026d1ba19aed2c34762792d2b9723c95",
-    "terminal_bench_2": "2cfcba7243d354ab1e546eb0fdbd4f95a4969145f0e48fab16681c4fefc261f7",
+    "terminal_bench_1_5": "bf1a943d4c4c78961e101daa8daf4ecbe6c7fdc2e367467417151d9295c65f7b",
+    "terminal_bench_2": "858ce3fa898352949f536db0124daeabab7efff07a2e1a2722af17ca20b06582",
 }
 # issue 24 (i24-claims): the records with their interval, claim sentence and forecast (issue 33: the betting-wor ones change)
-DEMO_SHA256_WITH_CLAIMS = "c97a6f352e501e8d6804cd9c8afb433a1fc8c1fcf6db1200064ceda1bf933e9e"
+DEMO_SHA256_WITH_CLAIMS = "bb8b7d67190078ede1649ca5f3761c6d19b19f913e574638f99f17e71137228c"
 SHARED_SHA256_WITH_CLAIMS = {
-    "swebench_lite": "22119f1699b1d518ae4d8fdcda63866340923ba65a94f205d86928782c60302a",
-    "swebench_verified": "fa0e521eb73569e8413cd9693d0d56227f42127ac09b853d4d0c645abc8a14db",
-    "swebench_verified_bashonly": "1246f0083b72c56fd62db82e3bfa130a678f648bfbe89175192ab726c46d3414",
-    "terminal_bench_1_5": "e718090c45cffb5ea35cff552fe255e16b34ce233597b567d258353ce6df9bf4",
-    "terminal_bench_2": "308fb3b7c457b0b58b325c04ea81d3fabf466b2e79dae4dc92db0e0f77fb007e",
+    "swebench_lite": "5d90b55aa727e6bef6ee6818b4ed86225bc478ab00cb6540c62e242ceaa73cb3",
+    "swebench_verified": "f82559bcfd170425d7d7e4bd67eba7811f2102dcc5d8abef3238593350f748be",
+    "swebench_verified_bashonly": "4b464e302e7da46db57f90b8f15cbc5625905f87a4f316f50298767982287cf8",
+    "terminal_bench_1_5": "4e3fafa00525117a66b5b1262386d512accfe54a2bd9293fd478d5c6ceeb7500",
+    "terminal_bench_2": "85788617f84fc073b079ce12b33b2ec932852f1388a8fd85413e14b05b0b708f",
 }
