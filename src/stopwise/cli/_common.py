@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
+from typing import get_args as typing_args
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -619,6 +620,46 @@ def _usage_names() -> None:
 
 
 _usage_names()
+
+_METAVARS = {"bool": "BOOLEAN", "str": "TEXT", "int": "INTEGER", "float": "FLOAT", "datetime": "DATETIME", "Path": "PATH"}
+"""Click's names of the value types, which ``--help`` shows where Typer 0.2x shows Python's (``<int>``)."""
+
+
+def click_metavar(param: Any) -> str:
+    """What ``--help`` shows in the type column of a parameter: nothing for a flag, else Click's name.
+
+    Typer 0.2x writes Python annotations there (``<bool>`` beside every flag, ``<list[Path]>``,
+    ``<str>``); this gives what Click writes: ``TEXT``, ``INTEGER``, ``FLOAT``, ``PATH`` (``FILE``,
+    ``DIRECTORY``), ``[a|b|c]`` for choices, and ``INTEGER RANGE`` for bounded numbers. A repeatable
+    option or a variadic argument shows its element's name (the ``...`` after an argument's name says
+    it takes several).
+    """
+    if getattr(param, "is_flag", False) or getattr(param, "count", False):
+        return ""
+    desc = param.type_descriptor
+    if desc.is_choice:
+        return "[" + "|".join(str(getattr(choice, "value", choice)) for choice in desc.choices or ()) + "]"
+    if desc.is_path:
+        return {"file": "FILE", "dir": "DIRECTORY"}.get(desc.path_type, "PATH")
+    annotation = desc.annotation
+    if desc.is_list or desc.is_tuple:
+        names = [_METAVARS.get(getattr(arg, "__name__", ""), "TEXT") for arg in typing_args(annotation)]
+        return " ".join(names[:1] if desc.is_list else names)
+    name = _METAVARS.get(getattr(annotation, "__name__", ""), "TEXT")
+    return f"{name} RANGE" if desc.is_ranged else name
+
+
+def _click_metavars() -> None:
+    """Typer's type column shows Click's names (:func:`click_metavar`); a Typer without the hook is left as it is."""
+    import typer.core
+
+    parameter: Any = getattr(typer.core, "_TyperParameter", None)
+    if parameter is None or not hasattr(parameter, "display_type"):
+        return
+    parameter.display_type = lambda self, ctx: click_metavar(self)
+
+
+_click_metavars()
 
 
 # Options several commands take. Each ``*_option(panel)`` makes the typer option (under a help panel of the
