@@ -81,3 +81,22 @@ def test_ledger_append_names_the_closest_planned_task(tmp_path: Path, capsys: py
     err = capsys.readouterr().err
     assert "must be a task of the evaluation's planned universe (did you mean 'repo-alpha-0000'" in err
     assert "row 2, field 'task'" in err  # two rows: each named, as before
+
+
+def test_ledger_append_takes_several_files_as_decide_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two files (one of them standard input) are appended as one batch: their rows together, none twice."""
+    rows = synthetic_benchmark(60, 3, rng=0)
+    rows = rows[rows["system"].isin(["system-01", "system-02"])]
+    first = write_outcomes(rows.iloc[:70], tmp_path / "first.csv")
+    second = write_outcomes(rows.iloc[70:], tmp_path / "second.csv")
+    db = str(tmp_path / "ledger.db")
+    assert main(["ledger", "init", db, "ev", "-t", "system-01", "-b", "system-02", "--n-tasks", "60"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "append", db, "ev", str(first), str(second), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accepted"] == len(rows) == 120
+    assert main(["ledger", "append", db, "ev", str(second), str(first), "--json"]) == 0  # a repeat, in another order
+    assert json.loads(capsys.readouterr().out) | {"conflict_keys": []} == {
+        "accepted": 0, "duplicates": 120, "conflicts": 0, "conflict_keys": [], "after_decision": 0,
+    }
+    assert main(["ledger", "append", db, "ev", "-", "-"]) == 4
+    assert "standard input ('-') can be read once" in capsys.readouterr().err
