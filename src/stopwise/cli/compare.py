@@ -193,6 +193,8 @@ def policy_check(
 
 MAX_DEMO_TASKS = 10_000
 MAX_DEMO_SYSTEMS = 20
+MIN_DEMO_TASKS = 6  # one task per group of stopwise.records.synthetic_benchmark (a test keeps them equal)
+MIN_DEMO_SYSTEMS = 2
 """Bounds of ``stopwise demo`` (memory grows with tasks x systems)."""
 
 
@@ -216,10 +218,11 @@ def demo_command(
 
     with user_errors(), Outputs(force=force) as outputs:
         folder = outputs.directory(out) if out is not None else None
-        if n_tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
+        if not (MIN_DEMO_TASKS <= n_tasks <= MAX_DEMO_TASKS and MIN_DEMO_SYSTEMS <= systems <= MAX_DEMO_SYSTEMS):
             raise InputError(
-                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --n-tasks {n_tasks:,}, "
-                f"--systems {systems:,} (stopwise.records.synthetic_benchmark has no such limit)"
+                f"the demo takes --n-tasks {MIN_DEMO_TASKS} to {MAX_DEMO_TASKS:,} and --systems {MIN_DEMO_SYSTEMS} to "
+                f"{MAX_DEMO_SYSTEMS}; got --n-tasks {n_tasks:,}, --systems {systems:,}"
+                + (" (stopwise.records.synthetic_benchmark has no upper limit)" if n_tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS else "")
             )
         demo = demo_comparison(seed, n_tasks, systems)
         records = demo.decisions
