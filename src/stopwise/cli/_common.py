@@ -25,7 +25,7 @@ import typer
 from rich.console import Console, ConsoleDimensions
 
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.errors import InputError, Problem, StopwiseError, ValidationError, terminal_text
+from stopwise.errors import InputError, Problem, StopwiseError, ValidationError, shown, terminal_text
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -131,9 +131,13 @@ _ROWS_NAMED = 3
 
 
 def _collapsed_problems(error: ValidationError) -> str:
-    """The message of ``error`` with a problem repeated on more than 3 rows (the same file, field, rule and value) shown once, with a count and its first rows.
+    """The message of ``error`` with repeated problems shown once, with a count.
 
-    ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700 lines.
+    A problem repeated on more than 3 rows (the same file, field, rule and value) is one line with
+    its count and first rows; the same rule broken by more than 3 different values in one file and
+    field (a key read twice, once per task) is one line with its count and first values.
+    ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700
+    lines.
 
     Examples
     --------
@@ -143,22 +147,40 @@ def _collapsed_problems(error: ValidationError) -> str:
     1,701 problems in the input:
       rows.csv, field 'system': must be 'A' or 'B'; got 'C' (×1,700: rows 1, 2, 3, …)
       rows.csv, row 9, field 'task': must be planned; got 't9'
+    >>> keys = [Problem("b.json", None, "task", "must be unique but is read twice", f"t{i}") for i in range(30)]
+    >>> print(_collapsed_problems(ValidationError(keys)))
+    30 problems in the input:
+      b.json, field 'task': must be unique but is read twice; got 't0', 't1', 't2', … (×30)
     """
     import dataclasses
 
     groups: dict[tuple[str, str | None, str, str], list[Problem]] = {}
     for problem in error.problems:
         groups.setdefault((problem.file, problem.field, problem.rule, repr(problem.value)), []).append(problem)
-    if all(len(same) <= _ROWS_NAMED for same in groups.values()):
+    rules: dict[tuple[str, str | None, str], list[list[Problem]]] = {}  # the groups of each rule, of few rows each
+    for (file, field, rule, _), same in groups.items():
+        if len(same) <= _ROWS_NAMED:
+            rules.setdefault((file, field, rule), []).append(same)
+    collapsed = {key for key, values in rules.items() if sum(map(len, values)) > _ROWS_NAMED}
+    if not collapsed and all(len(same) <= _ROWS_NAMED for same in groups.values()):
         return str(error)
     lines: list[str] = []
     for same in groups.values():
-        if len(same) <= _ROWS_NAMED:
+        first = same[0]
+        rule = (first.file, first.field, first.rule)
+        if len(same) > _ROWS_NAMED:
+            rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
+            where = f": rows {', '.join(rows)}, …" if rows else ""
+            lines.append(f"{dataclasses.replace(first, row=None, line=None)} (×{len(same):,}{where})")
+        elif rule not in collapsed:
             lines += [str(p) for p in same]
-            continue
-        rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
-        where = f": rows {', '.join(rows)}, …" if rows else ""
-        lines.append(f"{dataclasses.replace(same[0], row=None, line=None)} (×{len(same):,}{where})")
+        elif same is rules[rule][0]:  # the rule's line, where its first value stood
+            values = rules[rule]
+            n = sum(map(len, values))
+            got = ", ".join(shown(v[0].value) for v in values[:_ROWS_NAMED])
+            bare = dataclasses.replace(first, row=None, line=None, value=None)
+            count = f"×{n:,}" + (f" in {len(values):,} values" if n != len(values) else "")
+            lines.append(f"{bare}; got {got}{', …' if len(values) > _ROWS_NAMED else ''} ({count})")
     if len(lines) > _SHOWN_PROBLEMS:
         lines[_SHOWN_PROBLEMS:] = [f"... and {len(lines) - _SHOWN_PROBLEMS:,} more"]
     n = len(error.problems)
