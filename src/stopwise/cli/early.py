@@ -411,7 +411,7 @@ def monitor_command(
         reason = result.reason
         note = ""
         if last is not None:  # the hold reason by its number: the same text on every step and run it holds
-            note = _hold_note(holds, last.hold, "" if steps else "")
+            note = _hold_note(holds, last.hold, "")
             reason = reason.replace(last.reason, f"held at {result.held} step(s) by hold {holds[last.hold]} (last: the {last.would_have})")
         console.print(note + lead + f"{escape(reason)}: actual {truth}")
     if outcomes is not None:
