@@ -180,3 +180,32 @@ def test_runs_skipped_by_a_manager_are_counted_by_cause(tmp_path: Path, capsys: 
     assert main(["ingest", str(log), "-o", str(tmp_path / "rows.csv"), "--force", "--json"]) == 0
     reasons = [s["reason"] for s in json.loads(capsys.readouterr().out)["skipped"]]
     assert len(reasons) == 25 and reasons[0].endswith("planned task 21 of 40 is beyond the policy's budget of 20 tasks")  # each run's own reason kept
+
+
+@pytest.mark.parametrize(("boundary", "when"), [("fixed-budget", "decide at the limit (the fixed-budget rule acts only there)"),
+                                                 ("betting-wor", "decide before the limit")])
+def test_the_forecast_says_when_the_rule_decides(tmp_path: Path, boundary: str, when: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fixed-budget rule decides only at the limit: its forecast never says "decide before the limit"; betting-wor's may."""
+    from stopwise.records import DEFAULT_POLICY_TOML
+
+    rows = synthetic_benchmark(200, 3, rng=0)
+    rows = rows[rows["system"].isin(["system-02", "system-03"])]
+    import pandas as pd
+
+    rows.drop_duplicates("task")[["task", "group"]].to_csv(tmp_path / "tasks.csv", index=False)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', f'boundary = "{boundary}"'), encoding="utf-8")
+    assert f'boundary = "{boundary}"' in policy.read_text()
+    assert main(["order", str(tmp_path / "tasks.csv"), "--policy", str(policy), "-o", str(tmp_path / "order.csv")]) == 0
+    first = pd.read_csv(tmp_path / "order.csv", comment="#")["task"].iloc[:30]
+    seen = write_outcomes(rows[rows["task"].isin(first)], tmp_path / "seen.csv")
+    assert main(["decide", str(seen), "-t", "system-03", "-b", "system-02", "--tasks", str(tmp_path / "order.csv"), "--policy", str(policy)]) == 2
+    out = capsys.readouterr().out
+    forecast = next(line for line in out.splitlines() if line.strip().startswith("forecast"))
+    assert when in forecast and ("before the limit" not in forecast) == (boundary == "fixed-budget"), forecast
+    decision = tmp_path / "decision.json"
+    assert main(["decide", str(seen), "-t", "system-03", "-b", "system-02", "--tasks", str(tmp_path / "order.csv"), "--policy", str(policy), "--json"]) == 2
+    decision.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert main(["report", str(decision), "-o", str(tmp_path / "report.html")]) == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert ("simulated completions decide at the budget limit" in page) == (boundary == "fixed-budget")

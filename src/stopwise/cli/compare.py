@@ -65,9 +65,10 @@ def print_record(record: DecisionRecord) -> None:
         if f.n_simulations == 0:
             console.print(f"  forecast   {f.median:.0f} more tasks: the top-up tasks the crossed boundary waits for")
         else:
+            when = "before the limit" if record.boundary == "betting-wor" else "at the limit (the fixed-budget rule acts only there)"
             console.print(
                 f"  forecast   {f.median:.0f} more tasks (median; 80 % range {f.low:.0f}-{f.high:.0f}); "
-                f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide before the limit (seed {f.seed})"
+                f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide {when} (seed {f.seed})"
             )
     console.print(f"  reason     {escape(record.reason)}")
     universe = record.universe
