@@ -158,24 +158,24 @@ def _collapsed_problems(error: ValidationError) -> str:
     for problem in error.problems:
         groups.setdefault((problem.file, problem.field, problem.rule, repr(problem.value)), []).append(problem)
     rules: dict[tuple[str, str | None, str], list[list[Problem]]] = {}  # the groups of each rule, of few rows each
-    for (file, field, rule, _), same in groups.items():
+    for (file, field, text, _), same in groups.items():
         if len(same) <= _ROWS_NAMED:
-            rules.setdefault((file, field, rule), []).append(same)
+            rules.setdefault((file, field, text), []).append(same)
     collapsed = {key for key, values in rules.items() if sum(map(len, values)) > _ROWS_NAMED}
     if not collapsed and all(len(same) <= _ROWS_NAMED for same in groups.values()):
         return str(error)
     lines: list[str] = []
     for same in groups.values():
         first = same[0]
-        rule = (first.file, first.field, first.rule)
+        key = (first.file, first.field, first.rule)
         if len(same) > _ROWS_NAMED:
             rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
             where = f": rows {', '.join(rows)}, …" if rows else ""
             lines.append(f"{dataclasses.replace(first, row=None, line=None)} (×{len(same):,}{where})")
-        elif rule not in collapsed:
+        elif key not in collapsed:
             lines += [str(p) for p in same]
-        elif same is rules[rule][0]:  # the rule's line, where its first value stood
-            values = rules[rule]
+        elif same is rules[key][0]:  # the rule's line, where its first value stood
+            values = rules[key]
             n = sum(map(len, values))
             got = ", ".join(shown(v[0].value) for v in values[:_ROWS_NAMED])
             bare = dataclasses.replace(first, row=None, line=None, value=None)

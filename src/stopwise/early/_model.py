@@ -594,9 +594,10 @@ class EarlyOutcomeModel(BaseEstimator):
         A training run replayed through the monitor gets in-sample verdicts, better than a new run's.
         ``None`` for a model saved without its training runs' digests (before 0.2).
         """
-        if getattr(self, "train_run_keys_", None) is None:
+        keys = getattr(self, "train_run_keys_", None)
+        if keys is None:
             return None
-        return np.isin(np.array([run_key(r) for r in runs], dtype=str), self.train_run_keys_)
+        return np.isin(np.array([run_key(r) for r in runs], dtype=str), keys)
 
     def _fit_features(self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, idx: np.ndarray, head_seed: int) -> EarlyOutcomeModel:
         """Adopt the features (:meth:`_use_features`) and fit the heads on all rows ``X`` of runs ``idx``."""
