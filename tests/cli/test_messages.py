@@ -178,7 +178,9 @@ def test_runs_skipped_by_a_manager_are_counted_by_cause(tmp_path: Path, capsys: 
     assert "planned task 21 of 40" in skipped[0] and "5 runs (sample p0 epoch 1" in skipped[1]
     assert "not run: skipped" not in out and "skipped: skipped" not in out
     assert main(["ingest", str(log), "-o", str(tmp_path / "rows.csv"), "--force", "--json"]) == 0
-    reasons = [s["reason"] for s in json.loads(capsys.readouterr().out)["skipped"]]
+    listed = json.loads(capsys.readouterr().out)["skipped"]
+    assert [s["cause"] for s in listed] == ["skipped by the early-stopping manager: budget"] * 20 + ["skipped by the early-stopping manager: promote"] * 5
+    reasons = [s["reason"] for s in listed]
     assert len(reasons) == 25 and reasons[0].endswith("planned task 21 of 40 is beyond the policy's budget of 20 tasks")  # each run's own reason kept
 
 

@@ -182,7 +182,7 @@ def _report(result: IngestResult, wrote: list[str], *, as_json: bool, to_stdout:
                 "rows": len(result.rows),
                 "trajectories": len(result.trajectories or []),
                 "notes": list(result.notes),
-                "skipped": [{"file": i.file, "record": i.record, "reason": i.reason} for i in result.skipped],
+                "skipped": [{"file": i.file, "record": i.record, "reason": i.reason, "cause": i.cause} for i in result.skipped],
                 "ignored_files": dict(result.ignored_files),
                 "wrote": wrote,
             }
