@@ -138,13 +138,30 @@ def test_demo_never_writes_into_a_directory_it_did_not_write(tmp_path: Path, cap
     ("args", "message"),
     [
         (["--seed", "-1"], "Invalid value for '--seed'"),  # a usage error: exit 4 like every input error
-        (["--n-tasks", "10001"], "the demo takes at most 10,000 tasks and 20 systems; got --n-tasks 10,001"),
+        (["--n-tasks", "10001"], "the demo takes --n-tasks 6 to 10,000 and --systems 2 to 20; got --n-tasks 10,001"),
         (["--systems", "21"], "got --n-tasks 400, --systems 21"),
+        (["--n-tasks", "5"], "the demo takes --n-tasks 6 to 10,000 and --systems 2 to 20; got --n-tasks 5, --systems 8"),
+        (["--systems", "1"], "got --n-tasks 400, --systems 1"),
     ],
 )
 def test_demo_refuses_bad_sizes_and_seeds(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", *args]) == 4
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert "n_tasks" not in err and "n_systems" not in err  # the flags, not the library's parameter names
+
+
+def test_demo_lower_bounds_are_the_synthetic_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
+    """The smallest sizes the command allows are the smallest the library accepts (one task per group, two systems)."""
+    from stopwise.cli.compare import MIN_DEMO_SYSTEMS, MIN_DEMO_TASKS
+    from stopwise.errors import ArgumentError
+    from stopwise.records import synthetic_benchmark
+
+    assert main(["demo", "--n-tasks", str(MIN_DEMO_TASKS), "--systems", str(MIN_DEMO_SYSTEMS), "--json"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 6
+    for n_tasks, n_systems in ((MIN_DEMO_TASKS - 1, MIN_DEMO_SYSTEMS), (MIN_DEMO_TASKS, MIN_DEMO_SYSTEMS - 1)):
+        with pytest.raises(ArgumentError):
+            synthetic_benchmark(n_tasks, n_systems, rng=0)
 
 
 def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

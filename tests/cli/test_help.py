@@ -80,3 +80,40 @@ def test_the_spellings_before_0_1_are_gone() -> None:
     ):
         result = CliRunner().invoke(app, args)
         assert result.exit_code != 0 and f"No such option: {old}" in result.output, args
+
+
+def _command_tree(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every leaf command of the Click tree Typer builds, with its path (``("ledger", "append")``)."""
+    if not hasattr(command, "commands"):
+        return [(path, command)]
+    return [leaf for name, sub in command.commands.items() for leaf in _command_tree(sub, (*path, name))]
+
+
+TREE = _command_tree(typer.main.get_command(app))
+PYTHON_METAVAR = re.compile(r"<(?:bool|str|int|float|path|file|dir|datetime|Path|None|NoneType)(?: range)?>|<?\b(?:list|tuple|dict)\[[^\]]*\]>?")
+CLICK_METAVAR = re.compile(r"(?:TEXT|INTEGER|FLOAT|BOOLEAN|DATETIME|PATH|FILE|DIRECTORY)(?: RANGE)?|\[[\w.-]+(?:\|[\w.-]+)+\]")
+
+
+def test_the_walk_finds_every_command() -> None:
+    """The Click tree and the Typer registrations list the same commands (so the test below sees them all)."""
+    assert sorted(path for path, _ in TREE) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize(("path", "command"), TREE, ids=[" ".join(path) for path, _ in TREE])
+def test_help_shows_click_metavars_not_python_types(path: tuple[str, ...], command: Any) -> None:
+    """No ``<bool>`` beside a flag, no ``<list[Path]>`` or ``<str>``: the type column reads as Click's (``PATH``, ``TEXT``)."""
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    found = PYTHON_METAVAR.findall(result.output)
+    assert not found, f"stopwise {' '.join(path)} --help shows Python types {found}"
+    for param in command.params:
+        if param.hidden:
+            continue
+        shown = param.display_type_rich(typer.Context(command))
+        if getattr(param, "is_flag", False):
+            assert not shown, f"{' '.join(path)} {param.name}: a flag shows {shown!r}"
+        else:
+            assert (shown and CLICK_METAVAR.fullmatch(shown.removesuffix("..."))) or shown == param.metavar, (path, param.name, shown)
+            label = param.opts[0] if param.param_type_name == "option" else param.display_name_raw
+            row = next(line for line in result.output.splitlines() if re.match(rf"│\s*(?:\*\s+)?{re.escape(label)}(?:\.\.\.)?\s", line))
+            assert shown in row, f"{' '.join(path)} --help: the row of {param.name} lacks {shown!r}: {row!r}"

@@ -130,3 +130,74 @@ def test_input_errors_exit_4_with_a_clear_message(app: typer.Typer, data: Path, 
     assert code == 4, out
     assert "error:" in out and message in " ".join(out.split())
     assert "Traceback" not in out
+
+
+def _model(app: typer.Typer, data: Path) -> Path:
+    if not (data / "model").exists():
+        _invoke(app, "early", "train", str(data / "runs.jsonl.gz"), "--out", str(data / "model"), "--min-steps", "5")
+    return data / "model"
+
+
+@pytest.mark.parametrize("mode", ["--steps", "--summary"])
+def test_monitor_prints_each_hold_reason_once(app: typer.Typer, data: Path, runs: list[Trajectory], mode: str) -> None:
+    """A hold reason (the same ~300 characters at every step it holds) is printed once, then named by its number."""
+    from stopwise.early import load_model, monitor_run
+
+    model = _model(app, data)
+    args = ["--limit", "15", "--failure-threshold", "0.6", "--success-threshold", "0.6"]
+    code, out = _invoke(app, "early", "monitor", str(model), str(data / "runs.jsonl.gz"), mode, *args)
+    assert code == 0, out
+    loaded = load_model(model)
+    replayed = [monitor_run(loaded, run, success_threshold=0.6, failure_threshold=0.6) for run in runs[:15]]
+    held = [[v for v in r.verdicts if v.held] for r in replayed]  # independent: the library's verdicts
+    shown = [v for h in held for v in h] if mode == "--steps" else [h[-1] for h in held if h]  # the summary names the last hold
+    holds = list(dict.fromkeys(v.hold for v in shown))
+    held_steps = sum(r.held for r in replayed)
+    assert holds and held_steps > len(holds), "the fixture must hold some steps for this test to mean anything"
+    text = " ".join(out.split())
+    for number, hold in enumerate(holds, start=1):
+        assert text.count(" ".join(hold.split())) == 1, hold  # once, in its definition line
+        assert f"hold {number}: {' '.join(hold.split())}" in text
+    if mode == "--steps":
+        assert text.count("(held: hold ") == held_steps
+    assert len(out) < 400 * len(holds) + 250 * (held_steps if mode == "--steps" else 15) + 200 * 15
+
+
+def test_monitor_warns_when_it_replays_training_runs(app: typer.Typer, data: Path, runs: list[Trajectory], tmp_path: Path) -> None:
+    model = _model(app, data)
+    result = CliRunner().invoke(app, ["early", "monitor", str(model), str(data / "runs.jsonl.gz"), "--summary", "--limit", "15"])
+    assert result.exit_code == 0, result.output
+    assert "warning: 15 of the 15 replayed runs were training runs of this model" in " ".join(result.stderr.split())
+    new = write_trajectories([r.model_copy(update={"attempt": 7}) for r in runs[:5]], tmp_path / "new.jsonl")  # runs it never saw
+    result = CliRunner().invoke(app, ["early", "monitor", str(model), str(new), "--summary", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "training runs" not in result.stderr
+    assert [json.loads(line)["training_run"] for line in result.stdout.splitlines()] == [False] * 5
+    old = tmp_path / "old-model"  # a model saved before 0.2 records no training runs: nothing to say
+    import shutil
+
+    shutil.copytree(model, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    assert len(manifest["training"].pop("run_keys")) == 48
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(app, ["early", "monitor", str(old), str(data / "runs.jsonl.gz"), "--summary", "--limit", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "training runs" not in result.stderr and json.loads(result.stdout.splitlines()[0])["training_run"] is None
+
+
+def test_train_prints_steps_saved_with_one_sign(app: typer.Typer, data: Path, tmp_path: Path) -> None:
+    """The per-head column and the both-heads line both say "steps saved", as a positive share, never a negative ΔSteps."""
+    result = CliRunner().invoke(
+        app, ["early", "train", str(data / "runs.jsonl.gz"), "--out", str(tmp_path / "m"), "--min-steps", "5",
+              "--failure-threshold", "0.6", "--success-threshold", "0.6"], env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "ΔSteps" not in out and "steps saved (head alone)" in out
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    for head, q in manifest["quality"]["heads"].items():
+        if q["delta_steps"] is not None:
+            row = next(line for line in out.splitlines() if line.strip("│┃ ").startswith(head))
+            assert f"{round(-100 * q['delta_steps'], 1) + 0.0:.1f}%" in row, row
+    both = manifest["quality"]["both"]["delta_steps"] or 0.0
+    assert f"steps saved {round(-100 * both, 1) + 0.0:.1f}%" in out and "steps saved -" not in out

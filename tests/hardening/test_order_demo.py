@@ -28,6 +28,6 @@ def test_order_on_a_bad_task_list_writes_nothing(tmp_path: Path, run: Run) -> No
 
 
 def test_demo_with_too_few_tasks_or_systems(run: Run) -> None:
-    refused(run("demo", "--n-tasks", 0), "`n_tasks` must be an integer >= 6; got 0")
-    refused(run("demo", "--n-tasks", -5), "`n_tasks` must be an integer >= 6")
-    refused(run("demo", "--systems", 1), "`n_systems` must be an integer >= 2; got 1")
+    refused(run("demo", "--n-tasks", 0), "the demo takes --n-tasks 6 to 10,000 and --systems 2 to 20; got --n-tasks 0")
+    refused(run("demo", "--n-tasks", -5), "got --n-tasks -5, --systems 8")
+    refused(run("demo", "--systems", 1), "got --n-tasks 400, --systems 1")  # the flags, not the library's n_tasks / n_systems

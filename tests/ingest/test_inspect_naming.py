@@ -97,7 +97,7 @@ def _flat(eval_set_dir: Path, tmp_path: Path) -> Path:
 
 
 def test_two_logs_of_one_model_collide_without_naming(eval_set_dir: Path, tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match=r"\(system, task, attempt\) = \(mockllm/model, s1, 0\) must be unique"):
+    with pytest.raises(ValidationError, match=r"field 'system, task, attempt': must be unique but is read twice .*; got \(mockllm/model, s1, 0\)"):
         ingest(_flat(eval_set_dir, tmp_path))
 
 

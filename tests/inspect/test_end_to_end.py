@@ -64,7 +64,7 @@ def _agree(out: Path, summary: dict[str, Any], capsys: pytest.CaptureFixture[str
         return reason if len(reason) <= 160 else reason[:157] + "..."
 
     stops = {
-        (log.location, f"sample {s.id} epoch {s.epoch}", f"not run: skipped by {log.results.early_stopping.manager}: {short(s.reason)}")
+        (log.location, f"sample {s.id} epoch {s.epoch}", f"early-stopping manager {log.results.early_stopping.manager}: {short(s.reason)}")
         for log in _logs(out).values()
         for s in log.results.early_stopping.early_stops
     }

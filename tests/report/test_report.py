@@ -236,3 +236,29 @@ def test_pending_group_replaces_the_tails_panel_with_a_sentence(record_json: str
     assert "Tails against the cutoff: not drawn" in html and f"group(s) {group} below the required count" in html
     coverage = [b for b in page.sections[0].blocks if isinstance(b, Chart)][-1].figure
     assert f"{group} — pending" in list(coverage.data[0].x) and "Coverage pending" in html
+
+
+@pytest.mark.parametrize("name", ["outcomes.csv", "outcomes.parquet", "outcomes.jsonl", "rows.txt"])
+def test_outcome_rows_given_to_report_are_named_with_what_report_reads(tmp_path: Path, name: str) -> None:
+    """Outcome rows (CSV, Parquet, JSON lines; a CSV under any name) get what ``report`` reads and the decide step, never "line 1: not valid JSON"."""
+    from stopwise import write_outcomes
+    from stopwise.records import synthetic_benchmark
+
+    path = tmp_path / name
+    rows = synthetic_benchmark(60, 2, rng=0)
+    if name == "rows.txt":
+        path.write_text(rows.to_csv(index=False), encoding="utf-8")
+    else:
+        write_outcomes(rows, path)
+    with pytest.raises(FileFormatError) as caught:
+        build_report(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "outcome rows" in message
+    assert "stopwise report reads decision records" in message and "not valid JSON" not in message
+    assert f"stopwise decide {path} -t A -b B --json > decision.json, then stopwise report decision.json" in message
+
+
+def test_text_that_is_no_json_says_what_report_reads() -> None:
+    with pytest.raises(FileFormatError, match=r"^notes\.txt: not JSON \(line 1: Expecting value\); stopwise report reads decision records") as caught:
+        detect_kind("notes.txt", text="hello\nworld\n")
+    assert "stopwise decide" not in str(caught.value)  # no outcome-row hint for text that is not rows

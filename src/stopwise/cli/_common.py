@@ -19,12 +19,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
+from typing import get_args as typing_args
 
 import typer
 from rich.console import Console, ConsoleDimensions
 
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
-from stopwise.errors import InputError, Problem, StopwiseError, ValidationError, terminal_text
+from stopwise.errors import InputError, Problem, StopwiseError, ValidationError, shown, terminal_text
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -130,9 +131,13 @@ _ROWS_NAMED = 3
 
 
 def _collapsed_problems(error: ValidationError) -> str:
-    """The message of ``error`` with a problem repeated on more than 3 rows (the same file, field, rule and value) shown once, with a count and its first rows.
+    """The message of ``error`` with repeated problems shown once, with a count.
 
-    ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700 lines.
+    A problem repeated on more than 3 rows (the same file, field, rule and value) is one line with
+    its count and first rows; the same rule broken by more than 3 different values in one file and
+    field (a key read twice, once per task) is one line with its count and first values.
+    ``ledger append`` of a file holding another system's rows names one problem (×1,700), not 1,700
+    lines.
 
     Examples
     --------
@@ -142,22 +147,40 @@ def _collapsed_problems(error: ValidationError) -> str:
     1,701 problems in the input:
       rows.csv, field 'system': must be 'A' or 'B'; got 'C' (×1,700: rows 1, 2, 3, …)
       rows.csv, row 9, field 'task': must be planned; got 't9'
+    >>> keys = [Problem("b.json", None, "task", "must be unique but is read twice", f"t{i}") for i in range(30)]
+    >>> print(_collapsed_problems(ValidationError(keys)))
+    30 problems in the input:
+      b.json, field 'task': must be unique but is read twice; got 't0', 't1', 't2', … (×30)
     """
     import dataclasses
 
     groups: dict[tuple[str, str | None, str, str], list[Problem]] = {}
     for problem in error.problems:
         groups.setdefault((problem.file, problem.field, problem.rule, repr(problem.value)), []).append(problem)
-    if all(len(same) <= _ROWS_NAMED for same in groups.values()):
+    rules: dict[tuple[str, str | None, str], list[list[Problem]]] = {}  # the groups of each rule, of few rows each
+    for (file, field, text, _), same in groups.items():
+        if len(same) <= _ROWS_NAMED:
+            rules.setdefault((file, field, text), []).append(same)
+    collapsed = {key for key, values in rules.items() if sum(map(len, values)) > _ROWS_NAMED}
+    if not collapsed and all(len(same) <= _ROWS_NAMED for same in groups.values()):
         return str(error)
     lines: list[str] = []
     for same in groups.values():
-        if len(same) <= _ROWS_NAMED:
+        first = same[0]
+        key = (first.file, first.field, first.rule)
+        if len(same) > _ROWS_NAMED:
+            rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
+            where = f": rows {', '.join(rows)}, …" if rows else ""
+            lines.append(f"{dataclasses.replace(first, row=None, line=None)} (×{len(same):,}{where})")
+        elif key not in collapsed:
             lines += [str(p) for p in same]
-            continue
-        rows = [f"{p.row}" + (f" (line {p.line})" if p.line is not None else "") for p in same[:_ROWS_NAMED] if p.row is not None]
-        where = f": rows {', '.join(rows)}, …" if rows else ""
-        lines.append(f"{dataclasses.replace(same[0], row=None, line=None)} (×{len(same):,}{where})")
+        elif same is rules[key][0]:  # the rule's line, where its first value stood
+            values = rules[key]
+            n = sum(map(len, values))
+            got = ", ".join(shown(v[0].value) for v in values[:_ROWS_NAMED])
+            bare = dataclasses.replace(first, row=None, line=None, value=None)
+            count = f"×{n:,}" + (f" in {len(values):,} values" if n != len(values) else "")
+            lines.append(f"{bare}; got {got}{', …' if len(values) > _ROWS_NAMED else ''} ({count})")
     if len(lines) > _SHOWN_PROBLEMS:
         lines[_SHOWN_PROBLEMS:] = [f"... and {len(lines) - _SHOWN_PROBLEMS:,} more"]
     n = len(error.problems)
@@ -619,6 +642,46 @@ def _usage_names() -> None:
 
 
 _usage_names()
+
+_METAVARS = {"bool": "BOOLEAN", "str": "TEXT", "int": "INTEGER", "float": "FLOAT", "datetime": "DATETIME", "Path": "PATH"}
+"""Click's names of the value types, which ``--help`` shows where Typer 0.2x shows Python's (``<int>``)."""
+
+
+def click_metavar(param: Any) -> str:
+    """What ``--help`` shows in the type column of a parameter: nothing for a flag, else Click's name.
+
+    Typer 0.2x writes Python annotations there (``<bool>`` beside every flag, ``<list[Path]>``,
+    ``<str>``); this gives what Click writes: ``TEXT``, ``INTEGER``, ``FLOAT``, ``PATH`` (``FILE``,
+    ``DIRECTORY``), ``[a|b|c]`` for choices, and ``INTEGER RANGE`` for bounded numbers. A repeatable
+    option or a variadic argument shows its element's name (the ``...`` after an argument's name says
+    it takes several).
+    """
+    if getattr(param, "is_flag", False) or getattr(param, "count", False):
+        return ""
+    desc = param.type_descriptor
+    if desc.is_choice:
+        return "[" + "|".join(str(getattr(choice, "value", choice)) for choice in desc.choices or ()) + "]"
+    if desc.is_path:
+        return {"file": "FILE", "dir": "DIRECTORY"}.get(desc.path_type, "PATH")
+    annotation = desc.annotation
+    if desc.is_list or desc.is_tuple:
+        names = [_METAVARS.get(getattr(arg, "__name__", ""), "TEXT") for arg in typing_args(annotation)]
+        return " ".join(names[:1] if desc.is_list else names)
+    name = _METAVARS.get(getattr(annotation, "__name__", ""), "TEXT")
+    return f"{name} RANGE" if desc.is_ranged else name
+
+
+def _click_metavars() -> None:
+    """Typer's type column shows Click's names (:func:`click_metavar`); a Typer without the hook is left as it is."""
+    import typer.core
+
+    parameter: Any = getattr(typer.core, "_TyperParameter", None)
+    if parameter is None or not hasattr(parameter, "display_type"):
+        return
+    parameter.display_type = lambda self, ctx: click_metavar(self)
+
+
+_click_metavars()
 
 
 # Options several commands take. Each ``*_option(panel)`` makes the typer option (under a help panel of the

@@ -65,9 +65,10 @@ def print_record(record: DecisionRecord) -> None:
         if f.n_simulations == 0:
             console.print(f"  forecast   {f.median:.0f} more tasks: the top-up tasks the crossed boundary waits for")
         else:
+            when = "before the limit" if record.boundary == "betting-wor" else "at the limit (the fixed-budget rule acts only there)"
             console.print(
                 f"  forecast   {f.median:.0f} more tasks (median; 80 % range {f.low:.0f}-{f.high:.0f}); "
-                f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide before the limit (seed {f.seed})"
+                f"{f.decided_share * 100:.0f} % of {f.n_simulations} simulated completions decide {when} (seed {f.seed})"
             )
     console.print(f"  reason     {escape(record.reason)}")
     universe = record.universe
@@ -193,6 +194,8 @@ def policy_check(
 
 MAX_DEMO_TASKS = 10_000
 MAX_DEMO_SYSTEMS = 20
+MIN_DEMO_TASKS = 6  # one task per group of stopwise.records.synthetic_benchmark (a test keeps them equal)
+MIN_DEMO_SYSTEMS = 2
 """Bounds of ``stopwise demo`` (memory grows with tasks x systems)."""
 
 
@@ -216,10 +219,11 @@ def demo_command(
 
     with user_errors(), Outputs(force=force) as outputs:
         folder = outputs.directory(out) if out is not None else None
-        if n_tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS:
+        if not (MIN_DEMO_TASKS <= n_tasks <= MAX_DEMO_TASKS and MIN_DEMO_SYSTEMS <= systems <= MAX_DEMO_SYSTEMS):
             raise InputError(
-                f"the demo takes at most {MAX_DEMO_TASKS:,} tasks and {MAX_DEMO_SYSTEMS} systems; got --n-tasks {n_tasks:,}, "
-                f"--systems {systems:,} (stopwise.records.synthetic_benchmark has no such limit)"
+                f"the demo takes --n-tasks {MIN_DEMO_TASKS} to {MAX_DEMO_TASKS:,} and --systems {MIN_DEMO_SYSTEMS} to "
+                f"{MAX_DEMO_SYSTEMS}; got --n-tasks {n_tasks:,}, --systems {systems:,}"
+                + (" (stopwise.records.synthetic_benchmark has no upper limit)" if n_tasks > MAX_DEMO_TASKS or systems > MAX_DEMO_SYSTEMS else "")
             )
         demo = demo_comparison(seed, n_tasks, systems)
         records = demo.decisions

@@ -81,13 +81,13 @@ def _train_summary(model: EarlyOutcomeModel, path: Any) -> dict[str, Any]:
 def _print_quality(summary: dict[str, Any]) -> None:
     quality = summary["quality"]
     table = Table(title=f"validation on {quality['n_runs']} {escape(quality['reference'])}", header_style="bold")
-    for column in ("head", "threshold", "halted runs", "precision [95% CI]", "ΔSteps (head alone)"):
+    for column in ("head", "threshold", "halted runs", "precision [95% CI]", "steps saved (head alone)"):
         table.add_column(column, justify="right")
     for head, q in quality["heads"].items():
         ci = q["precision_ci"]
         precision = "–" if q["precision"] is None else f"{100 * q['precision']:.1f}% [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
         threshold = "off" if q["threshold"] is None else f"{q['threshold']:.2f}"
-        table.add_row(head, threshold, str(q["halted"]), precision, _pct(q["delta_steps"] if q["delta_steps"] is not None else float("nan")))
+        table.add_row(head, threshold, str(q["halted"]), precision, _pct(-q["delta_steps"] if q["delta_steps"] is not None else float("nan")))
     console.print(table)
     both = quality["both"]
     nan = float("nan")
@@ -374,35 +374,46 @@ def monitor_command(
             monitor_run(model, run, gold=golds.get(run.task), success_threshold=s, failure_threshold=f, guard=guard)
             for run in chosen[:limit]
         ]
+        trained = model.trained_on(chosen[:limit])
         rows = [r.row for r in results if r.row is not None]
         missing = [r for r in results if r.row is None]
         if rows_tmp is not None and rows:
             write_outcomes(outcome_columns(rows), rows_tmp)
     if as_json:
-        for result in results:
-            print(json.dumps(result.as_dict(steps=steps), default=str))
+        for i, result in enumerate(results):
+            print(json.dumps({**result.as_dict(steps=steps), "training_run": None if trained is None else bool(trained[i])}, default=str))
         _warn_first_step(results)
+        _warn_training_runs(results, trained)
         return
+    holds: dict[str, int] = {}  # each hold reason, printed once and then named by its number
     for run, result in zip(chosen, results, strict=False):
         if steps:
             console.print(f"[bold]{escape(run.agent)} · {escape(run.task)} · attempt {run.attempt}[/] ({len(run.steps)} steps)")
             for step, verdict in zip(run.steps, result.verdicts, strict=False):
                 console.print(
-                    f"  step {verdict.step:>3}  {escape(str(step.tool or '-'))[:36]:<36} "
+                    _hold_note(holds, verdict.hold, "  ")
+                    + f"  step {verdict.step:>3}  {escape(str(step.tool or '-'))[:36]:<36} "
                     f"p_success {verdict.p_success:.3f}  p_failure {verdict.p_failure:.3f}  {verdict.action}"
                     + (f" → predicted {'success' if verdict.predicted else 'failure'}" if verdict.halted else "")
-                    + (f"  ({escape(verdict.reason)})" if verdict.reason else "")
+                    + (f"  (held: hold {holds[verdict.hold]})" if verdict.held else f"  ({escape(verdict.reason)})" if verdict.reason else "")
                 )
         truth = "unknown" if run.outcome is None else ("success" if run.outcome >= 0.5 else "failure")
+        lead = "  " if steps else f"{escape(run.agent)} · {escape(run.task)} · {run.attempt}: "
         if result.halted:
             saved = 1 - (result.halt_step or 0) / len(run.steps)
             line = (
                 f"halted at step {result.halt_step}/{len(run.steps)} ({100 * saved:.0f}% of steps saved): predicted "
                 f"{'success' if result.predicted else 'failure'}, actual {truth} — {escape(result.reason)}"
             )
-        else:
-            line = f"{escape(result.reason)}: actual {truth}"
-        console.print(("  " if steps else f"{escape(run.agent)} · {escape(run.task)} · {run.attempt}: ") + line)
+            console.print(lead + line)
+            continue
+        last = next((v for v in reversed(result.verdicts) if v.held), None)
+        reason = result.reason
+        note = ""
+        if last is not None:  # the hold reason by its number: the same text on every step and run it holds
+            note = _hold_note(holds, last.hold, "")
+            reason = reason.replace(last.reason, f"held at {result.held} step(s) by hold {holds[last.hold]} (last: the {last.would_have})")
+        console.print(note + lead + f"{escape(reason)}: actual {truth}")
     if outcomes is not None:
         console.print(f"wrote {len(rows)} outcome rows to {escape(str(outcomes))}")
         if missing:
@@ -414,6 +425,29 @@ def monitor_command(
     if len(chosen) > limit:
         console.print(f"(replayed {limit} of {len(chosen)} matching runs; raise --limit for more)")
     _warn_first_step(results)
+    _warn_training_runs(results, trained)
+
+
+def _hold_note(holds: dict[str, int], hold: str, indent: str) -> str:
+    """The line defining a hold reason (``hold 1: …``) the first time it is met, numbered in ``holds``; else ""."""
+    if not hold or hold in holds:
+        return ""
+    holds[hold] = len(holds) + 1
+    return f"{indent}hold {holds[hold]}: {escape(hold)}\n"
+
+
+def _warn_training_runs(results: list[Any], trained: Any) -> None:
+    """A warning when replayed runs were the model's own training runs: their verdicts are in-sample, better than a new run's."""
+    if trained is None or not trained.any():
+        return
+    halted = [r for r, t in zip(results, trained, strict=True) if t and r.halted]
+    first = sum(1 for r in halted if r.halt_step is not None and r.halt_step <= 1)
+    err_console.print(
+        f"[bold yellow]warning:[/] {int(trained.sum())} of the {len(results)} replayed runs were training runs of this model"
+        + (f" ({len(halted)} of them halted, {first} at step 1)" if halted else "")
+        + ": the model has seen their outcomes, so these verdicts are in-sample and look better than on new runs. "
+        "Replay runs it was not trained on, or use `stopwise early evaluate` for held-out figures."
+    )
 
 
 FIRST_STEP_SHARE = 0.8

@@ -35,7 +35,7 @@ from stopwise.cli._common import (
 from stopwise.errors import FileFormatError, InputError, ValidationError
 
 if TYPE_CHECKING:
-    from stopwise.ingest import IngestResult
+    from stopwise.ingest import IngestResult, SkippedRecord
     from stopwise.records import OutcomeColumns
 
 _SHOWN = 10
@@ -182,7 +182,7 @@ def _report(result: IngestResult, wrote: list[str], *, as_json: bool, to_stdout:
                 "rows": len(result.rows),
                 "trajectories": len(result.trajectories or []),
                 "notes": list(result.notes),
-                "skipped": [{"file": i.file, "record": i.record, "reason": i.reason} for i in result.skipped],
+                "skipped": [{"file": i.file, "record": i.record, "reason": i.reason, "cause": i.cause} for i in result.skipped],
                 "ignored_files": dict(result.ignored_files),
                 "wrote": wrote,
             }
@@ -192,10 +192,11 @@ def _report(result: IngestResult, wrote: list[str], *, as_json: bool, to_stdout:
     show.print(escape(result.summary()))
     for note in result.notes:
         show.print(f"  note: {escape(note)}")
-    for item in result.skipped[:_SHOWN]:
-        show.print(f"  skipped: {escape(item.file)}: {escape(item.record)}: {escape(item.reason)}")
-    if len(result.skipped) > _SHOWN:
-        show.print(f"  ... and {len(result.skipped) - _SHOWN} more skipped runs")
+    skipped = _skipped_lines(result)
+    for line in skipped[:_SHOWN]:
+        show.print(f"  skipped: {escape(line)}")
+    if len(skipped) > _SHOWN:
+        show.print(f"  ... and {len(skipped) - _SHOWN} more lines of skipped runs")
     for file, reason in list(result.ignored_files.items())[:_SHOWN]:
         show.print(f"  ignored: {escape(file)}: {escape(reason)}")
     if len(result.ignored_files) > _SHOWN:
@@ -203,6 +204,21 @@ def _report(result: IngestResult, wrote: list[str], *, as_json: bool, to_stdout:
     if want_trajectories and not result.trajectories:
         err_console.print("warning: these logs hold no steps; no trajectories written")
     show.print("wrote " + " and ".join(escape(w) for w in wrote))
+
+
+def _skipped_lines(result: IngestResult, named: int = 3) -> list[str]:
+    """One line per skipped run, or per cause within a file when more than ``named`` runs share it (count, first runs, first reason)."""
+    groups: dict[tuple[str, str], list[SkippedRecord]] = {}
+    for item in result.skipped:
+        groups.setdefault((item.file, item.cause), []).append(item)
+    lines = []
+    for (file, _), same in groups.items():
+        if len(same) <= named:
+            lines += [f"{i.file}: {i.record}: {i.reason}" for i in same]
+        else:
+            first = ", ".join(i.record for i in same[:named])
+            lines.append(f"{file}: {len(same):,} runs ({first}, …): {same[0].reason} (the first run's reason)")
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,7 @@ from stopwise.cli._common import (
     EXIT_ERROR,
     BaselineSystem,
     GroupSizes,
+    Inputs,
     PlannedCount,
     PlannedTasks,
     PolicyFile,
@@ -131,17 +132,21 @@ def init_command(
 def append_command(
     url: Url,
     evaluation: Evaluation,
-    rows: Annotated[Path, typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet).")],
+    rows: Annotated[
+        list[Path], typer.Argument(help="Outcome rows (.csv, .jsonl or .parquet); several files are joined; '-' reads standard input.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print {accepted, duplicates, conflicts, conflict_keys} as JSON.")] = False,
 ) -> None:
     """Append outcome rows (idempotent: a repeat is acknowledged, a changed repeat is refused as a conflict).
+
+    Several files are appended as one batch, as ``decide`` joins them.
 
     Example: stopwise ledger append ledger.db my-eval outcomes.csv
     """
     from stopwise.records import read_outcomes
 
-    with user_errors():
-        frame = read_outcomes(rows)
+    with user_errors(), Inputs(rows) as inputs:
+        frame = read_outcomes(inputs.files(rows))
         with _open(url, "write") as ledger:
             result = ledger.append(evaluation, frame)
             decided = ledger.first_decision(evaluation) if result.accepted else None

@@ -59,6 +59,20 @@ class Verdict:
         """Whether this verdict halts the run."""
         return self.action == "halt"
 
+    @property
+    def hold(self) -> str:
+        """What held the run (the guard's or the unvalidated threshold's reason, the same at every step it holds); ``""`` when not held."""
+        if not self.held:
+            return ""
+        return self.reason.removeprefix("held: ").rsplit("; the ", 1)[0]
+
+    @property
+    def would_have(self) -> str:
+        """Of a held verdict, the halt it held (``"failure head: p_failure 0.87 ≥ 0.60 would have halted it"``); else ``""``."""
+        if not self.held or "; the " not in self.reason:
+            return ""
+        return self.reason.rsplit("; the ", 1)[1]
+
     def as_dict(self) -> dict[str, Any]:
         """The verdict as a plain mapping."""
         return asdict(self)

@@ -35,6 +35,7 @@ from stopwise.early._risk import (
     learn_then_test,
     sequence_start,
 )
+from stopwise.early._runkeys import run_key, run_keys
 from stopwise.errors import InputError
 from stopwise.records import Trajectory
 
@@ -139,6 +140,9 @@ class EarlyOutcomeModel(BaseEstimator):
         The used columns: name, family, group (the feature manifest).
     n_train_runs_, n_train_prefixes_ : int
         Training volume after the ``min_steps`` filter (runs the heads were fitted on).
+    train_run_keys_ : numpy.ndarray of str or None
+        A digest of each training run's identity (:func:`~stopwise.early._runkeys.run_key`), for
+        :meth:`trained_on`; ``None`` for a model saved before 0.2 without them.
     thresholds_ : dict of str to float or None
         The thresholds in use per head (chosen by Learn-then-Test when ``max_halt_error`` is set).
     risk_control_ : dict of str to RiskControl
@@ -581,7 +585,19 @@ class EarlyOutcomeModel(BaseEstimator):
         self.features_: list[FeatureSpec] = [featurizer.features_[j] for j in self.columns_]
         self.n_train_runs_ = int(idx.shape[0])
         self.n_train_prefixes_ = int(sum(x.shape[0] for x in X))
+        self.train_run_keys_: np.ndarray | None = run_keys(corpus.trajectories[i] for i in idx)
         return self
+
+    def trained_on(self, runs: Sequence[Trajectory]) -> np.ndarray | None:
+        """Whether each run was one of the training runs (same agent, task, attempt and length); ``None`` when unknown.
+
+        A training run replayed through the monitor gets in-sample verdicts, better than a new run's.
+        ``None`` for a model saved without its training runs' digests (before 0.2).
+        """
+        keys = getattr(self, "train_run_keys_", None)
+        if keys is None:
+            return None
+        return np.isin(np.array([run_key(r) for r in runs], dtype=str), keys)
 
     def _fit_features(self, featurizer: PrefixFeaturizer, X: list[np.ndarray], corpus: Corpus, idx: np.ndarray, head_seed: int) -> EarlyOutcomeModel:
         """Adopt the features (:meth:`_use_features`) and fit the heads on all rows ``X`` of runs ``idx``."""

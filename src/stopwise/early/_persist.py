@@ -148,6 +148,7 @@ def _write_model(model: Any, tmp: Path) -> list[Path]:
         "training": {
             "n_runs": model.n_train_runs_,
             "n_prefixes": model.n_train_prefixes_,
+            **({} if getattr(model, "train_run_keys_", None) is None else {"run_keys": [str(k) for k in model.train_run_keys_]}),
             "validation_tasks": [str(g) for g in classifier.validation_groups_],
             "n_validation_rows": None if fold_average else int(classifier.validation_mask_.sum()),
         },
@@ -437,8 +438,18 @@ def _load_checked(folder: Path, manifest_path: Path, manifest: dict[str, Any]) -
     model.features_ = [expected[j] for j in columns]
     model.n_train_runs_ = int(manifest["training"]["n_runs"])
     model.n_train_prefixes_ = int(manifest["training"]["n_prefixes"])
+    model.train_run_keys_ = _run_keys(manifest["training"].get("run_keys"), manifest_path)
     _restore_thresholds(model, manifest, manifest_path, featurizer.n_features_)
     return model
+
+
+def _run_keys(keys: Any, manifest_path: Path) -> np.ndarray | None:
+    """The training runs' digests of a manifest (absent before 0.2: ``None``), checked: 16 hex digits each."""
+    if keys is None:
+        return None
+    if not isinstance(keys, list) or not all(isinstance(k, str) and len(k) == 16 and all(c in "0123456789abcdef" for c in k) for k in keys):
+        raise _problem(manifest_path, "training.run_keys", "must be a list of 16-hex-digit run digests", keys)
+    return np.array(sorted(keys), dtype=str)
 
 
 def _unfitted_model(

@@ -31,7 +31,7 @@ from stopwise._canonical import canonical_json
 from stopwise._params import Constraint, OneOf, Predicate, check_params
 from stopwise._text import printable
 from stopwise._vocabulary import INGEST_FORMATS
-from stopwise.errors import FileFormatError, InputError, Problem, ValidationError, shown
+from stopwise.errors import FileFormatError, InputError, Problem, Shown, ValidationError, shown
 from stopwise.records import FLAG_SEPARATOR, OutcomeColumns, Step, Trajectory, outcome_columns
 
 if TYPE_CHECKING:
@@ -93,6 +93,14 @@ class SkippedRecord:
     """The run's identity in that file (task id, trial name, sample and epoch)."""
     reason: str
     """Why it is not a row (e.g. ``"harness error (errors='drop')"``)."""
+    kind: str = ""
+    """The cause shared by runs skipped alike (``"skipped by the early-stopping manager: budget"``), which
+    the summary counts; the reason itself when empty. A part after ": " is counted under the part before it."""
+
+    @property
+    def cause(self) -> str:
+        """:attr:`kind`, or :attr:`reason` when no kind is given."""
+        return self.kind or self.reason
 
 
 @dataclass(frozen=True)
@@ -166,19 +174,35 @@ class IngestResult:
         if self.trajectories:
             lines.append(f"{len(self.trajectories)} trajectories")
         if self.skipped:
-            reasons: dict[str, int] = {}
-            for item in self.skipped:
-                reasons[item.reason] = reasons.get(item.reason, 0) + 1
-            lines.append(
-                f"{len(self.skipped)} runs not turned into rows: "
-                + "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
-            )
+            lines.append(f"{len(self.skipped)} runs not turned into rows: " + _counted_causes([i.cause for i in self.skipped]))
         covered = sum(1 for reason in self.ignored_files.values() if reason.startswith(COVERED))
         if len(self.ignored_files) > covered:
             lines.append(f"{len(self.ignored_files) - covered} files ignored (not harness logs)")
         if covered:
             lines.append(f"{covered} files not read: a summary read instead covers them")
         return "\n".join(lines)
+
+
+def _counted_causes(causes: list[str]) -> str:
+    """Causes counted, those of one head (the part before ": ") under it once.
+
+    Examples
+    --------
+    >>> _counted_causes(["not submitted", "skipped by m: budget", "skipped by m: budget", "skipped by m: promote"])
+    '1 not submitted; 3 skipped by m: 2 budget, 1 promote'
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for cause in causes:
+        head, _, tail = cause.partition(": ")
+        within = counts.setdefault(head, {})
+        within[tail] = within.get(tail, 0) + 1
+    parts = []
+    for head, within in sorted(counts.items()):
+        if set(within) == {""}:
+            parts.append(f"{within['']} {head}")
+        else:
+            parts.append(f"{sum(within.values())} {head}: " + ", ".join(f"{n} {tail or 'other'}" for tail, n in sorted(within.items())))
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -357,8 +381,8 @@ class Collector:
             )
         )
 
-    def skip(self, file: str, record: str, reason: str) -> None:
-        self.skipped.append(SkippedRecord(file, record, reason))
+    def skip(self, file: str, record: str, reason: str, kind: str = "") -> None:
+        self.skipped.append(SkippedRecord(file, record, reason, kind))
 
 
 def _short(value: Any) -> Any:
@@ -661,8 +685,9 @@ def _check_duplicates(records: list[Record]) -> None:
                         r.file,
                         None,
                         "system, task, run",
-                        f"({r.system}, {r.task}) must be read once per run but is read twice in run {r.run} "
+                        f"must be read once per run but is read twice in run {r.run} "
                         f"(from {where}); give the runs different system names (`system`) or ingest them separately",
+                        Shown(f"({r.system}, {r.task})"),
                     )
                 )
                 continue
@@ -677,8 +702,9 @@ def _check_duplicates(records: list[Record]) -> None:
                 r.file,
                 None,
                 "system, task, attempt",
-                f"(system, task, attempt) = ({key[0]}, {key[1]}, {key[2]}) must be unique but is read twice "
+                f"must be unique but is read twice "
                 f"(from {where}); give the runs different system names (`system`) or ingest them separately",
+                Shown(f"({key[0]}, {key[1]}, {key[2]})"),
             )
         )
     if problems:

@@ -297,7 +297,30 @@ def _read_early_stops(collector: Collector, file: str, early: Any) -> None:
             continue
         reason = str(stop.get("reason") or "no reason given")
         reason = reason if len(reason) <= 160 else reason[:157] + "..."
-        collector.skip(file, f"sample {stop.get('id')} epoch {stop.get('epoch')}", f"not run: skipped by {manager}: {reason}")
+        collector.skip(
+            file,
+            f"sample {stop.get('id')} epoch {stop.get('epoch')}",
+            f"early-stopping manager {manager}: {reason}",
+            f"skipped by the early-stopping manager: {_stop_cause(stop, reason)}",
+        )
+
+
+def _stop_cause(stop: Mapping[str, Any], reason: str) -> str:
+    """A one-word cause of an early stop: stopwise's ``action`` metadata, the reason's first word after "stopwise", else "other".
+
+    Examples
+    --------
+    >>> _stop_cause({"metadata": {"action": "budget"}}, "stopwise budget: planned task 21 of 40 ..."), _stop_cause({}, "stopwise promote: ...")
+    ('budget', 'promote')
+    >>> _stop_cause({}, "enough samples")
+    'other'
+    """
+    metadata = stop.get("metadata")
+    action = metadata.get("action") if isinstance(metadata, dict) else None
+    if isinstance(action, str) and action.strip():
+        return action.strip()
+    words = reason.split(":", 1)[0].split()
+    return words[1] if len(words) >= 2 and words[0] == "stopwise" else "other"
 
 
 def _log_system(collector: Collector, path: Path, eval_spec: Mapping[str, Any], samples: Sequence[Any]) -> str:

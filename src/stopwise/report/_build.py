@@ -101,6 +101,34 @@ def ledger_report(url: str | os.PathLike[str], evaluation: str | None = None) ->
     return page
 
 
+_READS = (
+    "stopwise report reads decision records (JSON from decide, demo or leaderboard --json), a finality check "
+    "(finality check --json), a ledger, or a folder written by replay -o or early evaluate -o"
+)
+"""What every "not a report input" message says, so that the reader learns what to pass instead."""
+
+_ROW_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".tsv")
+
+
+def _not_an_input(source: str, what: str, *, rows: bool = False) -> FileFormatError:
+    """The error of an input no report is made of: what it is, what ``report`` reads, and for outcome rows the way there."""
+    hint = (
+        f"; outcome rows are decided first: stopwise decide {'-' if source == '<stdin>' else source} -t A -b B --json > decision.json, "
+        "then stopwise report decision.json"
+        if rows
+        else ""
+    )
+    return FileFormatError(f"{source}: {what}; {_READS}{hint}")
+
+
+def _looks_like_rows(first: object, line: str) -> bool:
+    """Outcome rows: a JSON object with system, task and outcome, or a CSV header naming system and task."""
+    if isinstance(first, dict):
+        return {"system", "task", "outcome"} <= first.keys()
+    columns = {c.strip().strip('"').lower() for c in line.split(",")}
+    return {"system", "task"} <= columns
+
+
 def _kind_of_text(text: str, source: str) -> str:
     stripped = text.lstrip()
     if not stripped:
@@ -108,7 +136,12 @@ def _kind_of_text(text: str, source: str) -> str:
     try:
         data = json_loads(stripped, source)
     except json.JSONDecodeError:
-        return "decision"  # JSON lines: one decision record per line (parse_decisions names a bad line)
+        line = stripped.splitlines()[0]
+        try:
+            data = [json_loads(line, f"{source}: line 1")]  # JSON lines: judged by the first
+        except json.JSONDecodeError as exc:
+            rows = _looks_like_rows(None, line)
+            raise _not_an_input(source, "outcome rows (CSV)" if rows else f"not JSON (line 1: {exc.msg})", rows=rows) from None
     first = data[0] if isinstance(data, list) and data else data
     if isinstance(first, dict):
         if not isinstance(data, list) and {"pairs", "tiers", "control"} <= first.keys():
@@ -117,8 +150,10 @@ def _kind_of_text(text: str, source: str) -> str:
             return "decision"  # records, or the links of ``ledger export --decisions``
         if "label" in first and ("run" in first or "argument" in first):
             return "finality"
-    raise FileFormatError(
-        f"{source}: neither a decision record (fields tested, action, …) nor a finality check result (fields label, run or argument)"
+        if _looks_like_rows(first, ""):
+            raise _not_an_input(source, "outcome rows (JSON)", rows=True)
+    raise _not_an_input(
+        source, "neither a decision record (fields tested, action, …) nor a finality check result (fields label, run or argument)"
     )
 
 
@@ -153,6 +188,8 @@ def detect_kind(path: str | os.PathLike[str], text: str | None = None) -> str:
         )
     if not folder.exists():
         raise FileFormatError(f"{redact_url(path)}: no such file or folder")
+    if folder.name.lower().endswith(_ROW_SUFFIXES):
+        raise _not_an_input(str(folder), "a table (outcome rows), not JSON", rows=True)
     return _kind_of_text(read_text(folder, "report input"), str(folder))
 
 

@@ -330,7 +330,8 @@ def _forecast_text(record: DecisionRecord) -> str | None:
     if isinstance(low, int | float) and isinstance(high, int | float):
         text += f"; {low:g}–{high:g}"
     if isinstance(share, int | float):
-        text += f"; {100 * share:.0f} % of the simulated completions decide"
+        when = " at the budget limit (the fixed-budget rule acts only there)" if record.boundary == "fixed-budget" else ""
+        text += f"; {100 * share:.0f} % of the simulated completions decide{when}"
     return text + ")."
 
 
