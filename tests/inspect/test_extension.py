@@ -169,3 +169,30 @@ def test_configured_but_disabled_for_one_run(tmp_path: Path, monkeypatch: pytest
     assert type(wrapped.early_stopping).__name__ == "ConfiguredEarlyStopping"
     assert sorted(s.id for s in wrapped.dataset) == ["q000", "q001", "q002"]
     assert not (folder / "ledger.db").exists()  # the ledger is opened when the task starts, not when it is built
+
+
+@pytest.mark.slow
+def test_fresh_virtualenv_pip_install_registers_the_extension(tmp_path: Path) -> None:
+    """``pip install -e '.[inspect]'`` in a new virtualenv (no system site-packages): configured, the comparison
+    stops when decided; not configured, the same run is untouched."""
+    root = Path(__file__).resolve().parents[2]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-e", f"{root}[inspect]"],
+                               capture_output=True, text=True, timeout=1800)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    inspect = venv / "bin" / "inspect"
+    table = ('[tool.stopwise]\nledger = "sqlite:///ledger.db"\ntested = "mockllm/good"\nbaseline = "mockllm/fair"\n'
+             'policy = "policy.toml"\n')
+    folder = project(tmp_path / "evals", table)
+    logs = inspect_eval(folder, "stopwise/compare", "-T", "task=tasks.py@arith", "--model", MODELS, env=_clean_env(),
+                        inspect=inspect)
+    assert_stopped_when_decided(logs, "arith")
+    assert_summary_is_decide_on_export(folder, "arith", logs)
+    plain = project(tmp_path / "plain", "")
+    for arguments in (["tasks.py@arith"], ["stopwise/compare", "-T", "task=tasks.py@arith"]):
+        logs = inspect_eval(plain, *arguments, "-T", "n=12", "--model", MODELS, env=_clean_env(), inspect=inspect)
+        assert len(logs) == 2
+        for log in logs:
+            assert sorted(s.id for s in log.samples) == [f"q{i:03d}" for i in range(12)]
+            assert log.results.early_stopping is None and not (plain / "ledger.db").exists()
