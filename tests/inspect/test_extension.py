@@ -196,3 +196,27 @@ def test_fresh_virtualenv_pip_install_registers_the_extension(tmp_path: Path) ->
         for log in logs:
             assert sorted(s.id for s in log.samples) == [f"q{i:03d}" for i in range(12)]
             assert log.results.early_stopping is None and not (plain / "ledger.db").exists()
+
+
+def test_hook_enabled_follows_the_environment_and_the_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's answer is cached, but a changed variable or pyproject.toml is seen at the next event."""
+    import time
+
+    from stopwise.inspect._extension import hooks_enabled
+
+    folder = project(tmp_path / "p", "")
+    monkeypatch.chdir(folder)
+    for name in [k for k in os.environ if k.startswith("STOPWISE_")]:
+        monkeypatch.delenv(name)
+    assert hooks_enabled() is False
+    monkeypatch.setenv("STOPWISE_LEDGER", "sqlite:///l.db")
+    assert hooks_enabled() is True
+    monkeypatch.setenv("STOPWISE_ENABLED", "false")
+    assert hooks_enabled() is False
+    monkeypatch.delenv("STOPWISE_LEDGER")
+    monkeypatch.delenv("STOPWISE_ENABLED")
+    time.sleep(0.01)  # a new modification time
+    (folder / "pyproject.toml").write_text('[tool.stopwise]\nledger = "sqlite:///l.db"\n')
+    assert hooks_enabled() is True
+    (folder / "pyproject.toml").write_text('[tool.stopwise]\nledger = "sqlite:///l.db"\npace = 0\n')
+    assert hooks_enabled() is False  # a bad value: logged, and stopwise stays off

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stopwise.errors import InputError
@@ -46,6 +47,38 @@ MARK = "stopwise_extension"
 def project_settings(task_args: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> ExtensionSettings:
     """The settings of this process: ``[tool.stopwise]`` of the nearest pyproject.toml, ``STOPWISE_*``, then the rest."""
     return settings_from(find_pyproject(), os.environ, metadata, task_args)
+
+
+_ENABLED: dict[tuple[str, tuple[str | None, ...]], tuple[tuple[str, int] | None, bool]] = {}
+_VARIABLES = tuple(f"STOPWISE_{name.upper()}" for name in FIELDS)
+
+
+def _pyproject_stamp(path: Path | None) -> tuple[str, int] | None:
+    try:
+        return None if path is None else (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+
+
+def hooks_enabled() -> bool:
+    """Whether stopwise is enabled in this working directory and environment (the hook's ``enabled()``).
+
+    Inspect asks at every hook event (dozens per sample), so the answer is kept per working directory and
+    ``STOPWISE_*`` variables, and read again only when the ``pyproject.toml`` it came from changes.
+    """
+    key = (os.getcwd(), tuple(map(os.environ.get, _VARIABLES)))
+    known = _ENABLED.get(key)
+    if known is not None and (known[0] is None or _pyproject_stamp(Path(known[0][0])) == known[0]):
+        return known[1]
+    path = find_pyproject()
+    stamp = _pyproject_stamp(path)
+    try:
+        enabled = settings_from(path, os.environ).enabled
+    except InputError as exc:
+        _log.error("stopwise: %s (stopwise is off for this run)", exc)
+        enabled = False
+    _ENABLED[key] = (stamp, enabled)
+    return enabled
 
 
 class ConfiguredEarlyStopping:
@@ -185,11 +218,7 @@ def _register() -> None:
         """Enabled when stopwise is configured; says when a task runs without the wrapper that can stop it."""
 
         def enabled(self) -> bool:
-            try:
-                return project_settings().enabled
-            except InputError as exc:
-                _log.error("stopwise: %s (stopwise is off for this run)", exc)
-                return False
+            return hooks_enabled()
 
         async def on_task_start(self, data: TaskStart) -> None:
             if not (data.spec.metadata or {}).get(MARK) and (data.spec.task_registry_name or "") != "stopwise/compare":
