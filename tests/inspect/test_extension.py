@@ -220,3 +220,29 @@ def test_hook_enabled_follows_the_environment_and_the_pyproject(tmp_path: Path, 
     assert hooks_enabled() is True
     (folder / "pyproject.toml").write_text('[tool.stopwise]\nledger = "sqlite:///l.db"\npace = 0\n')
     assert hooks_enabled() is False  # a bad value: logged, and stopwise stays off
+
+
+def test_halting_setting_marks_the_wrapped_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``halting = MODEL_DIR`` (with or without a ledger): the task is marked for the halting hook, its scorers wrapped."""
+    pytest.importorskip("sklearn")
+    from tests.conftest import load_example
+
+    from stopwise.inspect._extension import compare_task
+    from stopwise.inspect._halting import HALT_KEY, _dispatcher
+
+    saved = load_example("inspect_halting.py").train().save(tmp_path / "model")
+    folder = project(tmp_path / "h", f'[tool.stopwise]\nhalting = "{saved}"\n')
+    monkeypatch.chdir(folder)
+    for name in [k for k in os.environ if k.startswith("STOPWISE_")]:
+        monkeypatch.delenv(name)
+    alone = compare_task("tasks.py@arith", n=3)
+    assert alone.early_stopping is None and alone.metadata[HALT_KEY] in _dispatcher().halters
+    assert _dispatcher().enabled()  # the dispatcher hook acts while a halter is open
+    monkeypatch.setenv("STOPWISE_LEDGER", "sqlite:///l.db")
+    monkeypatch.setenv("STOPWISE_TESTED", "mockllm/good")
+    monkeypatch.setenv("STOPWISE_BASELINE", "mockllm/fair")
+    both = compare_task("tasks.py@arith", n=3)
+    assert both.early_stopping is not None and both.metadata[HALT_KEY] in _dispatcher().halters
+    assert both.metadata[HALT_KEY] != alone.metadata[HALT_KEY]
+    for token in (alone.metadata[HALT_KEY], both.metadata[HALT_KEY]):
+        _dispatcher().halters[token].close()

@@ -184,14 +184,25 @@ def compare_task(task: str, **args: Any) -> Task:
     user = _load_user_task(task, theirs)
     settings = project_settings(ours)
     if not settings.enabled:
-        return user
+        return user if settings.halting is None or settings.switch is False else halting_only(user, settings)
     if user.early_stopping is not None:
         raise InputError(f"stopwise/compare: task {user.name!r} has its own early_stopping manager; remove it or run it directly")
     # the samples in the policy's pre-registered order ([order] kind and seed): anyone holding the policy and the
     # dataset draws it again, and the betting boundary's stamp checks it
     dataset, universe = planned_order(user.dataset, _policy(settings.policy), group=settings.group)
+    if settings.halting is not None:  # within-sample halting: the dispatcher hook acts on the tasks the halter marks
+        from stopwise.inspect._halting import LiveHalting
+
+        user = LiveHalting(settings.halting).task(user)
     manager = ConfiguredEarlyStopping(ours, user.name, universe)
     return task_with(user, dataset=dataset, early_stopping=manager, metadata={**(user.metadata or {}), MARK: True})
+
+
+def halting_only(user: Task, settings: ExtensionSettings) -> Task:
+    """The task with halting alone (``halting`` set, no ledger): no comparison, samples halted when predicted."""
+    from stopwise.inspect._halting import LiveHalting
+
+    return LiveHalting(settings.halting).task(user)
 
 
 def _policy(path: str | None) -> Policy:

@@ -5,7 +5,7 @@ nothing runs differently until stopwise is *enabled* by one of four sources. Eac
 the fields the earlier ones set (lowest precedence first):
 
 1. the ``[tool.stopwise]`` table of the nearest ``pyproject.toml`` (the working directory, then its parents);
-   a relative ``policy`` path there is relative to that file's folder;
+   a relative ``policy`` or ``halting`` path there is relative to that file's folder;
 2. environment variables ``STOPWISE_<FIELD>`` (``STOPWISE_LEDGER``, ``STOPWISE_TESTED``, ...);
 3. the eval's metadata, ``--metadata stopwise_<field>=...`` (read when a task starts);
 4. the task arguments of ``stopwise/compare``, ``-T <field>=...``.
@@ -29,7 +29,7 @@ from stopwise.errors import InputError
 __all__ = ["FIELDS", "ExtensionSettings", "find_pyproject", "settings_from"]
 
 FIELDS: tuple[str, ...] = (
-    "enabled", "ledger", "evaluation", "tested", "baseline", "policy", "group", "scorer", "pace", "refresh",
+    "enabled", "ledger", "evaluation", "tested", "baseline", "policy", "group", "scorer", "pace", "refresh", "halting",
 )
 """The settings' fields, as named in ``[tool.stopwise]``, ``-T``, ``STOPWISE_<FIELD>`` and ``stopwise_<field>``."""
 
@@ -67,6 +67,9 @@ class ExtensionSettings:
     """As :attr:`stopwise.inspect.PairedSpec.pace` (``"none"``: no pacing)."""
     refresh: float = 1.0
     """As :attr:`stopwise.inspect.PairedSpec.refresh`."""
+    halting: str | None = None
+    """The directory of a saved early-outcome model (``stopwise early train``): halt samples whose outcome it
+    predicts (:class:`~stopwise.inspect.LiveHalting`); None: no halting."""
     switch: bool | None = None
     """The ``enabled`` field as given (None: not given)."""
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -153,9 +156,10 @@ def _pyproject_table(path: Path) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise InputError(f"{path}: [tool.stopwise] must be a table; got {type(table).__name__}")
     table = {key: value for key, value in table.items() if key in FIELDS or not isinstance(value, dict)}
-    policy = table.get("policy")
-    if isinstance(policy, str) and policy and not Path(policy).is_absolute():
-        table["policy"] = str(path.parent / policy)
+    for name in ("policy", "halting"):
+        value = table.get(name)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            table[name] = str(path.parent / value)
     return table
 
 
