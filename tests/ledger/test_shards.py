@@ -1,6 +1,6 @@
 """Sharded workers of one system: two processes each run half of the tested system's samples, a third the baseline.
 
-Nothing is shared but the SQLite ledger. Each worker registers the whole planned universe and runs its part of it;
+Nothing is shared but the ledger (a SQLite file; a PostgreSQL database). Each worker registers the whole planned universe and runs its part of it;
 one comparison, one first final decision; all three workers stop scheduling once it is taken; ``ledger export
 --upto-decision`` followed by ``decide`` reproduces it (the same record digest).
 """
@@ -26,13 +26,16 @@ N = 200
 
 
 @pytest.mark.slow
-def test_two_shards_of_the_tested_system_and_the_baseline_share_one_decision(tmp_path: Path) -> None:
-    from tests.conftest import load_example
+@pytest.mark.parametrize("ledger_url", ["sqlite", "postgresql"], indirect=True)
+def test_two_shards_of_the_tested_system_and_the_baseline_share_one_decision(ledger_url: str, tmp_path: Path) -> None:
+    from tests.conftest import load_example, skip_without
+
+    skip_without("inspect_ai", "pip install -e '.[test]'")
 
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     (barrier / "policy.toml").write_text(load_example("inspect_live.py").POLICY_TOML)
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    url = ledger_url
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")]),
            "INSPECT_LOG_DIR": str(tmp_path / "inspect-logs")}
     expect = "tested-0,tested-1,baseline"
