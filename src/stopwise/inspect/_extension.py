@@ -12,7 +12,9 @@ registered name; every other ``-T`` argument that is not a stopwise setting goes
 returns it with ``task_with(early_stopping=...)``: one manager for the models of ``--model tested,baseline``
 (:class:`~stopwise.inspect.ModelPairEarlyStopping`: each call goes to the active model's system). Not enabled,
 it returns the task itself. The manager reads the eval's ``--metadata`` when the task starts, so metadata can
-change any setting of an enabled run (or turn it off: the log then records ``{"enabled": false}``).
+change any setting of an enabled run (or turn it off: the log then records ``{"enabled": false}``). With the
+``halting`` setting (a saved early-outcome model) the task is also given to a
+:class:`~stopwise.inspect.LiveHalting`, whose hook halts its samples once their outcome is predicted.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from inspect_ai.scorer import SampleScore
     from inspect_ai.util import EarlyStop
 
-__all__ = ["ConfiguredEarlyStopping", "compare_task", "project_settings"]
+__all__ = ["ConfiguredEarlyStopping", "compare_task", "halting_only", "hooks_enabled", "project_settings"]
 
 _log = logging.getLogger("stopwise.inspect")
 
