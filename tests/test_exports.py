@@ -189,7 +189,8 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         .split()
     ),
     "stopwise.live": set(
-        "FollowLook InspectLogDir LiveDecision LogLook Look follow follow_inspect_logs"
+        "FollowLook InspectLogDir LiveDecision LogLook Look RunFolder follow follow_inspect_logs follow_run_folder "
+        "run_folder_kind"
         .split()
     ),
     "stopwise.inspect": set(

@@ -6,7 +6,7 @@ Inspect evaluation of the docs example's mock system. Nothing is shared between 
 but the ledger.
 
     python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N [--mine N_MINE]
-        [--start-after-started SYSTEM] [--hold-from K --until-failed SYSTEM]
+        [--start-after-started SYSTEM] [--hold-from K --until-failed SYSTEM] [--shard K/M --expect NAMES]
 
 The two processes wait for each other at BARRIER_DIR (a file per role) before their evaluations
 start, so that their samples interleave (as two workers started together would). The last line of
@@ -16,7 +16,8 @@ worker notices order the two workers without timing: ``--start-after-started SYS
 worker's evaluation once SYSTEM's worker has recorded ``started`` (it registered the evaluation);
 ``--hold-from K --until-failed SYSTEM`` holds this worker's K-th and later samples (in its solver)
 until SYSTEM's worker has recorded ``failed``, so that no more than K + max_samples samples run before
-it. Each wait fails after :data:`HANDSHAKE_S` seconds (never reached when the code is right).
+it. ``--shard K/M`` runs only the planned positions p with p % M == K (the universe registered is the whole
+planned order), waiting at the barrier as ``ROLE-K`` for every name of ``--expect``. Each wait fails after :data:`HANDSHAKE_S` seconds (never reached when the code is right).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--start-after-started", default=None)
     parser.add_argument("--hold-from", type=int, default=None)
     parser.add_argument("--until-failed", default=None)
+    parser.add_argument("--shard", default=None, help="K/M: run only the planned positions p with p % M == K")
+    parser.add_argument("--expect", default="tested,baseline", help="the barrier names of every worker of the run")
     args = parser.parse_args(argv)
     url, role, log_dir, barrier = args.url, args.role, args.log_dir, args.barrier
     mine = args.n if args.mine is None else args.mine
@@ -87,6 +90,11 @@ def main(argv: list[str]) -> int:
         policy_file.write_text(example.POLICY_TOML)
     policy = stopwise.load_policy(policy_file)
     dataset, universe = planned_order(example.questions(mine), policy, group="group")
+    name = role
+    if args.shard is not None:  # a shard of one system: its samples are a part of the planned universe, registered whole
+        k, m = (int(x) for x in args.shard.split("/"))
+        dataset = [sample for position, sample in enumerate(dataset) if position % m == k]
+        name = f"{role}-{k}"
     managers = paired_early_stopping(
         url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.0
     )
@@ -113,9 +121,9 @@ def main(argv: list[str]) -> int:
         early_stopping=manager,
         name=role,
     )
-    (Path(barrier) / role).touch()
+    (Path(barrier) / name).touch()
     deadline = time.monotonic() + 120
-    while not all((Path(barrier) / r).exists() for r in ("tested", "baseline")):
+    while not all((Path(barrier) / r).exists() for r in args.expect.split(",")):
         if time.monotonic() > deadline:
             print("the other worker never started", file=sys.stderr)
             return 3

@@ -456,6 +456,10 @@ def watch_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the last decision record as JSON (the live table goes to standard error).")
     ] = False,
+    stop_command: Annotated[
+        str | None, typer.Option("--stop-command", help="Run this shell command once when decided (e.g. cancel the job); "
+                                 "STOPWISE_ACTION holds the action.", metavar="CMD")
+    ] = None,
 ) -> None:
     """Follow a ledger, or an Inspect log directory as its logs finish; exit with the decision's code once decided.
 
@@ -463,8 +467,28 @@ def watch_command(
 
     An Inspect log directory: read each log once it has finished (running or half-written files are looked at again later) and decide on the rows of all finished logs with --policy and the planned tasks (--tasks or --n-tasks). Name the systems as `stopwise ingest` does (--system-from file when the logs come from one model).
 
+    A Harbor job folder or a SWE-bench logs/run_evaluation/<run_id> tree: read each trial / instance once its result is complete (trials in progress and half-written files are looked at again later), and decide as for a log directory.
+
     Exit code: promote 0, reject 1, abstain 3; continue 2 after --timeout or --once; error 4.
     """
+    try:
+        _watch(target, evaluation, tested, baseline, policy, tasks, n_tasks, group_size, system, system_from, scorer,
+               errors, elapsed, interval, timeout, once, no_record, as_json)
+    except typer.Exit as done:
+        if stop_command:
+            from stopwise.cli._stop import run_stop_command
+
+            run_stop_command(stop_command, done.exit_code)
+        raise
+
+
+def _watch(
+    target: str, evaluation: str | None, tested: str | None, baseline: str | None, policy: Path | None,
+    tasks: Path | None, n_tasks: int | None, group_size: list[str] | None, system: str | None,
+    system_from: list[str] | None, scorer: str | None, errors: str, elapsed: str, interval: float,
+    timeout: float | None, once: bool, no_record: bool, as_json: bool,
+) -> NoReturn:
+    """The body of ``watch`` (its exit is the decision's)."""
     log_dir = "://" not in target and Path(target).is_dir()
     log_options = {
         "--tested": tested, "--baseline": baseline, "--policy": policy, "--tasks": tasks, "--n-tasks": n_tasks,
@@ -532,14 +556,15 @@ def _watch_logs(
     as_json: bool = False,
 ) -> NoReturn:
     from stopwise.errors import ValidationError
-    from stopwise.live import follow_inspect_logs
+    from stopwise.live import follow_inspect_logs, follow_run_folder, run_folder_kind
     from stopwise.records import Policy, load_policy
 
     with user_errors():
         system = system_naming(system, system_from)
         chosen = load_policy(policy) if policy is not None else Policy()
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
-        looks = follow_inspect_logs(
+        follower = follow_run_folder if run_folder_kind(directory) else follow_inspect_logs  # Harbor, SWE-bench
+        looks = follower(
             directory, tested, baseline, chosen, universe=universe, system=system, scorer=scorer, errors=errors,
             elapsed=elapsed, interval=interval, timeout=timeout,
         )

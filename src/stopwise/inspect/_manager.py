@@ -695,6 +695,7 @@ class PairedComparison:
                 "looks": self.looks,
                 "ledger_decisions": self._decision_seq,
                 "action": None if self.decision is None else self.decision.action,
+                **viewer_fields(self.decision),
                 "error": self.error,
                 "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
                 "notes": notes,
@@ -756,6 +757,23 @@ class SystemEarlyStopping:
         while self.comparison.awaits_top_up(self.role):
             await anyio.sleep(_PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
+
+
+def viewer_fields(decision: DecisionRecord | None) -> dict[str, Any]:
+    """What Inspect's viewer shows of a decision at the top of the early-stopping metadata.
+
+    The claim sentence, the interval (low, high, level, kind, in outcome units), the record's ledger position
+    and the reason. The same values are in ``decision`` (the whole record); these are the ones a reader quotes.
+    """
+    if decision is None:
+        return {"claim": None, "interval": None, "ledger_position": None, "reason": None}
+    interval = decision.interval
+    return {
+        "claim": decision.claim,
+        "interval": None if interval is None else {k: getattr(interval, k) for k in ("low", "high", "level", "kind")},
+        "ledger_position": None if decision.ledger is None else decision.ledger.model_dump(mode="json"),
+        "reason": decision.reason,
+    }
 
 
 def paired_early_stopping(

@@ -10,11 +10,14 @@ The library of ``stopwise watch``. It sits above :mod:`stopwise.ledger` (storage
   :class:`LogLook`, and :class:`InspectLogDir` polls the directory for the rows of its finished logs.
   When the logs carry the paired Inspect managers' live decision, the look reports it as a
   :class:`LiveDecision` (the evaluation's decision), beside the decision taken again on the rows.
+* :func:`follow_run_folder` does the same for a Harbor job folder or a SWE-bench run tree as its trials /
+  instances finish (:class:`RunFolder`; :func:`run_folder_kind` tells the two apart).
 """
 
 from stopwise.live._carried import LiveDecision
 from stopwise.live._follow import FollowLook, Look, follow
 from stopwise.live._logs import InspectLogDir, LogLook, follow_inspect_logs
+from stopwise.live._runs import RunFolder, follow_run_folder, run_folder_kind
 
 __all__ = [
     "FollowLook",
@@ -22,6 +25,9 @@ __all__ = [
     "LiveDecision",
     "LogLook",
     "Look",
+    "RunFolder",
     "follow",
     "follow_inspect_logs",
+    "follow_run_folder",
+    "run_folder_kind",
 ]
