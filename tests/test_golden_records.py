@@ -36,7 +36,7 @@ from stopwise.records import DecisionRecord, Policy, TaskUniverse, read_outcomes
 
 RECORDS = ("swebench_lite", "swebench_verified", "swebench_verified_bashonly", "terminal_bench_1_5", "terminal_bench_2")
 VOLATILE = {"decided_at", "stopwise_version"}
-CLAIM_FIELDS = {"interval", "claim", "forecast"}
+CLAIM_FIELDS = {"interval", "claim", "forecast", "estimand"}
 """Issue 24 added these derived fields; the original pins hash the records without them (every old field of every
 record byte-identical, every digest() unchanged) and the ``*_WITH_CLAIMS`` pins hash the whole JSON."""
 

@@ -58,8 +58,14 @@ def print_record(record: DecisionRecord) -> None:
     if record.claim:
         console.print(f"  claim      {escape(record.claim)}")
     console.print(f"  scope      {PER_PAIR_SCOPE}")
-    if record.interval is not None:
-        console.print(f"  interval   {escape(interval_text(record.interval))} ({escape(record.interval.method)})")
+    estimand = record.estimand
+    if estimand is not None:
+        console.print(f"  estimand   {escape(estimand.text)}")
+    ci = record.interval
+    if ci is not None and estimand is not None and estimand.kind == "planned-tasks" and ci.low == ci.high and record.n_observed == record.n_planned:
+        console.print(f"  exact      every planned task observed: the mean difference over them is {ci.low * 100:+.2f} pp (no interval to estimate)")
+    elif ci is not None:
+        console.print(f"  interval   {escape(interval_text(ci, record.threshold))} ({escape(ci.method)})")
     if record.forecast is not None:
         f = record.forecast
         if f.n_simulations == 0:
