@@ -131,7 +131,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         # issue 32: the family record, its policy section and the words a user matches on
         " ESTIMANDS FAMILY_CONTROLS FAMILY_KINDS Estimand FamilyControl FamilyKind FamilyPair FamilyPolicy FamilyRecord"
         " FamilyTier SystemRank"
-        " EstimandState"  # issue 35: what a decision record's interval and action are about
+        " EstimandState PAPER_POLICY_TOML"  # issue 35: what a decision record's interval and action are about
         .split()
     ),
     "stopwise.compare": set(

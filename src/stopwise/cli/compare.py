@@ -164,17 +164,30 @@ def decide_command(
 def policy_init(
     path: Annotated[Path | None, typer.Argument(help="Where to write the policy; stdout when omitted.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    preset: Annotated[
+        str,
+        typer.Option(
+            "--preset",
+            help="'default': the paper's rule with the exact-wor one-look test on a uniform order (keeps level a); "
+            "'paper': the paper's primary policy as published (exact bootstrap tail), for reproduction.",
+        ),
+    ] = "default",
 ) -> None:
-    """Write the commented default policy (the paper's primary one)."""
-    from stopwise.records import DEFAULT_POLICY_TOML
+    """Write a commented policy: the default (exact-wor one-look test) or the paper's primary one (--preset paper)."""
+    from stopwise.records import DEFAULT_POLICY_TOML, PAPER_POLICY_TOML
 
+    presets = {"default": DEFAULT_POLICY_TOML, "paper": PAPER_POLICY_TOML}
+    if preset not in presets:
+        with user_errors():
+            raise InputError(f"--preset must be one of {', '.join(presets)}; got {preset!r}")
+    text = presets[preset]
     if path is None:
-        typer.echo(DEFAULT_POLICY_TOML, nl=False)
+        typer.echo(text, nl=False)
         return
     from stopwise._atomic import Outputs
 
     with user_errors(), Outputs(force=force) as outputs:
-        outputs.file(path).write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
+        outputs.file(path).write_text(text, encoding="utf-8")
     console.print(f"wrote {escape(str(path))}")
 
 

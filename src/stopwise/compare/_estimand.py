@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stopwise.records import Estimand, EstimandState
+from stopwise.records import DifferenceInterval, Estimand, EstimandState
 
 if TYPE_CHECKING:
     from stopwise.compare._state import DecideState
@@ -81,13 +81,16 @@ def rerun_component(
     return one_run, averaged
 
 
-def estimand_of(state: DecideState) -> EstimandState:
-    """The estimand of the look's test and interval, with the rerun component of its judged tasks."""
+def estimand_of(state: DecideState, interval: DifferenceInterval | None = None) -> EstimandState:
+    """The estimand of the look's test and interval, with the rerun component of its judged tasks.
+
+    An interval that replaced the paper's tail at rare discordance by the exact-wor interval is about the planned tasks.
+    """
     policy, paired, seen = state.policy, state.paired, state.observed
     fixed = policy.decision.boundary == "fixed-budget"
-    kind: Estimand = (
-        "task-distribution" if fixed and policy.tail_method in TASK_DISTRIBUTION_METHODS else "planned-tasks"
-    )
+    exact = interval is not None and interval.method.startswith("rare discordance")
+    sampled = fixed and policy.tail_method in TASK_DISTRIBUTION_METHODS and not exact
+    kind: Estimand = "task-distribution" if sampled else "planned-tasks"
     index = seen.index
     k_a, k_b = paired.tested_attempts[index], paired.baseline_attempts[index]
     one_run, averaged = rerun_component(paired.tested_outcomes[index], paired.baseline_outcomes[index], k_a, k_b)

@@ -279,6 +279,6 @@ def decision_record(
         predicted=predicted_state_of(inputs, paired),
         missing=missing,
         top_up=None if look.top_up is None or look.action != "continue" else list(look.top_up),
-        estimand=estimand_of(state),
+        estimand=estimand_of(state, interval),
     )
     return record.model_copy(update={"claim": claim_sentence(record)})

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from stopwise._vocabulary import RARE_DISCORDANCE
 from stopwise.compare._boundaries import Look
+from stopwise.compare._claim import RARE_DISCORDANCE_NOTE
 from stopwise.compare._interval import one_look_interval
 from stopwise.compare._state import DecideState
 from stopwise.compare._tails import tail_probabilities
@@ -238,6 +239,13 @@ class FixedBudget:
         policy = state.policy
         if state.observed.n == 0 or policy.tail_method == "none" or not state.budget.at_limit:
             return None
+        rare = any(w.code == "rare-discordance" for w in look.action_warnings)
+        if rare and state.paired.lattice == 1 and state.observed.n < state.paired.n_shared:
+            # issue 35: the paper's tail is not level a here; the claim carries the exact interval that is
+            exact = one_look_interval(
+                state.observed.differences, method="exact-wor", alpha=policy.tail_cutoff, population_size=state.paired.n_shared
+            )
+            return exact.model_copy(update={"method": f"{RARE_DISCORDANCE_NOTE}: the {policy.tail_method} tail replaced by {exact.method}"})
         return one_look_interval(
             state.observed.differences,
             method=policy.tail_method,
