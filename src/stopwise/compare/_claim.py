@@ -104,7 +104,7 @@ def _rare(record: DecisionRecord, threshold: str, seen: str) -> str | None:
     verdict = (
         f"the exact interval agrees, so {a} {word} {b} by more than {threshold} {where}"
         if shown
-        else f"the exact interval includes the threshold, so the sample does not show that {a} {word} {b} by more than {threshold}"
+        else f"the exact interval includes the threshold, so the sample does not show that {a} {word} {b} by more than {threshold} {where}"
     )
     return (
         f"The paper's fixed-budget rule would {record.action} on too few discordant tasks for its tail to keep level a; "
@@ -173,4 +173,4 @@ def _not_decided(record: DecisionRecord, seen: str) -> str:
     else:
         need = "no forecast (" + record.reason + ")"
     now = f"; so far {interval_text(ci, record.threshold)}" if ci is not None else ""
-    return f"Not decided: {need}{now}; {seen}."
+    return f"Not decided {_where(record)}: {need}{now}; {seen}."

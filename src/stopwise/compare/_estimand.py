@@ -86,15 +86,15 @@ def estimand_of(state: DecideState, interval: DifferenceInterval | None = None) 
 
     An interval that replaced the paper's tail at rare discordance by the exact-wor interval is about the planned tasks.
     """
-    policy, paired, seen = state.policy, state.paired, state.observed
+    policy, paired = state.policy, state.paired
     fixed = policy.decision.boundary == "fixed-budget"
     exact = interval is not None and interval.method.startswith("rare discordance")
     sampled = fixed and policy.tail_method in TASK_DISTRIBUTION_METHODS and not exact
     kind: Estimand = "task-distribution" if sampled else "planned-tasks"
-    index = seen.index
-    k_a, k_b = paired.tested_attempts[index], paired.baseline_attempts[index]
-    one_run, averaged = rerun_component(paired.tested_outcomes[index], paired.baseline_outcomes[index], k_a, k_b)
-    attempts = float(np.mean(np.r_[k_a, k_b])) if len(index) else 1.0
+    # the rerun component of the observed pairs (under a missing-task treatment the judged sequence holds fills)
+    k_a, k_b = paired.tested_attempts, paired.baseline_attempts
+    one_run, averaged = rerun_component(paired.tested_outcomes, paired.baseline_outcomes, k_a, k_b)
+    attempts = float(np.mean(np.r_[k_a, k_b])) if len(k_a) else 1.0
     return EstimandState(
         kind=kind,
         text=estimand_text(kind, paired.n_shared),

@@ -201,7 +201,7 @@ class Pooled:
             result = self.boundary(state)
             r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
             tail = TailProvenance(method="betting-wor", lattice=state.paired.lattice)
-        promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
+        promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (1.0 if r_reject is None else r_reject)  # 0.0 is a p-value (issue 35)
         reject = seen.covered and not promote and r_reject is not None and r_reject <= a
         action: Action = "promote" if promote else "reject" if reject else "abstain" if state.budget.at_limit else "continue"
         return Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail, warnings=self.notes)
@@ -227,9 +227,12 @@ class Pooled:
         a, delta = policy.tail_cutoff, policy.threshold
         low, high = interval.low, interval.high
         solve = state.inputs.powered is None
-        if look.r_promote is not None and look.r_promote <= a and low <= delta:
+        # an end is tightened where its test rejected delta; when both did (the sequence is empty at this look, chance
+        # <= 2a), only the end on the side of the action taken
+        final = look.action in ("promote", "reject")
+        if look.r_promote is not None and look.r_promote <= a and low <= delta and (not final or look.action == "promote"):
             low = _solved_end(state, delta, min(high, delta + SOLVE_SPAN), side=0) if solve else delta
-        if look.r_reject is not None and look.r_reject <= a and high >= delta:
+        if look.r_reject is not None and look.r_reject <= a and high >= delta and (not final or look.action == "reject"):
             high = _solved_end(state, max(low, delta - SOLVE_SPAN), delta, side=1) if solve else delta
         return interval.model_copy(update={"low": low, "high": high}) if low <= high else interval
 
