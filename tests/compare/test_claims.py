@@ -10,6 +10,7 @@ a reject's printed high end at or below it, an abstain's (and a continue's) inte
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from stopwise import Policy, TaskUniverse, decide, outcome_columns
@@ -168,3 +169,41 @@ def test_attempts_give_a_rerun_component() -> None:
     assert record.estimand.rerun_sd == pytest.approx(np.sqrt(var.sum()) / 40, rel=1e-12)
     assert record.estimand.mean_sd == pytest.approx(np.sqrt((var / 5).sum()) / 40, rel=1e-12)
     assert "new runs" in record.claim
+
+
+def test_a_top_up_continue_gives_one_list_of_needed_tasks(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: a crossed betting-wor look waiting for its top-up names the same tasks in the reason, ``top_up``,
+    ``coverage.missing_groups`` (their groups, at the requirement of the set the action waits on), the console, the
+    report and ``next_tasks``."""
+    from stopwise.compare import next_tasks, order_universe, task_order
+    from stopwise.report import decision_report
+
+    policy = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "order": {"kind": "uniform"}})
+    names = [f"t{i:03d}" for i in range(200)]
+    groups = ["big"] * 170 + ["small1"] * 15 + ["small2"] * 15
+    universe = order_universe(task_order(pd.DataFrame({"task": names, "group": groups}), policy))
+    pi, planned_groups = list(universe.tasks), list(universe.groups)
+    record = None
+    for k in range(5, 200):
+        run = pi[:k]
+        rows = pd.DataFrame(
+            [{"system": "A", "task": t, "outcome": 1, "group": g} for t, g in zip(run, planned_groups, strict=False)]
+            + [{"system": "B", "task": t, "outcome": 0, "group": g} for t, g in zip(run, planned_groups, strict=False)]
+        )
+        record = decide(rows, "A", "B", policy, universe=universe)
+        if record.top_up:
+            break
+    assert record is not None and record.action == "continue" and record.top_up, "the case: crossed, short of coverage"
+    needed = record.top_up
+    assert ", ".join(needed) in record.reason
+    assert record.coverage.missing_groups == sorted({planned_groups[pi.index(t)] for t in needed})
+    assert [
+        t.task for t in next_tasks(rows, "A", "B", policy, universe=universe, record=record).tasks if t.why == "top-up"
+    ] == needed
+    html = decision_report([record]).to_html()
+    assert all(t in html for t in needed)
+    console_needed = f"waits for {len(needed)} top-up task(s) {', '.join(needed)}"
+    from stopwise.cli.compare import print_record
+
+    print_record(record)
+    assert console_needed in capsys.readouterr().out.replace("\n", " ")

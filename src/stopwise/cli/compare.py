@@ -99,6 +99,9 @@ def print_record(record: DecisionRecord) -> None:
         if cov.satisfied
         else ("impossible at this count" if not cov.possible else "missing " + ", ".join(cov.missing_groups))
     )
+    if record.top_up:  # issue 35: one list -- the tasks the action waits for, the groups they fill (the reason's own)
+        shown = ", ".join(record.top_up[:20]) + (f", ... ({len(record.top_up)} in all)" if len(record.top_up) > 20 else "")
+        status = f"the crossed boundary waits for {len(record.top_up)} top-up task(s) {shown} (group(s) {', '.join(cov.missing_groups)})"
     console.print(f"  coverage   {cov.rule}: {escape(status)}")
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     for column in ("group", "planned", "required", "seen"):

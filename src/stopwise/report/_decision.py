@@ -263,6 +263,8 @@ def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
         fig.add_trace(go.Bar(x=groups, y=values, name=name, marker={"color": colour}))
     fig.update_layout(barmode="group", title=title, xaxis_title="task group", yaxis_title="tasks", legend={"orientation": "h", "y": -0.3})
     missing = ", ".join(record.coverage.missing_groups) or "none"
+    if record.top_up:
+        missing += f" (the requirement of the set the crossed boundary waits on; top-up task(s) still needed: {', '.join(record.top_up)})"
     caption = (
         f"Coverage rule '{record.coverage.rule}': before a final action, every task group must have at least its required count r_g "
         f"of observed tasks (proportional to its share n_g of the shared tasks). Groups below their requirement: {missing}. "
@@ -356,7 +358,11 @@ def answer_blocks(record: DecisionRecord) -> list[Block]:
         label = ("The observed mean difference Δ̂ (dot) against δ (dashed); this record carries no interval, so the evidence is the "
                  "two tail probabilities against the cutoff a.")
         blocks.append(IntervalStrip(record.delta_hat, record.threshold, None, None, label))
-    if record.coverage.missing_groups:
+    if record.top_up:  # issue 35: the tasks the crossed boundary waits for, the same list as the reason and `top_up`
+        blocks.append(Text(f"Coverage pending: the crossed boundary waits for {len(record.top_up)} top-up task(s) "
+                           f"{', '.join(record.top_up)} (group(s) {', '.join(record.coverage.missing_groups)} below the requirement "
+                           "of the set the action rests on).", style="note"))
+    elif record.coverage.missing_groups:
         blocks.append(Text(f"Coverage pending: group(s) {', '.join(record.coverage.missing_groups)} below their required count.", style="note"))
     return blocks
 
