@@ -60,7 +60,11 @@ def print_record(record: DecisionRecord) -> None:
     console.print(f"  scope      {PER_PAIR_SCOPE}")
     estimand = record.estimand
     if estimand is not None:
-        console.print(f"  estimand   {escape(estimand.text)}")
+        rerun = "" if estimand.rerun_sd is None else (
+            f"; new runs (one attempt per task) would move the difference by about {estimand.rerun_sd * 100:.1f} pp (SD, estimated "
+            f"from within-task attempt variance, {estimand.attempts:.3g} attempts per task)"
+        )
+        console.print(f"  estimand   {escape(estimand.text)}{rerun}")
     ci = record.interval
     if ci is not None and estimand is not None and estimand.kind == "planned-tasks" and ci.low == ci.high and record.n_observed == record.n_planned:
         console.print(f"  exact      every planned task observed: the mean difference over them is {ci.low * 100:+.2f} pp (no interval to estimate)")

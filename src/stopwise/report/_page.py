@@ -240,9 +240,9 @@ nav ol { margin: 6px 0 0; padding-left: 22px; color: #56606b; }
 nav a { color: #1f5fae; text-decoration: none; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 3px 18px; margin: 8px 0 14px; }
 dl.facts dt { color: #56606b; } dl.facts dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
-.table-wrap { max-width: 100%; }
+.table-wrap { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: 8px 0 4px; font-size: 14px; font-variant-numeric: tabular-nums; max-width: 100%; }
-td { overflow-wrap: anywhere; } td.num { white-space: nowrap; }
+td { overflow-wrap: break-word; } td.num { white-space: nowrap; }  /* whole words; a wide table scrolls */
 th, td { padding: 4px 8px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: top; }
 th { background: #f0f2f5; font-weight: 600; } td.num, th.num { text-align: right; }
 .caption, figcaption { color: #424b55; font-size: 14px; margin: 4px 0 18px; max-width: 900px; }

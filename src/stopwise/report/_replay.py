@@ -373,8 +373,16 @@ def _sufficiency_answer(sufficiency: pd.DataFrame) -> list[Any]:
         if np.isfinite(budget):
             blocks.append(Callout("sufficient", f"{where}: a budget of {budget:.0%} meets every target (unresolved {100 * float(r['unresolved']):.1f} %).", tone="good"))
         else:
-            blocks.append(Callout("none suffices", f"{where}: no budget of the grid up to {float(r['read_at_budget']):.0%} meets every target "
-                                  f"(unresolved {100 * float(r['unresolved']):.1f} % there).", tone="bad"))
+            first = float(r.get("first_error_coverage_budget", float("nan")))
+            failing = (  # issue 35: name the target that fails, not only that one does
+                f"the unresolved share stays above η ({100 * float(r['unresolved']):.1f} % at {float(r['read_at_budget']):.0%}), while the "
+                f"error (α) and coverage (γ) targets hold from {first:.0%}"
+                if np.isfinite(first)
+                else f"the error (α) or coverage (γ) target fails at every budget of the grid (unresolved {100 * float(r['unresolved']):.1f} % "
+                f"at {float(r['read_at_budget']):.0%})"
+            )
+            blocks.append(Callout("none suffices", f"{where}: no budget of the grid up to {float(r['read_at_budget']):.0%} meets every target: "
+                                  f"{failing}.", tone="bad"))
     blocks.append(Text("The minimum sufficient budget is the smallest budget at which false promotions and rejections stay within α, coverage "
                        "failures within γ and unresolved comparisons within η (Table II below).", style="claim"))
     return blocks
