@@ -20,17 +20,20 @@ _MAX_DECIMALS = 4
 
 
 def _pp(value: float, threshold: float | None = None) -> str:
-    """A difference in percentage points, signed, never ``-0.0``.
+    """A difference in percentage points, signed; an exact zero is ``0.0`` (never ``+0.0`` or ``-0.0``).
 
-    With ``threshold``, as many decimals (up to four) as it takes that a value off the threshold does not print as the
-    threshold or beyond it.
+    A value that is not zero gets as many decimals (up to four) as it takes not to print as zero, and, with
+    ``threshold``, not to print as the threshold or beyond it.
     """
+    if value == 0:
+        return "0.0"
     for decimals in range(1, _MAX_DECIMALS + 1):
         text = f"{value * 100:+.{decimals}f}"
         shown = float(text) / 100
-        if threshold is None or value == threshold or (shown - threshold) * (value - threshold) > 0:
+        off_threshold = threshold is None or value == threshold or (shown - threshold) * (value - threshold) > 0
+        if shown != 0 and off_threshold:
             break
-    return ("+" + text[1:]) if float(text) == 0 else text
+    return text
 
 
 def interval_text(interval: DifferenceInterval, threshold: float | None = None) -> str:
@@ -41,8 +44,10 @@ def interval_text(interval: DifferenceInterval, threshold: float | None = None) 
     >>> from stopwise.compare import interval_text
     >>> from stopwise.records import DifferenceInterval
     >>> ci = DifferenceInterval(low=0.00031, high=0.28, level=0.9, kind="anytime-valid", method="m")
-    >>> interval_text(ci), interval_text(ci, threshold=0.0)
-    ('90 % anytime-valid interval [+0.0, +28.0] pp', '90 % anytime-valid interval [+0.03, +28.0] pp')
+    >>> interval_text(ci)
+    '90 % anytime-valid interval [+0.03, +28.0] pp'
+    >>> interval_text(ci.model_copy(update={"low": -0.0, "high": 0.0496}), threshold=0.05)
+    '90 % anytime-valid interval [0.0, +4.96] pp'
     """
     level = f"{interval.level * 100:.4g}"
     return f"{level} % {interval.kind} interval [{_pp(interval.low, threshold)}, {_pp(interval.high, threshold)}] pp"
