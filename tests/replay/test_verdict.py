@@ -23,7 +23,16 @@ def test_the_issue_counts_one_within_and_111_over() -> None:
     """1 of 1,722 betting-wor pairs above a + 2 SE is chance (about 39 expected); 111 of 1,722 (fixed-budget) is not."""
     summary = pd.DataFrame(
         [
-            {"rule": r, "threshold": 0.0, "source": "s", "policy": "p", "mean_wrong_rate": 0.01, "pairs_over_bound": over, "pairs": 1722, "stop_q50": 0.2}
+            {
+                "rule": r,
+                "threshold": 0.0,
+                "source": "s",
+                "policy": "p",
+                "mean_wrong_rate": 0.01,
+                "pairs_over_bound": over,
+                "pairs": 1722,
+                "stop_q50": 0.2,
+            }
             for r, over in (("betting-wor", 1), ("fixed-budget", 111))
         ]
     )
