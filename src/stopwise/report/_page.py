@@ -122,6 +122,9 @@ class Chart:
 
         figure = self.figure
         figure.update_layout(template="plotly_white", height=self.height, margin={"l": 70, "r": 30, "t": 60, "b": 60})
+        # titles start at the left, away from Plotly's toolbar at the top right, which shows on hover only (issue 35:
+        # it covered long titles)
+        figure.update_layout(title_x=0.0, title_xanchor="left")
         div = pio.to_html(
             figure,
             include_plotlyjs=False,
@@ -129,7 +132,7 @@ class Chart:
             div_id=f"chart-{index}",
             default_width="100%",
             default_height=f"{self.height}px",
-            config={"displaylogo": False, "responsive": True},
+            config={"displaylogo": False, "responsive": True, "displayModeBar": "hover"},
             validate=True,
         )
         return f'<figure class="chart" data-chart="chart-{index}">{div}<figcaption>{_e(self.caption)}</figcaption></figure>'
