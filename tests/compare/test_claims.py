@@ -84,7 +84,10 @@ def _check_records(method: str, count: int) -> None:
             continue
         low, high, text = _ends(record)
         delta = record.threshold
-        assert "+0.0" not in text and "-0.0" not in text, (seed, text)  # an exact zero prints 0.0, a rounded one more digits
+        assert "+0.0" not in text and "-0.0" not in text, (
+            seed,
+            text,
+        )  # an exact zero prints 0.0, a rounded one more digits
         assert not np.signbit(record.interval.low) or record.interval.low != 0, seed
         if (
             "rare discordance" in record.interval.method
