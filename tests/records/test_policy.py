@@ -123,3 +123,15 @@ def test_policy_init_writes_the_rule_commented_so_the_boundary_chooses_it() -> N
     edited = DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"')
     assert parse_policy(edited).coverage.rule == "tolerant"
     assert parse_policy(DEFAULT_POLICY_TOML.replace('# rule = "tolerant"', 'rule = "tolerant"')).coverage.rule == "tolerant"
+
+
+def test_policy_init_writes_the_default_or_the_paper_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: ``policy init`` writes the exact-wor policy; ``--preset paper`` the paper's; another name is refused (exit 4)."""
+    from stopwise.cli.main import main
+
+    assert main(["policy", "init", str(tmp_path / "new.toml")]) == 0
+    assert main(["policy", "init", str(tmp_path / "paper.toml"), "--preset", "paper"]) == 0
+    assert load_policy(tmp_path / "new.toml").tail_method == "exact-wor"
+    assert load_policy(tmp_path / "paper.toml") == Policy()
+    assert main(["policy", "init", "--preset", "bootstrap"]) == 4
+    assert "--preset must be one of default, paper; got 'bootstrap'" in capsys.readouterr().err

@@ -175,6 +175,7 @@ def policy_init(
         str,
         typer.Option(
             "--preset",
+            metavar="default|paper",
             help="'default': the paper's rule with the exact-wor one-look test on a uniform order (keeps level a); "
             "'paper': the paper's primary policy as published (exact bootstrap tail), for reproduction.",
         ),
