@@ -131,6 +131,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         # issue 32: the family record, its policy section and the words a user matches on
         " ESTIMANDS FAMILY_CONTROLS FAMILY_KINDS Estimand FamilyControl FamilyKind FamilyPair FamilyPolicy FamilyRecord"
         " FamilyTier SystemRank"
+        " EstimandState PAPER_POLICY_TOML"  # issue 35: what a decision record's interval and action are about
         .split()
     ),
     "stopwise.compare": set(
@@ -158,6 +159,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         # issue 32: the family replay and the seeded families
         " FAMILY_REPLAY_CONTROLS FamilyReplay family_claim_runs family_error_rates family_populations replay_family"
         " simulate_family"
+        " ExceedanceVerdict exceedance_verdict"  # issue 35: chance exceedances are no failure
         .split()
     ),
     "stopwise.early": set(

@@ -42,7 +42,7 @@ from stopwise.records import DecisionRecord, Policy, TaskUniverse, read_outcomes
 
 RECORDS = ("swebench_lite", "swebench_verified", "swebench_verified_bashonly", "terminal_bench_1_5", "terminal_bench_2")
 VOLATILE = {"decided_at", "stopwise_version"}
-CLAIM_FIELDS = {"interval", "claim", "forecast"}
+CLAIM_FIELDS = {"interval", "claim", "forecast", "estimand"}
 """Issue 24 added these derived fields; the original pins hash the records without them (every old field of every
 record byte-identical, every digest() unchanged) and the ``*_WITH_CLAIMS`` pins hash the whole JSON."""
 
@@ -138,12 +138,13 @@ SHARED_SHA256 = {
     "terminal_bench_1_5": "bf1a943d4c4c78961e101daa8daf4ecbe6c7fdc2e367467417151d9295c65f7b",
     "terminal_bench_2": "858ce3fa898352949f536db0124daeabab7efff07a2e1a2722af17ca20b06582",
 }
-# issue 24 (i24-claims): the records with their interval, claim sentence and forecast (issue 33: the betting-wor ones change)
-DEMO_SHA256_WITH_CLAIMS = "bb8b7d67190078ede1649ca5f3761c6d19b19f913e574638f99f17e71137228c"
+# issue 24 (i24-claims): the records with their interval, claim sentence and forecast (issue 33: the betting-wor ones change;
+# issue 35: every record gains its estimand, and intervals and claims change with it: docs/history.md)
+DEMO_SHA256_WITH_CLAIMS = "87a84f0d26c6513cd81834b80b17f344ae6c82fd3310cf34dc0322133ca9126f"
 SHARED_SHA256_WITH_CLAIMS = {
-    "swebench_lite": "5d90b55aa727e6bef6ee6818b4ed86225bc478ab00cb6540c62e242ceaa73cb3",
-    "swebench_verified": "f82559bcfd170425d7d7e4bd67eba7811f2102dcc5d8abef3238593350f748be",
-    "swebench_verified_bashonly": "4b464e302e7da46db57f90b8f15cbc5625905f87a4f316f50298767982287cf8",
-    "terminal_bench_1_5": "4e3fafa00525117a66b5b1262386d512accfe54a2bd9293fd478d5c6ceeb7500",
-    "terminal_bench_2": "85788617f84fc073b079ce12b33b2ec932852f1388a8fd85413e14b05b0b708f",
+    "swebench_lite": "7374d6b15f1b513b80669afe050fd25c975ad957e8307dacdfb3d331eda036c5",
+    "swebench_verified": "887e742d2a68d2450f8ba1b6141ba66a0d36cb10cbabbf7431120f140f9e395d",
+    "swebench_verified_bashonly": "97cb6030f0c53ec47c2fd987012e0b7ffe4163547aec56be7930f9f165e4935a",
+    "terminal_bench_1_5": "424fbaf81e69d67d6fc70463074bfa8556848b1128110b2a0d6e6cf702e1a30e",
+    "terminal_bench_2": "c824f3ed88096c607264ef8bd069b8cf858fac2a4be2d667fd320b46501bfdfc",
 }

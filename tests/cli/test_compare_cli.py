@@ -10,7 +10,7 @@ import pytest
 
 from stopwise import DecisionRecord, write_outcomes
 from stopwise.cli.main import main
-from stopwise.records import DEFAULT_POLICY_TOML
+from stopwise.records import DEFAULT_POLICY_TOML, PAPER_POLICY_TOML
 
 
 def _outcomes(tmp_path: Path, wins_a: int, wins_b: int, ties: int = 20, pending: int = 0) -> Path:
@@ -39,7 +39,7 @@ def test_exit_code_is_the_action(
 ) -> None:
     outcomes = _outcomes(tmp_path, wins_a, wins_b, pending=pending)
     policy = tmp_path / "p.toml"
-    policy.write_text(DEFAULT_POLICY_TOML.replace("limit = 1.0", f"limit = {limit}"))
+    policy.write_text(PAPER_POLICY_TOML.replace("limit = 1.0", f"limit = {limit}"))  # the bootstrap tail: 3 vs 2 abstains
     argv = ["decide", str(outcomes), "--tested", "A", "--baseline", "B", "--policy", str(policy), "--complete"]
     assert main([*argv, "--json"]) == code
     record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))

@@ -103,9 +103,9 @@ def test_replay_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 def test_policy_check_json_and_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from stopwise.records import DEFAULT_POLICY_TOML, Policy
+    from stopwise.records import PAPER_POLICY_TOML, Policy
 
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(DEFAULT_POLICY_TOML.encode())))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(PAPER_POLICY_TOML.encode())))
     assert main(["policy", "check", "-", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["sha256"] == Policy().sha256()

@@ -30,7 +30,7 @@ def test_a_continue_record_carries_a_seeded_forecast() -> None:
     assert 0 <= f.low <= f.median <= f.high <= 400 - 20 and 0 <= f.decided_share <= 1
     again = stopwise.decide(rows, "A", "B", BETTING, universe=universe)
     assert again.forecast == f  # seeded: the same look gives the same forecast
-    assert record.claim.startswith("Not decided: needs about")
+    assert record.claim.startswith("Not decided on these 400 planned tasks with these runs: needs about")
     assert stopwise.decide(rows, "A", "B", BETTING, universe=universe, forecast=False).forecast is None
 
 

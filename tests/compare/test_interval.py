@@ -13,7 +13,8 @@ import pytest
 import stopwise
 from stopwise.cli.main import main
 from stopwise.compare import betting_boundary, task_order
-from stopwise.compare._interval import interval_text, one_look_interval
+from stopwise.compare._claim import interval_text
+from stopwise.compare._interval import one_look_interval
 from stopwise.compare._wor_exact import exact_wor_pvalue
 from stopwise.records import DecisionRecord, Policy, load_policy
 

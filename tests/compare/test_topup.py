@@ -241,12 +241,12 @@ def test_the_stratified_design_is_retired_and_the_policy_digest_is_unchanged() -
 
 def test_stopwise_order_writes_the_top_up_permutation_with_its_stamp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from stopwise.cli.main import main
-    from stopwise.records import DEFAULT_POLICY_TOML
+    from stopwise.records import PAPER_POLICY_TOML
 
     tasks = tmp_path / "tasks.csv"
     tasks.write_text("task,group\n" + "".join(f"t{i:02d},{'ab'[i % 2]}\n" for i in range(30)))
     policy = tmp_path / "policy.toml"
-    policy.write_text(DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"'))
+    policy.write_text(PAPER_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"'))  # a coverage-aware order
     assert main(["order", str(tasks), "-p", str(policy), "-o", str(tmp_path / "order.csv")]) == 0
     assert "order uniform (the betting boundary's top-up design" in capsys.readouterr().out.replace("\n", " ")
     universe = read_task_universe(tmp_path / "order.csv")

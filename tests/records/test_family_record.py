@@ -23,7 +23,7 @@ PRIMARY_SHA256 = Policy().sha256()
 
 def test_the_default_family_keeps_every_policy_digest() -> None:
     assert "family" not in Policy().canonical_json()
-    assert parse_policy(DEFAULT_POLICY_TOML) == Policy()  # the commented [family] section of `policy init` is the default
+    assert parse_policy(DEFAULT_POLICY_TOML).family == Policy().family  # the commented [family] section of `policy init` is the default
     assert "[family]" in DEFAULT_POLICY_TOML and 'kind = "all-pairs"' in DEFAULT_POLICY_TOML
     changed = parse_policy('[family]\ncontrol = "fdr"\npublication = 0.2')
     assert '"family":{' in changed.canonical_json() and changed.sha256() != PRIMARY_SHA256

@@ -7,11 +7,18 @@ from pathlib import Path
 import pytest
 
 from stopwise import FileFormatError, Policy, PolicyError, load_policy
-from stopwise.records import DEFAULT_POLICY_TOML, parse_policy
+from stopwise.records import DEFAULT_POLICY_TOML, PAPER_POLICY_TOML, parse_policy
+
+
+def test_new_policies_keep_their_level_and_the_paper_is_a_preset() -> None:
+    """Issue 35: ``policy init`` writes the exact-wor one-look test on a uniform order; the paper's rule is a preset."""
+    policy = parse_policy(DEFAULT_POLICY_TOML)
+    assert policy == Policy.model_validate({"tail_method": "exact-wor", "order": {"kind": "uniform"}})
+    assert parse_policy(PAPER_POLICY_TOML) == Policy()
 
 
 def test_default_document_is_the_papers_primary_policy() -> None:
-    policy = parse_policy(DEFAULT_POLICY_TOML)
+    policy = parse_policy(PAPER_POLICY_TOML)
     assert policy == Policy()
     assert (policy.threshold, policy.tail_cutoff) == (0.0, 0.05)
     assert (policy.targets.alpha, policy.targets.gamma, policy.targets.eta) == (0.05, 0.05, 0.25)
@@ -116,3 +123,15 @@ def test_policy_init_writes_the_rule_commented_so_the_boundary_chooses_it() -> N
     edited = DEFAULT_POLICY_TOML.replace('boundary = "fixed-budget"', 'boundary = "betting-wor"')
     assert parse_policy(edited).coverage.rule == "tolerant"
     assert parse_policy(DEFAULT_POLICY_TOML.replace('# rule = "tolerant"', 'rule = "tolerant"')).coverage.rule == "tolerant"
+
+
+def test_policy_init_writes_the_default_or_the_paper_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: ``policy init`` writes the exact-wor policy; ``--preset paper`` the paper's; another name is refused (exit 4)."""
+    from stopwise.cli.main import main
+
+    assert main(["policy", "init", str(tmp_path / "new.toml")]) == 0
+    assert main(["policy", "init", str(tmp_path / "paper.toml"), "--preset", "paper"]) == 0
+    assert load_policy(tmp_path / "new.toml").tail_method == "exact-wor"
+    assert load_policy(tmp_path / "paper.toml") == Policy()
+    assert main(["policy", "init", "--preset", "bootstrap"]) == 4
+    assert "--preset must be one of default, paper; got 'bootstrap'" in capsys.readouterr().err

@@ -58,8 +58,18 @@ def print_record(record: DecisionRecord) -> None:
     if record.claim:
         console.print(f"  claim      {escape(record.claim)}")
     console.print(f"  scope      {PER_PAIR_SCOPE}")
-    if record.interval is not None:
-        console.print(f"  interval   {escape(interval_text(record.interval))} ({escape(record.interval.method)})")
+    estimand = record.estimand
+    if estimand is not None:
+        rerun = "" if estimand.rerun_sd is None else (
+            f"; new runs (one attempt per task) would move the difference by about {estimand.rerun_sd * 100:.1f} pp (SD, estimated "
+            f"from within-task attempt variance, {estimand.attempts:.3g} attempts per task)"
+        )
+        console.print(f"  estimand   {escape(estimand.text)}{rerun}")
+    ci = record.interval
+    if ci is not None and estimand is not None and estimand.kind == "planned-tasks" and ci.low == ci.high and record.n_observed == record.n_planned:
+        console.print(f"  exact      every planned task observed: the mean difference over them is {ci.low * 100:+.2f} pp (no interval to estimate)")
+    elif ci is not None:
+        console.print(f"  interval   {escape(interval_text(ci, record.threshold))} ({escape(ci.method)})")
     if record.forecast is not None:
         f = record.forecast
         if f.n_simulations == 0:
@@ -94,6 +104,9 @@ def print_record(record: DecisionRecord) -> None:
         if cov.satisfied
         else ("impossible at this count" if not cov.possible else "missing " + ", ".join(cov.missing_groups))
     )
+    if record.top_up:  # issue 35: one list -- the tasks the action waits for, the groups they fill (the reason's own)
+        shown = ", ".join(record.top_up[:20]) + (f", ... ({len(record.top_up)} in all)" if len(record.top_up) > 20 else "")
+        status = f"the crossed boundary waits for {len(record.top_up)} top-up task(s) {shown} (group(s) {', '.join(cov.missing_groups)})"
     console.print(f"  coverage   {cov.rule}: {escape(status)}")
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     for column in ("group", "planned", "required", "seen"):
@@ -159,17 +172,31 @@ def decide_command(
 def policy_init(
     path: Annotated[Path | None, typer.Argument(help="Where to write the policy; stdout when omitted.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    preset: Annotated[
+        str,
+        typer.Option(
+            "--preset",
+            metavar="default|paper",
+            help="'default': the paper's rule with the exact-wor one-look test on a uniform order (keeps level a); "
+            "'paper': the paper's primary policy as published (exact bootstrap tail), for reproduction.",
+        ),
+    ] = "default",
 ) -> None:
-    """Write the commented default policy (the paper's primary one)."""
-    from stopwise.records import DEFAULT_POLICY_TOML
+    """Write a commented policy: the default (exact-wor one-look test) or the paper's primary one (--preset paper)."""
+    from stopwise.records import DEFAULT_POLICY_TOML, PAPER_POLICY_TOML
 
+    presets = {"default": DEFAULT_POLICY_TOML, "paper": PAPER_POLICY_TOML}
+    if preset not in presets:
+        with user_errors():
+            raise InputError(f"--preset must be one of {', '.join(presets)}; got {preset!r}")
+    text = presets[preset]
     if path is None:
-        typer.echo(DEFAULT_POLICY_TOML, nl=False)
+        typer.echo(text, nl=False)
         return
     from stopwise._atomic import Outputs
 
     with user_errors(), Outputs(force=force) as outputs:
-        outputs.file(path).write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
+        outputs.file(path).write_text(text, encoding="utf-8")
     console.print(f"wrote {escape(str(path))}")
 
 

@@ -55,12 +55,12 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         REJECT,
         routine_actions,
     )
+    from stopwise.compare._claim import claim_sentence, interval_text
     from stopwise.compare._coverage import budget_task_count, coverage_enforced, coverage_state, required_counts
     from stopwise.compare._decide import decide
     from stopwise.compare._demo import DemoComparison, demo_comparison
     from stopwise.compare._family import decide_family
     from stopwise.compare._family_hypotheses import FamilyHypotheses, family_hypotheses
-    from stopwise.compare._interval import claim_sentence, interval_text
     from stopwise.compare._multiple import claim_looks, closed_e_test, e_bh, p_value_claims, stopped_e_bh
     from stopwise.compare._next import NextTask, NextTasks, next_tasks
     from stopwise.compare._orders import (

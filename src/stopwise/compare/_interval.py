@@ -29,12 +29,13 @@ import numpy as np
 
 from stopwise._vocabulary import ComputedTailMethod
 from stopwise.compare._betting import betting_boundary
+from stopwise.compare._estimand import TASK_DISTRIBUTION_METHODS
 from stopwise.compare._tails import exact_promote_lookup, tail_probabilities
 from stopwise.compare._wor_exact import _one_side
 from stopwise.errors import ArgumentError
-from stopwise.records import DecisionRecord, DifferenceInterval
+from stopwise.records import DifferenceInterval
 
-__all__ = ["betting_interval", "claim_sentence", "interval_text", "one_look_interval", "sequence_interval"]
+__all__ = ["betting_interval", "one_look_interval", "sequence_interval"]
 
 BISECTION_STEPS = 30
 """Bisection steps of the one-look interval over [-1, 1] (a width of 2^-29, far below any reported digit)."""
@@ -239,91 +240,18 @@ def one_look_interval(
         # the ends are steps of the tail function (lattice points for exact tails): snap off the bisection's last 2^-29
         low, high = round(low, 8), round(high, 8)
     low, high = min(low, high), max(low, high)
-    # the mean over the N planned tasks can only lie within the logical bounds of the observed ones (exact at n = N)
-    n, total = len(d), float(d.sum())
-    logical_low, logical_high = (total - (population_size - n)) / population_size, (total + (population_size - n)) / population_size
-    low, high = min(max(low, logical_low), logical_high), max(min(high, logical_high), logical_low)
+    about = "the task distribution's mean (tasks as a sample)"
+    if method not in TASK_DISTRIBUTION_METHODS:
+        # the mean over the N planned tasks can only lie within the logical bounds of the observed ones (exact at n = N);
+        # the bootstrap and normal tails are about the task distribution, whose mean these bounds do not hold (issue 35)
+        n, total = len(d), float(d.sum())
+        logical_low, logical_high = (total - (population_size - n)) / population_size, (total + (population_size - n)) / population_size
+        low, high = min(max(low, logical_low), logical_high), max(min(high, logical_high), logical_low)
+        about = "within the logical bounds of the planned tasks' mean"
     return DifferenceInterval(
         low=float(np.clip(low, -1.0, 1.0)),
         high=float(np.clip(high, -1.0, 1.0)),
         level=round(1.0 - 2.0 * alpha, 12),
         kind="one-look",
-        method=f"{used.method} tails inverted over the threshold (each end one-sided 1 - a, at the planned look only), "
-        "within the logical bounds of the planned tasks' mean",
+        method=f"{used.method} tails inverted over the threshold (each end one-sided 1 - a, at the planned look only), {about}",
     )
-
-
-def _pp(value: float, *, signed: bool = True) -> str:
-    """A difference in percentage points: one decimal, signed (``+1.2``), no ``-0.0``."""
-    text = f"{value * 100:+.1f}" if signed else f"{value * 100:.1f}"
-    return text.replace("-0.0", "+0.0" if signed else "0.0") if float(text) == 0 else text
-
-
-def interval_text(interval: DifferenceInterval) -> str:
-    """``90 % anytime-valid interval [+1.2, +9.8] pp``: how the record's interval is printed everywhere."""
-    level = f"{interval.level * 100:.4g}"
-    return f"{level} % {interval.kind} interval [{_pp(interval.low)}, {_pp(interval.high)}] pp"
-
-
-def claim_sentence(record: DecisionRecord) -> str:
-    """One sentence saying what the record supports, generated from its fields (``DecisionRecord.claim``).
-
-    Examples
-    --------
-    >>> import stopwise
-    >>> rows = stopwise.outcome_columns(
-    ...     [{"system": "A", "task": f"t{i}", "outcome": 1} for i in range(40)]
-    ...     + [{"system": "B", "task": f"t{i}", "outcome": int(i < 10)} for i in range(40)])
-    >>> record = stopwise.decide(rows, "A", "B", complete=True)
-    >>> record.claim
-    'A beats B by more than 0 pp on these 40 planned tasks (90 % one-look interval [+75.0, +75.0] pp, 40 of 40 tasks observed).'
-    """
-    a, b = record.tested, record.baseline
-    threshold = f"{record.threshold * 100:g} pp"
-    where = f"on these {record.n_planned} planned tasks"
-    gone = record.missing
-    if gone is not None and gone.treatment == "exclude" and gone.tasks:  # the boundary judged the universe without them
-        where = (
-            f"on these {record.n_planned - len(gone.tasks)} planned tasks ({len(gone.tasks)} errored or unscored task(s) "
-            "left out: missing = exclude, valid only if errors are independent of the outcomes)"
-        )
-    seen = f"{record.n_observed} of {record.n_planned} tasks observed"
-    ci = record.interval
-    bracket = f"({interval_text(ci)}, {seen})" if ci is not None else f"({seen}; no interval: {record.tail_method})"
-    if record.action == "promote":
-        return f"{a} beats {b} by more than {threshold} {where} {bracket}."
-    if record.action == "reject":
-        return f"{a} does not beat {b} by more than {threshold} {where} {bracket}."
-    if record.action == "continue":
-        forecast = record.forecast
-        if forecast is not None:
-            share = f"{forecast.decided_share * 100:.0f} %"
-            if forecast.n_simulations == 0:  # the top-up design: crossed, waiting for these tasks alone
-                need = f"the boundary is crossed; the action waits for the {forecast.median:.0f} top-up task(s) that bring coverage"
-            elif record.boundary == "betting-wor":
-                need = (
-                    f"needs about {forecast.median:.0f} more tasks (median of a predictive replay; 80 % range "
-                    f"{forecast.low:.0f}-{forecast.high:.0f}; {share} of the simulated completions decide before the budget limit)"
-                )
-            else:
-                need = (
-                    f"the fixed-budget rule acts at the budget limit, {forecast.median:.0f} more tasks away "
-                    f"({share} of the simulated completions decide there)"
-                )
-        else:
-            need = "no forecast (" + record.reason + ")"
-        now = f"; so far {interval_text(ci)}" if ci is not None else ""
-        return f"Not decided: {need}{now}; {seen}."
-    # abstain
-    if ci is None:
-        return f"No claim about {a} against {b} at {threshold}: {record.reason} ({seen})."
-    if ci.low <= record.threshold < ci.high or ci.low <= record.threshold <= ci.high:
-        support = (
-            f"the data support a mean difference from {_pp(ci.low)} to {_pp(ci.high)} pp, which includes the threshold "
-            f"{threshold}, so neither 'better by more than {threshold}' nor 'not better by more' is shown"
-        )
-    else:
-        side = "above" if ci.low > record.threshold else "below"
-        support = f"the {interval_text(ci)} lies {side} the threshold {threshold}, but no final action was allowed: {record.reason}"
-        return f"No claim about {a} against {b} {where}: {support} ({seen})."
-    return f"No claim about {a} against {b} {where}: {support} ({interval_text(ci)}, {seen})."

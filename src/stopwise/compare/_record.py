@@ -16,9 +16,10 @@ import numpy as np
 
 from stopwise._version import __version__
 from stopwise.compare._boundaries import Look
+from stopwise.compare._claim import claim_sentence
 from stopwise.compare._coverage import coverage_enforced
+from stopwise.compare._estimand import estimand_of
 from stopwise.compare._forecast import FORECAST_SIMULATIONS, TopUpPlan, limit_in_tasks, remaining_forecast
-from stopwise.compare._interval import claim_sentence
 from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_columns
 from stopwise.compare._powered import predicted_state_of
 from stopwise.compare._predicted import audit_disagreements
@@ -278,5 +279,6 @@ def decision_record(
         predicted=predicted_state_of(inputs, paired),
         missing=missing,
         top_up=None if look.top_up is None or look.action != "continue" else list(look.top_up),
+        estimand=estimand_of(state, interval),
     )
     return record.model_copy(update={"claim": claim_sentence(record)})

@@ -449,7 +449,14 @@ def serfling_tails_from_moments(
         finite = np.maximum(1.0 - (n_arr - 1) / population_size, 1.0 / population_size)[..., None]
         bound = np.exp(-2.0 * n_arr[..., None] * (mean - deltas) ** 2 / (finite * 4.0))
     above = mean > deltas
-    return np.where(above, bound, 1.0), np.where(above, 1.0, bound)
+    # the mean over the N tasks lies within the logical bounds of the observed ones: a threshold outside them is settled
+    # (exact at n = N, where the bound alone would leave a tail of exp(-n (mean - delta)^2 N / 2); issue 35)
+    unseen = (population_size - n_arr)[..., None]
+    known_above = (total_arr[..., None] - unseen) / population_size > deltas
+    known_below = (total_arr[..., None] + unseen) / population_size <= deltas
+    r_promote = np.where(known_above, 0.0, np.where(above, bound, 1.0))
+    r_reject = np.where(known_below, 0.0, np.where(above, 1.0, bound))
+    return r_promote, r_reject
 
 
 def _normal_tails(differences: np.ndarray, threshold: float, units: np.ndarray | None) -> tuple[float, float]:

@@ -57,6 +57,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         DecisionRecord,
         DecisionWarning,
         DifferenceInterval,
+        EstimandState,
         Exclusion,
         FlagCount,
         GroupCoverage,
@@ -79,6 +80,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
     )
     from stopwise.records._policy import (
         DEFAULT_POLICY_TOML,
+        PAPER_POLICY_TOML,
         BudgetPolicy,
         CoveragePolicy,
         DecisionPolicy,
@@ -113,6 +115,7 @@ __all__ = [
     "FAMILY_KINDS",
     "FLAG_SEPARATOR",
     "OUTCOME_COLUMNS",
+    "PAPER_POLICY_TOML",
     "PREDICTED_CENTRES",
     "PREDICTED_FLAG",
     "PREDICTED_TREATMENTS",
@@ -137,6 +140,7 @@ __all__ = [
     "DifferenceInterval",
     "EarlyPolicy",
     "Estimand",
+    "EstimandState",
     "Exclusion",
     "ExclusionCode",
     "FamilyControl",

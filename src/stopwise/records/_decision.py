@@ -14,6 +14,7 @@ from stopwise._vocabulary import (
     Action,
     Boundary,
     CoverageRule,
+    Estimand,
     ExclusionCode,
     MissingTreatment,
     PredictedTreatment,
@@ -30,6 +31,7 @@ __all__ = [
     "DecisionRecord",
     "DecisionWarning",
     "DifferenceInterval",
+    "EstimandState",
     "Exclusion",
     "FlagCount",
     "GroupCoverage",
@@ -214,6 +216,40 @@ class DifferenceInterval(_Record):
     method: str
     """How it was computed, in words."""
 
+    @model_validator(mode="after")
+    def _no_negative_zero(self) -> DifferenceInterval:
+        """An end of -0.0 is stored as 0.0 (issue 35: it printed as "+0.0" or "-0.0" and read as a sign)."""
+        for name in ("low", "high"):
+            if getattr(self, name) == 0.0:
+                object.__setattr__(self, name, 0.0)
+        return self
+
+
+class EstimandState(_Record):
+    """What a record's interval and action are about (issue 35): one estimand per claim.
+
+    The boundary's test and its interval rest on one basis. ``planned-tasks``: the mean difference over these N
+    planned tasks with these runs, the observed tasks a sample drawn without replacement from them (``exact-wor``,
+    ``serfling``, ``betting-wor``, tail method ``none``); exact when every planned task is observed. ``task-distribution``:
+    the mean difference over the benchmark's task distribution, the tasks a sample of it (the bootstrap and normal
+    tails: ``exact``, ``bootstrap``, ``normal``); never exact, however many tasks are observed. Where tasks have
+    several attempts, the rerun component says how far new runs would move the observed difference.
+    """
+
+    kind: Estimand
+    """``planned-tasks`` (finite population: these tasks with these runs) or ``task-distribution`` (tasks as a sample)."""
+    text: str
+    """The estimand in words, as the claim sentence names it."""
+    attempts: float
+    """Mean usable attempts per judged task and system (1 when every task has one run)."""
+    rerun_sd: float | None = None
+    """Estimated SD of the mean difference of new runs with one attempt per task around the systems' expected
+    difference on these tasks (within-task attempt variance m (1 - m) k / (k - 1) per task and system, pooled per
+    system for tasks with one attempt); None when no judged task has two attempts of both systems. An estimate."""
+    mean_sd: float | None = None
+    """Estimated SD of this record's mean difference (attempts averaged) around the systems' expected difference on
+    these tasks: the rerun component of the observed difference itself. None as :attr:`rerun_sd`. An estimate."""
+
 
 class RemainingForecast(_Record):
     """How many more tasks a ``continue`` record is likely to need before a decision (a seeded predictive replay).
@@ -303,7 +339,7 @@ class LedgerPosition(_Record):
     when it was taken); they are marked ``after_decision`` in a full ``ledger export``."""
 
 
-_OMITTED_WHEN_UNSET = ("predicted", "ledger", "missing", "top_up")
+_OMITTED_WHEN_UNSET = ("predicted", "ledger", "missing", "top_up", "estimand")
 """Optional record sections left out of the JSON while None (records without them serialise as before 0.1)."""
 
 
@@ -388,6 +424,9 @@ class DecisionRecord(_Record):
     """How predicted outcomes (runs halted early) entered the decision; None when the rows hold no predicted or
     audited row and the policy keeps the default ``exclude`` (then the key is left out of the JSON, so records and
     digests of evaluations without halting are unchanged)."""
+    estimand: EstimandState | None = None
+    """What the interval and action are about (issue 35; None in records written before it, and then left out of the
+    JSON). Derived from the policy and the rows; not part of :meth:`digest`."""
     ledger: LedgerPosition | None = None
     """The ledger position the decision was taken at, for records a ledger took (None, and left out of the
     JSON, otherwise). Provenance, not part of :meth:`digest`: ``decide`` on the exported events gives the same digest."""
@@ -431,7 +470,7 @@ class DecisionRecord(_Record):
         """sha256 of the record's canonical JSON without ``decided_at`` (equal for equal decisions).
 
         The ledger position ``ledger`` is left out (the same decision taken again from an export has none),
-        and so are the derived summaries ``interval``, ``claim`` and ``forecast``: they are functions
+        and so are the derived summaries ``interval``, ``claim``, ``estimand`` and ``forecast``: they are functions
         of the fields the digest covers (and the forecast of a seed), so a decision keeps its digest
         when their wording or the forecast's simulation count changes, and digests written before them still match.
 
@@ -443,5 +482,5 @@ class DecisionRecord(_Record):
         >>> first.digest() == again.digest()
         True
         """
-        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast", "ledger"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
+        text = self.model_dump_json(exclude={"decided_at", "interval", "claim", "forecast", "ledger", "estimand"} | {k for k in ("flagged", "tail") if not getattr(self, k)})
         return hashlib.sha256(text.encode()).hexdigest()

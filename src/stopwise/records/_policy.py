@@ -37,6 +37,7 @@ from stopwise.errors import PolicyError
 
 __all__ = [
     "DEFAULT_POLICY_TOML",
+    "PAPER_POLICY_TOML",
     "BettingPolicy",
     "BudgetPolicy",
     "CoveragePolicy",
@@ -376,7 +377,7 @@ class Policy(_Section):
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
 
 
-DEFAULT_POLICY_TOML = """\
+PAPER_POLICY_TOML = """\
 # stopwise comparison policy: fix every choice before the run starts.
 # Every decision record carries the sha256 of this policy's canonical JSON.
 version = 1
@@ -501,7 +502,25 @@ alpha = 0.05
 gamma = 0.05
 eta = 0.25
 """
-"""The commented default policy: the paper's primary one (delta = 0, a = 0.05, alpha = gamma = 0.05, eta = 0.25)."""
+"""The paper's primary policy, commented (``stopwise policy init --preset paper``): for reproducing ParEvalLayer. Its
+``exact`` tail is the bootstrap's and treats the tasks as a sample of the task distribution; with fewer than 10
+discordant tasks it does not keep level a, and the record then says so and carries the exact-wor interval (issue 35)."""
+
+
+DEFAULT_POLICY_TOML = (
+    PAPER_POLICY_TOML.replace('tail_method = "exact"\n', 'tail_method = "exact-wor"\n')
+    .replace('kind = "coverage-aware"\n', 'kind = "uniform"\n')
+    .replace("its bootstrap tail at or below", "its tail (one-look p-value) at or below")
+    .replace(
+        "# exact     - the bootstrap",
+        "# exact-wor is the default of new policies: it keeps level a at every n for 0/1 outcomes; the paper's rule\n"
+        "# is `stopwise policy init --preset paper` (exact, coverage-aware order).\n# exact     - the bootstrap",
+    )
+)
+"""The commented policy ``stopwise policy init`` writes (issue 35): the paper's rule with a one-look test that keeps its
+level, ``exact-wor`` (exact under sampling the N planned tasks without replacement) on a ``uniform`` planned order
+(the test's random sample); otherwise the paper's primary policy (delta = 0, a = 0.05, alpha = gamma = 0.05, eta = 0.25).
+``Policy()`` stays the paper's primary policy (:data:`PAPER_POLICY_TOML`)."""
 
 
 def _policy_error(source: str, exc: pydantic.ValidationError) -> PolicyError:

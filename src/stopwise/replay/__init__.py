@@ -33,6 +33,7 @@ from stopwise.replay._report import table_two
 from stopwise.replay._run import ReplayResult, replay_grid, source_table
 from stopwise.replay._settings import LiveReplaySettings, ReplaySettings
 from stopwise.replay._source import ReplayPair, ReplaySource, prepare_source
+from stopwise.replay._verdict import ExceedanceVerdict, exceedance_verdict
 
 __all__ = [
     "DEFAULT_BUDGETS",
@@ -41,6 +42,7 @@ __all__ = [
     "LIVE_RULES",
     "REPLAY_POLICY",
     "STANDARD_POLICIES",
+    "ExceedanceVerdict",
     "FamilyReplay",
     "JointReplay",
     "LiveReplay",
@@ -51,6 +53,7 @@ __all__ = [
     "ReplaySettings",
     "ReplaySource",
     "comparison_policies",
+    "exceedance_verdict",
     "family_claim_runs",
     "family_error_rates",
     "family_populations",

@@ -149,11 +149,15 @@ def _path_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
         )
     )
     fig.add_hline(y=delta, line={"dash": "dash", "color": "#222"}, annotation_text=f"δ = {delta:g}", annotation_position="top left")
-    values = [v for v in [*y, delta] if v is not None]
+    # the axes hold the whole band and span the looks taken (issue 35: a band of [-5, +33] pp ran past the plot, and
+    # looks 30-121 were drawn on a 0-500 axis); N stays in the axis title
+    values = [v for v in [*y, delta, *(end for b in bounds if b is not None for end in b)] if v is not None]
     bottom, top = min(values), max(values)
-    pad = max(0.05, 0.15 * (top - bottom))
+    pad = max(0.02, 0.08 * (top - bottom))
+    first, last = min(x), max(x)
+    margin = max(1.0, 0.04 * (last - first))
     fig.update_layout(title=title, xaxis_title=f"tasks observed (look), of {looks[-1].n_shared} {_of(looks[-1])}", yaxis_title="mean paired difference A − B",
-                      legend={"orientation": "h", "y": -0.25}, xaxis_range=[0, max(looks[-1].n_shared, max(x)) * 1.03], yaxis_range=[bottom - pad, top + pad])
+                      legend={"orientation": "h", "y": -0.25}, xaxis_range=[max(0.0, first - margin), last + margin], yaxis_range=[bottom - pad, top + pad])
     band = " The shaded band is the record's interval for the mean difference at each look." if all(b is not None for b in bounds) else ""
     one = " This input holds a single look, so the path is one point." if len(looks) == 1 else ""
     caption = (
@@ -204,7 +208,10 @@ def _tails_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
     import plotly.graph_objects as go
 
     cutoff = looks[-1].tail_cutoff
-    floor = 1e-12
+    # the log axis starts a decade below the smallest positive tail or a, not at 1e-12 (issue 35); zeros are drawn there
+    positive = [v for r in looks for v in (r.r_promote, r.r_reject) if v is not None and v > 0] + [cutoff]
+    floor = max(1e-12, 10.0 ** (math.floor(math.log10(min(positive))) - 1))
+    lowest = math.log10(floor) - 0.3
 
     def clip(v: float | None) -> float | None:
         return None if v is None else max(v, floor)
@@ -225,7 +232,7 @@ def _tails_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
             )
         )
         fig.add_vline(x=cutoff, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {cutoff:g}")
-        fig.update_xaxes(type="log", title="tail probability (log scale)", range=[-12.5, 0.9], exponentformat="power")
+        fig.update_xaxes(type="log", title="tail probability (log scale)", range=[lowest, 0.9], exponentformat="power")
         fig.update_layout(title=title, showlegend=False)
     else:
         limits = _separate_limits(looks)
@@ -236,7 +243,7 @@ def _tails_chart(looks: Sequence[DecisionRecord], title: str) -> Chart:
         ):
             fig.add_trace(go.Scatter(x=x, y=values, mode="markers" if limits else "lines+markers", name=name, line={"color": colour}, marker={"size": 9}))
         fig.add_hline(y=cutoff, line={"dash": "dash", "color": "#222"}, annotation_text=f"a = {cutoff:g}")
-        fig.update_yaxes(type="log", title="tail probability (log scale)", range=[-12.5, 0.3], exponentformat="power")
+        fig.update_yaxes(type="log", title="tail probability (log scale)", range=[lowest, 0.3], exponentformat="power")
         xtitle = f"budget limit ({chart_text(looks[-1].budget.measure)}), one separate decision each" if limits else "tasks observed (look)"
         fig.update_layout(title=title, xaxis_title=xtitle, legend={"orientation": "h", "y": -0.25})
     method = chart_text(looks[-1].tail_method)
@@ -263,6 +270,8 @@ def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
         fig.add_trace(go.Bar(x=groups, y=values, name=name, marker={"color": colour}))
     fig.update_layout(barmode="group", title=title, xaxis_title="task group", yaxis_title="tasks", legend={"orientation": "h", "y": -0.3})
     missing = ", ".join(record.coverage.missing_groups) or "none"
+    if record.top_up:
+        missing += f" (the requirement of the set the crossed boundary waits on; top-up task(s) still needed: {', '.join(record.top_up)})"
     caption = (
         f"Coverage rule '{record.coverage.rule}': before a final action, every task group must have at least its required count r_g "
         f"of observed tasks (proportional to its share n_g of the shared tasks). Groups below their requirement: {missing}. "
@@ -357,7 +366,11 @@ def answer_blocks(record: DecisionRecord) -> list[Block]:
         label = ("The observed mean difference Δ̂ (dot) against δ (dashed); this record carries no interval, so the evidence is the "
                  "two tail probabilities against the cutoff a.")
         blocks.append(IntervalStrip(record.delta_hat, record.threshold, None, None, label))
-    if record.coverage.missing_groups:
+    if record.top_up:  # issue 35: the tasks the crossed boundary waits for, the same list as the reason and `top_up`
+        blocks.append(Text(f"Coverage pending: the crossed boundary waits for {len(record.top_up)} top-up task(s) "
+                           f"{', '.join(record.top_up)} (group(s) {', '.join(record.coverage.missing_groups)} below the requirement "
+                           "of the set the action rests on).", style="note"))
+    elif record.coverage.missing_groups:
         blocks.append(Text(f"Coverage pending: group(s) {', '.join(record.coverage.missing_groups)} below their required count.", style="note"))
     return blocks
 

@@ -122,6 +122,9 @@ class Chart:
 
         figure = self.figure
         figure.update_layout(template="plotly_white", height=self.height, margin={"l": 70, "r": 30, "t": 60, "b": 60})
+        # titles start at the left, away from Plotly's toolbar at the top right, which shows on hover only (issue 35:
+        # it covered long titles)
+        figure.update_layout(title_x=0.0, title_xanchor="left")
         div = pio.to_html(
             figure,
             include_plotlyjs=False,
@@ -129,7 +132,7 @@ class Chart:
             div_id=f"chart-{index}",
             default_width="100%",
             default_height=f"{self.height}px",
-            config={"displaylogo": False, "responsive": True},
+            config={"displaylogo": False, "responsive": True, "displayModeBar": "hover"},
             validate=True,
         )
         return f'<figure class="chart" data-chart="chart-{index}">{div}<figcaption>{_e(self.caption)}</figcaption></figure>'
@@ -240,9 +243,9 @@ nav ol { margin: 6px 0 0; padding-left: 22px; color: #56606b; }
 nav a { color: #1f5fae; text-decoration: none; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 3px 18px; margin: 8px 0 14px; }
 dl.facts dt { color: #56606b; } dl.facts dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
-.table-wrap { max-width: 100%; }
+.table-wrap { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: 8px 0 4px; font-size: 14px; font-variant-numeric: tabular-nums; max-width: 100%; }
-td { overflow-wrap: anywhere; } td.num { white-space: nowrap; }
+td { overflow-wrap: break-word; } td.num { white-space: nowrap; }  /* whole words; a wide table scrolls */
 th, td { padding: 4px 8px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: top; }
 th { background: #f0f2f5; font-weight: 600; } td.num, th.num { text-align: right; }
 .caption, figcaption { color: #424b55; font-size: 14px; margin: 4px 0 18px; max-width: 900px; }

@@ -127,6 +127,39 @@ def rule(policy: Policy, universe: TaskUniverse | None) -> BoundaryRule:
     return design.rule(warning) if design.runs_on(kind, policy) else Pooled(warning)
 
 
+SOLVE_SPAN = 0.01
+"""The confidence sequence's grid step: the δ-side end rounded outward onto δ lies within this of δ."""
+SOLVE_STEPS = 14
+"""Bisection steps of the δ-side end (0.01 / 2^14 ~ 6e-7: below the fourth decimal of a percentage point)."""
+
+
+def _solved_end(state: DecideState, lo: float, hi: float, *, side: int) -> float:
+    """The δ-side end of the confidence sequence where the look's own test rejected δ (issue 35).
+
+    The grid rounds the end outward onto δ although the test at δ rejected; the end is solved here by bisection on
+    the test's anytime p-value, keeping the rejected side of the bracket: for ``side`` 0 (promote) ``lo`` = δ is
+    rejected and the result is the largest mean found rejected (> δ unless no mean above δ is); for ``side`` 1
+    (reject) ``hi`` = δ is rejected and the result is the least mean found rejected.
+    """
+    seen, policy = state.observed, state.policy
+    a, big_n = policy.tail_cutoff, state.paired.n_shared
+
+    def rejected(mean: float) -> bool:
+        result = betting_boundary(seen.differences, mean, alpha=a, population_size=big_n, confidence_bounds=False)
+        return float(result.p_promote if side == 0 else result.p_reject) <= a
+
+    hi = min(hi, 1.0 - 1e-9)  # the test takes thresholds in [-1, 1)
+    if lo >= hi:
+        return lo if side == 0 else hi
+    for _ in range(SOLVE_STEPS):
+        mid = 0.5 * (lo + hi)
+        if rejected(mid) == (side == 0):
+            lo = mid
+        else:
+            hi = mid
+    return lo if side == 0 else hi
+
+
 @dataclasses.dataclass(frozen=True)
 class Pooled:
     """The pooled process on the observed prefix: valid when the planned order is a uniform random permutation.
@@ -168,7 +201,7 @@ class Pooled:
             result = self.boundary(state)
             r_promote, r_reject, method = float(result.p_promote), float(result.p_reject), result.method
             tail = TailProvenance(method="betting-wor", lattice=state.paired.lattice)
-        promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (r_reject or 1.0)
+        promote = seen.covered and r_promote is not None and r_promote <= a and r_promote <= (1.0 if r_reject is None else r_reject)  # 0.0 is a p-value (issue 35)
         reject = seen.covered and not promote and r_reject is not None and r_reject <= a
         action: Action = "promote" if promote else "reject" if reject else "abstain" if state.budget.at_limit else "continue"
         return Look(action=action, method=method, r_promote=r_promote, r_reject=r_reject, tail=tail, warnings=self.notes)
@@ -193,10 +226,14 @@ class Pooled:
             interval = sequence_interval(lower, upper, method, policy.tail_cutoff)
         a, delta = policy.tail_cutoff, policy.threshold
         low, high = interval.low, interval.high
-        if look.r_promote is not None and look.r_promote <= a:
-            low = max(low, delta)
-        if look.r_reject is not None and look.r_reject <= a:
-            high = min(high, delta)
+        solve = state.inputs.powered is None
+        # an end is tightened where its test rejected delta; when both did (the sequence is empty at this look, chance
+        # <= 2a), only the end on the side of the action taken
+        final = look.action in ("promote", "reject")
+        if look.r_promote is not None and look.r_promote <= a and low <= delta and (not final or look.action == "promote"):
+            low = _solved_end(state, delta, min(high, delta + SOLVE_SPAN), side=0) if solve else delta
+        if look.r_reject is not None and look.r_reject <= a and high >= delta and (not final or look.action == "reject"):
+            high = _solved_end(state, max(low, delta - SOLVE_SPAN), delta, side=1) if solve else delta
         return interval.model_copy(update={"low": low, "high": high}) if low <= high else interval
 
     def reason(self, state: DecideState, action: Action) -> str:

@@ -11,6 +11,7 @@ unweighted mean under a group-driven order, ``exact-wor``'s fallback or non-rand
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -18,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from stopwise._vocabulary import RARE_DISCORDANCE
 from stopwise.compare._boundaries import Look
+from stopwise.compare._claim import RARE_DISCORDANCE_NOTE
 from stopwise.compare._interval import one_look_interval
 from stopwise.compare._state import DecideState
 from stopwise.compare._tails import tail_probabilities
@@ -192,6 +194,28 @@ def _action_warnings(state: DecideState, action: Action, tail: TailProvenance | 
     return tuple(out)
 
 
+def _decided_end(state: DecideState, look: Look, interval: DifferenceInterval) -> DifferenceInterval:
+    """The δ-side ends where the exact-wor test decided at δ (issue 35).
+
+    At small N the exact-wor p-value is not monotone in the threshold, and the interval's search can find a crossing
+    on the other side of δ from the test at δ itself. The test at δ fixes the ends around c = floor(N δ): a promote
+    test that rejects at δ rejects every total up to c, so the mean is at least (c + 1) / N; one that does not leaves
+    c / N in the confidence set, so the low end is at most c / N; the reject test likewise bounds the high end by c / N
+    or keeps (c + 1) / N in. The other methods' ends are monotone inversions and already lie there.
+    """
+    policy, big_n = state.policy, state.paired.n_shared
+    if look.tail is None or look.tail.method != "exact-wor" or look.r_promote is None or look.r_reject is None:
+        return interval
+    a, c = policy.tail_cutoff, math.floor(big_n * policy.threshold + 1e-9)
+    low, high = interval.low, interval.high
+    low = max(low, (c + 1) / big_n) if look.r_promote <= a else min(low, c / big_n)
+    high = min(high, c / big_n) if look.r_reject <= a else max(high, (c + 1) / big_n)
+    low, high = max(low, -1.0), min(high, 1.0)
+    if (low, high) == (interval.low, interval.high) or low > high:
+        return interval
+    return interval.model_copy(update={"low": low, "high": high})
+
+
 class FixedBudget:
     """The fixed-budget rule (Fig. 2): tails of the observed tasks; a final action only at the budget limit."""
 
@@ -238,7 +262,14 @@ class FixedBudget:
         policy = state.policy
         if state.observed.n == 0 or policy.tail_method == "none" or not state.budget.at_limit:
             return None
-        return one_look_interval(
+        rare = any(w.code == "rare-discordance" for w in look.action_warnings)
+        if rare and state.paired.lattice == 1 and state.observed.n < state.paired.n_shared:
+            # issue 35: the paper's tail is not level a here; the claim carries the exact interval that is
+            exact = one_look_interval(
+                state.observed.differences, method="exact-wor", alpha=policy.tail_cutoff, population_size=state.paired.n_shared
+            )
+            return exact.model_copy(update={"method": f"{RARE_DISCORDANCE_NOTE}: the {policy.tail_method} tail replaced by {exact.method}"})
+        interval = one_look_interval(
             state.observed.differences,
             method=policy.tail_method,
             alpha=policy.tail_cutoff,
@@ -247,6 +278,7 @@ class FixedBudget:
             seed=policy.seed,
             units=_units(state),
         )
+        return _decided_end(state, look, interval)
 
     def reason(self, state: DecideState, action: Action) -> str:
         """The rule's words for its action."""
