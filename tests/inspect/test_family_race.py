@@ -77,6 +77,7 @@ def test_one_task_per_system_races_to_the_best_and_stops_the_worse(example: Modu
     _check_race(url, _summaries(logs), tmp_path, universe)
 
 
+@pytest.mark.slow
 def test_one_task_run_for_four_models_races_them(example: ModuleType, tmp_path: Path) -> None:
     from inspect_ai import Task, eval
     from inspect_ai.scorer import match

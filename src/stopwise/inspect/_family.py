@@ -21,7 +21,11 @@ so the record in the last log and ``stopwise ledger decide --family`` (or ``deci
 agree. Stopping a system whose pairs are all decided leaves every undecided pair with both systems running: the
 betting capitals of a pair advance on the pair's own observed prefix of the planned order, valid at every look.
 
-Not done here (the paired manager does them): pacing of a fast system, errored samples (Inspect reports none to
+With ``pace``, a system that has stored ``pace`` outcome events more than the slowest other system still needed
+and running waits before its next sample (the progress read from the ledger, so across processes too), unless
+that system stored nothing for :data:`PACE_STALL_S` seconds.
+
+Not done here (the paired manager does them): errored samples (Inspect reports none to
 the manager; they are missing from the ledger), and the top-up design's waiting tasks.
 """
 
@@ -34,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import anyio.to_thread
 
 from stopwise._logs import score_audit_flags, score_outcome, score_predicted
@@ -53,6 +58,11 @@ if TYPE_CHECKING:
 __all__ = ["FamilyRace", "SystemRaceStopping", "family_early_stopping"]
 
 _log = logging.getLogger("stopwise.inspect")
+
+PACE_POLL_S = 0.05
+"""How often a paced system reads the ledger's progress while it waits."""
+PACE_STALL_S = 30.0
+"""Pacing stops waiting for a system that stored no outcome for this long (Inspect tells nothing of a failed task)."""
 
 
 @dataclass
@@ -108,6 +118,8 @@ class FamilyRace:
         self._lanes = {system: _Lane(system) for system in self.spec.systems}
         self._looked_at = float("-inf")
         self._lock = threading.Lock()
+        self._progress: dict[str, int] = {}
+        self._moved_at: dict[str, float] = {}
 
     def __repr__(self) -> str:
         return f"FamilyRace({self.evaluation!r}, systems={list(self.spec.systems)!r})"
@@ -166,6 +178,36 @@ class FamilyRace:
             self._look(force=True)  # a re-run of a race the ledger has decided stops at once
 
     # -- schedule ----------------------------------------------------------------------------------
+
+    def ahead(self, system: str) -> bool:
+        """Whether ``system`` should wait: ``pace`` stored events ahead of the slowest other system still needed.
+
+        The others counted are the systems the latest look needs (all before the first look) whose latest worker
+        notice is ``started`` and that stored an outcome in the last :data:`PACE_STALL_S` seconds.
+        """
+        pace = self.spec.pace
+        if pace is None or self.error is not None or self.stops(system):
+            return False
+        with self._lock:
+            try:
+                progress = self.ledger.progress(self.evaluation)
+                states: dict[str, str] = {}
+                for notice in self.ledger.notices(self.evaluation):
+                    states[str(notice.system)] = str(notice.state)
+            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
+                _log.warning("stopwise: pacing could not read the ledger: %s", exc)
+                return False
+            now = time.monotonic()
+            for name in self.spec.systems:
+                if progress.get(name, 0) != self._progress.get(name) or name not in self._moved_at:
+                    self._moved_at[name] = now
+            self._progress = dict(progress)
+            needed = self.spec.systems if self.record is None else self.record.needed
+            others = [
+                progress.get(name, 0) for name in needed
+                if name != system and states.get(name) == "started" and now - self._moved_at[name] <= PACE_STALL_S
+            ]
+        return bool(others) and progress.get(system, 0) - min(others) >= pace
 
     def schedule(self, system: str, sample_id: str | int, epoch: int) -> EarlyStop | None:
         """``EarlyStop`` when the latest look stops ``system``, or the sample lies beyond the budget; else None."""
@@ -342,7 +384,12 @@ class SystemRaceStopping:
         return f"stopwise ({self.race.evaluation}: family system {self.system})"
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
-        """``EarlyStop`` once the family no longer needs this system, or the sample lies beyond the budget."""
+        """``EarlyStop`` once the family no longer needs this system, or the sample lies beyond the budget.
+
+        While this system is ``pace`` events ahead of the slowest other system still needed, it waits first.
+        """
+        while await anyio.to_thread.run_sync(self.race.ahead, self.system):
+            await anyio.sleep(PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.race.schedule, self.system, id, epoch)
 
     async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:

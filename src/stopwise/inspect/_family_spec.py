@@ -58,6 +58,10 @@ class FamilySpec:
     refresh: float = 1.0
     """Seconds between family looks taken before a sample is scheduled (a look is also taken after each outcome
     this process appends): how long a system may schedule samples after another process's outcomes decided it."""
+    pace: int | None = 2
+    """A system waits while it has stored ``pace`` outcome events more than the slowest other system still needed
+    and running (in any process, read from the ledger), so that no system runs far past the look that stops it;
+    None: no pacing."""
 
     def __post_init__(self) -> None:
         for name, value in _family_spec_iv(self).items():
@@ -107,6 +111,9 @@ def _family_spec_iv(spec: FamilySpec) -> dict[str, Any]:
     refresh = spec.refresh
     if isinstance(refresh, bool) or not isinstance(refresh, int | float) or not 0 <= refresh < float("inf"):
         raise InputError(f"`refresh` must be a number of seconds >= 0; got {refresh!r}")
+    pace = spec.pace
+    if pace is not None and (isinstance(pace, bool) or not isinstance(pace, int) or pace < 1):
+        raise InputError(f"`pace` must be a number of samples >= 1 or None; got {pace!r}")
     policy = _policy_iv(spec.policy)
     if policy.budget.measure not in ("task_fraction", "task_count"):
         raise PolicyError(
