@@ -98,3 +98,37 @@ def test_a_model_outside_the_family_is_refused(example: ModuleType) -> None:
         family_model_early_stopping("sqlite:///:memory:", "race", models={"a": model, "b": model})
     with pytest.raises(InputError, match="not the keys"):
         family_model_early_stopping("sqlite:///:memory:", FamilySpec("race", systems=["a", "b"]), models={"a": "x/y", "c": "x/z"})
+
+
+@pytest.mark.slow
+def test_one_worker_process_per_system_on_one_sqlite_ledger(example: ModuleType, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from inspect_ai.log import read_eval_log
+
+    repo = Path(__file__).resolve().parents[2]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    _, _, universe = family_race.planned(example, barrier)
+    (tmp_path / "policy.toml").write_text((barrier / "policy.toml").read_text())
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
+    env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
+    worker = repo / "tests" / "inspect" / "family_worker.py"
+    procs = {
+        system: subprocess.Popen(
+            [sys.executable, str(worker), url, system, str(tmp_path / "logs" / system), str(barrier)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        for system in family_race.ACCURACY
+    }
+    runs = {}
+    for system, proc in procs.items():
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        runs[system] = json.loads(out.strip().splitlines()[-1])
+    assert {s: r["status"] for s, r in runs.items()} == dict.fromkeys(family_race.ACCURACY, "success")
+    logs = {system: read_eval_log(run["location"]) for system, run in runs.items()}
+    _check_race(url, logs, tmp_path, universe)

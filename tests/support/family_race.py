@@ -35,10 +35,10 @@ def planned(example: ModuleType, folder: Path) -> tuple[Any, Any, Any]:
     return policy, dataset, universe
 
 
-def system_task(dataset: Any, system: str, model: Any, manager: Any) -> Any:
-    """One system's Task (its model and its manager)."""
+def system_task(dataset: Any, system: str, model: Any, manager: Any, solvers: list[Any] | None = None) -> Any:
+    """One system's Task (its model and its manager; ``solvers`` run before the model's ``generate()``)."""
     from inspect_ai import Task
     from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
-    return Task(dataset=dataset, solver=generate(), scorer=match(), model=model, early_stopping=manager, name=system)
+    return Task(dataset=dataset, solver=[*(solvers or []), generate()], scorer=match(), model=model, early_stopping=manager, name=system)
