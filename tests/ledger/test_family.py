@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +86,32 @@ def test_the_family_look_is_decide_family_on_the_export(tmp_path: Path) -> None:
     assert again.digest() == record.digest()
     assert early.look == 60 and record.look == 120
     assert record.best == "A" and [t.systems for t in record.tiers] == [["A"], ["B", "C"], ["D"]]
+
+
+def test_a_non_inspect_harness_races_a_family_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from stopwise.cli.main import main
+    from stopwise.records import FamilyRecord, write_outcomes
+
+    pd = pytest.importorskip("pandas")
+    pd.DataFrame({"task": TASKS}).to_csv(tmp_path / "tasks.csv", index=False)
+    (tmp_path / "policy.toml").write_text('[decision]\nboundary = "betting-wor"\n[coverage]\nrule = "none"\n[order]\nkind = "uniform"\nseed = 1\n')
+    assert main(["order", str(tmp_path / "tasks.csv"), "-p", str(tmp_path / "policy.toml"), "-o", str(tmp_path / "order.csv")]) == 0
+    capsys.readouterr()
+    db = str(tmp_path / "l.db")
+    start = ["ledger", "init", db, "race", "--tasks", str(tmp_path / "order.csv"), "--policy", str(tmp_path / "policy.toml")]
+    assert main([*start, "--family", "A,B", "--family", "C,D", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["family"] == ["A", "B", "C", "D"]
+    assert main([*start, "--family", "A,B,C,D", "--tested", "A"]) == 4
+    assert "not both" in capsys.readouterr().err
+    first = write_outcomes(pd.DataFrame(_rows(upto=30)), tmp_path / "first.csv")
+    assert main(["ledger", "append", db, "race", str(first)]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "decide", db, "race", "--family", "--json"]) == 2  # the tie is open
+    looked = FamilyRecord.model_validate_json(capsys.readouterr().out)
+    with open_ledger(db, mode="read") as ledger:
+        assert looked.digest() == ledger.decide_family("race").digest()
+    assert looked.n_planned == len(TASKS) and looked.look <= 30 and not looked.final
+    assert main(["ledger", "decide", db, "race"]) == 4  # a family has no pair decision
+    assert "--family" in capsys.readouterr().err
+    assert main(["ledger", "decide", db, "race", "--family"]) == 2
+    assert "needs more tasks".upper() in capsys.readouterr().out
