@@ -70,8 +70,8 @@ def test_appends_take_any_family_system_and_refuse_others(tmp_path: Path) -> Non
             ledger.decide("race")
 
 
-def test_the_family_look_is_decide_family_on_the_export(tmp_path: Path) -> None:
-    with open_ledger(tmp_path / "l.db") as ledger:
+def test_the_family_look_is_decide_family_on_the_export(ledger_url: str, tmp_path: Path) -> None:
+    with open_ledger(ledger_url) as ledger:  # SQLite and PostgreSQL
         ledger.register_family("race", policy=POLICY, universe=TaskUniverse(TASKS), systems=list("ABCD"))
         ledger.append("race", _rows("AB", 60))
         with pytest.raises(LedgerError, match=r"\['C', 'D'\] have no outcome events"):

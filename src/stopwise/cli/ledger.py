@@ -99,10 +99,10 @@ def init_command(
         bool, typer.Option("--json", help="Print {evaluation, tested, baseline, n_tasks, policy_sha256, universe_sha256} as JSON.")
     ] = False,
 ) -> None:
-    """Register an evaluation: its policy and planned task universe are locked from now on.
+    r"""Register an evaluation: its policy and planned task universe are locked from now on.
 
     Running it again with the same policy, tasks and systems does nothing; any change is refused. A family of k
-    systems (decided together under the policy's \\[family] section: ledger decide --family) takes --family instead
+    systems (decided together under the policy's \[family] section: ledger decide --family) takes --family instead
     of --tested and --baseline.
 
     Example: stopwise ledger init ledger.db my-eval --tasks order.csv --tested A --baseline B --policy policy.toml
@@ -204,9 +204,9 @@ def decide_command(
         bool, typer.Option("--family", help="A family evaluation (ledger init --family): print its family look (as stopwise leaderboard).")
     ] = False,
 ) -> None:
-    """Decide from the stored outcomes with the registered policy and universe; append the record to the chain.
+    r"""Decide from the stored outcomes with the registered policy and universe; append the record to the chain.
 
-    With --family, take a look at a family evaluation (every system decided together under the policy's \\[family]
+    With --family, take a look at a family evaluation (every system decided together under the policy's \[family]
     section): the same record as stopwise leaderboard on the ledger export with the policy and the tasks; it is
     not appended to the chain. Exit code: promote 0, reject 1, continue 2, abstain 3, error 4; with --family:
     0 the family's question is answered, 2 it needs more tasks.
