@@ -132,3 +132,38 @@ def test_one_worker_process_per_system_on_one_sqlite_ledger(example: ModuleType,
     assert {s: r["status"] for s, r in runs.items()} == dict.fromkeys(family_race.ACCURACY, "success")
     logs = {system: read_eval_log(run["location"]) for system, run in runs.items()}
     _check_race(url, logs, tmp_path, universe)
+
+
+def test_an_errored_sample_is_a_pending_event_of_its_system(example: ModuleType, tmp_path: Path) -> None:
+    from inspect_ai import Task, eval
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import Generate, TaskState, generate, solver
+
+    policy, dataset, universe = family_race.planned(example, tmp_path)
+    broken = str(universe.tasks[2])
+
+    @solver
+    def fail_on(sample_id: str) -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            if str(state.sample_id) == sample_id:
+                raise RuntimeError("the sandbox died")
+            return state
+
+        return solve
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    managers = family_early_stopping(url, "race", systems=["best", "worse"], policy=policy, universe=universe)
+    models = family_race.models(example)
+    tasks = [
+        Task(dataset=dataset, solver=[fail_on(broken if system == "worse" else ""), generate()], scorer=match(),
+             model=models[system], early_stopping=managers[system], name=system, fail_on_error=False)
+        for system in ("best", "worse")
+    ]
+    logs = _summaries(eval(tasks, max_tasks=2, max_samples=4, display="none", log_dir=str(tmp_path / "logs")))
+    metadata = logs["worse"].results.early_stopping.metadata
+    assert [e["task"] for e in metadata["errored"]] == [broken] and "the sandbox died" in metadata["errored"][0]["error"]
+    assert broken in metadata["notes"][0] and not logs["best"].results.early_stopping.metadata["errored"]
+    with open_ledger(url) as ledger:
+        rows = ledger.outcomes("race")
+    row = rows[(rows["system"] == "worse") & (rows["task"] == broken)].iloc[0]
+    assert row["status"] == "pending" and row["flags"] == "error"

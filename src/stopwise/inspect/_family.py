@@ -25,8 +25,10 @@ With ``pace``, a system that has stored ``pace`` outcome events more than the sl
 and running waits before its next sample (the progress read from the ledger, so across processes too), unless
 that system stored nothing for :data:`PACE_STALL_S` seconds.
 
-Not done here (the paired manager does them): errored samples (Inspect reports none to
-the manager; they are missing from the ledger), and the top-up design's waiting tasks.
+An errored sample of a task that tolerates errors (Inspect calls no ``complete_sample`` for it) is appended as a
+``pending`` event flagged ``error``, as for a pair (:mod:`stopwise.inspect._errors`); the family waits for missing
+outcomes (the system's prefix stops at the errored task). Not done here (the paired manager does it): the top-up
+design's waiting tasks.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,7 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError
+from stopwise.inspect._errors import missing_samples, watch_errors
 from stopwise.inspect._family_spec import FamilySpec
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.records import FamilyRecord, TaskUniverse
@@ -175,6 +178,7 @@ class FamilyRace:
                 )
             lane.started, lane.done, lane.eval_id = True, False, str(getattr(spec, "eval_id", "") or "")
             self._notify(system, "started")
+            watch_errors(self, system, spec)  # errored samples reach no complete_sample: Inspect's hook
             self._look(force=True)  # a re-run of a race the ledger has decided stops at once
 
     # -- schedule ----------------------------------------------------------------------------------
@@ -266,22 +270,41 @@ class FamilyRace:
         if flags:
             row["flags"] = flags
         with self._lock:
-            lane.completed += 1
-            if self.error is not None:
+            if not self._append(lane, row):
                 return
-            try:
-                result = self.ledger.append(self.evaluation, [row])
-            except Exception as exc:  # the ledger is unusable: stop the race, keep the Inspect log
-                self._fail("append", exc)
-                return
-            lane.accepted += result.accepted
-            lane.duplicates += result.duplicates
-            lane.conflicts += result.conflicts
             if problem is not None:
                 lane.unscored += 1
                 _log.warning("stopwise: %s sample %s: %s", system, sample_id, problem)
                 return
             self._look(force=True)
+
+    def system_of(self, system: str) -> str:
+        """The system's name (the errored-sample hook's call, :mod:`stopwise.inspect._errors`)."""
+        return system
+
+    def errored(self, system: str, task: str, epoch: int, note: Callable[[], None]) -> None:
+        """``system``'s run of ``task`` errored: ``note`` it and append it as a ``pending`` event flagged ``error``."""
+        lane = self.lane(system)
+        row = {"system": system, "task": task, "outcome": None, "attempt": int(epoch) - 1, "status": "pending",
+               "source": f"inspect:{lane.eval_id}", "flags": "error"}
+        with self._lock:
+            note()
+            self._append(lane, row)
+
+    def _append(self, lane: _Lane, row: dict[str, Any]) -> bool:
+        """Append ``row`` for ``lane`` and count it; False when the race has stopped or the ledger failed (lock held)."""
+        lane.completed += 1
+        if self.error is not None:
+            return False
+        try:
+            result = self.ledger.append(self.evaluation, [row])
+        except Exception as exc:  # the ledger is unusable: stop the race, keep the Inspect log
+            self._fail("append", exc)
+            return False
+        lane.accepted += result.accepted
+        lane.duplicates += result.duplicates
+        lane.conflicts += result.conflicts
+        return True
 
     def _outcome(self, scores: Mapping[str, SampleScore]) -> tuple[float | None, str | None]:
         if not scores:
@@ -356,6 +379,8 @@ class FamilyRace:
                              "unscored": lane.unscored},
                 "stopped": lane.stopped,
                 "stopped_after": lane.stopped_at,
+                "errored": missing_samples(self, system),
+                "notes": _error_notes(missing_samples(self, system)),
                 "looks": self.looks,
                 "error": self.error,
                 "status": None if record is None else record.status,
@@ -365,6 +390,18 @@ class FamilyRace:
                 "record": None if record is None else record.model_dump(mode="json"),
                 "record_sha256": None if record is None else record.digest(),
             }
+
+
+def _error_notes(errored: list[dict[str, Any]]) -> list[str]:
+    """The log's note on a system's errored samples (what the family does with them)."""
+    if not errored:
+        return []
+    tasks = list(dict.fromkeys(e["task"] for e in errored))
+    shown = ", ".join(tasks[:20]) + (f", ... ({len(tasks)} in all)" if len(tasks) > 20 else "")
+    return [
+        f"{len(errored)} sample(s) errored and are missing outcomes (pending in the ledger, flag error): {shown}; the "
+        "family waits for missing outcomes: this system's prefix of the planned order stops at the first of them"
+    ]
 
 
 class SystemRaceStopping:
