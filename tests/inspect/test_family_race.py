@@ -7,6 +7,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pandas as pd
 import pytest
 from tests.support import family_race
 from typer.testing import CliRunner
@@ -17,6 +18,7 @@ from stopwise.compare import decide_family
 from stopwise.errors import InputError
 from stopwise.inspect import FamilySpec, family_early_stopping, family_model_early_stopping
 from stopwise.ledger import open_ledger
+from stopwise.records import FamilyRecord
 
 
 def _summaries(logs: list[Any]) -> dict[str, Any]:
@@ -57,6 +59,15 @@ def _check_race(url: str, logs: dict[str, Any], tmp_path: Path, universe: stopwi
     # the planned tasks, not the order's stamp)
     stamped = decide_family(exported, None, record_policy(tmp_path), universe=universe)
     assert stamped.model_copy(update={"warnings": record.warnings, "decided_at": None}) == record.model_copy(update={"decided_at": None})
+    # and from the command line: stopwise leaderboard on the export, with the policy and the stamped order
+    stamp = universe.stamp
+    pd.DataFrame({"task": universe.tasks, "group": universe.groups, "order_kind": stamp.kind, "order_seed": stamp.seed,
+                  "order_sha256": stamp.sha256}).to_csv(tmp_path / "order.csv", index=False)
+    board = CliRunner().invoke(app, ["leaderboard", str(tmp_path / "rows.csv"), "--tasks", str(tmp_path / "order.csv"),
+                                     "--policy", str(tmp_path / "policy.toml"), "--json"])
+    assert board.exit_code == 2, board.output
+    printed = FamilyRecord.model_validate_json(board.output)
+    assert printed.digest() == stamped.digest()
     result = CliRunner().invoke(app, ["ledger", "decide", url, "race", "--family", "--json"])
     assert result.exit_code == 2, result.output  # the tie is not settled: the family needs more tasks
     assert json.loads(result.output)["tiers"] == [t.model_dump() for t in record.tiers]
