@@ -207,7 +207,7 @@ def decide_command(
     r"""Decide from the stored outcomes with the registered policy and universe; append the record to the chain.
 
     With --family, take a look at a family evaluation (every system decided together under the policy's \[family]
-    section): the same record as stopwise leaderboard on the ledger export with the policy and the tasks; it is
+    section): the claims stopwise leaderboard makes on the ledger export with the policy and the tasks; it is
     not appended to the chain. Exit code: promote 0, reject 1, continue 2, abstain 3, error 4; with --family:
     0 the family's question is answered, 2 it needs more tasks.
     """
