@@ -49,8 +49,14 @@ def _check_race(url: str, logs: dict[str, Any], tmp_path: Path, universe: stopwi
         assert {str(s.id) for s in log.samples} == set(rows.loc[rows["system"] == system, "task"])
         if system in ("best", "worse"):
             assert summary.early_stops and all(s.metadata["action"] == "decided" for s in summary.early_stops)
-    # the logs, the ledger and the export agree: the last log to end carries the ledger's final look
-    last = max(logs.values(), key=lambda log: log.stats.completed_at)
+    # the logs, the ledger and the export agree: each log carries a look the ledger gives again from its events, and
+    # the last look taken (at the ledger's last event) is the ledger's final look
+    with open_ledger(url) as ledger:
+        for log in logs.values():
+            metadata = log.results.early_stopping.metadata
+            assert ledger.decide_family("race", upto=metadata["outcome_seq"]).digest() == metadata["record_sha256"]
+        last = max(logs.values(), key=lambda log: log.results.early_stopping.metadata["outcome_seq"])
+        assert last.results.early_stopping.metadata["outcome_seq"] == ledger.high_water("race")
     assert last.results.early_stopping.metadata["record_sha256"] == record.digest()
     exported = stopwise.read_outcomes(tmp_path / "rows.csv")
     again = decide_family(exported, None, record_policy(tmp_path), universe=registered)

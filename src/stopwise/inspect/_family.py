@@ -112,6 +112,9 @@ class FamilyRace:
         self.evaluation = self.spec.evaluation
         self.policy = self.spec.policy
         self.record: FamilyRecord | None = None
+        self.outcome_seq = 0
+        """The ledger's outcome high-water mark of the latest look: ``Ledger.decide_family(evaluation, upto=...)``
+        gives its record again."""
         self.looks = 0
         self.error: str | None = None
         self.planned: list[str] = []
@@ -336,7 +339,9 @@ class FamilyRace:
             progress = self.ledger.progress(self.evaluation)
             if any(progress.get(system, 0) == 0 for system in self.spec.systems):
                 return  # a family look needs an outcome of every system
-            self.record = self.ledger.decide_family(self.evaluation)
+            high_water = self.ledger.high_water(self.evaluation)  # the look's events: reproducible with upto
+            self.record = self.ledger.decide_family(self.evaluation, upto=high_water)
+            self.outcome_seq = high_water
         except Exception as exc:
             self._fail("look", exc)
             return
@@ -389,6 +394,7 @@ class FamilyRace:
                 "tiers": None if record is None else [tier.systems for tier in record.tiers],
                 "record": None if record is None else record.model_dump(mode="json"),
                 "record_sha256": None if record is None else record.digest(),
+                "outcome_seq": self.outcome_seq,
             }
 
 
