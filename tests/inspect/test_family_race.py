@@ -118,19 +118,30 @@ def test_a_model_outside_the_family_is_refused(example: ModuleType) -> None:
 
 
 @pytest.mark.slow
-def test_one_worker_process_per_system_on_one_sqlite_ledger(example: ModuleType, tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_one_worker_process_per_system_on_one_ledger(backend: str, example: ModuleType, tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    _, _, universe = family_race.planned(example, barrier)
+    (tmp_path / "policy.toml").write_text((barrier / "policy.toml").read_text())
+    if backend == "sqlite":
+        _run_workers(f"sqlite:///{tmp_path / 'ledger.db'}", repo, barrier, example, tmp_path, universe)
+        return
+    from tests.conftest import private_postgres
+    from tests.support.pgtemp import create_database
+
+    with private_postgres() as server:
+        _run_workers(create_database(server, "race"), repo, barrier, example, tmp_path, universe)
+
+
+def _run_workers(url: str, repo: Path, barrier: Path, example: ModuleType, tmp_path: Path, universe: stopwise.TaskUniverse) -> None:
     import os
     import subprocess
     import sys
 
     from inspect_ai.log import read_eval_log
 
-    repo = Path(__file__).resolve().parents[2]
-    barrier = tmp_path / "barrier"
-    barrier.mkdir()
-    _, _, universe = family_race.planned(example, barrier)
-    (tmp_path / "policy.toml").write_text((barrier / "policy.toml").read_text())
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
     env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
     worker = repo / "tests" / "inspect" / "family_worker.py"
