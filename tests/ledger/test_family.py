@@ -115,3 +115,10 @@ def test_a_non_inspect_harness_races_a_family_from_the_command_line(tmp_path: Pa
     assert "--family" in capsys.readouterr().err
     assert main(["ledger", "decide", db, "race", "--family"]) == 2
     assert "needs more tasks".upper() in capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["ledger", "decide", db, "race", "--family", "--json", "--upto", "8"]) == 2  # the first 2 tasks of 4 systems
+    past = FamilyRecord.model_validate_json(capsys.readouterr().out)
+    with open_ledger(db, mode="read") as ledger:
+        assert past.digest() == ledger.decide_family("race", upto=8).digest() and past.look <= 2
+    assert main(["ledger", "decide", db, "race", "--upto", "8"]) == 4
+    assert "with --family" in capsys.readouterr().err

@@ -203,6 +203,10 @@ def decide_command(
     family: Annotated[
         bool, typer.Option("--family", help="A family evaluation (ledger init --family): print its family look (as stopwise leaderboard).")
     ] = False,
+    upto: Annotated[
+        int | None,
+        typer.Option("--upto", min=1, help="With --family: the look on the events up to this outcome sequence (a log's outcome_seq)."),
+    ] = None,
 ) -> None:
     r"""Decide from the stored outcomes with the registered policy and universe; append the record to the chain.
 
@@ -213,11 +217,14 @@ def decide_command(
     """
     from stopwise.cli.compare import exit_with_record
 
+    if upto is not None and not family:
+        with user_errors():
+            raise InputError("--upto takes a family look at a past high-water mark: give it with --family")
     if family:
         from stopwise.cli.leaderboard import exit_with_family
 
         with user_errors(), _open(url, "read") as ledger:
-            look = ledger.decide_family(evaluation)
+            look = ledger.decide_family(evaluation, upto=upto)
         exit_with_family(look, as_json=as_json)
 
     with user_errors(), _open(url, "read" if no_record else "write") as ledger:
