@@ -99,3 +99,27 @@ def _samples_extra() -> list[object]:
     from inspect_ai.dataset import Sample
 
     return [Sample(id="zz", input="?", target="1")]
+
+
+def test_a_candidate_beaten_by_the_control_stops_and_the_open_ones_run_on(tmp_path: object) -> None:
+    """kind = "baseline": prod solves every other task, `bad` none, `same` exactly what prod solves."""
+    policy = stopwise.Policy.model_validate({
+        "decision": {"boundary": "betting-wor"}, "coverage": {"rule": "none"}, "family": {"kind": "baseline", "baseline": "prod"},
+    })
+    race = FamilyRace(f"sqlite:///{tmp_path}/l.db", "race", systems=["prod", "bad", "same"], policy=policy, universe=TASKS, pace=None)
+    samples = _samples()
+    for system in ("prod", "bad", "same"):
+        race.start(system, SimpleNamespace(task="t", eval_id="e"), samples)  # type: ignore[arg-type]
+    running = {"prod", "bad", "same"}
+    ran = dict.fromkeys(running, 0)
+    for i, task in enumerate(TASKS):
+        for system in sorted(running):
+            if race.schedule(system, task, 1) is not None:
+                running.discard(system)
+                continue
+            right = system != "bad" and i % 2 == 0
+            race.complete(system, task, 1, _score("C" if right else "I"))  # type: ignore[arg-type]
+            ran[system] += 1
+    assert race.record is not None and race.record.pair("bad", "prod").action == "reject"
+    assert race.record.needed == ["prod", "same"] and race.record.pair("same", "prod").action == "continue"
+    assert ran["prod"] == ran["same"] == len(TASKS) and ran["bad"] < len(TASKS) // 2
