@@ -123,3 +123,23 @@ def test_a_candidate_beaten_by_the_control_stops_and_the_open_ones_run_on(tmp_pa
     assert race.record is not None and race.record.pair("bad", "prod").action == "reject"
     assert race.record.needed == ["prod", "same"] and race.record.pair("same", "prod").action == "continue"
     assert ran["prod"] == ran["same"] == len(TASKS) and ran["bad"] < len(TASKS) // 2
+
+
+def test_best_of_k_eliminates_beaten_arms_and_stops_once_the_best_is_named(tmp_path: object) -> None:
+    """kind = "best": A solves every task, B every other one, C none; C is out first, then B, and A is named."""
+    policy = stopwise.Policy.model_validate({
+        "decision": {"boundary": "betting-wor"}, "coverage": {"rule": "none"}, "family": {"kind": "best"},
+    })
+    race = FamilyRace(f"sqlite:///{tmp_path}/l.db", "race", systems=["A", "B", "C"], policy=policy, universe=TASKS, pace=None)
+    for system in "ABC":
+        race.start(system, SimpleNamespace(task="t", eval_id="e"), _samples())  # type: ignore[arg-type]
+    ran = dict.fromkeys("ABC", 0)
+    for i, task in enumerate(TASKS):
+        for system in "ABC":
+            if race.schedule(system, task, 1) is None:
+                right = system == "A" or (system == "B" and i % 2 == 0)
+                race.complete(system, task, 1, _score("C" if right else "I"))  # type: ignore[arg-type]
+                ran[system] += 1
+    record = race.record
+    assert record is not None and record.best == "A" and record.answered and record.needed == []
+    assert ran["C"] <= ran["B"] <= ran["A"] < len(TASKS)
