@@ -197,7 +197,8 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
     ),
     "stopwise.inspect": set(
         "LiveHalting ModelPairEarlyStopping PairedComparison PairedSpec SystemEarlyStopping "
-        "paired_early_stopping paired_manager paired_model_early_stopping planned_order steps_from_inspect"
+        "paired_early_stopping paired_manager paired_model_early_stopping planned_order steps_from_inspect "
+        "FamilyRace FamilySpec ModelFamilyStopping SystemRaceStopping family_early_stopping family_model_early_stopping"
         .split()
     ),
     "stopwise.report": set(

@@ -107,7 +107,8 @@ def print_family(record: FamilyRecord) -> None:
     console.print(f"  policy     sha256 {record.policy_sha256[:16]}…  input sha256 {record.input_sha256[:16]}…")
 
 
-def _exit(record: FamilyRecord, *, as_json: bool) -> NoReturn:
+def exit_with_family(record: FamilyRecord, *, as_json: bool) -> NoReturn:
+    """Print the family record (``--json``: its JSON) and exit 0 when the family's question is answered, else 2."""
     if as_json:
         typer.echo(record.model_dump_json(indent=2))
     else:
@@ -153,7 +154,7 @@ def leaderboard_command(
             _write_page(record, html, force=force)
     if html is not None and not as_json:
         console.print(f"wrote {escape(str(html))}")
-    _exit(record, as_json=as_json)
+    exit_with_family(record, as_json=as_json)
 
 
 def _write_page(record: FamilyRecord, path: Path, *, force: bool) -> None:

@@ -21,13 +21,11 @@ from rich.table import Table
 from stopwise._text import for_terminal as escape  # user text: control, bidi and markup escaped
 from stopwise.cli._common import (
     EXIT_ERROR,
-    BaselineSystem,
     GroupSizes,
     Inputs,
     PlannedCount,
     PlannedTasks,
     PolicyFile,
-    TestedSystem,
     baseline_option,
     console,
     elapsed_option,
@@ -88,8 +86,12 @@ def _refuse_in_memory(url: str) -> None:
 def init_command(
     url: Url,
     evaluation: Evaluation,
-    tested: TestedSystem,
-    baseline: BaselineSystem,
+    tested: Annotated[str | None, tested_option()] = None,
+    baseline: Annotated[str | None, baseline_option()] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Register a family of systems instead of a pair: its systems (repeat, or comma-separated).")
+    ] = None,
     tasks: PlannedTasks = None,
     n_tasks: PlannedCount = None,
     group_size: GroupSizes = None,
@@ -98,11 +100,15 @@ def init_command(
         bool, typer.Option("--json", help="Print {evaluation, tested, baseline, n_tasks, policy_sha256, universe_sha256} as JSON.")
     ] = False,
 ) -> None:
-    """Register an evaluation: its policy and planned task universe are locked from now on.
+    r"""Register an evaluation: its policy and planned task universe are locked from now on.
 
-    Running it again with the same policy, tasks and systems does nothing; any change is refused.
+    Running it again with the same policy, tasks and systems does nothing; any change is refused. A family of k
+    systems (decided together under the policy's \[family] section: ledger decide --family) takes --family instead
+    of --tested and --baseline.
 
     Example: stopwise ledger init ledger.db my-eval --tasks order.csv --tested A --baseline B --policy policy.toml
+
+    Example: stopwise ledger init ledger.db race --tasks order.csv --family A,B,C,D --policy policy.toml
     """
     from stopwise.records import Policy, load_policy
 
@@ -111,18 +117,28 @@ def init_command(
         universe = task_universe(tasks, n_tasks, group_size, chosen.coverage.group_column)
         if universe is None:
             raise LedgerError("give the planned task universe: --tasks FILE or --n-tasks N (and/or --group-size NAME=COUNT)")
+        systems = [name.strip() for given in family or [] for name in given.split(",") if name.strip()]
+        if family is not None and (tested is not None or baseline is not None):
+            raise InputError("give --family (a family of systems) or --tested and --baseline (a pair), not both")
+        if family is None and (tested is None or baseline is None):
+            raise InputError(f"--{'tested' if tested is None else 'baseline'} is required (or --family A,B,C for a family)")
         _refuse_in_memory(url)
         with _open(url, "create") as ledger:
-            ledger.register(evaluation, policy=chosen, universe=universe, tested=tested, baseline=baseline)
+            if family is not None:
+                ledger.register_family(evaluation, policy=chosen, universe=universe, systems=systems)
+            else:
+                ledger.register(evaluation, policy=chosen, universe=universe, tested=str(tested), baseline=str(baseline))
             reg = ledger.registration(evaluation)
     if as_json:
         print_json({
             "evaluation": reg.name, "tested": reg.tested, "baseline": reg.baseline, "n_tasks": reg.universe.n_tasks,
             "policy_sha256": reg.policy_sha256, "universe_sha256": reg.universe_sha256,
+            **({"family": list(reg.family)} if reg.family else {}),
         })
         return
+    compared = f"family of {escape(', '.join(reg.family))}" if reg.family else f"{escape(reg.tested)} vs {escape(reg.baseline)}"
     console.print(
-        f"registered [bold]{escape(reg.name)}[/]: {escape(reg.tested)} vs {escape(reg.baseline)}, "
+        f"registered [bold]{escape(reg.name)}[/]: {compared}, "
         f"{reg.universe.n_tasks} planned tasks; policy sha256 {reg.policy_sha256[:16]}…, "
         f"universe sha256 {reg.universe_sha256[:16]}…"
     )
@@ -189,12 +205,32 @@ def decide_command(
     evaluation: Evaluation,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision record as JSON.")] = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Compute the decision without appending it to the chain.")] = False,
+    family: Annotated[
+        bool, typer.Option("--family", help="A family evaluation (ledger init --family): print its family look (as stopwise leaderboard).")
+    ] = False,
+    upto: Annotated[
+        int | None,
+        typer.Option("--upto", min=1, help="With --family: the look on the events up to this outcome sequence (a log's outcome_seq)."),
+    ] = None,
 ) -> None:
-    """Decide from the stored outcomes with the registered policy and universe; append the record to the chain.
+    r"""Decide from the stored outcomes with the registered policy and universe; append the record to the chain.
 
-    Exit code: promote 0, reject 1, continue 2, abstain 3, error 4.
+    With --family, take a look at a family evaluation (every system decided together under the policy's \[family]
+    section): the claims stopwise leaderboard makes on the ledger export with the policy and the tasks; it is
+    not appended to the chain. Exit code: promote 0, reject 1, continue 2, abstain 3, error 4; with --family:
+    0 the family's question is answered, 2 it needs more tasks.
     """
     from stopwise.cli.compare import exit_with_record
+
+    if upto is not None and not family:
+        with user_errors():
+            raise InputError("--upto takes a family look at a past high-water mark: give it with --family")
+    if family:
+        from stopwise.cli.leaderboard import exit_with_family
+
+        with user_errors(), _open(url, "read") as ledger:
+            look = ledger.decide_family(evaluation, upto=upto)
+        exit_with_family(look, as_json=as_json)
 
     with user_errors(), _open(url, "read" if no_record else "write") as ledger:
         record = ledger.decide(evaluation, record=not no_record)

@@ -19,14 +19,14 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import anyio.to_thread
 
-if TYPE_CHECKING:
-    from stopwise.inspect._manager import PairedComparison, Role
+from stopwise.records import Policy
 
-__all__ = ["error_notes", "missing_samples", "record_error", "watch_errors"]
+__all__ = ["ErrorSink", "error_notes", "missing_samples", "record_error", "watch_errors"]
 
 _log = logging.getLogger("stopwise.inspect")
 
@@ -35,9 +35,20 @@ _MESSAGE_CHARS = 300
 _SHOWN = 20
 """Errored tasks a note names before ``...``."""
 
-_routes: dict[str, tuple[weakref.ref[PairedComparison], Role]] = {}
+class ErrorSink(Protocol):
+    """What records a task's errored samples: a paired comparison (by role) or a family race (by system)."""
+
+    policy: Policy
+
+    def system_of(self, role: Any) -> str:
+        """The system name of ``role``."""
+
+    def errored(self, role: Any, task: str, epoch: int, note: Callable[[], None]) -> None:
+        """Append ``role``'s errored run of ``task`` (calling ``note`` under its lock)."""
+
+_routes: dict[str, tuple[weakref.ref[ErrorSink], Any]] = {}
 """Inspect eval id -> (comparison, role) of every paired task started in this process."""
-_errors: weakref.WeakKeyDictionary[PairedComparison, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
+_errors: weakref.WeakKeyDictionary[ErrorSink, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
 """The errored samples each comparison recorded, by role (for the log's metadata)."""
 _guard = threading.Lock()
 _hook: list[Any] = []
@@ -88,7 +99,7 @@ def tolerates_errors(spec: Any) -> bool:
     return (fail_on_error is not None and fail_on_error is not True) or getattr(config, "continue_on_fail", None) is True
 
 
-def watch_errors(comparison: PairedComparison, role: Role, spec: Any) -> None:
+def watch_errors(comparison: ErrorSink, role: Any, spec: Any) -> None:
     """Route the errored samples of the task ``spec`` (Inspect's eval spec) to ``comparison`` (called by ``start_task``).
 
     Only a task that :func:`tolerates_errors`; others end at their first error (see there).
@@ -101,7 +112,7 @@ def watch_errors(comparison: PairedComparison, role: Role, spec: Any) -> None:
         _routes[eval_id] = (weakref.ref(comparison), role)
 
 
-def record_error(comparison: PairedComparison, role: Role, sample_id: str | int, epoch: int, message: str) -> None:
+def record_error(comparison: ErrorSink, role: Any, sample_id: str | int, epoch: int, message: str) -> None:
     """Append an errored sample as a ``pending`` event flagged ``error`` and take a look (in a worker thread).
 
     The row is the one ``stopwise ingest`` reads from the log for the sample (so the ledger and the log agree).
@@ -117,12 +128,12 @@ def record_error(comparison: PairedComparison, role: Role, sample_id: str | int,
     comparison.errored(role, task, epoch, lambda: _errors.setdefault(comparison, {}).setdefault(role, []).append(entry))
 
 
-def missing_samples(comparison: PairedComparison, role: Role) -> list[dict[str, Any]]:
+def missing_samples(comparison: ErrorSink, role: Any) -> list[dict[str, Any]]:
     """The errored samples of ``role`` recorded so far: task, epoch and the error message (for the log's metadata)."""
     return list(_errors.get(comparison, {}).get(role, []))
 
 
-def error_notes(comparison: PairedComparison, role: Role) -> list[str]:
+def error_notes(comparison: ErrorSink, role: Any) -> list[str]:
     """The log's note on the errored samples of ``role``: which tasks, and what the boundary does with them."""
     errored = missing_samples(comparison, role)
     if not errored:

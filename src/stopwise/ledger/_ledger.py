@@ -8,7 +8,7 @@ decision links, notices), which ``verify`` and ``export`` use too.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from stopwise.ledger._results import (
 from stopwise.ledger._store import LedgerStore, now
 from stopwise.ledger._universe_io import universe_sha256, universe_to_json
 from stopwise.ledger._verify import VOLATILE_RECORD_FIELDS
-from stopwise.records import DecisionRecord, OutcomeColumns, Policy, WorkerState
+from stopwise.records import DecisionRecord, FamilyRecord, OutcomeColumns, Policy, WorkerState
 
 if TYPE_CHECKING:
     from stopwise.ledger._universe_io import TaskUniverse
@@ -148,6 +148,53 @@ class Ledger:
         tested, baseline = str(tested).strip(), str(baseline).strip()
         if not tested or not baseline or tested == baseline:
             raise LedgerError(f"tested and baseline must be two different non-empty system names; got {tested!r}, {baseline!r}")
+        self._insert_registration(name, policy, universe, tested, baseline)
+
+    def register_family(self, evaluation: str, *, policy: Policy, universe: TaskUniverse, systems: Sequence[str]) -> None:
+        """Register a family evaluation: k systems decided together under the policy's ``[family]`` section (idempotent).
+
+        Registering the same name again with the same policy, universe and systems (in any order) does nothing; any
+        change is refused. The family's looks are :meth:`decide_family`; any number of processes may append the
+        systems' outcomes (a worker per system).
+
+        Parameters
+        ----------
+        evaluation : str
+            The evaluation's name, unique in the ledger.
+        policy : Policy
+            The policy: its ``[family]`` section (kind, control, baseline, equivalence) and its decision settings;
+            its budget must be counted in tasks.
+        universe : TaskUniverse
+            The planned task universe (ordered under the ``betting-wor`` boundary).
+        systems : sequence of str
+            The family's systems (at least 2).
+
+        Raises
+        ------
+        LedgerError
+            Fewer than 2 distinct systems, the policy's baseline not among them, a budget not in tasks, or the name
+            registered with something else.
+
+        Examples
+        --------
+        >>> import stopwise
+        >>> from stopwise.ledger import open_ledger
+        >>> with open_ledger("sqlite:///:memory:") as ledger:
+        ...     ledger.register_family("race", policy=stopwise.Policy(), universe=stopwise.TaskUniverse(["t1", "t2"]),
+        ...                            systems=["C", "A", "B"])
+        ...     ledger.registration("race").systems
+        ('A', 'B', 'C')
+        """
+        from stopwise.ledger._family import check_family_systems, encode_family
+
+        name = _name(evaluation)
+        if not isinstance(policy, Policy):
+            raise LedgerError(f"policy must be a stopwise Policy; got {type(policy).__name__}")
+        tested, baseline = encode_family(check_family_systems(name, systems, policy))
+        self._insert_registration(name, policy, universe, tested, baseline)
+
+    def _insert_registration(self, name: str, policy: Policy, universe: TaskUniverse, tested: str, baseline: str) -> None:
+        """Store the registration row, or check that the stored one is the same."""
         _check_betting_order(name, policy, universe)
         universe_json = universe_to_json(universe)
         policy_sha = policy.sha256()
@@ -167,8 +214,8 @@ class Ledger:
         if existing is None:
             return
         changes = [
-            f"{label} (registered {existing[key][:16] if 'sha' in key else existing[key]!r}, "
-            f"given {row[key][:16] if 'sha' in key else row[key]!r})"
+            f"{label} (registered {existing[key][:16] if 'sha' in key else existing[key]!r:.200}, "
+            f"given {row[key][:16] if 'sha' in key else row[key]!r:.200})"
             for key, label in _REGISTRATION_FIELDS
             if existing[key] != row[key]
         ]
@@ -342,10 +389,60 @@ class Ledger:
             No outcome event is stored yet.
         """
         reg = self.registration(evaluation)
+        if reg.family:
+            raise LedgerError(
+                f"evaluation {reg.name!r} is a family of {len(reg.family)} systems: take its looks with "
+                "Ledger.decide_family (stopwise ledger decide --family)"
+            )
         events = self.store.snapshot(reg)
         if events.high_water == 0:
             raise LedgerError(f"evaluation {reg.name!r} has no outcome events yet; nothing to decide")
         return LedgerLook(self.store, reg, events)
+
+    def decide_family(self, evaluation: str, *, upto: int | None = None) -> FamilyRecord:
+        """One look at a family evaluation: :func:`stopwise.compare.decide_family` on its stored events.
+
+        The registered systems, policy (its ``[family]`` section) and planned universe; the record is computed, not
+        appended to the decision chain: :func:`~stopwise.compare.decide_family` on the rows of :meth:`export`
+        (or :meth:`outcomes`) gives it again. A live harness calls it at each look and stops scheduling the systems
+        not in the record's ``needed``.
+
+        Parameters
+        ----------
+        evaluation : str
+            A family evaluation (:meth:`register_family`).
+        upto : int, optional
+            Only the events with sequence <= ``upto`` (a past look).
+
+        Returns
+        -------
+        FamilyRecord
+
+        Raises
+        ------
+        LedgerError
+            The evaluation is a pair, or a system has no outcome event yet.
+        ComparisonError
+            The family cannot be formed from the stored events.
+
+        Examples
+        --------
+        >>> import stopwise
+        >>> from stopwise.ledger import open_ledger
+        >>> tasks = [f"t{i}" for i in range(40)]
+        >>> with open_ledger("sqlite:///:memory:") as ledger:
+        ...     ledger.register_family("race", policy=stopwise.Policy(), universe=stopwise.TaskUniverse(tasks), systems=["A", "B", "C"])
+        ...     _ = ledger.append("race", [{"system": s, "task": t, "outcome": int(s == "A")} for s in "ABC" for t in tasks])
+        ...     record = ledger.decide_family("race")
+        >>> record.systems, record.look, record.final
+        (['A', 'B', 'C'], 40, True)
+        """
+        from stopwise.ledger._family import decide_family_registered
+
+        reg = self.registration(evaluation)
+        events = self.store.snapshot(reg)
+        rows = events.rows if upto is None else events.rows.take(events.seqs <= upto)
+        return decide_family_registered(reg, rows)
 
     def decide(self, evaluation: str, *, record: bool = True) -> DecisionRecord:
         """Decide the evaluation from its stored outcomes and append the record to its chain.

@@ -37,7 +37,7 @@ def check_membership(
     stopwise.errors.ValidationError: 1 problem in the input:
       append, row 1, field 'task': must be a task of the evaluation's planned universe (did you mean 'task-1'?); got 'task-2'
     """
-    systems = (reg.tested, reg.baseline)
+    systems = reg.systems
     problems: list[Problem] = []
     hints: dict[tuple[str, str], str] = {}  # (field, value) -> "did you mean ...?" (or ""), once per distinct value
 
@@ -50,7 +50,8 @@ def check_membership(
     for i, p in enumerate(payloads):
         if p["system"] not in systems:
             close = hint("system", p["system"], systems, 1)
-            rule = f"must be {reg.tested!r} or {reg.baseline!r} (the evaluation's systems{'; ' + close if close else ''})"
+            named = " or ".join(map(repr, systems)) if len(systems) <= 6 else f"one of {len(systems)} systems ({', '.join(systems[:5])}, ...)"
+            rule = f"must be {named} (the evaluation's systems{'; ' + close if close else ''})"
             problems.append(Problem(source, i + 1, "system", rule, p["system"]))
         if planned is not None and p["task"] not in planned:
             close = hint("task", p["task"], planned, 3)

@@ -57,7 +57,7 @@ class AppendResult:
 
 @dataclass(frozen=True)
 class Registration:
-    """An evaluation as registered: the locked policy, the planned task universe and the two systems."""
+    """An evaluation as registered: the locked policy, the planned task universe and the two systems (or a family's k)."""
 
     name: str
     """The evaluation's name (unique in the ledger)."""
@@ -79,6 +79,14 @@ class Registration:
     """UTC time of registration (ISO 8601)."""
     id: int = field(repr=False, default=0)
     """Internal row id."""
+    family: tuple[str, ...] = ()
+    """A family registration (:meth:`Ledger.register_family`): its k systems, sorted; ``tested`` and ``baseline``
+    are then empty. ``()`` for a pair."""
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The evaluation's systems: the family's, or (tested, baseline)."""
+        return self.family or (self.tested, self.baseline)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, same_content
 from stopwise.ledger._engine import SQLITE_BUSY_TIMEOUT_MS, file_identity, make_engine, sqlite_file, watch_server
+from stopwise.ledger._family import decode_family
 from stopwise.ledger._group_commit import FLUSH_WAL, GroupCommit
 from stopwise.ledger._notices import WorkerNotice, insert_notice, read_notices, system_progress
 from stopwise.ledger._opening import LedgerMode, check_mode, prepare_schema
@@ -221,10 +222,11 @@ class LedgerStore:
                 "register it first (stopwise ledger init)"
             )
         policy, universe = stored_setup(row["policy_json"], row["universe_json"], f"evaluation {name!r} in {self.display}")
+        family = decode_family(row["tested"], row["baseline"])
         return Registration(
-            name=name, policy=policy, universe=universe, tested=row["tested"], baseline=row["baseline"],
-            policy_sha256=row["policy_sha256"], universe_sha256=row["universe_sha256"],
-            genesis_digest=row["genesis_digest"], created_at=row["created_at"], id=int(row["id"]),
+            name=name, policy=policy, universe=universe, tested="" if family else row["tested"],
+            baseline=row["baseline"], policy_sha256=row["policy_sha256"], universe_sha256=row["universe_sha256"],
+            genesis_digest=row["genesis_digest"], created_at=row["created_at"], id=int(row["id"]), family=family,
         )
 
     def insert_registration(self, row: Mapping[str, Any]) -> RowMapping | None:
