@@ -340,12 +340,14 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
 
 
 def _powered_paths(
-    x: np.ndarray, low_sum: np.ndarray, high_sum: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float
+    x: np.ndarray, low_sum: np.ndarray, high_sum: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float,
+    truncation: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Log K_t of the promote and reject tests (module docstring's claim), shape (len(m0), T): one row per null mean m0.
 
     ``low_sum`` / ``high_sum`` are the lower and upper bounds of the true sums S_1, ..., S_T the centre and the
-    logical bounds use (worst case or audited bound, :func:`_centre_sums`); ``alpha`` is the test's level. With
+    logical bounds use (worst case or audited bound, :func:`_centre_sums`); ``alpha`` is the test's level; ``truncation``
+    the bets' c (None: each strategy's default). With
     (R, T) ``x``, ``low_sum`` and ``high_sum`` (R sequences, looks along the last axis) and one m0, shape (R, T).
     """
     means = np.asarray(m0, dtype=float).reshape(-1, 1)
@@ -365,7 +367,7 @@ def _powered_paths(
     parts = (up_parts[0], down_parts[1], np.broadcast_to(up_parts[2], centre_up.shape).copy())
     logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
-        for name, c in _components(strategy, None):
+        for name, c in _components(strategy, truncation):
             up, down = _component_bets(parts, t, name, n_pop)
             up = np.minimum(up, c / (1.0 + centre_up))
             down = np.minimum(down, c / (1.0 - centre_down))
