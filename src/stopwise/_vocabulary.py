@@ -225,12 +225,24 @@ reaches 0.96 (no discordant task), 0.26 (one), 0.10 (two, five, eight)."""
 __all__ += ["PAST_LIMITS", "RARE_DISCORDANCE", "PastLimit"]
 
 
-PredictedTreatment = Literal["exclude", "prediction-powered"]
+PredictedTreatment = Literal["exclude", "prediction-powered", "prediction-powered-tuned"]
 PREDICTED_TREATMENTS: tuple[PredictedTreatment, ...] = get_args(PredictedTreatment)
 """How rows whose outcome is a prediction (``status = "predicted"``, a run halted early) enter a decision
 (``[decision] predicted``): ``exclude`` (the default: only the policy's ``statuses`` count, as before
 issue 22) or ``prediction-powered`` (each halted run's prediction plus the audit correction:
-:mod:`stopwise.compare._predicted`)."""
+:mod:`stopwise.compare._predicted`) or ``prediction-powered-tuned`` (issue 34: the same estimator with the audit
+probability recorded per run, bets capped by the design's worst case and the centre's bound at 0.005:
+:mod:`stopwise.compare._tuned`)."""
+
+AuditRule = Literal["uniform", "active"]
+AUDIT_RULES: tuple[AuditRule, ...] = get_args(AuditRule)
+"""How a halted run's audit probability is set (``[early] audit_rule``): ``uniform`` (rho for every run) or
+``active`` (a pre-registered function of the prediction and the halting model's confidence, mean rho:
+:class:`stopwise.compare._tuned.ActiveAudits`; needs ``predicted = "prediction-powered-tuned"``)."""
+AUDIT_PROBABILITY_FLAG = "audit-p"
+"""Prefix of the flag ``audit-p:<pi>`` a halted run's row carries: the probability it was audited with."""
+
+__all__ += ["AUDIT_PROBABILITY_FLAG", "AUDIT_RULES", "AuditRule"]
 
 PredictedCentre = Literal["worst-case", "audited-bound"]
 PREDICTED_CENTRES: tuple[PredictedCentre, ...] = get_args(PredictedCentre)

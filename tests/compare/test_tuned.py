@@ -121,3 +121,116 @@ def test_the_rule_and_the_bets_are_validated() -> None:
     values = TunedValues(z, z, z, z, z, z, z + 1.0, np.zeros((1, 2, 2)))
     with pytest.raises(ArgumentError, match="`truncation`"):
         tuned_paths(values, 0.0, population_size=2, alpha=0.05, rule=ActiveAudits(0.3), truncation=1.0)
+
+
+TUNED = (
+    '[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered-tuned"\n[coverage]\nrule = "none"\n'
+    '[early]\naudit_fraction = {rho}\naudit_seed = {seed}\naudit_rule = "{rule}"\n'
+)
+
+
+def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, object]], dict[str, np.ndarray]]:
+    """Runs of two systems halted with probability 0.6 (20 % wrong), active audits by the real seeded draw, as rows.
+
+    Returns the rows and, per task in task order, X, l, h, P and the sub-audited wrong weights computed here from
+    the run arrays (independently of stopwise's pairing).
+    """
+    from stopwise.records import audit_draw
+
+    rng = np.random.default_rng(seed)
+    rule = ActiveAudits(rho)
+    y = (rng.random((n_tasks, 2)) < np.array([0.7, 0.4])).astype(float)
+    halted = rng.random(y.shape) < 0.6
+    f = np.where(rng.random(y.shape) < 0.2, 1 - y, y)
+    conf = 0.9 + 0.1 * rng.random(y.shape)
+    favours = f == np.array([1.0, 0.0])
+    pi = rule.probability(favours, conf)
+    u = np.array([[audit_draw(seed, s, f"t{i}", 0) for s in "AB"] for i in range(n_tasks)])
+    audited = halted & (u < pi)
+    rows = []
+    for i in range(n_tasks):
+        for k, s in enumerate("AB"):
+            if not halted[i, k]:
+                rows.append({"system": s, "task": f"t{i}", "outcome": y[i, k]})
+            elif audited[i, k]:
+                flags = f"audited;would-halt:{int(f[i, k])};audit-p:{float(pi[i, k])!r}"
+                rows.append({"system": s, "task": f"t{i}", "outcome": y[i, k], "flags": flags})
+            else:
+                rows.append(
+                    {
+                        "system": s,
+                        "task": f"t{i}",
+                        "outcome": f[i, k],
+                        "status": "predicted",
+                        "flags": f"predicted;audit-p:{float(pi[i, k])!r}",
+                    }
+                )
+    predicted = halted & ~audited
+    value = np.where(audited, f + (y - f) / pi, np.where(predicted, f, y))
+    wrong = audited & (f != y)
+    sub_low = (wrong & favours & (u < rule.least(True))).sum(axis=1)
+    sub_high = (wrong & ~favours & (u < rule.least(False))).sum(axis=1)
+
+    def d(v: np.ndarray) -> np.ndarray:
+        return v[:, 0] - v[:, 1]
+
+    arrays = {
+        "x": d(value), "low": d(np.where(predicted, [0.0, 1.0], y)), "high": d(np.where(predicted, [1.0, 0.0], y)),
+        "point": d(np.where(predicted, f, y)), "wrong_low": sub_low.astype(float), "wrong_high": sub_high.astype(float),
+    }  # fmt: skip
+    return rows, arrays
+
+
+def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities() -> None:
+    import stopwise
+    from stopwise.compare import AuditTallies
+    from stopwise.compare._tuned import tuned_boundary
+    from stopwise.records import TaskUniverse, parse_policy
+
+    n, rho, seed = 80, 0.3, 7
+    rows, arrays = _active_rows(n, rho, seed)
+    order = np.random.default_rng(1).permutation(n)
+    names = [f"t{i}" for i in order]
+    policy = parse_policy(TUNED.format(rho=rho, seed=seed, rule="active"))
+    record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=TaskUniverse(names))
+    a = {k: v[order] for k, v in arrays.items()}
+    tallies = AuditTallies(point=a["point"], wrong_low=a["wrong_low"], wrong_high=a["wrong_high"])
+    direct = tuned_boundary(
+        a["x"], a["low"], a["high"], tallies, 0.0, population_size=n, alpha=0.05, rule=ActiveAudits(rho)
+    )
+    assert record.r_promote == pytest.approx(direct.p_promote, rel=1e-12)
+    assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
+    assert record.delta_hat == pytest.approx(float(np.mean(arrays["x"])), abs=1e-12)
+    assert record.predicted is not None and record.predicted.treatment == "prediction-powered-tuned"
+    assert "active audits" in record.predicted.note and "g = f" in record.predicted.note
+    assert not any("audit draw" in w for w in record.warnings)  # every audited flag agrees with draw < recorded pi
+    other = stopwise.decide(
+        stopwise.outcome_columns(rows),
+        "A",
+        "B",
+        parse_policy(TUNED.format(rho=rho, seed=seed + 1, rule="active")),
+        universe=TaskUniverse(names),
+    )
+    assert any("audit draw" in w for w in other.warnings)
+
+
+def test_active_rows_without_their_probability_are_refused() -> None:
+    import stopwise
+    from stopwise.errors import ComparisonError
+    from stopwise.records import TaskUniverse, parse_policy
+
+    rows = [
+        {"system": "A", "task": "t", "outcome": 1, "status": "predicted", "flags": "predicted"},
+        {"system": "B", "task": "t", "outcome": 0},
+    ]
+    policy = parse_policy(TUNED.format(rho=0.3, seed=0, rule="active"))
+    with pytest.raises(ComparisonError, match="audit-p"):
+        stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=TaskUniverse(["t"]))
+    rows[0]["flags"] = "predicted;audit-p:0.05"  # below the rule's least for a favouring prediction (0.3 x 1.475)
+    with pytest.raises(ComparisonError, match="below the rule's least"):
+        stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=TaskUniverse(["t"]))
+    old = parse_policy(
+        TUNED.format(rho=0.3, seed=0, rule="active").replace("prediction-powered-tuned", "prediction-powered")
+    )
+    with pytest.raises(ComparisonError, match="prediction-powered-tuned"):
+        stopwise.decide(stopwise.outcome_columns(rows), "A", "B", old, universe=TaskUniverse(["t"]))

@@ -304,7 +304,7 @@ def _audit_tallies(
     return AuditTallies(point=tallies[0], wrong_low=tallies[1], wrong_high=tallies[2])
 
 
-def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int) -> str | None:
+def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int, probabilities: np.ndarray | None = None) -> str | None:
     """The rows whose ``audited`` flag disagrees with the pre-registered draw, in words (None: every row agrees).
 
     A final or predicted row is drawn for audit iff ``audit_draw(audit_seed, system, task, attempt) < rho``
@@ -322,8 +322,11 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
     """
     usable = (rows.status == "final") | (rows.status == "predicted")
     audited = flag_mask(rows.flags, AUDITED_FLAG)
+    rate = np.full(len(rows), audit_fraction) if probabilities is None else probabilities
+    if probabilities is not None:
+        usable &= ~np.isnan(probabilities)
     drawn = np.fromiter(
-        (audit_draw(audit_seed, s, t, a) < audit_fraction for s, t, a in zip(rows.system, rows.task, rows.attempt.tolist(), strict=True)),
+        (audit_draw(audit_seed, s, t, a) < p for s, t, a, p in zip(rows.system, rows.task, rows.attempt.tolist(), rate.tolist(), strict=True)),
         dtype=bool,
         count=len(rows),
     )

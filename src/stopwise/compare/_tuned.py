@@ -63,9 +63,11 @@ import dataclasses
 import numpy as np
 
 from stopwise.compare._audit_bound import audited_wrong_bound
-from stopwise.compare._betting import BettingPaths, resolve_strategy
-from stopwise.compare._predicted import _powered_paths
-from stopwise.errors import ArgumentError
+from stopwise.compare._betting import BettingBoundary, BettingPaths, resolve_strategy
+from stopwise.compare._interval import anytime_interval
+from stopwise.compare._predicted import INTERVAL_STEP, AuditTallies, _powered_paths
+from stopwise.errors import ArgumentError, ComparisonError
+from stopwise.records import DifferenceInterval
 
 __all__ = [
     "TUNED_BOUND_ALPHA",
@@ -284,23 +286,148 @@ def tuned_paths(
     x_min, x_max = design_range(rule)
     if (values.x < x_min - 1e-9).any() or (values.x > x_max + 1e-9).any():
         raise ArgumentError(f"tuned differences must lie in the design's range [{x_min:.4g}, {x_max:.4g}]")
-    n_pop = int(population_size)
-    low_sum, high_sum = np.cumsum(values.low, axis=-1), np.cumsum(values.high, axis=-1)
-    point_sum = np.cumsum(values.point, axis=-1)
-    u_low = audited_wrong_bound(
-        np.cumsum(values.wrong_low, axis=-1), rule.least(True), TUNED_BOUND_ALPHA, np.maximum(point_sum - low_sum, 0.0)
-    )
-    u_high = audited_wrong_bound(
-        np.cumsum(values.wrong_high, axis=-1),
-        rule.least(False),
-        TUNED_BOUND_ALPHA,
-        np.maximum(high_sum - point_sum, 0.0),
-    )
-    lower, upper = np.maximum(low_sum, point_sum - u_low), np.minimum(high_sum, point_sum + u_high)
+    lower, upper = _tuned_sums(values.low, values.high, values.point, values.wrong_low, values.wrong_high, rule)
     test_alpha = float(alpha) - TUNED_BOUND_ALPHA
     used = resolve_strategy(strategy, False)
-    m0 = np.array([float(threshold)])
-    log_p, _ = _powered_paths(values.x, lower, upper, m0, n_pop, max(1.0, -x_min), used, test_alpha, truncation)
-    _, log_r = _powered_paths(values.x, lower, upper, m0, n_pop, max(1.0, x_max), used, test_alpha, truncation)
+    log_p, log_r = _tuned_logs(
+        values.x, lower, upper, np.array([float(threshold)]), int(population_size), rule, used, test_alpha, truncation
+    )
     shift = np.log(test_alpha / float(alpha))
     return BettingPaths(log_p + shift, log_r + shift, False, used)
+
+
+def _tuned_sums(
+    low: np.ndarray,
+    high: np.ndarray,
+    point: np.ndarray,
+    wrong_low: np.ndarray,
+    wrong_high: np.ndarray,
+    rule: ActiveAudits,
+) -> tuple[np.ndarray, np.ndarray]:
+    """max(L_t, P_t - U_t) and min(H_t, P_t + U'_t): the bounds of the past true sums at level TUNED_BOUND_ALPHA (last axis)."""
+    low_sum, high_sum = np.cumsum(low, axis=-1), np.cumsum(high, axis=-1)
+    point_sum = np.cumsum(point, axis=-1)
+    u_low = audited_wrong_bound(
+        np.cumsum(wrong_low, axis=-1), rule.least(True), TUNED_BOUND_ALPHA, np.maximum(point_sum - low_sum, 0.0)
+    )
+    u_high = audited_wrong_bound(
+        np.cumsum(wrong_high, axis=-1), rule.least(False), TUNED_BOUND_ALPHA, np.maximum(high_sum - point_sum, 0.0)
+    )
+    return np.maximum(low_sum, point_sum - u_low), np.minimum(high_sum, point_sum + u_high)
+
+
+def _tuned_logs(
+    x: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    m0: np.ndarray,
+    n_pop: int,
+    rule: ActiveAudits,
+    strategy: str,
+    test_alpha: float,
+    truncation: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unshifted log-capital paths: the promote test on X / C_up, the reject test on X / C_down (module docstring)."""
+    x_min, x_max = design_range(rule)
+    log_p, _ = _powered_paths(x, lower, upper, m0, n_pop, max(1.0, -x_min), strategy, test_alpha, truncation)
+    _, log_r = _powered_paths(x, lower, upper, m0, n_pop, max(1.0, x_max), strategy, test_alpha, truncation)
+    return log_p, log_r
+
+
+def tuned_boundary(
+    values: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    audit: AuditTallies,
+    threshold: float,
+    *,
+    population_size: int,
+    alpha: float,
+    rule: ActiveAudits,
+) -> BettingBoundary:
+    """The tuned boundary on one observed prefix (as :func:`stopwise.compare.powered_boundary`; the module docstring's claim).
+
+    ``audit`` holds per task P_i and the *sub-audited* wrong weights (drawn below the rule's least probability).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare import AuditTallies
+    >>> from stopwise.compare._tuned import ActiveAudits, tuned_boundary
+    >>> d = np.r_[np.ones(40), np.zeros(10)]
+    >>> b = tuned_boundary(d, d, d, AuditTallies(d, 0 * d, 0 * d), 0.0, population_size=300, alpha=0.05, rule=ActiveAudits(0.5))
+    >>> b.promote, b.reject
+    (True, False)
+    """
+    x, lo, hi = (np.asarray(v, dtype=float).ravel() for v in (values, low, high))
+    n_pop, n = int(population_size), len(x)
+    if not (len(lo) == len(hi) == n == len(audit.point)) or n > n_pop:
+        raise ComparisonError(
+            f"tuned boundary: {n} values, {len(lo)} lows, {len(hi)} highs, {len(audit.point)} points for N = {n_pop}"
+        )
+    x_min, x_max = design_range(rule)
+    method = (
+        f"betting-wor (mixture, prediction-powered-tuned: range [{x_min:.4g}, {x_max:.4g}] by the audit rule, past sums bounded at "
+        f"{TUNED_BOUND_ALPHA:g}, bets capped at {TUNED_TRUNCATION:g} of the worst case, pooled)"
+    )
+    logical = ((lo.sum() - (n_pop - n)) / n_pop, (hi.sum() + (n_pop - n)) / n_pop)
+    if n == 0:
+        empty = np.zeros(0)
+        return BettingBoundary(
+            1.0, 1.0, False, False, 0, n_pop, float(threshold), float(alpha), -1.0, 1.0, -1.0, 1.0, empty, empty, method
+        )
+    values_ = TunedValues(x[None], lo[None], hi[None], np.asarray(audit.point, float)[None], np.asarray(audit.wrong_low, float)[None],
+                          np.asarray(audit.wrong_high, float)[None], np.ones((1, n)), np.full((1, n, 2), np.nan))  # fmt: skip
+    paths = tuned_paths(values_, threshold, population_size=n_pop, alpha=alpha, rule=rule)
+    log_p, log_r = paths.log_promote[0], paths.log_reject[0]
+    p_promote = float(min(1.0, np.exp(-np.max(log_p))))
+    p_reject = float(min(1.0, np.exp(-np.max(log_r))))
+    return BettingBoundary(
+        p_promote, p_reject, p_promote <= alpha, p_reject <= alpha, n, n_pop, float(threshold), float(alpha),
+        logical[0], logical[1], logical[0], logical[1], log_p, log_r, method,
+    )  # fmt: skip
+
+
+def tuned_interval(
+    values: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    audit: AuditTallies,
+    *,
+    population_size: int,
+    alpha: float,
+    rule: ActiveAudits,
+) -> DifferenceInterval:
+    """The tuned boundary's anytime-valid confidence sequence (each end inverts one test over a grid of m0, step 0.01).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stopwise.compare import AuditTallies
+    >>> from stopwise.compare._tuned import ActiveAudits, tuned_interval
+    >>> d = np.random.default_rng(1).permutation(np.r_[np.ones(30), np.zeros(60), -np.ones(10)])
+    >>> ci = tuned_interval(d, d, d, AuditTallies(d, 0 * d, 0 * d), population_size=500, alpha=0.05, rule=ActiveAudits(0.5))
+    >>> ci.kind, -1.0 < ci.low < 0.2 < ci.high < 1.0
+    ('anytime-valid', True)
+    """
+    x, lo, hi = (np.asarray(v, dtype=float).ravel() for v in (values, low, high))
+    n_pop = int(population_size)
+    step = INTERVAL_STEP
+    grid = np.round(np.arange(-1.0, 1.0 + step / 2, step), 12)
+    point, wrong_low, wrong_high = (
+        np.asarray(v, dtype=float).ravel() for v in (audit.point, audit.wrong_low, audit.wrong_high)
+    )
+    lower, upper = _tuned_sums(lo, hi, point, wrong_low, wrong_high, rule)
+    test_alpha = float(alpha) - TUNED_BOUND_ALPHA
+    log_p, log_r = _tuned_logs(
+        x, lower, upper, grid, n_pop, rule, resolve_strategy("auto", False), test_alpha, TUNED_TRUNCATION
+    )
+    level = np.log(1.0 / test_alpha)
+    kept_up, kept_down = np.max(log_p, axis=1) < level, np.max(log_r, axis=1) < level
+    logical = ((lo.sum() - (n_pop - len(x))) / n_pop, (hi.sum() + (n_pop - len(x))) / n_pop)
+    low_end = float(grid[np.argmax(kept_up)] - step) if kept_up.any() else 1.0
+    high_end = float(grid[np.flatnonzero(kept_down)[-1]] + step) if kept_down.any() else -1.0
+    return anytime_interval(
+        max(low_end, logical[0]), min(high_end, logical[1]), alpha,
+        f"confidence sequence of the prediction-powered-tuned betting-wor test (each end one-sided 1 - a over every look; {step:g} grid, rounded outward)",
+    )  # fmt: skip
