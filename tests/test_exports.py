@@ -134,7 +134,7 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         .split()
     ),
     "stopwise.compare": set(
-        "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT AuditTallies BettingBoundary BettingPaths "
+        "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT ActiveAudits AuditTallies BettingBoundary BettingPaths "
         "DemoComparison OutcomeCells PairedOutcomes TailProbabilities betting_boundary betting_paths "
         "budget_task_count check_betting_order claim_sentence cost_first_orders coverage_aware_orders coverage_deadlines "
         "coverage_state decide demo_comparison exact_tails_from_counts exact_wor_tails_from_counts "

@@ -87,6 +87,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         tail_probabilities,
     )
     from stopwise.compare._topup import in_order_ends, top_up_ends
+    from stopwise.compare._tuned import ActiveAudits
     from stopwise.compare._wor_exact import exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
@@ -97,6 +98,7 @@ __all__ = [
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
+    "ActiveAudits",
     "AuditTallies",
     "BettingBoundary",
     "BettingPaths",
