@@ -115,6 +115,8 @@ def test_power_tuning_learns_a_small_weight_from_a_useless_model() -> None:
 def test_the_rule_and_the_bets_are_validated() -> None:
     with pytest.raises(ArgumentError, match="`rate`"):
         ActiveAudits(1.2)
+    with pytest.raises(ArgumentError, match="`rate`"):
+        ActiveAudits(0.0)
     with pytest.raises(ArgumentError, match="`favour`"):
         ActiveAudits(0.3, favour=2.5)
     z = np.zeros((1, 2))

@@ -116,8 +116,8 @@ class ActiveAudits:
     """The least audit probability, as a share of rho."""
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.rate < 1.0:
-            raise ArgumentError(f"`rate` (rho) must be in (0, 1); got {self.rate!r}")
+        if not 0.0 < self.rate <= 1.0:
+            raise ArgumentError(f"`rate` (rho) must be in (0, 1]; got {self.rate!r}")
         if not 1.0 <= self.favour < 2.0:
             raise ArgumentError(f"`favour` must be in [1, 2); got {self.favour!r}")
         if self.slope < 0.0 or not 0.5 <= self.reference <= 1.0 or not 0.0 < self.floor <= 1.0:
@@ -307,12 +307,15 @@ def _tuned_sums(
     """max(L_t, P_t - U_t) and min(H_t, P_t + U'_t): the bounds of the past true sums at level TUNED_BOUND_ALPHA (last axis)."""
     low_sum, high_sum = np.cumsum(low, axis=-1), np.cumsum(high, axis=-1)
     point_sum = np.cumsum(point, axis=-1)
-    u_low = audited_wrong_bound(
-        np.cumsum(wrong_low, axis=-1), rule.least(True), TUNED_BOUND_ALPHA, np.maximum(point_sum - low_sum, 0.0)
-    )
-    u_high = audited_wrong_bound(
-        np.cumsum(wrong_high, axis=-1), rule.least(False), TUNED_BOUND_ALPHA, np.maximum(high_sum - point_sum, 0.0)
-    )
+
+    def bound(wrong: np.ndarray, favours: bool, cap: np.ndarray) -> np.ndarray:
+        least = rule.least(favours)
+        if least >= 1.0:  # every run of the kind audited: no unaudited prediction to bound
+            return np.zeros_like(cap)
+        return audited_wrong_bound(np.cumsum(wrong, axis=-1), least, TUNED_BOUND_ALPHA, cap)
+
+    u_low = bound(wrong_low, True, np.maximum(point_sum - low_sum, 0.0))
+    u_high = bound(wrong_high, False, np.maximum(high_sum - point_sum, 0.0))
     return np.maximum(low_sum, point_sum - u_low), np.minimum(high_sum, point_sum + u_high)
 
 
