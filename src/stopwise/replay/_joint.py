@@ -54,48 +54,18 @@ from stopwise.replay._joint_tuned import tuned_mode
 __all__ = ["JOINT_MODES", "REPLAY_POLICY", "JointReplay", "joint_halts", "joint_rows", "replay_joint"]
 
 JOINT_MODES: tuple[str, ...] = (
-    "full",
-    "across-task",
-    "within-task",
-    "joined",
-    "joined tuned",
-    "joined naive",
-    "within-task as truth",
-    "joined as truth",
+    "full", "across-task", "within-task", "joined", "joined tuned", "joined naive", "within-task as truth", "joined as truth",
 )
 """The replayed modes; the last three carry no guarantee (``joined naive``: the boundary on the prediction-powered
 differences as if they were the tasks' fixed values; ``as truth``: predicted outcomes taken as the truth)."""
-_VALID = {
-    "full": True,
-    "across-task": True,
-    "within-task": True,
-    "joined": True,
-    "joined tuned": True,
-    "joined naive": False,
-    "within-task as truth": False,
-    "joined as truth": False,
-}
-_TABLE_COLUMNS = (
-    "agent",
-    "task",
-    "attempt",
-    "outcome",
-    "n_steps",
-    "halt_step",
-    "predicted",
-    "halt_tokens",
-    "total_tokens",
-)
+_VALID = {"full": True, "across-task": True, "within-task": True, "joined": True, "joined tuned": True, "joined naive": False,
+          "within-task as truth": False, "joined as truth": False}
+_TABLE_COLUMNS = ("agent", "task", "attempt", "outcome", "n_steps", "halt_step", "predicted", "halt_tokens", "total_tokens")
 _PPI = "prediction-powered"
 
 
-def joint_halts(
-    evaluation: Any,
-    success_threshold: float | None = 0.95,
-    failure_threshold: float | None = 0.95,
-    *,
-    variant: str | None = None,
-) -> pd.DataFrame:
+def joint_halts(evaluation: Any, success_threshold: float | None = 0.95, failure_threshold: float | None = 0.95, *,
+                variant: str | None = None) -> pd.DataFrame:
     """The run table of the replay: every held-out run's length, outcome and where its monitor halts it.
 
     Parameters
@@ -133,9 +103,7 @@ def joint_halts(
     table["halt_step"] = halts["halt_step"].to_numpy(dtype=float)
     table["predicted"] = halts["predicted"].to_numpy(dtype=float)
     if evaluation.token_source == "tokens":
-        table["halt_tokens"] = np.where(
-            np.isnan(table["halt_step"]), np.nan, halts["executed_cost"].to_numpy(dtype=float)
-        )
+        table["halt_tokens"] = np.where(np.isnan(table["halt_step"]), np.nan, halts["executed_cost"].to_numpy(dtype=float))
         table["total_tokens"] = (runs["total_in"] + runs["total_out"]).to_numpy(dtype=float)
     else:
         table["halt_tokens"] = np.nan
@@ -163,9 +131,7 @@ def _table_iv(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def joint_rows(
-    table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, source: str = "stopwise.replay:joint"
-) -> pd.DataFrame:
+def joint_rows(table: pd.DataFrame, audited: Sequence[bool] | np.ndarray, *, source: str = "stopwise.replay:joint") -> pd.DataFrame:
     """The outcome rows a live evaluation records for the runs of ``table`` under one audit draw.
 
     A run the monitor halts and the draw does not audit becomes ``status = "predicted"`` with its predicted
@@ -194,14 +160,10 @@ def joint_rows(
     flags = np.where(predicted, "predicted", np.where(audit, np.where(would, would_flag, "audited"), ""))
     rows = pd.DataFrame(
         {
-            "system": t["agent"].astype(str),
-            "task": t["task"].astype(str),
+            "system": t["agent"].astype(str), "task": t["task"].astype(str),
             "outcome": np.where(predicted, t["predicted"].to_numpy(dtype=float), t["outcome"].to_numpy(dtype=float)),
-            "group": "",
-            "attempt": t["attempt"].astype(int),
-            "status": np.where(predicted, "predicted", "final"),
-            "source": source,
-            "flags": flags,
+            "group": "", "attempt": t["attempt"].astype(int), "status": np.where(predicted, "predicted", "final"),
+            "source": source, "flags": flags,
         }
     )
     return outcome_columns(rows.to_dict("records")).to_frame()
@@ -222,18 +184,13 @@ class _Pair:
     def per_task(self, values: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
         """Sum of ``values`` (times ``weight``, per run) over each task's runs, in table order: (R,) -> (T,), (K, R) -> (K, T)."""
         terms = values if weight is None else values * weight
-        if terms.shape[-1] == 2 * len(
-            self.starts
-        ):  # one run of each agent on every task: add the two (faster than reduceat)
+        if terms.shape[-1] == 2 * len(self.starts):  # one run of each agent on every task: add the two (faster than reduceat)
             return terms[..., 0::2] + terms[..., 1::2]
         return np.add.reduceat(terms, self.starts, axis=-1)
 
 
 def _pair(table: pd.DataFrame, tested: str, baseline: str) -> _Pair:
-    shared = np.intersect1d(
-        table.loc[table["agent"] == tested, "task"].astype(str),
-        table.loc[table["agent"] == baseline, "task"].astype(str),
-    )
+    shared = np.intersect1d(table.loc[table["agent"] == tested, "task"].astype(str), table.loc[table["agent"] == baseline, "task"].astype(str))
     if shared.shape[0] < 2:
         raise ArgumentError(f"pair {tested!r} vs {baseline!r}: needs at least 2 shared tasks; got {shared.shape[0]}")
     runs = table[table["agent"].isin([tested, baseline]) & table["task"].astype(str).isin(shared)]
@@ -300,37 +257,20 @@ def _stops(promote: np.ndarray, reject: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def _first_stop(values: np.ndarray, scale: float, b: _Boundary) -> tuple[np.ndarray, np.ndarray]:
     """First crossing of the betting boundary on (K, N) task differences in look order, taken as the tasks' values."""
-    paths = betting_paths(
-        np.clip(values / scale, -1.0, 1.0), b.delta / scale, population_size=values.shape[1], alpha=b.alpha
-    )
+    paths = betting_paths(np.clip(values / scale, -1.0, 1.0), b.delta / scale, population_size=values.shape[1], alpha=b.alpha)
     return _stops(*paths.crossed(b.alpha))
 
 
-def _powered_crossings(
-    values: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    audit: tuple[np.ndarray, np.ndarray, np.ndarray],
-    b: _Boundary,
-) -> tuple[np.ndarray, np.ndarray]:
+def _powered_crossings(values: np.ndarray, low: np.ndarray, high: np.ndarray, audit: tuple[np.ndarray, np.ndarray, np.ndarray],
+                       b: _Boundary) -> tuple[np.ndarray, np.ndarray]:
     """(K, N) crossings of the prediction-powered boundary (``[decision] predicted = "prediction-powered"``), all orders at once.
 
     ``values`` are the (K, N) prediction-powered differences in look order, ``low`` / ``high`` the bounds of the
     true differences the rows allow, ``audit`` the (K, N) tallies P_i and audited wrong weights of the
     audited-bound centre (:func:`stopwise.compare.powered_paths`: row k is ``powered_boundary`` on order k).
     """
-    paths = powered_paths(
-        values,
-        low,
-        high,
-        b.delta,
-        population_size=values.shape[1],
-        alpha=b.alpha,
-        scale=powered_scale(b.rho),
-        centre=b.centre,
-        audit=AuditTallies(*audit),
-        audit_fraction=b.rho,
-    )
+    paths = powered_paths(values, low, high, b.delta, population_size=values.shape[1], alpha=b.alpha, scale=powered_scale(b.rho),
+                          centre=b.centre, audit=AuditTallies(*audit), audit_fraction=b.rho)
     return paths.crossed(b.alpha)
 
 
@@ -373,32 +313,22 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, draws: np.ndarray, b: _Boundary
     truth_action = 1 if pair.truth > b.delta else -1
     ordered = lambda d: np.take_along_axis(np.broadcast_to(d, orders.shape), orders, axis=1)  # noqa: E731
     true_d = ordered(pair.per_task(y, pair.weight))
-    ppi = pair.per_task(
-        np.where(would[None, :], yhat[None, :] + audit / b.rho * (y - yhat)[None, :], y[None, :]), pair.weight
-    )
+    ppi = pair.per_task(np.where(would[None, :], yhat[None, :] + audit / b.rho * (y - yhat)[None, :], y[None, :]), pair.weight)
     as_truth = pair.per_task(np.where(halted_now, yhat[None, :], y[None, :]), pair.weight)
     tested = (runs["agent"] == pair.tested).to_numpy()[None, :]
-    low = ordered(
-        pair.per_task(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]), pair.weight)
-    )  # predicted rows at their worst
+    low = ordered(pair.per_task(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]), pair.weight))  # predicted rows at their worst
     high = ordered(pair.per_task(np.where(halted_now, np.where(tested, 1.0, 0.0), y[None, :]), pair.weight))
     wrong = (would & (yhat != y))[None, :] & audit  # audited runs the monitor would have halted wrongly
     adverse_low = np.where(tested, yhat == 1.0, yhat == 0.0)  # a wrong prediction here lowers the true difference
     size = np.abs(pair.weight)
     ordered_ppi, ordered_as_truth = ordered(ppi), ordered(as_truth)
-    tallies = (
-        ordered_as_truth,
-        ordered(pair.per_task(wrong & adverse_low, size)),
-        ordered(pair.per_task(wrong & ~adverse_low, size)),
-    )
+    tallies = (ordered_as_truth, ordered(pair.per_task(wrong & adverse_low, size)), ordered(pair.per_task(wrong & ~adverse_low, size)))
     scale = powered_scale(b.rho)
     out: dict[str, dict[str, np.ndarray]] = {}
 
     def mode(name: str, action: np.ndarray, tasks: np.ndarray, steps: np.ndarray, tokens: np.ndarray | None) -> None:
         out[name] = {
-            "action": action,
-            "tasks": tasks,
-            "step_share": _spent(steps, tasks, total_steps),
+            "action": action, "tasks": tasks, "step_share": _spent(steps, tasks, total_steps),
             "token_share": _spent(tokens, tasks, total_tokens) if tokens is not None else np.full(k, np.nan),
         }
 
@@ -414,9 +344,7 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, draws: np.ndarray, b: _Boundary
     promote, reject, halted_tuned, _ = tuned_mode(pair, orders, draws, b.rho, b.delta, b.alpha, ordered)
     action, tasks = _stops(promote, reject)
     steps_tuned = _running_cost(pair.per_task(np.where(halted_tuned, h, n)), orders)
-    tokens_tuned = (
-        _running_cost(pair.per_task(np.where(halted_tuned, tok_halt, tok_full)), orders) if has_tokens else None
-    )
+    tokens_tuned = _running_cost(pair.per_task(np.where(halted_tuned, tok_halt, tok_full)), orders) if has_tokens else None
     mode("joined tuned", action, tasks, steps_tuned, tokens_tuned)
     action, tasks = _first_stop(ordered_ppi, scale, b)
     mode("joined naive", action, tasks, steps_now, tokens_now)
@@ -429,10 +357,8 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, draws: np.ndarray, b: _Boundary
 
 REPLAY_POLICY = Policy.model_validate(
     {
-        "order": {"kind": "uniform"},
-        "coverage": {"rule": "none"},
-        "decision": {"boundary": "betting-wor", "predicted": _PPI},
-        "early": {"audit_fraction": 0.5},
+        "order": {"kind": "uniform"}, "coverage": {"rule": "none"},
+        "decision": {"boundary": "betting-wor", "predicted": _PPI}, "early": {"audit_fraction": 0.5},
     }
 )
 """The default policy of :func:`replay_joint`: delta = 0, a = 0.05, the betting boundary on uniform orders without
@@ -470,25 +396,14 @@ def _audits(runs: pd.DataFrame, seed: int, n_orders: int) -> np.ndarray:
     """
     would = runs["halt_step"].notna().to_numpy()
     halting = runs[would]
-    keys = list(
-        zip(
-            halting["agent"].astype(str).tolist(),
-            halting["task"].astype(str).tolist(),
-            halting["attempt"].astype(int).tolist(),
-            strict=True,
-        )
-    )
+    keys = list(zip(halting["agent"].astype(str).tolist(), halting["task"].astype(str).tolist(), halting["attempt"].astype(int).tolist(), strict=True))
     draws = np.full((n_orders, runs.shape[0]), np.inf)
     draws[:, would] = audit_draws(seed, n_orders, keys)
     return draws
 
 
 def _replay_joint_iv(
-    table: pd.DataFrame,
-    pairs: Sequence[tuple[str, str]] | None,
-    policy: Policy | None,
-    audit_fraction: float | None,
-    n_orders: int,
+    table: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, policy: Policy | None, audit_fraction: float | None, n_orders: int
 ) -> tuple[pd.DataFrame, list[tuple[str, str]], Policy, float]:
     t = _table_iv(table)
     policy, rho = _policy_iv(policy, audit_fraction)
@@ -497,7 +412,7 @@ def _replay_joint_iv(
     agents = sorted(set(t["agent"].astype(str)))
     if pairs is None:
         tasks = {a: set(t.loc[t["agent"] == a, "task"].astype(str)) for a in agents}
-        pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1 :] if len(tasks[a] & tasks[b]) >= 2]
+        pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:] if len(tasks[a] & tasks[b]) >= 2]
     checked = []
     for pair in pairs:
         if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(agents):
@@ -569,48 +484,26 @@ def replay_joint(
             p = float(wrong.mean())
             summary.append(
                 {
-                    "tested": tested,
-                    "baseline": baseline,
-                    "n_tasks": int(pair.tasks.shape[0]),
-                    "delta_full": pair.truth,
-                    "positive": positive,
-                    "mode": name,
-                    "valid": _VALID[name],
-                    "decided": float((m["action"] != 0).mean()),
-                    "wrong": p,
-                    "wrong_se": float(np.sqrt(p * (1 - p) / n_orders)),
-                    "step_share": float(m["step_share"].mean()),
-                    "token_share": float(m["token_share"].mean()),
-                    "tasks_share": float(m["tasks"].mean() / pair.tasks.shape[0]),
+                    "tested": tested, "baseline": baseline, "n_tasks": int(pair.tasks.shape[0]), "delta_full": pair.truth,
+                    "positive": positive, "mode": name, "valid": _VALID[name], "decided": float((m["action"] != 0).mean()),
+                    "wrong": p, "wrong_se": float(np.sqrt(p * (1 - p) / n_orders)), "step_share": float(m["step_share"].mean()),
+                    "token_share": float(m["token_share"].mean()), "tasks_share": float(m["tasks"].mean() / pair.tasks.shape[0]),
                 }
             )
             per_order.append(
                 pd.DataFrame(
                     {
-                        "tested": tested,
-                        "baseline": baseline,
-                        "mode": name,
-                        "order": np.arange(n_orders),
-                        "action": np.array(["reject", "none", "promote"])[m["action"] + 1],
-                        "wrong": wrong,
-                        "tasks": m["tasks"],
-                        "step_share": m["step_share"],
-                        "token_share": m["token_share"],
+                        "tested": tested, "baseline": baseline, "mode": name, "order": np.arange(n_orders),
+                        "action": np.array(["reject", "none", "promote"])[m["action"] + 1], "wrong": wrong,
+                        "tasks": m["tasks"], "step_share": m["step_share"], "token_share": m["token_share"],
                     }
                 )
             )
     settings = {
-        "n_orders": int(n_orders),
-        "audit_fraction": rho,
-        "delta": b.delta,
-        "alpha": b.alpha,
-        "seed": int(rng),
-        "audit_seed": int(policy.early.audit_seed),
-        "predicted": policy.decision.predicted,
+        "n_orders": int(n_orders), "audit_fraction": rho, "delta": b.delta, "alpha": b.alpha, "seed": int(rng),
+        "audit_seed": int(policy.early.audit_seed), "predicted": policy.decision.predicted,
         "predicted_centre": policy.decision.predicted_centre,
         "halted_share": float(t["halt_step"].notna().mean()),
-        "halt_accuracy": float((t["predicted"] == t["outcome"])[t["halt_step"].notna()].mean())
-        if t["halt_step"].notna().any()
-        else float("nan"),
+        "halt_accuracy": float((t["predicted"] == t["outcome"])[t["halt_step"].notna()].mean()) if t["halt_step"].notna().any() else float("nan"),
     }
     return JointReplay(pd.DataFrame(summary), pd.concat(per_order, ignore_index=True), settings, task_orders)
