@@ -24,15 +24,7 @@ from stopwise.compare._tuned_pairs import audit_rule_of, tuned_note, tuned_pairs
 from stopwise.errors import ComparisonError
 from stopwise.records import DifferenceInterval, OutcomeColumns, Policy, PredictedState
 
-__all__ = [
-    "fill_powered",
-    "powered_inputs",
-    "predicted_state_of",
-    "prefix_boundary",
-    "prefix_interval",
-    "unknown_sides",
-    "usable_policy",
-]
+__all__ = ["fill_powered", "powered_inputs", "predicted_state_of", "prefix_boundary", "prefix_interval", "unknown_sides", "usable_policy"]
 
 
 def powered_inputs(inputs: DecideInputs) -> DecideInputs:
@@ -45,9 +37,7 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
     treatment = policy.decision.predicted
     if treatment == "exclude":
         if policy.early.audit_rule == "active":
-            raise ComparisonError(
-                '[early] audit_rule = "active" needs [decision] predicted = "prediction-powered-tuned"'
-            )
+            raise ComparisonError('[early] audit_rule = "active" needs [decision] predicted = "prediction-powered-tuned"')
         return inputs
     if treatment == "prediction-powered" and policy.early.audit_rule == "active":
         raise ComparisonError(
@@ -87,9 +77,7 @@ def _centre(state: DecideState) -> dict[str, Any]:
     powered, policy, index = state.inputs.powered, state.policy, state.observed.index
     assert powered is not None and powered.audit is not None
     audit = powered.audit
-    tallies = AuditTallies(
-        point=audit.point[index], wrong_low=audit.wrong_low[index], wrong_high=audit.wrong_high[index]
-    )
+    tallies = AuditTallies(point=audit.point[index], wrong_low=audit.wrong_low[index], wrong_high=audit.wrong_high[index])
     return {"centre": policy.decision.predicted_centre, "audit": tallies, "audit_fraction": policy.early.audit_fraction}
 
 

@@ -120,9 +120,7 @@ class _Keyed(dict[str, Any]):
 
     def __missing__(self, key: str) -> Any:
         have = ", ".join(sorted(self)) or "none"
-        raise InputError(
-            f"{self.file}: the log has no {self.field}[{key!r}] to name the system ({self.field}: {have}){self.hint}"
-        )
+        raise InputError(f"{self.file}: the log has no {self.field}[{key!r}] to name the system ({self.field}: {have}){self.hint}")
 
 
 class _TagPrefix(dict[str, Any]):
@@ -214,11 +212,7 @@ class _Missing:
 
 
 def read_logs(
-    collector: Collector,
-    items: Iterable[tuple[Path, str, Any]],
-    ignored: dict[str, str],
-    *,
-    progress: Progress | None = None,
+    collector: Collector, items: Iterable[tuple[Path, str, Any]], ignored: dict[str, str], *, progress: Progress | None = None,
 ) -> None:
     """Read Inspect logs (``(path, kind, parsed document)``), eval-set folders resolved; ``progress`` counts the ``.eval`` archives."""
     chosen, notes = select_eval_set_logs(list(items), ignored)
@@ -268,11 +262,8 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
     if not samples:
         collector.notes.append(
             f"{file}: no samples (log status {doc.get('status') or 'unknown'}); no rows from this log"
-            + (
-                ""
-                if doc.get("status") in ("cancelled", "error", "started")
-                else " (was it written with log_samples=False, or were all its samples skipped by an early-stopping manager?)"
-            )
+            + ("" if doc.get("status") in ("cancelled", "error", "started") else
+               " (was it written with log_samples=False, or were all its samples skipped by an early-stopping manager?)")
         )
         return
     system = _log_system(collector, path, eval_spec, samples)
@@ -283,9 +274,7 @@ def read_log(collector: Collector, path: Path, doc: dict[str, Any]) -> None:
         return
     scorer, key, available = chosen
     for row, sample in enumerate(samples, start=1):
-        _read_sample(
-            collector, file, row, sample, system=system, scorer=scorer, key=key, task_name=eval_spec.get("task")
-        )
+        _read_sample(collector, file, row, sample, system=system, scorer=scorer, key=key, task_name=eval_spec.get("task"))
     _read_early_stops(collector, file, early_stopping_of(doc))
     collector.notes.append(
         f"{file}: outcome from scorer '{scorer or '(none)'}'"
@@ -309,9 +298,7 @@ def _read_early_stops(collector: Collector, file: str, early: Any) -> None:
             continue
         reason = str(stop.get("reason") or "no reason given")
         reason = reason if len(reason) <= 160 else reason[:157] + "..."
-        collector.skip(
-            file, f"sample {stop.get('id')} epoch {stop.get('epoch')}", f"not run: skipped by {manager}: {reason}"
-        )
+        collector.skip(file, f"sample {stop.get('id')} epoch {stop.get('epoch')}", f"not run: skipped by {manager}: {reason}")
 
 
 def _log_system(collector: Collector, path: Path, eval_spec: Mapping[str, Any], samples: Sequence[Any]) -> str:
@@ -339,11 +326,7 @@ def _choose_scorer(
         key = key_text or None
         if available and scorer not in available:
             collector.problem(
-                file,
-                None,
-                "scores",
-                f"must include the requested scorer; this log has {', '.join(available)}",
-                requested,
+                file, None, "scores", f"must include the requested scorer; this log has {', '.join(available)}", requested
             )
             return None
     else:
@@ -391,9 +374,7 @@ def _sample_cost(sample: Mapping[str, Any]) -> float | None:
     usages = sample.get("model_usage") or {}
     if not isinstance(usages, dict):
         return None
-    present = [
-        c for c in (nonneg(u.get("total_cost")) for u in usages.values() if isinstance(u, dict)) if c is not None
-    ]
+    present = [c for c in (nonneg(u.get("total_cost")) for u in usages.values() if isinstance(u, dict)) if c is not None]
     return sum(present) if present else None
 
 
@@ -432,13 +413,7 @@ def _read_sample(
     outcome, unknown = scored
     score = (sample.get("scores") or {}).get(scorer)
     predicted = unknown is None and score_predicted(score)
-    score_flags = (
-        ["predicted", *score_probability_flags(score)]
-        if predicted
-        else score_audit_flags(score)
-        if unknown is None
-        else []
-    )
+    score_flags = ["predicted", *score_probability_flags(score)] if predicted else score_audit_flags(score) if unknown is None else []
     steps = None
     if collector.options.trajectories:
         attachments = sample.get("attachments") or {}

@@ -228,8 +228,7 @@ class PairedComparison:
             outside = sorted(set(ids) - set(planned))
             if outside:
                 raise InputError(
-                    f"{label}: sample ids not in the given universe: "
-                    + ", ".join(outside[:5])
+                    f"{label}: sample ids not in the given universe: " + ", ".join(outside[:5])
                     + (" ..." if len(outside) > 5 else "")
                 )
             self._note_order(ids, planned, label)
@@ -420,9 +419,7 @@ class PairedComparison:
                 return None
             self._sides[role].counts.stopped += 1
             reason, metadata = stop
-            return EarlyStop(
-                id=sample_id, epoch=epoch, reason=reason, metadata={**metadata, "evaluation": self.evaluation}
-            )
+            return EarlyStop(id=sample_id, epoch=epoch, reason=reason, metadata={**metadata, "evaluation": self.evaluation})
 
     def _stop_reason(self, role: Role, sample_id: str | int) -> tuple[str, dict[str, Any]] | None:
         """Why ``role``'s sample is not run (its skip reason and metadata), or None to run it."""
@@ -432,10 +429,7 @@ class PairedComparison:
             assert self.decision is not None
             decision = self.decision
             return f"stopwise {decision.action}: {decision.reason}", {
-                "action": decision.action,
-                "look": self.looks,
-                "n_observed": decision.n_observed,
-                "delta_hat": decision.delta_hat,
+                "action": decision.action, "look": self.looks, "n_observed": decision.n_observed, "delta_hat": decision.delta_hat,
             }
         partner_failed = self._partner_failure(role)
         if partner_failed is not None:
@@ -482,10 +476,7 @@ class PairedComparison:
         if score is None:
             status, flags = "pending", "unscored"  # as `stopwise ingest` flags an unscored sample of the log
         elif score_predicted(score):  # a sample halted by stopwise.inspect.LiveHalting: its predicted outcome
-            status, flags = (
-                "predicted",
-                ";".join(["predicted", *score_probability_flags(score)]),
-            )  # as `stopwise ingest` flags it
+            status, flags = "predicted", ";".join(["predicted", *score_probability_flags(score)])  # as `stopwise ingest` flags it
         else:  # an audited run of LiveHalting: flags audited (and would-halt:f)
             status, flags = "final", ";".join(score_audit_flags(score)) or None
         row = self._row(side, task, epoch, outcome, status, flags)
@@ -528,9 +519,7 @@ class PairedComparison:
                 return
             self._reported(role, task)  # looks once the partner has reported on the task too
 
-    def _row(
-        self, side: _Side, task: str, epoch: int, outcome: float | None, status: str, flags: str | None
-    ) -> dict[str, Any]:
+    def _row(self, side: _Side, task: str, epoch: int, outcome: float | None, status: str, flags: str | None) -> dict[str, Any]:
         """The outcome row ``stopwise ingest`` writes for ``side``'s run of ``task`` (the ledger validates it)."""
         row: dict[str, Any] = {
             "system": side.system,
@@ -592,9 +581,7 @@ class PairedComparison:
         """Record a ledger failure: no later sample is scheduled, the log says why, and the partner is told."""
         where = f" (task {task})" if task is not None else ""
         self.error = f"ledger {call} failed{where}: {type(exc).__name__}: {str(exc)[:400]}"
-        _log.error(
-            "stopwise: %s; evaluation %r stops (scored samples stay in the Inspect log)", self.error, self.evaluation
-        )
+        _log.error("stopwise: %s; evaluation %r stops (scored samples stay in the Inspect log)", self.error, self.evaluation)
         for side in self._sides.values():  # best effort: a worker of the partner in another process reads it
             if side.started:
                 self.partners.announce(side.system, "failed", self.error)
@@ -609,7 +596,10 @@ class PairedComparison:
     def paced_elsewhere(self, role: Role) -> bool:
         """Whether ``role`` may have to wait for a partner in another process (lock-free, on the event loop)."""
         return (
-            self.pace is not None and self.error is None and not self.final and not self._sides[_PARTNER[role]].started
+            self.pace is not None
+            and self.error is None
+            and not self.final
+            and not self._sides[_PARTNER[role]].started
         )
 
     def ahead_elsewhere(self, role: Role) -> bool:
@@ -618,9 +608,8 @@ class PairedComparison:
             return False
         with self._lock:
             try:
-                return self.partners.ahead(
-                    self._sides[role].system, self._sides[_PARTNER[role]].system, self.pace, _PACE_STALL_S
-                )
+                return self.partners.ahead(self._sides[role].system, self._sides[_PARTNER[role]].system, self.pace,
+                                           _PACE_STALL_S)
             except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
                 _log.warning("stopwise: pacing could not read the ledger: %s", exc)
                 return False

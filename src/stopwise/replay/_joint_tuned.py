@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from stopwise.compare import ActiveAudits
-from stopwise.compare._tuned import TunedValues, tuned_paths
+from stopwise.compare import ActiveAudits, TunedValues, tuned_paths
 
 __all__ = ["tuned_mode"]
 
