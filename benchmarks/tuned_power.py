@@ -115,12 +115,31 @@ def _line(name: str, looks: np.ndarray, full: float, n: int, extra: str = "") ->
     return f"  {name:<34} median {med:6.1f} tasks  ({ratio:4.2f}x full)  promoted by 20 %: {early:5.1%}{extra}"
 
 
+def break_even_rows(y: np.ndarray, n_orders: int, seed: int) -> list[str]:
+    """Markdown rows: per halting share, model accuracy and rho, the task ratio of the tuned mode (median tasks to promote
+    over the full evaluation's, same orders) and the steps a halt must save (share of its run) for the joined mode to spend
+    fewer agent steps than across-task stopping alone: s (1 - mean pi) r > 1 - 1 / ratio."""
+    rows = []
+    for halt in (0.5, 0.8):
+        for wrong in (0.05, 0.2):
+            sim = simulate(y, n_orders, seed, halt=halt, wrong=wrong)
+            full = float(np.median(full_looks(sim)))
+            for rho in (0.3, 0.5, 0.7):
+                looks, mean_pi = tuned_looks(sim, ActiveAudits(rho))
+                ratio = float(np.median(looks)) / full
+                need = (1.0 - 1.0 / ratio) / (halt * (1.0 - mean_pi)) if np.isfinite(ratio) else np.inf
+                verdict = "never (> 1)" if need > 1 else f"{need:.2f}"
+                rows.append(f"| {halt:.0%} | {1 - wrong:.0%} | {rho:g} | {mean_pi:.2f} | {ratio:.2f} | {verdict} |")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rhos", default="0.5,0.3")
     parser.add_argument("--quick", action="store_true", help="100 orders")
+    parser.add_argument("--break-even", action="store_true", help="print the break-even table (docs/joint-replay.md) instead")
     args = parser.parse_args(argv)
     n_orders = 100 if args.quick else args.orders
     y = pair_outcomes()
@@ -128,6 +147,11 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{TESTED} vs {BASELINE}: N = {n}, Delta = {100 * (y[:, 0].mean() - y[:, 1].mean()):+.1f} pp; {n_orders} orders, seed {args.seed}"
     )
+    if args.break_even:
+        print("| halting share s | model accuracy | rho | mean pi | task ratio (tuned / full) | steps a halt must save, r* |")
+        print("|---|---|---|---|---|---|")
+        print("\n".join(break_even_rows(y, n_orders, args.seed)))
+        return
     print("halting model: half the runs halted, 5 % wrong (unbiased), confidence U[0.9, 1]; a = 0.05, delta = 0")
     started = time.perf_counter()
     sim = simulate(y, n_orders, args.seed)
