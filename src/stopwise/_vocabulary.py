@@ -176,7 +176,7 @@ WarningCode = Literal[
     "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
     "order-provenance",
     "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
-    "audit-draw", "missing",
+    "audit-draw", "missing", "halting-break-even",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -194,7 +194,9 @@ under ``[decision] predicted = "prediction-powered"`` the rows' ``audited`` flag
 pre-registered audit draw of ``[early] audit_seed`` (:func:`stopwise.records.audit_draw`), on which the
 treatment's guarantee rests; last ``missing`` (issue 20):
 planned tasks whose outcome is missing for a system (errored or unscored) and how the betting boundary treated
-them (``[decision] missing``)."""
+them (``[decision] missing``); ``halting-break-even`` (issue 34): under a prediction-powered treatment the rows'
+halting share and mean audit probability put joined halting on the losing side of the break-even of
+``docs/joint-replay.md`` (even a halt that saved its whole run would not pay for the extra tasks the boundary needs)."""
 
 PastLimit = Literal["at-limit", "refuse"]
 PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)

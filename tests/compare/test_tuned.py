@@ -236,3 +236,24 @@ def test_active_rows_without_their_probability_are_refused() -> None:
     )
     with pytest.raises(ComparisonError, match="prediction-powered-tuned"):
         stopwise.decide(stopwise.outcome_columns(rows), "A", "B", old, universe=TaskUniverse(["t"]))
+
+
+def test_decide_warns_when_halting_cannot_pay() -> None:
+    """One halted run in four at rho = 0.5: 1 / (1 - 0.25 x 0.5) = 1.14 < 1.24, so the record warns; the tuned
+    decision's 60 % halted at mean pi about 0.3 (break-even 1.7) does not."""
+    import stopwise
+    from stopwise.records import TaskUniverse, parse_policy
+
+    rows = [
+        {"system": "A", "task": "t", "outcome": 1, "status": "predicted", "flags": "predicted"},
+        {"system": "B", "task": "t", "outcome": 0}, {"system": "A", "task": "u", "outcome": 1}, {"system": "B", "task": "u", "outcome": 0},
+    ]  # fmt: skip
+    policy = parse_policy(TUNED.format(rho=0.5, seed=0, rule="uniform"))
+    record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=TaskUniverse(["t", "u"]))
+    warned = [w for w in record.warnings if w.startswith("joined halting is on the losing side")]
+    assert len(warned) == 1 and "25 %" in warned[0] and "1.14" in warned[0]
+    active_rows, _ = _active_rows(80, 0.3, 7)
+    policy = parse_policy(TUNED.format(rho=0.3, seed=7, rule="active"))
+    names = [f"t{i}" for i in range(80)]
+    record = stopwise.decide(stopwise.outcome_columns(active_rows), "A", "B", policy, universe=TaskUniverse(names))
+    assert not any("losing side" in w for w in record.warnings)

@@ -23,7 +23,7 @@ from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_colum
 from stopwise.compare._powered import predicted_state_of
 from stopwise.compare._predicted import audit_disagreements
 from stopwise.compare._state import DecideState, PastLimit
-from stopwise.compare._tuned_pairs import audit_probabilities
+from stopwise.compare._tuned_pairs import audit_probabilities, break_even_advice
 from stopwise.records import (
     OUTCOME_COLUMNS,
     TEXT_COLUMNS,
@@ -211,6 +211,9 @@ def decision_warnings(state: DecideState, look: Look, past: PastLimit | None = N
         disagreement = audit_disagreements(inputs.rows, policy.early.audit_fraction, policy.early.audit_seed, recorded)
         if disagreement is not None:
             warn("audit-draw", disagreement)
+        advice = break_even_advice(inputs.rows, inputs.tested, inputs.baseline, policy)
+        if advice is not None:
+            warn("halting-break-even", advice)
     return warnings
 
 

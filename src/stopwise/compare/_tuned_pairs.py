@@ -25,7 +25,11 @@ from stopwise.compare._tuned import ActiveAudits, design_range
 from stopwise.errors import ComparisonError
 from stopwise.records import OutcomeColumns, Policy, audit_draw
 
-__all__ = ["audit_probabilities", "audit_rule_of", "tuned_note", "tuned_pairs"]
+__all__ = ["BEST_TASK_RATIO", "audit_probabilities", "audit_rule_of", "break_even_advice", "tuned_note", "tuned_pairs"]
+
+BEST_TASK_RATIO = 1.24
+"""The fewest tasks the prediction-powered family needs, as a multiple of across-task stopping's, on the issue-34
+prototype (an oracle knowing the best constant bet, rho = 0.5): below it, no halting setting can pay."""
 
 
 def audit_rule_of(policy: Policy) -> ActiveAudits:
@@ -142,4 +146,44 @@ def tuned_note(rule: ActiveAudits) -> str:
         f"predicted outcomes entered with the audit correction f + (Y - f) / pi, pi recorded per run ({rule.describe()}); weight of the "
         f"prediction 1 (g = f); bets capped by the design's worst case [{x_min:.4g}, {x_max:.4g}]; past sums bounded at 0.005, test at "
         "a - 0.005: unbiased and anytime-valid whatever the halting model's accuracy (Zrnic & Candes 2024; Angelopoulos et al. 2023)"
+    )
+
+
+def break_even_advice(rows: OutcomeColumns, tested: str, baseline: str, policy: Policy) -> str | None:
+    r"""The CLI's recommendation when the rows' halting sits on the losing side of the break-even (None otherwise).
+
+    With a share s of the two systems' runs halting candidates and a mean audit probability pi of them, joined halting
+    spends fewer agent steps than across-task stopping alone only if the task ratio T_j / T_a < 1 / (1 - s (1 - pi) r)
+    (r: the share of a halted run's steps saved, at most 1). When even r = 1 puts that below :data:`BEST_TASK_RATIO`,
+    halting cannot pay.
+
+    Examples
+    --------
+    >>> import stopwise
+    >>> from stopwise.compare._tuned_pairs import break_even_advice
+    >>> rows = stopwise.outcome_columns([{"system": "A", "task": "t", "outcome": 1, "status": "predicted", "flags": "predicted"},
+    ...                                  {"system": "B", "task": "t", "outcome": 0}, {"system": "A", "task": "u", "outcome": 1},
+    ...                                  {"system": "B", "task": "u", "outcome": 0}])
+    >>> from stopwise.records import parse_policy
+    >>> policy = parse_policy('[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered"\n[early]\naudit_fraction = 0.5')
+    >>> break_even_advice(rows, "A", "B", policy)[:42]
+    'joined halting is on the losing side: 25 %'
+    """
+    kinds = _row_kinds(rows)
+    mine = (rows.system == tested) | (rows.system == baseline)
+    usable = mine & ((rows.status == "final") | (rows.status == "predicted"))
+    candidate = (kinds.predicted | kinds.corrected) & usable
+    if not usable.any() or not candidate.any():
+        return None
+    share = float(candidate.sum() / usable.sum())
+    recorded = audit_probabilities(rows)[candidate]
+    pi = float(np.mean(np.where(np.isnan(recorded), policy.early.audit_fraction, recorded)))
+    best = 1.0 / (1.0 - share * (1.0 - pi))
+    if best >= BEST_TASK_RATIO:
+        return None
+    return (
+        f"joined halting is on the losing side: {100 * share:.0f} % of the runs halting candidates, audited with mean probability {pi:.2f}, "
+        f"pay only if the boundary needs fewer than {best:.2f} times the tasks of across-task stopping alone even when a halt saves "
+        f"its whole run; the prediction-powered boundary needs about {BEST_TASK_RATIO:g} times or more (docs/joint-replay.md, "
+        "break-even): halt more runs, audit fewer (a lower rho, active audits), or run without halting and stop across tasks"
     )
