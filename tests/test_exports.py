@@ -135,14 +135,14 @@ PUBLIC = {  # each subpackage's facade, pinned: a name added or removed here is 
         .split()
     ),
     "stopwise.compare": set(
-        "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT AuditTallies BettingBoundary BettingPaths "
-        "DemoComparison OutcomeCells PairedOutcomes TailProbabilities betting_boundary betting_paths "
+        "ABSTAIN CONTINUE MIN_OBSERVED PROMOTE REJECT ActiveAudits AuditTallies BettingBoundary BettingPaths "
+        "DemoComparison OutcomeCells PairedOutcomes TailProbabilities TunedValues betting_boundary betting_paths "
         "budget_task_count check_betting_order claim_sentence cost_first_orders coverage_aware_orders coverage_deadlines "
         "coverage_state decide demo_comparison exact_tails_from_counts exact_wor_tails_from_counts "
         "exceeds_threshold input_digest interval_text lattice_of lattice_threshold neyman_from_draws "
         "neyman_orders normal_tails_from_moments order_check order_universe outcome_cells pair_outcomes "
         "powered_boundary powered_paths powered_scale required_counts resolve_strategy routine_actions "
-        "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends "
+        "serfling_tails_from_moments stratified_draws tail_probabilities task_order top_up_ends tuned_paths "
         "uniform_orders"
         # issue 32: deciding a family, and the hypotheses and controls the family replay reruns
         " FamilyHypotheses claim_looks closed_e_test decide_family e_bh family_hypotheses p_value_claims stopped_e_bh"

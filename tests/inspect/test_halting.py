@@ -343,3 +343,73 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     assert (cli.action, cli.r_promote, cli.r_reject, cli.delta_hat, cli.input_sha256, cli.predicted) == (
         decision.action, decision.r_promote, decision.r_reject, decision.delta_hat, decision.input_sha256, decision.predicted
     )
+
+
+def test_active_audits_record_their_probability_in_the_log_and_the_ledger_and_decide_agrees(
+    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
+) -> None:
+    """Issue 34: ``audit_rule = "active"``: each crossing run is audited with the rule's probability of its prediction
+    and head probability, drawn from the seeded uniform; the probability is in the score, the log's rows and the ledger's,
+    and the manager's tuned decision equals ``decide`` on the export."""
+    from inspect_ai import eval
+
+    from stopwise.compare import ActiveAudits
+    from stopwise.inspect import LiveHalting, paired_early_stopping
+    from stopwise.ledger import open_ledger
+    from stopwise.records import audit_draw, parse_policy
+
+    rho, seed = 0.5, 3
+    policy = parse_policy(
+        '[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered-tuned"\n[coverage]\nrule = "none"\n'
+        f'[early]\naudit_fraction = {rho}\naudit_seed = {seed}\naudit_rule = "active"\n'
+    )
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    tested, baseline = paired_early_stopping(url, "active", tested="careful", baseline="hasty", policy=policy)
+    with LiveHalting(model, audit_fraction=rho, audit_seed=seed, audit_rule="active", tested="careful") as halting:
+        tasks = []
+        for manager, (name, rate) in zip((tested, baseline), halting_example.AGENTS.items(), strict=True):
+            task = halting.task(halting_example.agent_task(name, rate, N), system=name)
+            task.early_stopping = manager
+            tasks.append(task)
+        logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, log_dir=str(tmp_path / "logs"), display="none")}
+    assert halting.errors == []
+    rule = ActiveAudits(rho)
+    crossed = {}  # (system, sample) -> (pi, drawn) of every run a head crossed on, from the scores
+    for name, log in logs.items():
+        for s in log.samples:
+            meta = s.scores["includes"].metadata or {}
+            if "audit_probability" in meta:
+                p_head = meta["probability"]
+                predicted = meta.get("would_halt", meta.get("outcome"))
+                expected = float(rule.probability([(name == "careful") == (predicted == 1)], [p_head])[0])
+                assert meta["audit_probability"] == pytest.approx(expected, abs=1e-12)
+                crossed[(name, str(s.id))] = (expected, audit_draw(seed, name, str(s.id), s.epoch - 1) < expected)
+    halted = {(name, str(s.id)) for name, log in logs.items() for s in log.samples if s.limit is not None}
+    assert halted and any(d for _, d in crossed.values())  # the seed gives both kinds
+    assert halted == {k for k, (_, d) in crossed.items() if not d}  # halted iff a crossing run was not drawn
+    with open_ledger(url) as ledger:
+        ledger.export("active", tmp_path / "outcomes.csv", force=True)
+    rows = stopwise.read_outcomes(tmp_path / "outcomes.csv")
+    frame = rows.to_frame()
+    flags = dict(zip(zip(frame["system"], frame["task"], strict=True), frame["flags"].astype(str), strict=True))
+    for key, (pi, _) in crossed.items():
+        assert f"audit-p:{pi!r}" in flags[key].split(";")
+    from_logs = ingest(tmp_path / "logs", system=system_template("task")).rows
+    logged = dict(
+        zip(zip(from_logs["system"], from_logs["task"], strict=True), from_logs["flags"].astype(str), strict=True)
+    )
+
+    def probability_flags(table: dict[Any, str]) -> dict[Any, list[str]]:
+        return {
+            k: [t for t in v.split(";") if t.startswith("audit-p:") or t in ("predicted", "audited")]
+            for k, v in table.items()
+            if "audit-p" in v
+        }
+
+    assert probability_flags(logged) == probability_flags(flags)  # `stopwise ingest` reads the same probabilities
+    decision = tested.comparison.decision
+    assert decision is not None and decision.predicted is not None
+    assert decision.predicted.treatment == "prediction-powered-tuned" and "active audits" in decision.predicted.note
+    assert not any("audit draw" in w for w in decision.warnings)
+    again = stopwise.decide(rows, "careful", "hasty", policy, universe=tested.comparison.universe)
+    assert decision.digest() == again.digest()

@@ -24,6 +24,7 @@ from stopwise._logs._inspect import (
     score_audit_flags,
     score_outcome,
     score_predicted,
+    score_probability_flags,
     select_eval_set_logs,
 )
 from stopwise._logs._json import load_json
@@ -40,6 +41,7 @@ __all__ = [
     "score_audit_flags",
     "score_outcome",
     "score_predicted",
+    "score_probability_flags",
     "select_eval_set_logs",
     "steps_from_messages",
     "text_of",

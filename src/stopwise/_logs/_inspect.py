@@ -46,6 +46,7 @@ __all__ = [
     "score_audit_flags",
     "score_outcome",
     "score_predicted",
+    "score_probability_flags",
     "select_eval_set_logs",
 ]
 
@@ -215,7 +216,10 @@ def score_outcome(value: Any) -> tuple[float | None, str | None]:
             return score_outcome(float(text))
         except ValueError:
             return None, "must be C, I, P, N, a boolean or a number in [0, 1]"
-    return None, "must be a scalar (C, I, P, N, a boolean or a number); pick a key of a dict score with scorer='NAME:KEY'"
+    return (
+        None,
+        "must be a scalar (C, I, P, N, a boolean or a number); pick a key of a dict score with scorer='NAME:KEY'",
+    )
 
 
 def score_predicted(score: Any) -> bool:
@@ -243,7 +247,28 @@ def score_audit_flags(score: Any) -> list[str]:
     if not isinstance(metadata, Mapping) or metadata.get("audited") is not True:
         return []
     would = metadata.get("would_halt")
-    return ["audited", f"would-halt:{int(would)}"] if would in (0, 1) and not isinstance(would, bool) else ["audited"]
+    flags = ["audited", f"would-halt:{int(would)}"] if would in (0, 1) and not isinstance(would, bool) else ["audited"]
+    return flags + score_probability_flags(score)
+
+
+def score_probability_flags(score: Any) -> list[str]:
+    """``["audit-p:<pi>"]`` when a halted or would-halt score records its audit probability (active audits), else [].
+
+    :class:`stopwise.inspect.LiveHalting` with ``audit_rule = "active"`` stores ``metadata["audit_probability"]``.
+
+    Examples
+    --------
+    >>> from stopwise._logs import score_probability_flags
+    >>> score_probability_flags({"metadata": {"predicted": True, "audit_probability": 0.25}}), score_probability_flags({})
+    (['audit-p:0.25'], [])
+    """
+    metadata = score.get("metadata") if isinstance(score, Mapping) else getattr(score, "metadata", None)
+    if not isinstance(metadata, Mapping):
+        return []
+    value = metadata.get("audit_probability")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value <= 1.0:
+        return []
+    return [f"audit-p:{float(value)!r}"]
 
 
 def _tool_calls(message: Mapping[str, Any]) -> list[tuple[str, Any]]:

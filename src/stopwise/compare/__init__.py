@@ -87,6 +87,7 @@ if _typing.TYPE_CHECKING:  # the lazy exports (stopwise._lazy): read at run time
         tail_probabilities,
     )
     from stopwise.compare._topup import in_order_ends, top_up_ends
+    from stopwise.compare._tuned import ActiveAudits, TunedValues, tuned_paths
     from stopwise.compare._wor_exact import exact_wor_tails_from_counts
 
 __getattr__, __dir__ = _lazy_exports(__name__, __file__)
@@ -97,6 +98,7 @@ __all__ = [
     "MIN_OBSERVED",
     "PROMOTE",
     "REJECT",
+    "ActiveAudits",
     "AuditTallies",
     "BettingBoundary",
     "BettingPaths",
@@ -107,6 +109,7 @@ __all__ = [
     "OutcomeCells",
     "PairedOutcomes",
     "TailProbabilities",
+    "TunedValues",
     "betting_boundary",
     "betting_paths",
     "budget_task_count",
@@ -153,5 +156,6 @@ __all__ = [
     "tail_probabilities",
     "task_order",
     "top_up_ends",
+    "tuned_paths",
     "uniform_orders",
 ]

@@ -126,7 +126,7 @@ def _policy_iv(policy: Policy, universe: TaskUniverse | None, complete: bool) ->
         )
     if universe is None:
         return
-    if policy.decision.predicted == "prediction-powered":
+    if policy.decision.predicted != "exclude":
         raise ComparisonError('a family does not take prediction-powered rows ([decision] predicted = "prediction-powered"); decide those pairs one by one')
     if policy.budget.measure not in ("task_fraction", "task_count"):
         raise ComparisonError(f"a family's budget is counted in tasks (task_fraction or task_count); the policy measures {policy.budget.measure}")

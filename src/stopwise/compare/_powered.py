@@ -19,6 +19,8 @@ from stopwise.compare._missing import MissingTasks
 from stopwise.compare._pairing import PairedOutcomes, _rows_on_tasks
 from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_interval, powered_pairs, predicted_state
 from stopwise.compare._state import DecideInputs, DecideState, paired_outcomes
+from stopwise.compare._tuned import tuned_boundary, tuned_interval
+from stopwise.compare._tuned_pairs import audit_rule_of, tuned_note, tuned_pairs
 from stopwise.errors import ComparisonError
 from stopwise.records import DifferenceInterval, OutcomeColumns, Policy, PredictedState
 
@@ -32,16 +34,24 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
     are refused (their finite-population corrections would use the noisy past sums as exact).
     """
     policy = inputs.policy
-    if policy.decision.predicted != "prediction-powered":
+    treatment = policy.decision.predicted
+    if treatment == "exclude":
+        if policy.early.audit_rule == "active":
+            raise ComparisonError('[early] audit_rule = "active" needs [decision] predicted = "prediction-powered-tuned"')
         return inputs
+    if treatment == "prediction-powered" and policy.early.audit_rule == "active":
+        raise ComparisonError(
+            '[early] audit_rule = "active" audits each run with its own probability; the uniform-rho correction of predicted = '
+            '"prediction-powered" does not take it: use predicted = "prediction-powered-tuned"'
+        )
     if inputs.boundary != "betting-wor":
         raise ComparisonError(
-            '[decision] predicted = "prediction-powered" needs boundary = "betting-wor" (an anytime-valid boundary on a '
+            f'[decision] predicted = "{treatment}" needs boundary = "betting-wor" (an anytime-valid boundary on a '
             "uniform planned order); the fixed-budget tails do not take the audit correction"
         )
     if not inputs.rule.takes_predictions:
         raise ComparisonError(
-            '[decision] predicted = "prediction-powered" runs the pooled betting process on a uniform planned order (with '
+            f'[decision] predicted = "{treatment}" runs the pooled betting process on a uniform planned order (with '
             'the coverage rule: [betting] design = "top-up"); this order needs the stratified process, which does not take it'
         )
     statuses = tuple(dict.fromkeys((*policy.statuses, "predicted")))
@@ -49,6 +59,8 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
     def pair(rows: OutcomeColumns) -> PairedOutcomes:
         return paired_outcomes(inputs.replace(rows=rows), statuses)
 
+    if treatment == "prediction-powered-tuned":
+        return inputs.replace(powered=tuned_pairs(inputs.rows, inputs.tested, policy, pair)[0])
     return inputs.replace(powered=powered_pairs(inputs.rows, inputs.tested, policy.early.audit_fraction, pair))
 
 
@@ -69,10 +81,28 @@ def _centre(state: DecideState) -> dict[str, Any]:
     return {"centre": policy.decision.predicted_centre, "audit": tallies, "audit_fraction": policy.early.audit_fraction}
 
 
+def _tuned(state: DecideState) -> tuple[Any, Any] | None:
+    """Under ``prediction-powered-tuned``: the prefix's audit tallies and the policy's audit rule (None otherwise)."""
+    if state.policy.decision.predicted != "prediction-powered-tuned":
+        return None
+    powered, index = state.inputs.powered, state.observed.index
+    assert powered is not None and powered.audit is not None
+    audit = powered.audit
+    return AuditTallies(
+        point=audit.point[index], wrong_low=audit.wrong_low[index], wrong_high=audit.wrong_high[index]
+    ), audit_rule_of(state.policy)
+
+
 def prefix_boundary(state: DecideState) -> BettingBoundary:
-    """The pooled betting boundary on the prediction-powered differences of the judged prefix (:mod:`._predicted`)."""
+    """The pooled betting boundary on the prediction-powered differences of the judged prefix (:mod:`._predicted`, :mod:`._tuned`)."""
     powered, index = state.inputs.powered, state.observed.index
     assert powered is not None
+    tuned = _tuned(state)
+    if tuned is not None:
+        return tuned_boundary(
+            state.observed.differences, powered.low[index], powered.high[index], tuned[0], state.policy.threshold,
+            population_size=state.paired.n_shared, alpha=state.policy.tail_cutoff, rule=tuned[1],
+        )  # fmt: skip
     return powered_boundary(
         state.observed.differences, powered.low[index], powered.high[index], state.policy.threshold,
         population_size=state.paired.n_shared, alpha=state.policy.tail_cutoff, scale=powered.scale, **_centre(state),
@@ -83,6 +113,12 @@ def prefix_interval(state: DecideState) -> DifferenceInterval:
     """The prediction-powered confidence sequence of the judged prefix (:func:`stopwise.compare._predicted.powered_interval`)."""
     powered, index = state.inputs.powered, state.observed.index
     assert powered is not None
+    tuned = _tuned(state)
+    if tuned is not None:
+        return tuned_interval(
+            state.observed.differences, powered.low[index], powered.high[index], tuned[0],
+            population_size=state.paired.n_shared, alpha=state.policy.tail_cutoff, rule=tuned[1],
+        )  # fmt: skip
     return powered_interval(
         state.observed.differences, powered.low[index], powered.high[index],
         population_size=state.paired.n_shared, alpha=state.policy.tail_cutoff, scale=powered.scale, **_centre(state),
@@ -95,8 +131,15 @@ def predicted_state_of(inputs: DecideInputs, paired: PairedOutcomes) -> Predicte
     if inputs.powered is not None:
         used = inputs.powered.used
     else:
-        used = int(((inputs.rows.status == "predicted") & _rows_on_tasks(inputs.rows, paired.tasks)).sum()) if "predicted" in policy.statuses else 0
-    return predicted_state(inputs.rows, policy.decision.predicted, policy.early.audit_fraction, used)
+        used = (
+            int(((inputs.rows.status == "predicted") & _rows_on_tasks(inputs.rows, paired.tasks)).sum())
+            if "predicted" in policy.statuses
+            else 0
+        )
+    state = predicted_state(inputs.rows, policy.decision.predicted, policy.early.audit_fraction, used)
+    if state is not None and policy.decision.predicted == "prediction-powered-tuned":
+        state = state.model_copy(update={"note": tuned_note(audit_rule_of(policy))})
+    return state
 
 
 def unknown_sides(missing: MissingTasks) -> MissingTasks:
@@ -109,7 +152,9 @@ def unknown_sides(missing: MissingTasks) -> MissingTasks:
     return dataclasses.replace(missing, tested=both, baseline=both)
 
 
-def fill_powered(inputs: DecideInputs, filled: PairedOutcomes, missing: MissingTasks, side: Literal["low", "high"]) -> DecideInputs:
+def fill_powered(
+    inputs: DecideInputs, filled: PairedOutcomes, missing: MissingTasks, side: Literal["low", "high"]
+) -> DecideInputs:
     """Under ``prediction-powered``, the inputs whose prediction-powered pairing holds the ready missing tasks at their worst case.
 
     A filled task enters as a known difference, -1 for the promote test (``side = "low"``) and +1 for the reject
@@ -132,5 +177,7 @@ def fill_powered(inputs: DecideInputs, filled: PairedOutcomes, missing: MissingT
     tallies = None if audit is None else AuditTallies(
         point=np.r_[audit.point, value], wrong_low=np.r_[audit.wrong_low, none], wrong_high=np.r_[audit.wrong_high, none]
     )  # fmt: skip
-    grown = dataclasses.replace(powered, paired=filled, low=np.r_[powered.low, value], high=np.r_[powered.high, value], audit=tallies)
+    grown = dataclasses.replace(
+        powered, paired=filled, low=np.r_[powered.low, value], high=np.r_[powered.high, value], audit=tallies
+    )
     return inputs.replace(powered=grown)

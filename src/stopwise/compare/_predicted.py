@@ -304,7 +304,7 @@ def _audit_tallies(
     return AuditTallies(point=tallies[0], wrong_low=tallies[1], wrong_high=tallies[2])
 
 
-def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int) -> str | None:
+def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int, probabilities: np.ndarray | None = None) -> str | None:
     """The rows whose ``audited`` flag disagrees with the pre-registered draw, in words (None: every row agrees).
 
     A final or predicted row is drawn for audit iff ``audit_draw(audit_seed, system, task, attempt) < rho``
@@ -322,8 +322,11 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
     """
     usable = (rows.status == "final") | (rows.status == "predicted")
     audited = flag_mask(rows.flags, AUDITED_FLAG)
+    rate = np.full(len(rows), audit_fraction) if probabilities is None else probabilities
+    if probabilities is not None:
+        usable &= ~np.isnan(probabilities)
     drawn = np.fromiter(
-        (audit_draw(audit_seed, s, t, a) < audit_fraction for s, t, a in zip(rows.system, rows.task, rows.attempt.tolist(), strict=True)),
+        (audit_draw(audit_seed, s, t, a) < p for s, t, a, p in zip(rows.system, rows.task, rows.attempt.tolist(), rate.tolist(), strict=True)),
         dtype=bool,
         count=len(rows),
     )
@@ -340,12 +343,14 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
 
 
 def _powered_paths(
-    x: np.ndarray, low_sum: np.ndarray, high_sum: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float
+    x: np.ndarray, low_sum: np.ndarray, high_sum: np.ndarray, m0: np.ndarray, n_pop: int, scale: float, strategy: str, alpha: float,
+    truncation: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Log K_t of the promote and reject tests (module docstring's claim), shape (len(m0), T): one row per null mean m0.
 
     ``low_sum`` / ``high_sum`` are the lower and upper bounds of the true sums S_1, ..., S_T the centre and the
-    logical bounds use (worst case or audited bound, :func:`_centre_sums`); ``alpha`` is the test's level. With
+    logical bounds use (worst case or audited bound, :func:`_centre_sums`); ``alpha`` is the test's level; ``truncation``
+    the bets' c (None: each strategy's default). With
     (R, T) ``x``, ``low_sum`` and ``high_sum`` (R sequences, looks along the last axis) and one m0, shape (R, T).
     """
     means = np.asarray(m0, dtype=float).reshape(-1, 1)
@@ -365,7 +370,7 @@ def _powered_paths(
     parts = (up_parts[0], down_parts[1], np.broadcast_to(up_parts[2], centre_up.shape).copy())
     logs = []
     with np.errstate(divide="ignore", invalid="ignore"):
-        for name, c in _components(strategy, None):
+        for name, c in _components(strategy, truncation):
             up, down = _component_bets(parts, t, name, n_pop)
             up = np.minimum(up, c / (1.0 + centre_up))
             down = np.minimum(down, c / (1.0 - centre_down))

@@ -24,6 +24,7 @@ from stopwise.compare._pairing import PairedOutcomes, _rows_of_systems, as_colum
 from stopwise.compare._powered import predicted_state_of
 from stopwise.compare._predicted import audit_disagreements
 from stopwise.compare._state import DecideState, PastLimit
+from stopwise.compare._tuned_pairs import audit_probabilities, break_even_advice
 from stopwise.records import (
     OUTCOME_COLUMNS,
     TEXT_COLUMNS,
@@ -207,9 +208,13 @@ def decision_warnings(state: DecideState, look: Look, past: PastLimit | None = N
         )
     warnings.extend(look.action_warnings)
     if inputs.powered is not None:
-        disagreement = audit_disagreements(inputs.rows, policy.early.audit_fraction, policy.early.audit_seed)
+        recorded = audit_probabilities(inputs.rows) if policy.decision.predicted == "prediction-powered-tuned" else None
+        disagreement = audit_disagreements(inputs.rows, policy.early.audit_fraction, policy.early.audit_seed, recorded)
         if disagreement is not None:
             warn("audit-draw", disagreement)
+        advice = break_even_advice(inputs.rows, inputs.tested, inputs.baseline, policy)
+        if advice is not None:
+            warn("halting-break-even", advice)
     return warnings
 
 

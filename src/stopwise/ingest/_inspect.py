@@ -38,6 +38,7 @@ from stopwise._logs import (
     score_audit_flags,
     score_outcome,
     score_predicted,
+    score_probability_flags,
     select_eval_set_logs,
     text_of,
 )
@@ -435,7 +436,7 @@ def _read_sample(
     outcome, unknown = scored
     score = (sample.get("scores") or {}).get(scorer)
     predicted = unknown is None and score_predicted(score)
-    score_flags = ["predicted"] if predicted else score_audit_flags(score) if unknown is None else []
+    score_flags = ["predicted", *score_probability_flags(score)] if predicted else score_audit_flags(score) if unknown is None else []
     steps = None
     if collector.options.trajectories:
         attachments = sample.get("attachments") or {}

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 from stopwise._logs import message_steps, text_of
 from stopwise.errors import InputError
-from stopwise.records import Step, is_audited
+from stopwise.records import Step, audit_draw, is_audited
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -143,13 +143,15 @@ class _SampleMonitor:
     def advance(self, messages: Sequence[Any]) -> Any:
         """Observe the steps completed since the last call; the latest verdict (None: this call is not monitored)."""
         n = len(messages)
-        if n < self.read or (self.read and messages[self.read - 1] is not self.last and messages[self.read - 1] != self.last):
+        if n < self.read or (
+            self.read and messages[self.read - 1] is not self.last and messages[self.read - 1] != self.last
+        ):
             self.skipped += 1
             return None
         if n == self.read:
             return self.monitor.verdict
         # the new messages start at an assistant message (or hold the prompt on the first call)
-        new = messages[self.read:]
+        new = messages[self.read :]
         verdict = self.monitor.verdict
         for step in steps_from_inspect(new):
             verdict = self.monitor.observe(step)
@@ -177,6 +179,16 @@ class LiveHalting:
         rho in [0, 1]: the pre-registered share of runs drawn for audit (never halted; see the module docstring).
     audit_seed : int, default 0
         Seed of the audit draw.
+    audit_rule : {"uniform", "active"}, default "uniform"
+        ``active`` (issue 34): a run is audited, when a head crosses, with the probability
+        :class:`stopwise.compare.ActiveAudits` gives its prediction and the head's probability (mean rho =
+        ``audit_fraction``; predictions favouring ``tested`` audited at about ``audit_favour`` rho): drawn from the same
+        seeded uniform (``audit_draw < pi``) and recorded in the score's metadata (``audit_probability``), so the rows carry
+        ``audit-p:<pi>``. A run no head halts is never audited. Decide with ``predicted = "prediction-powered-tuned"``.
+    audit_favour : float, default 1.5
+        The active rule's multiplier of rho for favouring predictions.
+    tested : str, optional
+        The tested system's name in the audit key (``task(..., system=...)``); required by ``active``.
 
     Attributes
     ----------
@@ -209,6 +221,9 @@ class LiveHalting:
         values: tuple[Any, Any] = ("C", "I"),
         audit_fraction: float = 0.0,
         audit_seed: int = 0,
+        audit_rule: str = "uniform",
+        audit_favour: float = 1.5,
+        tested: str | None = None,
     ) -> None:
         from stopwise.early import EarlyOutcomeModel, load_model
 
@@ -220,20 +235,46 @@ class LiveHalting:
             with tempfile.TemporaryDirectory() as tmp:
                 self.digest = model_digest(model.save(Path(tmp) / "model"))
         else:
-            raise InputError(f"LiveHalting: `model` must be an EarlyOutcomeModel or a saved model's directory; got {type(model).__name__}")
+            raise InputError(
+                f"LiveHalting: `model` must be an EarlyOutcomeModel or a saved model's directory; got {type(model).__name__}"
+            )
         if not (isinstance(values, tuple) and len(values) == 2):
             raise InputError(f"LiveHalting: `values` must be a (correct, incorrect) pair; got {values!r}")
-        if isinstance(audit_fraction, bool) or not isinstance(audit_fraction, int | float) or not 0.0 <= audit_fraction <= 1.0:
+        if (
+            isinstance(audit_fraction, bool)
+            or not isinstance(audit_fraction, int | float)
+            or not 0.0 <= audit_fraction <= 1.0
+        ):
             raise InputError(f"LiveHalting: `audit_fraction` must be a number in [0, 1]; got {audit_fraction!r}")
         if isinstance(audit_seed, bool) or not isinstance(audit_seed, int) or audit_seed < 0:
             raise InputError(f"LiveHalting: `audit_seed` must be an integer >= 0; got {audit_seed!r}")
+        if audit_rule not in ("uniform", "active"):
+            raise InputError(f"LiveHalting: `audit_rule` must be 'uniform' or 'active'; got {audit_rule!r}")
+        self._rule = None
+        if audit_rule == "active":
+            from stopwise.compare import ActiveAudits
+
+            if not 0.0 < audit_fraction < 1.0 or not isinstance(tested, str):
+                raise InputError(
+                    f"LiveHalting: audit_rule = 'active' needs `audit_fraction` in (0, 1) and `tested` (a system name); got {audit_fraction!r}, {tested!r}"
+                )
+            try:
+                self._rule = ActiveAudits(float(audit_fraction), favour=float(audit_favour))
+            except ValueError as exc:
+                raise InputError(f"LiveHalting: {exc}") from None
+        self.audit_rule = audit_rule
+        self.tested = tested
         self.model = model
         self.values = values
         self.audit_fraction = float(audit_fraction)
         self.audit_seed = audit_seed
         self.audits: list[dict[str, Any]] = []
         self._systems: dict[str, str] = {}  # Inspect task name -> the system name of the audit key
-        self._monitor_args = {"success_threshold": success_threshold, "failure_threshold": failure_threshold, "guard": guard}
+        self._monitor_args = {
+            "success_threshold": success_threshold,
+            "failure_threshold": failure_threshold,
+            "guard": guard,
+        }
         model.monitor("", **self._monitor_args)  # check the thresholds now, not inside a running sample
         self.token = uuid.uuid4().hex
         self.halts: list[dict[str, Any]] = []
@@ -265,7 +306,9 @@ class LiveHalting:
         metadata = {**(task.metadata or {}), HALT_KEY: self.token}
         if not task.scorer:
             return task_with(task, metadata=metadata)
-        return task_with(task, metadata=metadata, scorer=[self._scorer(s, self._systems[task.name]) for s in task.scorer])
+        return task_with(
+            task, metadata=metadata, scorer=[self._scorer(s, self._systems[task.name]) for s in task.scorer]
+        )
 
     # -- the hook's work ---------------------------------------------------------------------------
 
@@ -299,7 +342,15 @@ class LiveHalting:
             "model_digest": self.digest,
         }
         run = self._audit_key(task)
-        if run is not None and is_audited(self.audit_fraction, self.audit_seed, *run):
+        if (
+            run is not None and self._rule is not None
+        ):  # active audits: the probability from the prediction and the head's
+            favours = (run[0] == self.tested) == (int(verdict.predicted) == 1)
+            record["audit_probability"] = float(self._rule.probability([favours], [float(head_p)])[0])
+            drawn = audit_draw(self.audit_seed, *run) < record["audit_probability"]
+        else:
+            drawn = run is not None and is_audited(self.audit_fraction, self.audit_seed, *run)
+        if run is not None and drawn:
             state.audited = True  # never halted: record what it would have predicted and let it run on
             record = {**record, "predicted": False, "would_halt": record["outcome"], "audited": True}
             sample_store.set(HALT_KEY, record)
@@ -330,7 +381,11 @@ class LiveHalting:
         """The score metadata of an audited sample (None: not audited); the would-halt prediction when there is one."""
         if self.audit_fraction <= 0.0:
             return None
-        if not is_audited(self.audit_fraction, self.audit_seed, system, str(state.sample_id), int(state.epoch) - 1):
+        if self._rule is not None:  # active: audited iff the crossing drew it (recorded in the store)
+            halted = state.store.get(HALT_KEY)
+            if not (isinstance(halted, dict) and halted.get("audited")):
+                return None
+        elif not is_audited(self.audit_fraction, self.audit_seed, system, str(state.sample_id), int(state.epoch) - 1):
             return None
         meta: dict[str, Any] = {"audited": True, "audit_fraction": self.audit_fraction, "audit_seed": self.audit_seed}
         record = state.store.get(HALT_KEY)
@@ -414,7 +469,11 @@ def _dispatcher() -> Any:
             except Exception as exc:  # Inspect would log a warning and go on: say it loudly, keep it on the halter
                 message = f"{type(exc).__name__}: {str(exc)[:300]}"
                 halter.errors.append(message)
-                _log.error("stopwise halting failed for a model call of task %r (the sample runs on unhalted): %s", data.task_name, message)
+                _log.error(
+                    "stopwise halting failed for a model call of task %r (the sample runs on unhalted): %s",
+                    data.task_name,
+                    message,
+                )
 
     hooks(name="stopwise_halting", description="stopwise: halt samples whose outcome is predictable")(StopwiseHalting)
     return _DISPATCHER

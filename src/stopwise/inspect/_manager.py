@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.to_thread
 
-from stopwise._logs import score_audit_flags, score_outcome, score_predicted
+from stopwise._logs import score_audit_flags, score_outcome, score_predicted, score_probability_flags
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError
@@ -476,7 +476,7 @@ class PairedComparison:
         if score is None:
             status, flags = "pending", "unscored"  # as `stopwise ingest` flags an unscored sample of the log
         elif score_predicted(score):  # a sample halted by stopwise.inspect.LiveHalting: its predicted outcome
-            status, flags = "predicted", "predicted"  # as `stopwise ingest` flags a predicted sample of the log
+            status, flags = "predicted", ";".join(["predicted", *score_probability_flags(score)])  # as `stopwise ingest` flags it
         else:  # an audited run of LiveHalting: flags audited (and would-halt:f)
             status, flags = "final", ";".join(score_audit_flags(score)) or None
         row = self._row(side, task, epoch, outcome, status, flags)

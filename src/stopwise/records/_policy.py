@@ -21,6 +21,7 @@ from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise._vocabulary import (
     STATUSES,
+    AuditRule,
     BettingDesign,
     Boundary,
     CoverageRule,
@@ -214,6 +215,13 @@ class EarlyPolicy(_Section):
     audited iff :func:`stopwise.records.audit_draw` of ``audit_seed`` and the run is below rho."""
     audit_seed: StrictInt = Field(default=0, ge=0)
     """Seed of the audit draw (fix it before the evaluation starts)."""
+    audit_rule: AuditRule = "uniform"
+    """``uniform``: every halted run audited with probability rho. ``active`` (issue 34): a pre-registered function of
+    the prediction and the halting model's confidence (:class:`stopwise.compare._tuned.ActiveAudits`, mean rho,
+    predictions favouring the tested system audited at about ``audit_favour`` rho); each halted run's row records
+    its probability (flag ``audit-p:<pi>``). Needs ``[decision] predicted = "prediction-powered-tuned"``."""
+    audit_favour: StrictFloat = Field(default=1.5, ge=1.0, lt=2.0)
+    """Under ``active``: the multiplier of rho for predictions favouring the tested system (the others get 2 - it)."""
 
 
 class FamilyPolicy(_Section):

@@ -13,7 +13,9 @@ N shared tasks) is consulted after every task. Four modes spend agent steps diff
 * ``within-task`` -- every task, runs halted unless audited, one decision at N with the
   prediction-powered treatment (``[decision] predicted = "prediction-powered"``);
 * ``joined`` -- runs halted unless audited and the boundary after every task on the prediction-powered
-  task differences, stop at the first crossing.
+  task differences, stop at the first crossing;
+* ``joined tuned`` -- the same with active audits and the power-tuned boundary (issue 34,
+  :mod:`stopwise.replay._joint_tuned`: ``predicted = "prediction-powered-tuned"``, ``audit_rule = "active"``).
 
 The within-task and joined modes decide as ``stopwise decide`` does under ``[decision] predicted =
 "prediction-powered"`` (:mod:`stopwise.compare._predicted`, Angelopoulos et al. 2023; Zrnic & Candes 2024): a
@@ -47,15 +49,16 @@ from stopwise.compare import AuditTallies, betting_paths, powered_paths, powered
 from stopwise.errors import ArgumentError
 from stopwise.records import Policy, outcome_columns
 from stopwise.replay._joint_audits import audit_draws
+from stopwise.replay._joint_tuned import tuned_mode
 
 __all__ = ["JOINT_MODES", "REPLAY_POLICY", "JointReplay", "joint_halts", "joint_rows", "replay_joint"]
 
 JOINT_MODES: tuple[str, ...] = (
-    "full", "across-task", "within-task", "joined", "joined naive", "within-task as truth", "joined as truth",
+    "full", "across-task", "within-task", "joined", "joined tuned", "joined naive", "within-task as truth", "joined as truth",
 )
 """The replayed modes; the last three carry no guarantee (``joined naive``: the boundary on the prediction-powered
 differences as if they were the tasks' fixed values; ``as truth``: predicted outcomes taken as the truth)."""
-_VALID = {"full": True, "across-task": True, "within-task": True, "joined": True, "joined naive": False,
+_VALID = {"full": True, "across-task": True, "within-task": True, "joined": True, "joined tuned": True, "joined naive": False,
           "within-task as truth": False, "joined as truth": False}
 _TABLE_COLUMNS = ("agent", "task", "attempt", "outcome", "n_steps", "halt_step", "predicted", "halt_tokens", "total_tokens")
 _PPI = "prediction-powered"
@@ -288,9 +291,10 @@ def _spent(running: np.ndarray, tasks: np.ndarray, total: float) -> np.ndarray:
     return running[np.arange(running.shape[0]), tasks - 1] / total if total > 0 else np.full(running.shape[0], np.nan)
 
 
-def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary) -> dict[str, dict[str, np.ndarray]]:
-    """Every mode's action, observed tasks, step share and token share along K orders for one pair."""
+def _pair_modes(pair: _Pair, orders: np.ndarray, draws: np.ndarray, b: _Boundary) -> dict[str, dict[str, np.ndarray]]:
+    """Every mode's action, observed tasks, step share and token share along K orders for one pair (``draws``: audit uniforms)."""
     runs = pair.runs
+    audit = draws < b.rho
     k, n_tasks = orders.shape
     y = runs["outcome"].to_numpy(dtype=float)
     n = runs["n_steps"].to_numpy(dtype=float)
@@ -337,6 +341,11 @@ def _pair_modes(pair: _Pair, orders: np.ndarray, audit: np.ndarray, b: _Boundary
     mode("within-task", action, everything, steps_now, tokens_now)
     action, tasks = _stops(promote, reject)
     mode("joined", action, tasks, steps_now, tokens_now)
+    promote, reject, halted_tuned, _ = tuned_mode(pair, orders, draws, b.rho, b.delta, b.alpha, ordered)
+    action, tasks = _stops(promote, reject)
+    steps_tuned = _running_cost(pair.per_task(np.where(halted_tuned, h, n)), orders)
+    tokens_tuned = _running_cost(pair.per_task(np.where(halted_tuned, tok_halt, tok_full)), orders) if has_tokens else None
+    mode("joined tuned", action, tasks, steps_tuned, tokens_tuned)
     action, tasks = _first_stop(ordered_ppi, scale, b)
     mode("joined naive", action, tasks, steps_now, tokens_now)
     by_mean = np.where(as_truth.mean(axis=1) > b.delta, 1, -1)
@@ -379,17 +388,18 @@ def _policy_iv(policy: Policy | None, audit_fraction: float | None) -> tuple[Pol
     return policy, float(rho)
 
 
-def _audits(runs: pd.DataFrame, seed: int, n_orders: int, rho: float) -> np.ndarray:
-    """(K, R): run r audited in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it.
+def _audits(runs: pd.DataFrame, seed: int, n_orders: int) -> np.ndarray:
+    """(K, R): run r's audit uniform in order k, drawn as a live evaluation with ``[early] audit_seed = seed + k`` draws it.
 
-    Only the runs the monitor would halt are drawn (False for the others): an audit changes nothing else.
+    Only the runs the monitor would halt are drawn (inf for the others: never audited): an audit changes nothing else.
+    Run r is audited when its uniform is below its audit probability (rho, or the active rule's pi).
     """
     would = runs["halt_step"].notna().to_numpy()
     halting = runs[would]
     keys = list(zip(halting["agent"].astype(str).tolist(), halting["task"].astype(str).tolist(), halting["attempt"].astype(int).tolist(), strict=True))
-    audited = np.zeros((n_orders, runs.shape[0]), dtype=bool)
-    audited[:, would] = audit_draws(seed, n_orders, keys) < rho
-    return audited
+    draws = np.full((n_orders, runs.shape[0]), np.inf)
+    draws[:, would] = audit_draws(seed, n_orders, keys)
+    return draws
 
 
 def _replay_joint_iv(
@@ -466,7 +476,7 @@ def replay_joint(
     for i, (tested, baseline) in enumerate(checked):
         pair = _pair(t, tested, baseline)
         orders = np.argsort(np.random.default_rng([int(rng), i]).random((int(n_orders), pair.tasks.shape[0])), axis=1)
-        audit = _audits(pair.runs, policy.early.audit_seed, int(n_orders), rho)
+        audit = _audits(pair.runs, policy.early.audit_seed, int(n_orders))
         task_orders[(tested, baseline)] = pair.tasks[orders]
         positive = pair.truth > b.delta
         for name, m in _pair_modes(pair, orders, audit, b).items():

@@ -1,0 +1,62 @@
+"""The joint replay's ``joined tuned`` mode: the power-tuned boundary with active audits (issue 34).
+
+The same runs, halts and seeded audit uniforms as the other modes; a run the monitor would halt is audited when its
+uniform is below pi, the probability the active rule (:class:`stopwise.compare.ActiveAudits`, mean rho when half the
+halts favour the tested system) gives its prediction (the run table holds no confidence: every halt is taken at the
+rule's reference confidence). The run then counts with ``yhat + (audited / pi) (y - yhat)`` and the tasks are judged by
+the tuned boundary (:func:`stopwise.compare._tuned.tuned_paths`, the decision of ``[decision] predicted =
+"prediction-powered-tuned"``, ``[early] audit_rule = "active"``), stopping at the first crossing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from stopwise.compare import ActiveAudits, TunedValues, tuned_paths
+
+__all__ = ["tuned_mode"]
+
+
+def tuned_mode(
+    pair: Any,
+    orders: np.ndarray,
+    draws: np.ndarray,
+    rho: float,
+    delta: float,
+    alpha: float,
+    ordered: Callable[[np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(promote crossings, reject crossings, (K, R) halted-now mask, mean pi of the would-halt runs) of the tuned mode.
+
+    ``pair`` is the replay's pair (runs, per-task sums), ``draws`` the (K, R) audit uniforms (inf for runs no head
+    would halt), ``ordered`` maps (K, T) or (T,) per-task values to look order.
+    """
+    runs = pair.runs
+    rule = ActiveAudits(rho) if rho < 1.0 else ActiveAudits(1.0, favour=1.0, slope=0.0)  # rho = 1: audit everything
+    y = runs["outcome"].to_numpy(dtype=float)
+    would = runs["halt_step"].notna().to_numpy()
+    yhat = np.where(would, runs["predicted"].to_numpy(dtype=float), y)
+    tested = (runs["agent"] == pair.tested).to_numpy()
+    favours = np.where(tested, yhat == 1.0, yhat == 0.0)
+    pi = np.where(would, rule.probability(favours, np.full(len(y), rule.reference)), 1.0)
+    audited = would[None, :] & (draws < pi[None, :])
+    halted_now = would[None, :] & ~audited
+    value = np.where(would[None, :], yhat[None, :] + audited / pi[None, :] * (y - yhat)[None, :], y[None, :])
+    size = np.abs(pair.weight)
+    wrong = would & (yhat != y)
+    sub_low = wrong[None, :] & favours[None, :] & (draws < rule.least(True))
+    sub_high = wrong[None, :] & ~favours[None, :] & (draws < rule.least(False))
+    values = TunedValues(
+        x=ordered(pair.per_task(value, pair.weight)),
+        low=ordered(pair.per_task(np.where(halted_now, np.where(tested, 0.0, 1.0), y[None, :]), pair.weight)),
+        high=ordered(pair.per_task(np.where(halted_now, np.where(tested, 1.0, 0.0), y[None, :]), pair.weight)),
+        point=ordered(pair.per_task(np.where(halted_now, yhat[None, :], y[None, :]), pair.weight)),
+        wrong_low=ordered(pair.per_task(sub_low, size)), wrong_high=ordered(pair.per_task(sub_high, size)),
+        weight=np.ones(orders.shape), probability=np.full((*orders.shape, 2), np.nan),
+    )  # fmt: skip
+    paths = tuned_paths(values, delta, population_size=orders.shape[1], alpha=alpha, rule=rule)
+    promote, reject = paths.crossed(alpha)
+    return promote, reject, halted_now, float(pi[would].mean()) if would.any() else float("nan")
