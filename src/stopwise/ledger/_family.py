@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from stopwise._canonical import canonical_json
 from stopwise.errors import LedgerError
 from stopwise.ledger._results import Registration
 from stopwise.records import FamilyRecord, OutcomeColumns, Policy
@@ -35,7 +36,7 @@ def encode_family(systems: Sequence[str]) -> tuple[str, str]:
     >>> decode_family(*encode_family(["B", "A", "C"])), decode_family("A", "B")
     (('A', 'B', 'C'), ())
     """
-    return json.dumps(sorted(systems), separators=(",", ":"), ensure_ascii=False), ""
+    return canonical_json(sorted(systems)), ""
 
 
 def decode_family(tested: str, baseline: str) -> tuple[str, ...]:
