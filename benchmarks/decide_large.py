@@ -93,7 +93,7 @@ def main() -> None:
 
     rows = record(args.tasks, args.attempts, args.seed)
     tasks = rows.drop_duplicates("task")
-    policy = Policy(budget={"measure": "cost_usd", "limit": 1e9})  # cost summed on every row
+    policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 1e9}})  # cost summed on every row
     print(f"record: {len(rows):,} rows (SYNTHETIC, seed {args.seed}), {args.tasks:,} tasks x {args.attempts} attempts x 2 systems")
 
     print(f"load average before timing: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale with contention)")
@@ -123,7 +123,7 @@ def main() -> None:
     note = "" if scale == 1 else f" on {len(old_rows):,} rows (x{scale:.1f} linear extrapolation below)"
     print(f"old pairing + digest{note}: {t_old:8.2f} s  (pairing {t_pair:.2f} s, digest {t_digest:.2f} s)")
     if scale == 1:
-        assert np.isclose(differences.mean(), new.delta_hat), "old and new pairing disagree"
+        assert new.delta_hat is not None and np.isclose(differences.mean(), new.delta_hat), "old and new pairing disagree"
     print(f"load average after timing: {os.getloadavg()[0]:.1f}")
     print(f"ratio old / new: {t_old * scale / t_new:.1f}x   (target: new under 5 s on 10^6 rows)")
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import numpy as np
@@ -75,9 +75,10 @@ def _setup(folder: Path, n: int) -> tuple[Any, Any, list[Any]]:
         universe=stopwise.TaskUniverse(ids), pace=None,
     )
     samples = [Sample(input="q", target="1", id=i) for i in ids]
-    for role, manager in (("tested", tested), ("baseline", baseline)):
+    for manager in (tested, baseline):
+        role = manager.role
         spec = SimpleNamespace(task=role, eval_id=f"bench-{role}", model="mockllm/model", run_id="bench", scorers=[])
-        manager.comparison.start(role, spec, samples, 1)
+        manager.comparison.start(role, cast(Any, spec), samples, 1)  # the fields start reads, not a whole EvalSpec
     return tested, baseline, ids
 
 

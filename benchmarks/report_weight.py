@@ -63,7 +63,7 @@ def measure(args: Any) -> dict[str, int]:
             "run,system,task,attempt,outcome,environment,group\n"
             + "".join(f"r{i},sys-{i % 2},task-{i // 2},0,{i % 3 == 0:d},env-{i // 4},g\n" for i in range(12))
         )
-        example = Path(__import__("stopwise.finality", fromlist=["x"]).__file__).parent / "examples" / "shared-state.toml"
+        example = Path(str(__import__("stopwise.finality", fromlist=["x"]).__file__)).parent / "examples" / "shared-state.toml"
         (tmp / "checks.json").write_text(_cli("finality", "check", str(example), "--runs", str(tmp / "runs.csv"), "--json"))
         _cli("report", str(tmp / "checks.json"), "-o", str(tmp / "finality.html"))
         looked_ledger(tmp / "ledger.db")

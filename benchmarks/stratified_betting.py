@@ -28,6 +28,7 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -82,9 +83,9 @@ def bench_paths(rows: int, looks: int, chunk: int) -> None:
     x, m0, codes, sizes = workload(rows, looks)
     print(f"workload: {rows} rows x {looks} looks, {len(sizes)} groups ({int(sizes.sum())} tasks), coverage-aware orders")
     for strategy in ("max", "mixture"):
-        new_s, new = _seconds(lambda strategy=strategy: _current_paths(x, m0, codes, sizes, strategy))
-        ref_s, ref = _seconds(lambda strategy=strategy: reference_stratified(x, m0, codes, sizes, strategy, 0.05, None))
-        chunk_s, chunked = _seconds(lambda strategy=strategy: _reference_in_calls(x, m0, codes, sizes, strategy, chunk))
+        new_s, new = _seconds(partial(_current_paths, x, m0, codes, sizes, strategy))
+        ref_s, ref = _seconds(partial(reference_stratified, x, m0, codes, sizes, strategy, 0.05, None))
+        chunk_s, chunked = _seconds(partial(_reference_in_calls, x, m0, codes, sizes, strategy, chunk))
         per = 1e6 / (rows * looks)
         print(
             f"  {strategy:8s} reference {ref_s:6.2f} s ({ref_s * per:.2f} us/row-look), in calls of {chunk} rows {chunk_s:6.2f} s"
