@@ -13,7 +13,7 @@ wall-clock tail is mostly waiting for a core). The issue's target: < 2 ms median
 
 Run: ``.venv/bin/python -m benchmarks.inspect_halting_hook [--model out/early_model] [--repeats 200]``
 (without ``--model`` a model with the paper's defaults is trained on all shared runs first, ~1 minute;
-``--quick``: a small model trained on a seeded sample of the runs, 10 timed calls per trajectory: seconds, a check
+``--quick``: a small model trained on a seeded sample of the runs, 3 timed calls per trajectory: seconds, a check
 that the benchmark runs, not its figure).
 """
 
@@ -112,12 +112,12 @@ def measure(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: int = 200
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
-    parser.add_argument("--quick", action="store_true", help="a small model on a sample of the runs, 10 repeats: seconds")
+    parser.add_argument("--quick", action="store_true", help="a small model on a sample of the runs, 3 repeats: seconds")
     parser.add_argument("--repeats", type=int, default=200, help="timed model calls after step 100 per trajectory")
     args = parser.parse_args()
     runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
     if args.quick:
-        runs, args.repeats = quick_runs(runs, STEP), min(args.repeats, 10)
+        runs, args.repeats = quick_runs(runs, STEP), min(args.repeats, 3)
     params = quick_params() if args.quick else {}
     model = saved_or_trained_model(args.model, runs, "small, --quick" if args.quick else "paper defaults", **params)
     r = measure(model, runs, args.repeats)
