@@ -14,7 +14,7 @@ and elapsed time on every row, all final) is decided side by side in one run:
 ``--old-rows`` times the old approach on the first rows of the same record instead of all of them
 (its cost grows linearly with the rows; the printed ratio then extrapolates linearly and says so).
 
-Run: ``.venv/bin/python -m benchmarks.decide_large [--tasks 250000] [--attempts 2] [--old-rows N]``
+Run: ``.venv/bin/python -m benchmarks.decide_large [--tasks 250000] [--attempts 2] [--old-rows N] [--quick]``
 """
 
 from __future__ import annotations
@@ -89,7 +89,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--old-rows", type=int, default=None, help="time the old approach on this many rows only")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of the new decide (the best is compared)")
+    parser.add_argument("--quick", action="store_true", help="20,000 tasks, one timed run: seconds, for CI")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks, args.repeat = 20_000, 1
 
     rows = record(args.tasks, args.attempts, args.seed)
     tasks = rows.drop_duplicates("task")

@@ -19,7 +19,7 @@ look (the two systems give the same outcomes: the boundary is not crossed, the l
 end, each over more pairs than the one before).
 Target: median event-loop time per ``complete_sample`` < 5 ms (it was about 31 ms on the loop).
 
-Run from the repository root: ``PYTHONPATH=src python -m benchmarks.inspect_complete_sample [--tasks 200]``
+Run from the repository root: ``PYTHONPATH=src python -m benchmarks.inspect_complete_sample [--tasks 200] [--quick]``
 """
 
 from __future__ import annotations
@@ -120,7 +120,10 @@ def _ms(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=200, help="planned tasks (two complete_sample calls each)")
+    parser.add_argument("--quick", action="store_true", help="20 planned tasks: seconds, a check that the benchmark runs")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks = 20
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, offload in (("on the loop (synchronous, before)", False), ("off the loop (to_thread, now)", True)):

@@ -18,7 +18,7 @@ Side by side in one run, with the largest absolute difference of the log-capital
   reference with the old call sizes (one pair's 20 orders per ``betting_paths`` call) against the
   current code; the first actions and stopping looks must be identical.
 
-Usage: python -m benchmarks.stratified_betting [--rows 2000] [--looks 300] [--orders 20] [--skip-replay]
+Usage: python -m benchmarks.stratified_betting [--rows 2000] [--looks 300] [--orders 20] [--skip-replay] [--quick]
 """
 
 from __future__ import annotations
@@ -132,7 +132,10 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=50, help="rows per call of the reference's batched timing")
     parser.add_argument("--orders", type=int, default=20)
     parser.add_argument("--skip-replay", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="200 rows x 100 looks, 2 orders per pair in the replay: seconds")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.looks, args.orders = 200, 100, 2
     print(f"load average {os.getloadavg()[0]:.1f} (2 cores shared with other sessions: figures are under contention)")
     bench_paths(args.rows, args.looks, args.chunk)
     if not args.skip_replay:
