@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(strip_measure_flag(argv))
     args.batches = args.batches or ("1" if args.quick else "1,10,50")
-    args.events = args.events or (200 if args.quick else 2000)
+    args.events = args.events or (100 if args.quick else 2000)
     if MEASURE_FLAG in argv:  # the baseline's subprocess: measure and print one JSON line
         measure_side_by_side(MODULE, measure, args, argv)
     print(
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
                 assert server is not None or backend == "sqlite"
                 return f"sqlite:///{tmp / f'l{n}.db'}" if backend == "sqlite" else create_database(server or "", f"stopwise_bench_{n}")
 
-            _print_latency(backends.split(","), fresh, 24 if args.quick else 600)
+            _print_latency(backends.split(","), fresh, 12 if args.quick else 600)
     print("\nMeasured on a shared 2-core machine: other sessions' load lowers every figure.")
 
 

@@ -15,7 +15,7 @@ cap of ``--cap-gib`` (default 6 GiB, RLIMIT_AS) so that a baseline run that woul
 machine fails instead (its exit code is printed: 5 is the internal error of a MemoryError).
 
 Run: ``python -m benchmarks.limits_memory [--quick] [--cap-gib 6]``. ``--quick`` (a check that it runs, in
-seconds) uses a 100,000-task universe, a 40 MB report (1.2 million ids, still past the limit) and a 20,000-line tasks file.
+seconds) uses a 20,000-task universe, a 40 MB report (1.2 million ids, still past the limit) and a 20,000-line tasks file.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cap-gib", type=float, default=6.0, help="address-space cap of every child (GiB)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    universe = 100_000 if args.quick else 10_000_000
+    universe = 20_000 if args.quick else 10_000_000
     n_tasks_file = 20_000 if args.quick else 1_000_000
     report_ids = 1_200_000 if args.quick else 5_600_000
     cap = int(args.cap_gib * 2**30)
