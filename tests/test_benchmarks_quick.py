@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import pytest
-
 from tests.conftest import REPO, SHARED_DATA, shared_path
 
 VERIFIED = ("records", "swebench_verified", "outcomes.csv")
