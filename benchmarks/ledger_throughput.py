@@ -26,7 +26,7 @@ PostgreSQL is a private server started here (``initdb`` + ``pg_ctl``, fsync on) 
 Figures depend on the disk's flush rate and on other load on the machine; the script prints both.
 
 Run from the repository root: ``PYTHONPATH=src python -m benchmarks.ledger_throughput [--quick]``
-(``--quick``: a few seconds per backend, batch 1 only).
+(``--quick``: a few seconds, SQLite only unless ``STOPWISE_BENCH_POSTGRES_URL`` names a server, batch 1 only).
 """
 
 from __future__ import annotations
@@ -199,7 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stopwise-bench-")))
         server = os.environ.get("STOPWISE_BENCH_POSTGRES_URL")
-        if server is None:
+        if server is None and args.quick:
+            print("PostgreSQL skipped (--quick; set STOPWISE_BENCH_POSTGRES_URL to include a running server)")
+        elif server is None:
             try:
                 server = stack.enter_context(temporary_postgres())
             except LedgerError as exc:

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tests.conftest import REPO, SHARED_DATA, shared_path
@@ -48,6 +49,27 @@ BENCHMARKS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
 }
 
 
+MODEL_USERS = ("early_monitor_speed", "inspect_halting_hook")
+"""Benchmarks given the model ``early_train_speed --quick --out`` saved (``--model``) instead of training their own."""
+
+
+def _run(name: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``python -m benchmarks.<name> --quick [extra]`` from the repository root, on the shared data tests use."""
+    env = {**os.environ, "STOPWISE_SHARED_DATA": str(SHARED_DATA), "MPLBACKEND": "Agg"}
+    env.pop("PYTHONPATH", None)  # the installed (editable) stopwise, as the docs run the benchmarks
+    command = [sys.executable, "-m", f"benchmarks.{name}", "--quick", *extra]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``early_train_speed --quick``, saving its small model for the two monitor benchmarks (one training, not three)."""
+    for parts in TRAJECTORIES:
+        shared_path(*parts)
+    out = tmp_path_factory.mktemp("early") / "model"
+    return _run("early_train_speed", "--out", str(out)), out
+
+
 def _runnable() -> set[str]:
     """The benchmarks/ modules with a ``__main__`` block (helpers such as ``_data`` or ``early_common`` have none)."""
     return {p.stem for p in (REPO / "benchmarks").glob("*.py") if 'if __name__ == "__main__":' in p.read_text(encoding="utf-8")}
@@ -58,15 +80,18 @@ def test_every_benchmark_is_listed() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(BENCHMARKS))
-def test_benchmark_runs_quick(name: str) -> None:
+def test_benchmark_runs_quick(name: str, request: pytest.FixtureRequest) -> None:
     figure, needs = BENCHMARKS[name]
     for parts in needs:
         shared_path(*parts)
-    env = {**os.environ, "STOPWISE_SHARED_DATA": str(SHARED_DATA), "MPLBACKEND": "Agg"}
-    env.pop("PYTHONPATH", None)  # the installed (editable) stopwise, as the docs run the benchmarks
-    done = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{name}", "--quick"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
-    )
+    if name == "early_train_speed":
+        done, _ = request.getfixturevalue("trained")
+    elif name in MODEL_USERS:
+        trained, model = request.getfixturevalue("trained")
+        assert trained.returncode == 0, f"early_train_speed --quick failed:\n{trained.stderr[-3000:]}"
+        done = _run(name, "--model", str(model))
+    else:
+        done = _run(name)
     shown = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     assert done.returncode == 0, shown
     assert re.search(figure, done.stdout), f"no line matching {figure!r}\n{shown}"
