@@ -11,8 +11,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from stopwise.inspect import paired_early_stopping
 from stopwise.ledger import open_ledger
+
+pytestmark = pytest.mark.integration  # full Inspect evaluations of two tasks (up to 43 samples each) per test
 
 N = 40
 HELD = 4

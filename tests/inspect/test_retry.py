@@ -47,6 +47,8 @@ from inspect_ai.scorer import match
 import stopwise
 from stopwise.inspect import paired_early_stopping, planned_order
 
+pytestmark = pytest.mark.integration  # process-bound: interrupted and retried Inspect evaluations, `inspect eval` subprocesses
+
 HERE = Path(__file__).parent
 spec = importlib.util.spec_from_file_location("inspect_live_example", {example!r})
 example = importlib.util.module_from_spec(spec)

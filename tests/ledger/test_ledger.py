@@ -561,6 +561,7 @@ def test_a_betting_policy_without_a_planned_order_is_refused_at_registration(led
 
 
 @pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
+@pytest.mark.integration  # process-bound: two Inspect worker processes
 def test_a_worker_that_fails_at_start_stops_its_partner_in_another_process(ledger_url: str, tmp_path: Path) -> None:
     """Two OS processes; the baseline's worker runs other sample ids (203 questions, the tested 200): it fails at
     start, records why in the ledger, and the tested worker stops with that reason.
