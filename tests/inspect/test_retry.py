@@ -29,6 +29,8 @@ from stopwise.inspect import planned_order
 from stopwise.ledger import open_ledger
 from stopwise.records import DecisionRecord
 
+pytestmark = pytest.mark.integration  # process-bound: interrupted and retried Inspect evaluations, `inspect eval` subprocesses
+
 REPO = Path(__file__).resolve().parents[2]
 
 INTERRUPTED = 30
@@ -46,8 +48,6 @@ from inspect_ai.scorer import match
 
 import stopwise
 from stopwise.inspect import paired_early_stopping, planned_order
-
-pytestmark = pytest.mark.integration  # process-bound: interrupted and retried Inspect evaluations, `inspect eval` subprocesses
 
 HERE = Path(__file__).parent
 spec = importlib.util.spec_from_file_location("inspect_live_example", {example!r})
