@@ -2,9 +2,12 @@
 #   make demo       set up .venv, install stopwise's core (no extra: the demo needs none), run the main job on the
 #                   embedded synthetic default
 #   make test       set up .venv with the [test] extra (every extra of stopwise, [all], and the test tools), then lint
-#                   (ruff), type-check (mypy) and the default test lane (pytest -m "not slow": every test but the
-#                   full-scale runs marked slow)
-#   make test-all   make test, then the tests marked slow (what .ci/run runs)
+#                   (ruff), type-check (mypy: src, benchmarks, experiments) and the default test lane
+#                   (pytest -m "not slow and not integration": quick and steady, every benchmark in its --quick form
+#                   included; no test in it depends on timing or on the machine's load)
+#   make test-all   make test, then the integration lane (process-, browser- and training-bound runs: worker processes,
+#                   Chromium, Inspect subprocesses, model training) and the slow lane (full-scale runs); what .ci/run runs
+DEFAULT_LANE := not slow and not integration
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -31,20 +34,22 @@ typecheck: setup-test
 	$(BIN)/mypy
 
 pytest: setup-test
-	$(BIN)/python -m pytest -q -m "not slow" -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -m "$(DEFAULT_LANE)" -n auto --dist loadfile
 
 pytest-all: setup-test
 	$(BIN)/python -m pytest -q
 
 # the default lane runs on every core (pytest-xdist, a test file per worker: module fixtures run once);
-# the slow lane stays in one process: its full-scale runs measure behaviour under load themselves
-test: browser postgres setup-test
+# PostgreSQL serves its ledger tests. The integration lane also runs on every core (its runs hand-shake, none times
+# the machine); the slow lane stays in one process: its full-scale runs measure behaviour under load themselves
+test: postgres setup-test
 	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -m "not slow" -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -m "$(DEFAULT_LANE)" -n auto --dist loadfile
 
-# `make test` (the README's test command), then the tests marked slow
-test-all: test
+# `make test` (the README's test command), then the integration lane (Chromium for its report pages) and the slow lane
+test-all: test browser
+	$(BIN)/python -m pytest -q -m "integration and not slow" -n auto --dist loadfile
 	$(BIN)/python -m pytest -q -m slow
 
 # Headless Chromium for the report tests (tests/report): Debian's chromium and chromium-driver, installed

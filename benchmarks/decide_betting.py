@@ -1,8 +1,9 @@
 """One decide-path call of the betting boundary after the rows are loaded (issue 31 target: decide < 5 ms median).
 
-A swebench_verified pair half-way through a live run: the first 250 of the 500 planned tasks in a
-coverage-aware order (the stratified process, 12 groups). Times :func:`stopwise.compare.betting_boundary` as
-decide calls it (pooled and stratified, with and without the confidence bounds) and the whole
+A swebench_verified pair half-way through a live run: the first 250 of the 500 planned tasks in a seeded
+uniformly random order (12 groups; the top-up design, the default since issue 33 retired the stratified process and
+the coverage-aware orders it ran on). Times :func:`stopwise.compare.betting_boundary` (pooled, and stratified as
+called directly, with and without the confidence bounds) and the whole
 :func:`stopwise.decide` with ``[decision] boundary = "betting-wor"`` and the planned universe, beside ``decide``
 under the fixed-budget rule (exact tails). Each figure is measured on the current code and, in a subprocess of
 the same run, on the baseline commit's ``src`` (:mod:`benchmarks._baseline`, ``e974111``: before issue 31), and
@@ -45,7 +46,7 @@ def _median_ms(call: Callable[[], object], repeat: int) -> tuple[float, float]:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """The figures of this ``stopwise`` (current or baseline): per case, median wall and CPU ms; and the decision."""
     from stopwise import OutcomeColumns, Policy, TaskUniverse, decide
-    from stopwise.compare import betting_boundary, coverage_aware_orders
+    from stopwise.compare import betting_boundary
     from stopwise.records import read_outcomes
 
     rows = read_outcomes(records_path("swebench_verified")).to_frame()
@@ -54,7 +55,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     if tested not in systems or baseline not in systems:
         tested, baseline = sorted(systems)[:2]
     tasks = rows[["task", "group"]].drop_duplicates("task").sort_values("task")
-    order = coverage_aware_orders(tasks["group"].to_numpy(dtype=str), 1, rng=0)[0]
+    order = np.random.default_rng(0).permutation(len(tasks))  # uniform (an unstamped order: decide warns, as it should)
     planned = tasks.iloc[order]
     universe = TaskUniverse(planned["task"].tolist(), planned["group"].tolist())
     seen = set(planned["task"].iloc[:250])
@@ -101,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.repeat = min(args.repeat, 5)
     load = os.getloadavg()[0]
     current, base = measure_side_by_side("benchmarks.decide_betting", measure, args, argv)
-    print(f"{current['pair']}: 250 of 500 planned tasks observed (coverage-aware order, 12 groups); median of {args.repeat} calls")
+    print(f"{current['pair']}: 250 of 500 planned tasks observed (seeded uniform order, 12 groups); median of {args.repeat} calls")
     labels = [k for k in current if isinstance(current[k], list | tuple) and len(current[k]) == 2 and k in base]
     width = max(map(len, labels))
     print(f"  {'':<{width}}   current wall (CPU)    baseline {BASELINE_REF} wall (CPU)   ratio   (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)")
@@ -109,8 +110,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         (ms, cpu), (base_ms, base_cpu) = current[label], base[label]
         target = f"  target < {TARGET_MS:g} ms: {'met' if ms < TARGET_MS else 'NOT met'}" if label == DECIDE else ""
         print(f"  {label:<{width}}  {ms:8.2f} ms ({cpu:6.2f})   {base_ms:8.2f} ms ({base_cpu:6.2f})   {base_ms / ms:5.1f}x{target}")
-    same = "the same" if current["record"] == base["record"] else f"DIFFERENT: {current['record']} vs {base['record']}"
-    print(f"  decide's record (action, r_promote, r_reject, interval): {same} in both versions: {current['record']}")
+    same = f"the same in both versions: {current['record']}" if current["record"] == base["record"] else (
+        f"current {current['record']}, baseline {base['record']} (the baseline ran the retired stratified process on 12 groups)"
+    )
+    print(f"  decide's record (action, r_promote, r_reject, interval): {same}")
 
 
 if __name__ == "__main__":

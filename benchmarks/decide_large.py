@@ -14,7 +14,7 @@ and elapsed time on every row, all final) is decided side by side in one run:
 ``--old-rows`` times the old approach on the first rows of the same record instead of all of them
 (its cost grows linearly with the rows; the printed ratio then extrapolates linearly and says so).
 
-Run: ``.venv/bin/python -m benchmarks.decide_large [--tasks 250000] [--attempts 2] [--old-rows N]``
+Run: ``.venv/bin/python -m benchmarks.decide_large [--tasks 250000] [--attempts 2] [--old-rows N] [--quick]``
 """
 
 from __future__ import annotations
@@ -89,11 +89,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--old-rows", type=int, default=None, help="time the old approach on this many rows only")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of the new decide (the best is compared)")
+    parser.add_argument("--quick", action="store_true", help="20,000 tasks, one timed run: seconds, for CI")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks, args.repeat = 20_000, 1
 
     rows = record(args.tasks, args.attempts, args.seed)
     tasks = rows.drop_duplicates("task")
-    policy = Policy(budget={"measure": "cost_usd", "limit": 1e9})  # cost summed on every row
+    policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 1e9}})  # cost summed on every row
     print(f"record: {len(rows):,} rows (SYNTHETIC, seed {args.seed}), {args.tasks:,} tasks x {args.attempts} attempts x 2 systems")
 
     print(f"load average before timing: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale with contention)")
@@ -123,7 +126,7 @@ def main() -> None:
     note = "" if scale == 1 else f" on {len(old_rows):,} rows (x{scale:.1f} linear extrapolation below)"
     print(f"old pairing + digest{note}: {t_old:8.2f} s  (pairing {t_pair:.2f} s, digest {t_digest:.2f} s)")
     if scale == 1:
-        assert np.isclose(differences.mean(), new.delta_hat), "old and new pairing disagree"
+        assert new.delta_hat is not None and np.isclose(differences.mean(), new.delta_hat), "old and new pairing disagree"
     print(f"load average after timing: {os.getloadavg()[0]:.1f}")
     print(f"ratio old / new: {t_old * scale / t_new:.1f}x   (target: new under 5 s on 10^6 rows)")
 

@@ -29,6 +29,26 @@ def load(name: str) -> list[Trajectory]:
     return read_trajectories(trajectory_path(name))
 
 
+QUICK_RUNS = 120
+"""Runs sampled (seeded) for a ``--quick`` model, beside every run long enough for the step-100 timings."""
+
+
+def quick_runs(runs: list[Trajectory], min_steps: int = 100, *, rng: int = 0) -> list[Trajectory]:
+    """A seeded sample of :data:`QUICK_RUNS` runs plus every run of at least ``min_steps`` steps (``--quick``)."""
+    long = [i for i, run in enumerate(runs) if len(run.steps) >= min_steps]
+    rest = np.setdiff1d(np.arange(len(runs)), long)
+    picked = np.random.default_rng(rng).choice(rest, min(QUICK_RUNS, len(rest)), replace=False)
+    return [runs[i] for i in sorted([*long, *picked.tolist()])]
+
+
+def quick_params() -> dict[str, Any]:
+    """A small model for ``--quick`` (4 SVD components, <= 60 trees per head, one thread, no cross-fitted calibration)."""
+    from stopwise.early import DualHeadClassifier
+
+    classifier = DualHeadClassifier(min_child_samples=20, n_estimators=60, early_stopping_rounds=20, n_jobs=1)
+    return {"n_components": 4, "min_df": 2, "calibration_folds": None, "classifier": classifier}
+
+
 def timing_stats(seconds: list[float]) -> str:
     """Median, p99 and max of timings given in seconds, printed in milliseconds."""
     a = np.asarray(seconds) * 1e3

@@ -7,7 +7,7 @@ same statistics over every step of those trajectories. Beside it, in the same ru
 featurizing the 100-step prefix anew (tokenising every step again) and scoring it. The issue's targets are
 median < 1 ms and p99 < 5 ms at step 100.
 
-Run: ``.venv/bin/python -m benchmarks.early_monitor_speed [--model out/early_model] [--repeats 200]``
+Run: ``.venv/bin/python -m benchmarks.early_monitor_speed [--model out/early_model] [--repeats 200] [--quick]``
 (without ``--model`` a model with the paper's defaults is trained on all shared runs first, ~1 minute).
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.early_common import DATASETS, load, saved_or_trained_model, timing_stats
+from benchmarks.early_common import DATASETS, load, quick_params, quick_runs, saved_or_trained_model, timing_stats
 from stopwise.early import DualHeadClassifier, EarlyOutcomeModel, OnlineMonitor
 from stopwise.records import Trajectory
 
@@ -126,9 +126,13 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
     parser.add_argument("--repeats", type=int, default=200, help="timed observations of step 100 per trajectory")
     parser.add_argument("--probe-rounds", type=int, default=500, help="boosting rounds of the heads-cost probe")
+    parser.add_argument("--quick", action="store_true", help="a small model on a sample of the runs, 10 repeats, 50-round probe")
     args = parser.parse_args()
     runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
-    model = saved_or_trained_model(args.model, runs)
+    if args.quick:
+        runs, args.repeats, args.probe_rounds = quick_runs(runs, STEP), min(args.repeats, 10), min(args.probe_rounds, 50)
+    params = quick_params() if args.quick else {}
+    model = saved_or_trained_model(args.model, runs, "small, --quick" if args.quick else "paper defaults", **params)
     r = measure_monitor(model, runs, args.repeats, args.probe_rounds)
     print(f"{r['n_runs']} trajectories with >= {STEP} steps; model has {r['features']} features, rounds {r['rounds']}")
     print(f"monitor, observe(step {STEP}) incl. both heads : {timing_stats(r['at_step'])}")

@@ -50,7 +50,8 @@ def _speed(path: str, sample: int) -> None:
     chosen = np.random.default_rng(0).choice(len(pairs), sample, replace=False)
     start = time.perf_counter()
     for index in chosen:
-        decide(seen, *pairs[index], policy, universe=universe, forecast=False)
+        tested, baseline = pairs[index]
+        decide(seen, tested, baseline, policy, universe=universe, forecast=False)
     loop_seconds = (time.perf_counter() - start) / sample * len(pairs)
     print(f"\none look of the family ({len(systems)} systems, {record.n_hypotheses:,} hypotheses, {record.look} tasks observed): "
           f"decide_family {family_seconds:.2f} s; per-pair decide loop {loop_seconds:.1f} s (measured on {sample} pairs, scaled to "
@@ -63,7 +64,7 @@ def _speed(path: str, sample: int) -> None:
           f"(closed e-testing); exact one-sided McNemar tests with Holm's procedure: {_mcnemar_holm(frame, 0.05)}")
 
 
-def _mcnemar_holm(frame, alpha: float) -> int:  # type: ignore[no-untyped-def]
+def _mcnemar_holm(frame, alpha: float) -> int:
     """Directed claims "A beats B" of exact one-sided McNemar (sign) tests on the discordant tasks, Holm at alpha."""
     from scipy.stats import binom
 

@@ -76,7 +76,7 @@ def main() -> None:
         pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), size=min(args.pairs, len(pairs)), replace=False))]
     looks = [int(k) for k in args.looks.split(",")]
     policy = Policy.model_validate({"decision": {"boundary": "betting-wor"}, **({"coverage": {"rule": args.rule}} if args.rule else {})})
-    rule = {"rule": policy.coverage.rule, "slack": policy.coverage.slack}
+    rule, slack = policy.coverage.rule, policy.coverage.slack
     a = policy.tail_cutoff
     level = math.log(1.0 / a)
     runs, orders = [], []
@@ -89,9 +89,9 @@ def main() -> None:
     x, codes = np.stack(runs), np.stack(orders)
     paths = betting_paths(x, policy.threshold, population_size=big_n, alpha=a)
     crossed = (np.maximum.accumulate(paths.log_promote, axis=1) >= level) | (np.maximum.accumulate(paths.log_reject, axis=1) >= level)
-    decides = crossed.any(axis=1)
+    decides = np.asarray(crossed.any(axis=1))
     tau = np.where(decides, np.argmax(crossed, axis=1) + 1, big_n)
-    ends = top_up_ends(codes, sizes, **rule)
+    ends = top_up_ends(codes, sizes, rule=rule, slack=slack)
     stop = np.where(decides, ends[np.arange(len(runs)), tau - 1], big_n)
     print(f"{args.record}: N = {big_n}, {len(systems)} systems, {len(labels)} groups, {len(pairs)} pairs x {args.orders} orders = "
           f"{len(runs)} runs; {policy.coverage.rule} coverage rule (slack {policy.coverage.slack:g}), top-up design")
@@ -106,7 +106,7 @@ def main() -> None:
             within = inside = later = flagged = undecided = 0
             elapsed = 0.0
             for r in live:
-                plan = TopUpPlan(codes[r], sizes, **rule) if with_top_up else None
+                plan = TopUpPlan(codes[r], sizes, rule=rule, slack=slack) if with_top_up else None
                 start = time.perf_counter()
                 f = remaining_forecast(x[r, :k], policy=policy, population_size=big_n, limit_tasks=big_n, seed=policy.seed, top_up=plan)
                 elapsed += time.perf_counter() - start

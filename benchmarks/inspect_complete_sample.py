@@ -19,7 +19,7 @@ look (the two systems give the same outcomes: the boundary is not crossed, the l
 end, each over more pairs than the one before).
 Target: median event-loop time per ``complete_sample`` < 5 ms (it was about 31 ms on the loop).
 
-Run from the repository root: ``PYTHONPATH=src python -m benchmarks.inspect_complete_sample [--tasks 200]``
+Run from the repository root: ``PYTHONPATH=src python -m benchmarks.inspect_complete_sample [--tasks 200] [--quick]``
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import numpy as np
@@ -75,9 +75,10 @@ def _setup(folder: Path, n: int) -> tuple[Any, Any, list[Any]]:
         universe=stopwise.TaskUniverse(ids), pace=None,
     )
     samples = [Sample(input="q", target="1", id=i) for i in ids]
-    for role, manager in (("tested", tested), ("baseline", baseline)):
+    for manager in (tested, baseline):
+        role = manager.role
         spec = SimpleNamespace(task=role, eval_id=f"bench-{role}", model="mockllm/model", run_id="bench", scorers=[])
-        manager.comparison.start(role, spec, samples, 1)
+        manager.comparison.start(role, cast(Any, spec), samples, 1)  # the fields start reads, not a whole EvalSpec
     return tested, baseline, ids
 
 
@@ -119,7 +120,10 @@ def _ms(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=200, help="planned tasks (two complete_sample calls each)")
+    parser.add_argument("--quick", action="store_true", help="20 planned tasks: seconds, a check that the benchmark runs")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks = 20
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, offload in (("on the loop (synchronous, before)", False), ("off the loop (to_thread, now)", True)):

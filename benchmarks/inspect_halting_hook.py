@@ -13,7 +13,8 @@ wall-clock tail is mostly waiting for a core). The issue's target: < 2 ms median
 
 Run: ``.venv/bin/python -m benchmarks.inspect_halting_hook [--model out/early_model] [--repeats 200]``
 (without ``--model`` a model with the paper's defaults is trained on all shared runs first, ~1 minute;
-``--quick`` trains a smaller one: 16 SVD components, 100 trees per head at most).
+``--quick``: a small model trained on a seeded sample of the runs, 3 timed calls per trajectory: seconds, a check
+that the benchmark runs, not its figure).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.early_common import DATASETS, load, saved_or_trained_model, timing_stats
-from stopwise.early import DualHeadClassifier, EarlyOutcomeModel
+from benchmarks.early_common import DATASETS, load, quick_params, quick_runs, saved_or_trained_model, timing_stats
+from stopwise.early import EarlyOutcomeModel
 from stopwise.records import Trajectory
 
 STEP = 100
@@ -111,12 +112,14 @@ def measure(model: EarlyOutcomeModel, runs: list[Trajectory], repeats: int = 200
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="a saved model (default: train one on all shared runs)")
-    parser.add_argument("--quick", action="store_true", help="train a smaller model (16 components, <= 100 trees per head)")
+    parser.add_argument("--quick", action="store_true", help="a small model on a sample of the runs, 3 repeats: seconds")
     parser.add_argument("--repeats", type=int, default=200, help="timed model calls after step 100 per trajectory")
     args = parser.parse_args()
     runs: list[Trajectory] = [run for name in DATASETS for run in load(name)]
-    params: dict[str, Any] = {"n_components": 16, "classifier": DualHeadClassifier(n_estimators=100)} if args.quick else {}
-    model = saved_or_trained_model(args.model, runs, "small" if args.quick else "paper defaults", **params)
+    if args.quick:
+        runs, args.repeats = quick_runs(runs, STEP), min(args.repeats, 3)
+    params = quick_params() if args.quick else {}
+    model = saved_or_trained_model(args.model, runs, "small, --quick" if args.quick else "paper defaults", **params)
     r = measure(model, runs, args.repeats)
     print(f"{r['n_runs']} trajectories with > {STEP} steps; model has {r['features']} features, rounds {r['rounds']}")
     print(f"hook, model call after step {STEP} (convert + feature update + both heads + rule): {timing_stats(r['hook'])}")

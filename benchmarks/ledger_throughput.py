@@ -26,7 +26,7 @@ PostgreSQL is a private server started here (``initdb`` + ``pg_ctl``, fsync on) 
 Figures depend on the disk's flush rate and on other load on the machine; the script prints both.
 
 Run from the repository root: ``PYTHONPATH=src python -m benchmarks.ledger_throughput [--quick]``
-(``--quick``: a few seconds per backend, batch 1 only).
+(``--quick``: a few seconds, SQLite only unless ``STOPWISE_BENCH_POSTGRES_URL`` names a server, batch 1 only).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(strip_measure_flag(argv))
     args.batches = args.batches or ("1" if args.quick else "1,10,50")
-    args.events = args.events or (200 if args.quick else 2000)
+    args.events = args.events or (100 if args.quick else 2000)
     if MEASURE_FLAG in argv:  # the baseline's subprocess: measure and print one JSON line
         measure_side_by_side(MODULE, measure, args, argv)
     print(
@@ -199,7 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stopwise-bench-")))
         server = os.environ.get("STOPWISE_BENCH_POSTGRES_URL")
-        if server is None:
+        if server is None and args.quick:
+            print("PostgreSQL skipped (--quick; set STOPWISE_BENCH_POSTGRES_URL to include a running server)")
+        elif server is None:
             try:
                 server = stack.enter_context(temporary_postgres())
             except LedgerError as exc:
@@ -216,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
                 assert server is not None or backend == "sqlite"
                 return f"sqlite:///{tmp / f'l{n}.db'}" if backend == "sqlite" else create_database(server or "", f"stopwise_bench_{n}")
 
-            _print_latency(backends.split(","), fresh, 24 if args.quick else 600)
+            _print_latency(backends.split(","), fresh, 12 if args.quick else 600)
     print("\nMeasured on a shared 2-core machine: other sessions' load lowers every figure.")
 
 

@@ -14,8 +14,9 @@ its peak resident memory is the child's ``ru_maxrss`` from ``os.wait4``. Every c
 cap of ``--cap-gib`` (default 6 GiB, RLIMIT_AS) so that a baseline run that would grow without bound on the shared
 machine fails instead (its exit code is printed: 5 is the internal error of a MemoryError).
 
-Run: ``python -m benchmarks.limits_memory [--quick] [--cap-gib 6]``. ``--quick`` uses a 1,000,000-task universe,
-a 40 MB report (1.2 million ids, still past the limit) and a 100,000-line tasks file.
+Run: ``python -m benchmarks.limits_memory [--quick] [--cap-gib 6]``. ``--quick`` (a check that it runs, in
+seconds) uses a 20,000-task universe, a 4 MB report (120,000 ids, past the node limit lowered to 100,000 by
+``STOPWISE_MAX_NODES`` in the children) and a 20,000-line tasks file.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def input_paths(folder: Path) -> dict[str, Path]:
     return {key: folder / name for key, name in names.items()}
 
 
-def run_child(argv: list[str], src: Path, cap_bytes: int, cwd: Path) -> tuple[int, float, float]:
+def run_child(argv: list[str], src: Path, cap_bytes: int, cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[int, float, float]:
     """(exit code, peak RSS in bytes, seconds) of ``stopwise ARGV`` in a child process with ``src`` first on the path."""
     code = (
         "import resource, sys\n"
@@ -72,7 +73,7 @@ def run_child(argv: list[str], src: Path, cap_bytes: int, cwd: Path) -> tuple[in
         "from stopwise.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
+    env = {**os.environ, **(extra_env or {}), "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", code, *argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
@@ -82,13 +83,15 @@ def run_child(argv: list[str], src: Path, cap_bytes: int, cwd: Path) -> tuple[in
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a tenth of the sizes")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a report still past the limit): seconds, for CI")
     parser.add_argument("--cap-gib", type=float, default=6.0, help="address-space cap of every child (GiB)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    universe = 1_000_000 if args.quick else 10_000_000
-    n_tasks_file = 100_000 if args.quick else 1_000_000
-    report_ids = 1_200_000 if args.quick else 5_600_000
+    universe = 20_000 if args.quick else 10_000_000
+    n_tasks_file = 20_000 if args.quick else 1_000_000
+    report_ids = 120_000 if args.quick else 5_600_000
+    # --quick: the node limit lowered to 100,000 (STOPWISE_MAX_NODES) so that a small report is still past it
+    limit_env = {"STOPWISE_MAX_NODES": "100000"} if args.quick else None
     cap = int(args.cap_gib * 2**30)
     current_src, base_src = ROOT / "src", baseline_src()
     with tempfile.TemporaryDirectory(prefix="stopwise-limits-") as name:
@@ -120,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
             figures = []
             for tag, src in (("c", current_src), ("b", base_src)):
                 argv_i = [str(a).replace("l{}.db", f"l{tag}.db") for a in case]
-                code, peak, seconds = run_child(argv_i, src, cap, folder)
+                code, peak, seconds = run_child(argv_i, src, cap, folder, limit_env)
                 figures.append((code, peak, seconds))
             (c_code, c_peak, c_s), (b_code, b_peak, b_s) = figures
             worst = max(worst, c_peak)

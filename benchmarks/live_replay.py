@@ -59,11 +59,11 @@ TARGETS = {"resolved_10": 0.54, "resolved_20": 0.69}
 """Issue 33's "done when" on swebench_verified for the default design."""
 
 
-def coverage_after_top_up(source, n_orders: int, policy: Policy = DEFAULT) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def coverage_after_top_up(source, n_orders: int, policy: Policy = DEFAULT) -> tuple[int, int]:
     """(entries checked, entries failing): for every order pi (the replay's uniform orders) and every crossing look
     tau, the observed set after the top-up -- pi's first tau tasks plus each short group's missing tasks -- has
     ``end`` tasks and meets the policy's coverage rule at ``end`` (r_g recomputed here from required_counts)."""
-    rule = {"rule": policy.coverage.rule, "slack": policy.coverage.slack}
+    rule, slack = policy.coverage.rule, policy.coverage.slack
     checked = failing = 0
     done: set[bytes] = set()
     for pair in source.pairs:
@@ -74,11 +74,11 @@ def coverage_after_top_up(source, n_orders: int, policy: Policy = DEFAULT) -> tu
         labels, codes = np.unique(source.groups[pair.tasks], return_inverse=True)
         sizes = np.bincount(codes, minlength=len(labels))
         ordered = codes[pair_orders(source, pair, UNIFORM, n_orders)]
-        ends = top_up_ends(ordered, sizes, **rule)
+        ends = top_up_ends(ordered, sizes, rule=rule, slack=slack)
         for lo in range(0, len(ordered), 50):
             block, end = ordered[lo : lo + 50], ends[lo : lo + 50]
             counts = np.cumsum(block[..., None] == np.arange(len(sizes)), axis=1)  # (K, N, G) at tau = index + 1
-            need = required_counts(sizes, end, **rule)  # (K, N, G) at the end of the top-up
+            need = required_counts(sizes, end, rule=rule, slack=slack)  # (K, N, G) at the end of the top-up
             after = np.maximum(counts, need)  # the top-up adds exactly each group's shortfall
             ok = (after.sum(axis=-1) == end) & (after >= need).all(axis=-1) & (need.sum(axis=-1) <= end)
             checked += ok.size
@@ -86,7 +86,7 @@ def coverage_after_top_up(source, n_orders: int, policy: Policy = DEFAULT) -> tu
     return checked, failing
 
 
-def _loop_seconds_per_look(source, policy: Policy, n_looks: int) -> float:  # type: ignore[no-untyped-def]
+def _loop_seconds_per_look(source, policy: Policy, n_looks: int) -> float:
     """Per-decision Python loop: one scalar betting_boundary call per look of one (pair, order)."""
     pair = source.pairs[0]
     order = pair_orders(source, pair, policy, 1)[0]
@@ -116,7 +116,7 @@ def _sign_test_rejects(count: np.ndarray, discordant: np.ndarray, alpha: float) 
     return np.where(above + at <= alpha, 1.0, np.where(above < alpha, gamma, 0.0))
 
 
-def one_look_ceiling(source, n_orders: int, fraction: float) -> float:  # type: ignore[no-untyped-def]
+def one_look_ceiling(source, n_orders: int, fraction: float) -> float:
     """Mean over pairs of the power of the randomized UMP-unbiased sign test (each direction at level a) at the
     single look ceil(fraction N), on the replay's uniform orders (lattice-1 pairs only; NaN otherwise)."""
     if any(p.lattice != 1 for p in source.pairs):
@@ -136,7 +136,7 @@ def one_look_ceiling(source, n_orders: int, fraction: float) -> float:  # type: 
     return float(np.mean(powers))
 
 
-def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_look: float | None, target: str = "-") -> None:  # type: ignore[no-untyped-def]
+def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_look: float | None, target: str = "-") -> None:
     row = live.summary.iloc[0]
     pairs = live.pairs
     orders = int(pairs["orders"].iloc[0])
@@ -153,13 +153,13 @@ def _report(label: str, live, seconds: float, cpu: float, looks: int, loop_per_l
     print(f"  stopping time (fraction of tasks) quartiles: {row['stop_q25']:.2f} / {row['stop_q50']:.2f} / {row['stop_q75']:.2f}")
 
 
-def _subsample(source, n_pairs: int):  # type: ignore[no-untyped-def]
+def _subsample(source, n_pairs: int):
     rng = np.random.default_rng(0)
     keep = sorted(rng.choice(len(source.pairs), min(n_pairs, len(source.pairs)), replace=False).tolist())
     return dataclasses.replace(source, pairs=[source.pairs[i] for i in keep])
 
 
-def replay_designs(name: str, source, orders: int, jobs: int, loop: float | None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def replay_designs(name: str, source, orders: int, jobs: int, loop: float | None) -> dict[str, object]:
     """Replay every design of :data:`DESIGNS` on the same uniform orders; print each; the summaries by label."""
     n = source.pairs[0].n_shared
     looks = len(source.pairs) * orders * n

@@ -6,6 +6,7 @@ probability of each final action under the paper's fixed-budget rule (exact boot
 under the ``exact-wor`` test, at delta = 0 and a = 0.05, and the time of one exact-wor table.
 
     python -m benchmarks.one_look_level          # N = 500, n = 20, 50, 100, 150
+    python -m benchmarks.one_look_level --quick  # n = 20, 50 and one timed table: seconds
 """
 
 from __future__ import annotations
@@ -49,7 +50,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-tasks", type=int, default=500)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 100, 150])
+    parser.add_argument("--quick", action="store_true", help="sizes 20 and 50, one table timed: seconds, for CI")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes = [20, 50]
     big_n = args.n_tasks
     populations = [(10, 0), (15, 5), (30, 20), (25, 25), (60, 60), (50, 25), (75, 25), (100, 50)]
     print(f"N = {big_n}, delta = 0, a = {A}: P(promote) / P(reject), paper's rule vs exact-wor (wrong action marked *)")
@@ -67,7 +71,7 @@ def main() -> None:
                 f"{wins:>4} {losses:>4} {delta:>+6.3f} {n:>4}  {cell(pp, wrong_promote):>13} {cell(pr, wrong_reject):>12}  "
                 f"{cell(ep, wrong_promote):>13} {cell(er, wrong_reject):>12}"
             )
-    for n in (50, 150, 300, big_n):
+    for n in (50,) if args.quick else (50, 150, 300, big_n):
         start = time.perf_counter()
         exact_wor_pvalues(n, big_n, 0.01)  # a threshold not used above: a fresh table
         print(f"exact-wor tables (promote and reject) for n = {n} of N = {big_n}: {time.perf_counter() - start:.2f} s")

@@ -10,7 +10,7 @@ Side by side in one run:
   B = 200 resamples (``tail_probabilities(method="bootstrap")``), on a random subset of the same
   grid's decisions; its rate is extrapolated to the full grid.
 
-Run: ``.venv/bin/python -m benchmarks.replay_speed [--orders 500] [--mc-decisions 3000]``
+Run: ``.venv/bin/python -m benchmarks.replay_speed [--orders 500] [--mc-decisions 3000] [--quick]``
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=500)
     parser.add_argument("--mc-decisions", type=int, default=3000)
+    parser.add_argument("--quick", action="store_true", help="5 orders, 100 Monte-Carlo decisions: seconds, for CI")
     args = parser.parse_args()
+    if args.quick:
+        args.orders, args.mc_decisions = 5, 100
 
     rows = read_outcomes(records_path("swebench_verified"))
     start = time.perf_counter()

@@ -53,7 +53,7 @@ def measure(args: Any) -> dict[str, int]:
         names = sorted(rows["system"].unique())
         (tmp / "decision.json").write_text(_cli("decide", str(tmp / "outcomes.csv"), "-t", names[-1], "-b", names[0], "--json"))
         _cli("report", str(tmp / "decision.json"), "-o", str(tmp / "decision.html"))
-        _cli("demo", "--seed", "0", "--tasks", "400", "--out", str(tmp / "demo"))
+        _cli("demo", "--seed", "0", "--n-tasks", "400", "--out", str(tmp / "demo"))
         _cli("report", str(tmp / "demo" / "decisions.jsonl"), "-o", str(tmp / "demo.html"))
         _cli("replay", str(tmp / "outcomes.csv"), "-k", "20", "--thresholds", "0", "-o", str(tmp / "grid"))
         _cli("report", str(tmp / "grid"), "-o", str(tmp / "replay.html"))
@@ -63,7 +63,7 @@ def measure(args: Any) -> dict[str, int]:
             "run,system,task,attempt,outcome,environment,group\n"
             + "".join(f"r{i},sys-{i % 2},task-{i // 2},0,{i % 3 == 0:d},env-{i // 4},g\n" for i in range(12))
         )
-        example = Path(__import__("stopwise.finality", fromlist=["x"]).__file__).parent / "examples" / "shared-state.toml"
+        example = Path(str(__import__("stopwise.finality", fromlist=["x"]).__file__)).parent / "examples" / "shared-state.toml"
         (tmp / "checks.json").write_text(_cli("finality", "check", str(example), "--runs", str(tmp / "runs.csv"), "--json"))
         _cli("report", str(tmp / "checks.json"), "-o", str(tmp / "finality.html"))
         looked_ledger(tmp / "ledger.db")

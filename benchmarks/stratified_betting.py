@@ -18,7 +18,7 @@ Side by side in one run, with the largest absolute difference of the log-capital
   reference with the old call sizes (one pair's 20 orders per ``betting_paths`` call) against the
   current code; the first actions and stopping looks must be identical.
 
-Usage: python -m benchmarks.stratified_betting [--rows 2000] [--looks 300] [--orders 20] [--skip-replay]
+Usage: python -m benchmarks.stratified_betting [--rows 2000] [--looks 300] [--orders 20] [--skip-replay] [--quick]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -82,9 +83,9 @@ def bench_paths(rows: int, looks: int, chunk: int) -> None:
     x, m0, codes, sizes = workload(rows, looks)
     print(f"workload: {rows} rows x {looks} looks, {len(sizes)} groups ({int(sizes.sum())} tasks), coverage-aware orders")
     for strategy in ("max", "mixture"):
-        new_s, new = _seconds(lambda strategy=strategy: _current_paths(x, m0, codes, sizes, strategy))
-        ref_s, ref = _seconds(lambda strategy=strategy: reference_stratified(x, m0, codes, sizes, strategy, 0.05, None))
-        chunk_s, chunked = _seconds(lambda strategy=strategy: _reference_in_calls(x, m0, codes, sizes, strategy, chunk))
+        new_s, new = _seconds(partial(_current_paths, x, m0, codes, sizes, strategy))
+        ref_s, ref = _seconds(partial(reference_stratified, x, m0, codes, sizes, strategy, 0.05, None))
+        chunk_s, chunked = _seconds(partial(_reference_in_calls, x, m0, codes, sizes, strategy, chunk))
         per = 1e6 / (rows * looks)
         print(
             f"  {strategy:8s} reference {ref_s:6.2f} s ({ref_s * per:.2f} us/row-look), in calls of {chunk} rows {chunk_s:6.2f} s"
@@ -131,7 +132,10 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=50, help="rows per call of the reference's batched timing")
     parser.add_argument("--orders", type=int, default=20)
     parser.add_argument("--skip-replay", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="200 rows x 100 looks, 2 orders per pair in the replay: seconds")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.looks, args.orders = 200, 100, 2
     print(f"load average {os.getloadavg()[0]:.1f} (2 cores shared with other sessions: figures are under contention)")
     bench_paths(args.rows, args.looks, args.chunk)
     if not args.skip_replay:

@@ -172,7 +172,7 @@ def variant_rows(evaluation: EarlyEvaluation, variants: list[str], s: float | No
 
 def best_at_precision(evaluation: EarlyEvaluation, mode: str, target: float = 0.90, min_halts: int = 10, variant: str = "LightGBM") -> dict[str, Any] | None:
     """Largest step saving on a fine threshold grid whose precision (dual: accuracy) is at least ``target``."""
-    best = None
+    best: dict[str, Any] | None = None
     for threshold in np.round(np.arange(0.50, 0.996, 0.01), 2):
         s, f = mode_thresholds(mode, float(threshold))
         m = evaluation.metrics(s, f, variant=variant)

@@ -128,7 +128,7 @@ def loao(
             for f, row in rows.iterrows()
         }
     first = folds[folds["variant"] == present[0]].set_index("fold")
-    groups = sorted({RISK_VARIANTS[n][2] for n in present})
+    fold_groups = sorted({RISK_VARIANTS[n][2] for n in present})
 
     def label_of(name: str) -> str:
         eps, unit, group = RISK_VARIANTS[name]
@@ -136,7 +136,7 @@ def loao(
 
     lines = [
         f"*MCPMark, leave-one-agent-out, {evaluation.runs.shape[0]} held-out runs of {evaluation.runs['agent'].nunique()} agents; "
-        f"confidence {CONFIDENCE}, cross-fitted calibration (5 {' / '.join(groups)} folds of each fold's training runs), "
+        f"confidence {CONFIDENCE}, cross-fitted calibration (5 {' / '.join(fold_groups)} folds of each fold's training runs), "
         f"deployed heads: {evaluation.info.get('deployed_heads', deployed_heads)}; "
         f"{evaluation.info.get('seconds', '?')} s for all variants.*",
         "",
@@ -216,13 +216,15 @@ def cross(train_name: str, test_name: str) -> list[str]:
     X = model.featurizer_._transform_corpus(corpus, idx)
     coverage = model.featurizer_._coverage_corpus(corpus, idx)
     proba = model._proba_from_features(X)
-    familiar = [model.guard_.familiar(x, c) for x, c in zip(X, coverage, strict=True)]
+    guard = model.guard_
+    assert guard is not None, "a fitted model has a familiarity guard"
+    familiar = [guard.familiar(x, c) for x, c in zip(X, coverage, strict=True)]
     outcome = np.array([r.outcome for r in test])
     lines = [
         f"*Trained on all {train_name} ({model.n_train_runs_} runs, {fit_s:.0f} s), monitoring all {len(test)} {test_name} runs; "
-        f"guard limits (from {model.guard_.n_reference_prefixes} {model.guard_.reference} prefixes): task-text coverage ≥ "
-        f"{100 * model.guard_.min_task_coverage:.0f}%, trajectory-text coverage ≥ {100 * model.guard_.min_text_coverage:.0f}%, "
-        f"≤ {model.guard_.max_outside} behavioral features outside range, task similarity ≥ {model.guard_.min_task_similarity:.2f}; "
+        f"guard limits (from {guard.n_reference_prefixes} {guard.reference} prefixes): task-text coverage ≥ "
+        f"{100 * guard.min_task_coverage:.0f}%, trajectory-text coverage ≥ {100 * guard.min_text_coverage:.0f}%, "
+        f"≤ {guard.max_outside} behavioral features outside range, task similarity ≥ {guard.min_task_similarity:.2f}; "
         f"validated floors (precision shown ≥ 90 % at confidence {model.risk_confidence:g} on the {model.quality_['reference']}): "
         + ", ".join(f"{h} {_floor(model, h)}" for h in ("failure", "success"))
         + "; lower thresholds are held.*",
@@ -243,7 +245,7 @@ def cross(train_name: str, test_name: str) -> list[str]:
                 if b is not None and g is None:
                     held += 1
                     k = b.step
-                    why = model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1]))) or unvalidated
+                    why = guard.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1]))) or unvalidated
                     kinds = ("not validated", "task similarity", "task-text", "trajectory-text", "behavioral")
                     kind = next((k for k in kinds if why and k in why), "?")
                     reasons[kind] += 1
@@ -256,7 +258,7 @@ def cross(train_name: str, test_name: str) -> list[str]:
             top = ", ".join(f"{k} ({n})" for k, n in reasons.most_common(2)) or "–"
             lines.append(f"| {head} | {t:.2f} | {nb} | {_pct(pb)} | {ng} | {_pct(pg)} | {held} | {top} |")
     example = next(
-        (model.guard_.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
+        (guard.check(X[i][k], (float(coverage[i][k, 0]), float(coverage[i][k, 1])))
          for i in range(len(test)) for k in range(1, X[i].shape[0] - 1) if not familiar[i][k]),
         None,
     )

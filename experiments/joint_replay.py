@@ -38,10 +38,10 @@ WORST_CASE = REPLAY_POLICY.model_copy(update={"decision": REPLAY_POLICY.decision
 """The same with the past predicted rows at their worst case in the centre (the centre before the audited bound)."""
 SHARED_MODEL = {"n_components": 16, "classifier": DualHeadClassifier(n_estimators=300)}
 SYNTHETIC_MODEL = {"n_components": 8, "min_df": 2, "min_steps": 5, "classifier": DualHeadClassifier(n_estimators=100)}
-SYNTHETIC = {"n_tasks": 400, "n_agents": 4, "spread": 1.0, "rng": 0}
-SYNTHETIC_CLOSE = {**SYNTHETIC, "spread": 0.3}
+SYNTHETIC: dict[str, Any] = {"n_tasks": 400, "n_agents": 4, "spread": 1.0, "rng": 0}
+SYNTHETIC_CLOSE: dict[str, Any] = {**SYNTHETIC, "spread": 0.3}
 """The same benchmark with closer agents (abilities in [-0.3, 0.3]): the across-task boundary needs more tasks."""
-SYNTHETIC_LONG = {**SYNTHETIC_CLOSE, "n_tasks": 2000, "max_failed_steps": 100}
+SYNTHETIC_LONG: dict[str, Any] = {**SYNTHETIC_CLOSE, "n_tasks": 2000, "max_failed_steps": 100}
 """Closer agents on a larger benchmark (2,000 tasks) whose failing runs go on for up to 100 steps (passing ones 12-40):
 where halting saves the most per task and the audited bound's shift of the centre, divided by the tasks left, the least."""
 SYNTHETIC_PAIRS = [("agent-3", "agent-1"), ("agent-4", "agent-2")]

@@ -105,13 +105,13 @@ def main() -> None:
         "bashonly_cost_budget",
         {"swebench_verified_bashonly": bash_costed},
         args.out,
-        policy=Policy(budget={"measure": "cost_usd"}),
+        policy=Policy.model_validate({"budget": {"measure": "cost_usd"}}),
         policies=["primary"],
         n_orders=k,
     )
     tb = {"terminal_bench_1_5": records["terminal_bench_1_5"]}
-    tb_tested = _run("tb15_elapsed_tested", tb, args.out, policy=Policy(budget={"measure": "elapsed_s", "scope": "tested"}), n_orders=k)
-    tb_pair = _run("tb15_elapsed_pair", tb, args.out, policy=Policy(budget={"measure": "elapsed_s", "scope": "pair"}), n_orders=k)
+    tb_tested = _run("tb15_elapsed_tested", tb, args.out, policy=Policy.model_validate({"budget": {"measure": "elapsed_s", "scope": "tested"}}), n_orders=k)
+    tb_pair = _run("tb15_elapsed_pair", tb, args.out, policy=Policy.model_validate({"budget": {"measure": "elapsed_s", "scope": "pair"}}), n_orders=k)
     cutoffs = {
         a: _run(f"cutoff_{a:g}", swe | {"terminal_bench_2": records["terminal_bench_2"]}, args.out, policy=Policy(tail_cutoff=a), n_orders=k)
         for a in (0.02, 0.10)
@@ -284,8 +284,9 @@ def main() -> None:
     cutoff_rows = []
     for source in ("swebench_lite", "swebench_verified", "terminal_bench_2"):
         row = {"source": source}
-        for a, run in ((0.02, cutoffs[0.02]), (0.05, None), (0.10, cutoffs[0.10])):
-            table = primary if run is None else run.sufficiency
+        by_cutoff: list[tuple[float, ReplayResult | None]] = [(0.02, cutoffs[0.02]), (0.05, None), (0.10, cutoffs[0.10])]
+        for a, cutoff_run in by_cutoff:
+            table = primary if cutoff_run is None else cutoff_run.sufficiency
             part = table[(table["source"] == source) & (table["policy"] == "primary")].sort_values("threshold")
             row[f"a = {a:g}"] = " / ".join(f"{v:.0%}" if np.isfinite(v) else "none" for v in part["min_sufficient_budget"])
         cutoff_rows.append(row)

@@ -16,6 +16,17 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("STOPWISE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+INTEGRATION_DOCTESTS = ("stopwise.replay._joint.joint_halts",)
+"""Doctests that train models (leave-one-out training of several folds): the integration lane runs them."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark :data:`INTEGRATION_DOCTESTS` ``integration`` (a doctest takes no decorator)."""
+    for item in items:
+        if item.name in INTEGRATION_DOCTESTS:
+            item.add_marker(pytest.mark.integration)
+
+
 def unavailable(message: str) -> None:
     """A test's requirement is missing: fail under CI=true (CI must not hide it), skip elsewhere."""
     if os.environ.get("CI", "").lower() == "true":

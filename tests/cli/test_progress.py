@@ -81,7 +81,10 @@ def test_work_without_a_count_says_it_is_still_running(monkeypatch: pytest.Monke
     with progress("early train", detail="training on 48 runs", on=console):
         import time
 
-        time.sleep(0.3)
+        deadline = time.monotonic() + 120  # a hand-shake: the work ends once the notice is out, however busy the machine
+        while "still running" not in buffer.getvalue():
+            assert time.monotonic() < deadline, buffer.getvalue()
+            time.sleep(0.01)
     lines = buffer.getvalue().splitlines()
     assert lines[0] == "early train: started" and re.fullmatch(r"early train: done in \d+:\d\d:\d\d", lines[-1])
     assert any(re.fullmatch(r"early train: still running, elapsed \d+:\d\d:\d\d — training on 48 runs", line) for line in lines)

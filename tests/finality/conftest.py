@@ -1,66 +1,74 @@
-"""Fixtures of the finality tests: one full replay, with both cores busy, for the module that reads it.
+"""Fixtures of the finality tests: the controlled replay, and the same replay with every core busy.
 
-Both are module-scoped: only tests/finality/test_replay.py asks for them, and the CPU burners stop when that
-module ends instead of spinning through the rest of the session."""
+Module-scoped: only tests/finality/test_replay.py asks for them. The replay's counts are deterministic (the service
+schedules every delayed write itself), so the default lane replays without any other load; the integration lane
+replays once more beside one CPU-burning process per core, started and stopped by pid around that one replay.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from stopwise.finality import DelayedWriteReplay, ReplaySchedule, run_controlled_replay
 
-_SPIN = "import os, time\nos.nice(5)\nend = time.monotonic() + float(__import__('sys').argv[1])\nwhile time.monotonic() < end:\n    pass\n"
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a live process (Linux /proc)."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+# a burner lowers its priority, says so by creating its file (the hand-shake), then spins until killed
+_SPIN = "import os, sys\nos.nice(5)\nopen(sys.argv[1], 'x').close()\nwhile True:\n    pass\n"
 
 
 @dataclass
 class Load:
-    """CPU burners running next to the replay: one spinning process per core."""
+    """CPU burners spinning beside the replay: one process per core (at least 2)."""
 
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    wall_s: float = 0.0
-    cpu_s: list[float] = field(default_factory=list)
+    spinning_before: bool = False
+    """Every burner had created its file (it was spinning) before the replay started."""
+    spinning_after: bool = False
+    """Every burner was still running when the replay returned (they stop only when killed)."""
+
+
+@pytest.fixture(scope="module", params=[2, pytest.param(10, marks=pytest.mark.slow, id="paper-10")], ids=lambda r: f"reps-{r}")
+def replay(request: pytest.FixtureRequest) -> DelayedWriteReplay:
+    """The controlled replay (5 identifiers x 4 delays x ``repetitions`` trials, 8 conditions) against a real local
+    service. The default lane replays 2 repetitions (40 trials a condition); the paper's full 10 (200 trials) run under
+    the ``slow`` marker with the same assertions, scaled."""
+    return run_controlled_replay(ReplaySchedule(repetitions=request.param), timeout_s=1200)
 
 
 @pytest.fixture(scope="module")
-def load() -> Iterator[Load]:
-    """Start ``os.cpu_count()`` (at least 2) spinning processes; stop them (by pid) when the module ends.
+def loaded_replay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DelayedWriteReplay, Load]]:
+    """The 2-repetition replay run while one burner per core spins (nice 5: the replay still gets a share).
 
-    They run at nice 5, so the replay still gets most of one core (the suite stays quick) while
-    both cores are kept busy the whole time; the counts must not depend on it either way
-    (benchmarks/finality_replay_load.py runs the replay next to full-priority spinners).
+    No timing: each burner creates its file once it spins, the replay starts after every file exists, and the
+    burners are checked to be alive when it returns. The burners are killed (by pid) when the module ends.
     """
-    n = max(2, os.cpu_count() or 2)
-    state = Load(processes=[subprocess.Popen([sys.executable, "-c", _SPIN, "900"]) for _ in range(n)])
+    folder = tmp_path_factory.mktemp("burners")
+    flags = [folder / f"spinning-{i}" for i in range(max(2, os.cpu_count() or 2))]
+    load = Load(processes=[subprocess.Popen([sys.executable, "-c", _SPIN, str(flag)]) for flag in flags])
     try:
-        yield state
+        for process, flag in zip(load.processes, flags, strict=True):
+            _wait_for(flag, process)
+        load.spinning_before = all(flag.exists() for flag in flags)
+        result = run_controlled_replay(ReplaySchedule(repetitions=2), timeout_s=1200)
+        load.spinning_after = all(p.poll() is None for p in load.processes)
+        yield result, load
     finally:
-        for process in state.processes:
+        for process in load.processes:
             process.kill()
             process.wait()
 
 
-@pytest.fixture(scope="module", params=[2, pytest.param(10, marks=pytest.mark.slow, id="paper-10")], ids=lambda r: f"reps-{r}")
-def replay(load: Load, request: pytest.FixtureRequest) -> DelayedWriteReplay:
-    """The controlled replay (5 identifiers x 4 delays x ``repetitions`` trials, 8 conditions) against a real
-    local service, run once per scale while every core is also busy with a CPU-burning process (the counts
-    must not depend on load). The default lane replays 2 repetitions (40 trials a condition); the paper's
-    full 10 (200 trials) run under the ``slow`` marker with the same assertions, scaled."""
-    before = [_cpu_seconds(p.pid) for p in load.processes]
-    started = time.monotonic()
-    result = run_controlled_replay(ReplaySchedule(repetitions=request.param), timeout_s=1200)
-    load.wall_s = time.monotonic() - started
-    load.cpu_s = [_cpu_seconds(p.pid) - b for p, b in zip(load.processes, before, strict=True)]
-    return result
+def _wait_for(flag: Path, process: subprocess.Popen[bytes]) -> None:
+    """Block until the burner created ``flag`` (a condition, not a duration); fail if it exited first."""
+    while not flag.exists():
+        try:
+            process.wait(timeout=0.01)
+        except subprocess.TimeoutExpired:
+            continue
+        raise AssertionError(f"burner {process.pid} exited with {process.returncode} before it spun")

@@ -56,12 +56,12 @@ def test_the_replay_reproduces_every_count_of_the_paper(replay: DelayedWriteRepl
         assert all(c.paper == f"{count}/{of}" for c, (count, of) in zip(replay.counts, PAPER.values(), strict=True))
 
 
-def test_the_counts_hold_with_every_core_busy(replay: DelayedWriteReplay, load) -> None:  # type: ignore[no-untyped-def]
-    # The module's replay ran next to one CPU-burning process per core; the burners really ran
-    # and the counts are still the paper's.
-    assert all(p.poll() is None for p in load.processes)
-    # they spun throughout: at nice 5 each got a share of the replay's wall time (how much depends on other jobs)
-    assert min(load.cpu_s) > 0.05 * load.wall_s
+@pytest.mark.integration
+def test_the_counts_hold_with_every_core_busy(loaded_replay) -> None:  # type: ignore[no-untyped-def]
+    # The same replay next to one CPU-burning process per core: every burner was spinning before it started
+    # (each created its file) and still running when it returned, and the counts are still the paper's.
+    replay, load = loaded_replay
+    assert load.spinning_before and load.spinning_after
     measured = {(c.condition, c.measure): (c.count, c.of) for c in replay.counts}
     assert measured == {key: (n(replay, count), n(replay, of)) for key, (count, of) in PAPER.items()}
     assert replay.rerun_trials == 0 and replay.late_trials == 0
@@ -83,8 +83,8 @@ def test_every_trial_honoured_the_schedule(replay: DelayedWriteReplay) -> None:
         assert all(o.lag_ms is None or o.delay_ms == 0 or o.lag_ms < o.delay_ms for o in result.trials)
 
 
-def test_the_whole_replay_finishes_under_load(replay: DelayedWriteReplay) -> None:
-    # about 20 s idle (benchmarks/finality_replay_load.py); here every core is also busy spinning
+def test_the_whole_replay_finishes(replay: DelayedWriteReplay) -> None:
+    # about 20 s idle at the paper's scale (benchmarks/finality_replay_load.py); the bound is the replay's own timeout
     assert replay.elapsed_s < 1200
     assert replay.requests > 7 * n(replay, 200) * 5  # every count came from real requests
 

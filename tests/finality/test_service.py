@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -163,8 +162,16 @@ async def announce(self):
     print(self.port, flush=True)
 
 LocalService.start = announce
+said = False
+
+def progress(done, total):
+    global said
+    if not said:  # the hand-shake: a trial has finished, the next are in flight
+        print("running", flush=True)
+        said = True
+
 try:
-    run_controlled_replay()
+    run_controlled_replay(progress=progress)
 except KeyboardInterrupt:
     sys.exit(42)
 """
@@ -181,7 +188,7 @@ def test_ctrl_c_stops_the_replay_and_frees_the_port() -> None:
     try:
         assert child.stdout is not None
         port = int(child.stdout.readline())
-        time.sleep(0.5)  # trials are in flight
+        assert child.stdout.readline().strip() == "running"  # a trial finished: the replay is under way
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
     finally:

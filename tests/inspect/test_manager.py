@@ -264,14 +264,19 @@ def test_a_failing_ledger_stops_the_evaluation_and_says_why(
 
 
 def test_a_deleted_ledger_file_fails_closed_and_both_systems_stop(example: ModuleType, tmp_path: Path) -> None:
-    """The ledger's SQLite file (and its -wal, -shm) deleted mid-run: no later append is "accepted", both stop."""
+    """The ledger's SQLite file (and its -wal, -shm) deleted mid-run: no later append is "accepted", both stop.
+
+    The files are deleted between two ledger transactions (holding the comparison's lock, under which every
+    ledger call of the managers runs), not during one: deleting the -wal under a running commit makes SQLite's own
+    error ("disk I/O error") the reason instead, at the whim of the thread scheduler."""
     path = tmp_path / "ledger.db"
+    managers = paired_early_stopping(f"sqlite:///{path}", "ev", tested="tested", baseline="baseline")
 
     def delete() -> None:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        with managers[0].comparison._lock:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
 
-    managers = paired_early_stopping(f"sqlite:///{path}", "ev", tested="tested", baseline="baseline")
     tasks = _tasks(example, managers, n=N)
     delete_at = act_at_sample(12, delete)  # one solver for both tasks: the 12th sample of either deletes
     for task in tasks:

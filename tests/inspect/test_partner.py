@@ -11,10 +11,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from stopwise.inspect import paired_early_stopping
 from stopwise.ledger import open_ledger
 
+pytestmark = pytest.mark.integration  # full Inspect evaluations of two tasks (up to 43 samples each) per test
+
 N = 40
+HELD = 4
+"""The tested system's samples generated before the baseline's (failing) start; it holds from then on until the
+baseline failed, so with at most two samples in flight it completes HELD or HELD + 1 (whether Inspect had started
+the next sample when the start failed) before it is told."""
 
 
 def _task(example: ModuleType, manager: Any, role: str, dataset: Any, solver: Any = None) -> Any:
@@ -26,16 +34,86 @@ def _task(example: ModuleType, manager: Any, role: str, dataset: Any, solver: An
                 model=example.mock_system(role, 0.9 if role == "tested" else 0.55), early_stopping=manager, name=role)
 
 
-def _late(manager: Any, delay: float = 0.3) -> Any:
-    """The manager, whose task starts ``delay`` seconds after the other (as a second worker would)."""
-    import anyio
+class Gate:
+    """A one-shot signal between the two tasks of one ``eval()`` call (one event loop): a hand-shake, not a delay.
 
-    class Late(type(manager)):  # type: ignore[misc]
+    The anyio event is made on first use, inside the loop."""
+
+    def __init__(self) -> None:
+        self._event: Any = None
+
+    def _get(self) -> Any:
+        import anyio
+
+        if self._event is None:
+            self._event = anyio.Event()
+        return self._event
+
+    def open(self) -> None:
+        self._get().set()
+
+    async def wait(self) -> None:
+        await self._get().wait()
+
+
+def _starts_after(manager: Any, ran: Gate, failed: Gate) -> Any:
+    """The manager, whose task starts once ``ran`` opens (as a second worker would, later); ``failed`` opens when
+    that start has failed (the failure is recorded before the start raises)."""
+
+    class After(type(manager)):  # type: ignore[misc]
         async def start_task(self, task: Any, samples: Any, epochs: int) -> str:
-            await anyio.sleep(delay)
-            return await super().start_task(task, samples, epochs)
+            await ran.wait()
+            try:
+                return await super().start_task(task, samples, epochs)
+            finally:
+                failed.open()
 
-    return Late(manager.comparison, manager.role)
+    return After(manager.comparison, manager.role)
+
+
+def _ends_then(manager: Any, done: Gate) -> Any:
+    """The manager, opening ``done`` once its task has completed (its log's summary is written)."""
+
+    class Then(type(manager)):  # type: ignore[misc]
+        async def complete_task(self) -> dict[str, Any]:
+            try:
+                return await super().complete_task()
+            finally:
+                done.open()
+
+    return Then(manager.comparison, manager.role)
+
+
+def _gated(*, after: int = 0, opens: Gate | None = None, waits: Gate | None = None) -> Any:
+    """A solver that opens ``opens`` when its ``after``-th sample has generated and holds every sample from then
+    on (before returning it, so before its outcome is stored) until ``waits`` opens; ``after=0`` holds from the
+    first sample on, before generating."""
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    served = 0
+
+    @solver
+    def gated() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            nonlocal served
+            if after == 0 and waits is not None:
+                await waits.wait()
+            state = await generate(state)
+            served += 1
+            if after and served == after and opens is not None:
+                opens.open()
+            if after and served >= after and waits is not None:
+                await waits.wait()
+            return state
+
+        return solve
+
+    return gated()
+
+
+def _counted(n: int, opens: Gate) -> Any:
+    """A solver that opens ``opens`` once ``n`` samples have generated."""
+    return _gated(after=n, opens=opens)
 
 
 def _slow(seconds: float = 0.04) -> Any:
@@ -43,7 +121,7 @@ def _slow(seconds: float = 0.04) -> Any:
     from inspect_ai.solver import Generate, TaskState, solver
 
     @solver
-    def slow() -> Any:  # 40 ms per sample, as a model call would take
+    def slow() -> Any:  # as a model call would take
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             await anyio.sleep(seconds)
             return await generate(state)
@@ -66,7 +144,7 @@ def _check_partner_stopped(logs: dict[str, Any]) -> tuple[str, Any]:
     (other,) = [log for name, log in logs.items() if name != failed[0]]
     summary = other.results.early_stopping
     assert other.status == "success" and summary.early_stops, "the partner was never told"
-    assert len(other.samples) + len(summary.early_stops) == N and len(other.samples) < N // 2
+    assert len(other.samples) + len(summary.early_stops) == N and HELD <= len(other.samples) <= HELD + 1
     reasons = {s.reason for s in summary.early_stops}
     assert all(r.startswith(f"stopwise partner failed: {failed[0]} system {failed[0]!r}: ") for r in reasons)
     assert all(logs[failed[0]].error.message.splitlines()[-1].split(": ", 1)[-1][:60] in r for r in reasons)
@@ -76,8 +154,9 @@ def _check_partner_stopped(logs: dict[str, Any]) -> tuple[str, Any]:
 
 def test_other_sample_ids_stop_the_partner_in_this_process(example: ModuleType, tmp_path: Path, cue_ledger: Any) -> None:
     tested, baseline = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline")
-    logs = _eval([_task(example, tested, "tested", example.questions(N), _slow()),
-                  _task(example, _late(baseline), "baseline", example.questions(N + 3))], tmp_path)
+    ran, refused = Gate(), Gate()
+    logs = _eval([_task(example, tested, "tested", example.questions(N), _gated(after=HELD, opens=ran, waits=refused)),
+                  _task(example, _starts_after(baseline, ran, refused), "baseline", example.questions(N + 3))], tmp_path)
     failed, _ = _check_partner_stopped(logs)
     assert failed == "baseline"
 
@@ -86,11 +165,13 @@ def test_other_sample_ids_stop_the_partner_in_another_process_through_the_ledger
     example: ModuleType, tmp_path: Path
 ) -> None:
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")
-    _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline")  # another "process"
+    # refresh 0: every scheduling reads the notices from the ledger (the default reads them at most once a second)
+    tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", refresh=0)
+    _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", refresh=0)  # another "process"
     assert tested.comparison is not baseline.comparison
-    logs = _eval([_task(example, tested, "tested", example.questions(N), _slow()),
-                  _task(example, _late(baseline), "baseline", example.questions(N + 3))], tmp_path)
+    ran, refused = Gate(), Gate()
+    logs = _eval([_task(example, tested, "tested", example.questions(N), _gated(after=HELD, opens=ran, waits=refused)),
+                  _task(example, _starts_after(baseline, ran, refused), "baseline", example.questions(N + 3))], tmp_path)
     failed, _ = _check_partner_stopped(logs)
     assert failed == "baseline"
     with open_ledger(url) as ledger:
@@ -139,14 +220,18 @@ def test_a_faster_system_is_paced_by_its_partner_in_another_process(example: Mod
     """The baseline answers at once, the tested system takes 100 ms per sample; the comparison is not decided
     before the end (fixed-budget boundary over all 40 tasks). Paced through the ledger (pace 2), neither system
     leads by more than pace + 2 in flight (max_samples) + 1 started while its partner's progress was being read
-    (4 in three runs here); unpaced, the baseline runs far ahead (24 to 28 in those runs)."""
+    (the pacing holds the baseline whatever the speeds: it lets go only after 30 s without the tested system's
+    progress). Unpaced, nothing holds the baseline: the tested system is held (a hand-shake) until the baseline
+    has generated all 40, and the baseline leads by at least 15 (about 38)."""
     gaps = {}
     for pace in (2, None):
         url = f"sqlite:///{tmp_path / f'ledger-{pace}.db'}"
         tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=pace)
         _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=pace)
-        logs = _eval([_task(example, tested, "tested", example.questions(N), _slow(0.1)),
-                      _task(example, baseline, "baseline", example.questions(N))], tmp_path / str(pace))
+        done = Gate()
+        slower, faster = (_slow(0.1), None) if pace is not None else (_gated(waits=done), _counted(N, done))
+        logs = _eval([_task(example, tested, "tested", example.questions(N), slower),
+                      _task(example, baseline, "baseline", example.questions(N), faster)], tmp_path / str(pace))
         assert all(log.status == "success" and len(log.samples) == N for log in logs.values())
         gaps[pace] = _gap(url)
     assert gaps[2] <= 2 + 2 + 1, gaps
@@ -154,14 +239,16 @@ def test_a_faster_system_is_paced_by_its_partner_in_another_process(example: Mod
 
 
 def test_the_first_log_to_end_says_the_final_decision_is_in_the_ledger(example: ModuleType, tmp_path: Path) -> None:
-    """Two comparisons on one ledger (two "processes"), unpaced: the tested task ends first, undecided; its log
-    says that the paired task still runs and that the final decision will be in the ledger, which holds it."""
+    """Two comparisons on one ledger (two "processes"), unpaced: the tested task ends first, undecided (the
+    baseline's samples are held until the tested task has completed: a hand-shake); its log says that the paired
+    task still runs and that the final decision will be in the ledger, which holds it."""
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     n = 12
     tested, _ = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=None)
     _, baseline = paired_early_stopping(url, "ev", tested="tested", baseline="baseline", pace=None)
-    logs = _eval([_task(example, tested, "tested", example.questions(n)),
-                  _task(example, baseline, "baseline", example.questions(n), _slow(0.1))], tmp_path)
+    done = Gate()
+    logs = _eval([_task(example, _ends_then(tested, done), "tested", example.questions(n)),
+                  _task(example, baseline, "baseline", example.questions(n), _gated(waits=done))], tmp_path)
     first = logs["tested"].results.early_stopping.metadata
     last = logs["baseline"].results.early_stopping.metadata
     assert first["action"] != last["action"] == "promote"  # fixed budget: decided at the limit, by the baseline

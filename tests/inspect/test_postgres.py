@@ -21,6 +21,8 @@ from tests.support.pgtemp import create_database, restart_server
 from stopwise.inspect import paired_early_stopping
 from stopwise.ledger import open_ledger
 
+pytestmark = pytest.mark.integration  # process-bound: a PostgreSQL server stopped under a running evaluation
+
 N = 40
 
 

@@ -29,6 +29,8 @@ from stopwise.inspect import planned_order
 from stopwise.ledger import open_ledger
 from stopwise.records import DecisionRecord
 
+pytestmark = pytest.mark.integration  # process-bound: interrupted and retried Inspect evaluations, `inspect eval` subprocesses
+
 REPO = Path(__file__).resolve().parents[2]
 
 INTERRUPTED = 30

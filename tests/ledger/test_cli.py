@@ -124,10 +124,16 @@ def test_watch_follows_until_decided(files: dict[str, Path], capsys: pytest.Capt
     all_rows = read_outcomes(files["all"]).to_frame()
 
     def feed() -> None:
+        # a hand-shake, not a pause: the next 20 rows only once `watch` has recorded a look after these
+        deadline = time.monotonic() + 120
         with open_ledger(files["db"]) as ledger:
             for start in range(0, len(all_rows), 20):
+                looks = len(ledger.decisions("ev"))
                 ledger.append("ev", all_rows.iloc[start : start + 20])
-                time.sleep(0.05)
+                while len(ledger.decisions("ev")) == looks and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                if ledger.decisions("ev")[-1].record.action != "continue":
+                    return  # decided: watch has ended
 
     feeder = threading.Thread(target=feed)
     feeder.start()

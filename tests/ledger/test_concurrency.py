@@ -23,6 +23,8 @@ from stopwise.ledger import event_digest, open_ledger
 from stopwise.ledger._digest import event_payload
 from stopwise.records import outcome_columns
 
+pytestmark = pytest.mark.integration  # process-bound: writer processes (spawn) on one ledger
+
 SPAWN = mp.get_context("spawn")
 
 

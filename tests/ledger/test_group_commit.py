@@ -113,6 +113,7 @@ def _read_acks(path: Path) -> set[tuple[str, str, int]]:
     return acked
 
 
+@pytest.mark.integration  # process-bound: appender processes killed with SIGKILL
 @pytest.mark.parametrize(("processes", "threads", "seed"), [(4, 1, 1), (2, 3, 2), pytest.param(4, 2, 3, marks=pytest.mark.slow)])
 # PostgreSQL (its own group commit) in the slow lane (.ci/run): SQLite, where the ledger flushes, in the default lane
 @pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
@@ -175,6 +176,7 @@ def test_appenders_killed_at_seeded_random_points_lose_nothing_acknowledged(
     assert (rest.accepted + rest.duplicates, rest.conflicts, rest.duplicates) == (n_events, 0, len(stored))
 
 
+@pytest.mark.integration  # process-bound: two writer processes and a lock-taking connection
 def test_two_writer_processes_never_get_an_immediate_busy_error(tmp_path: Path) -> None:
     """Two processes create one new ledger at once, register, append, decide and notify, while a third connection
     takes SQLite's write lock again and again: every write transaction begins IMMEDIATE (a deferred one that has

@@ -434,7 +434,8 @@ def test_an_event_resent_from_another_source_is_a_duplicate_not_a_conflict(ledge
     assert ledger.append("eval", pending).conflicts == 1
 
 
-# the same two processes on PostgreSQL run in the slow lane (.ci/run): SQLite covers the default lane
+# process-bound (two Inspect worker processes): the integration lane; on PostgreSQL in the slow lane (.ci/run)
+@pytest.mark.integration
 @pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 def test_two_worker_processes_one_per_system_decide_and_both_stop(ledger_url: str, tmp_path: Path) -> None:
     """Two OS processes, one per system, share nothing but the ledger: the comparison is decided and both stop."""
@@ -561,6 +562,7 @@ def test_a_betting_policy_without_a_planned_order_is_refused_at_registration(led
 
 
 @pytest.mark.parametrize("ledger_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
+@pytest.mark.integration  # process-bound: two Inspect worker processes
 def test_a_worker_that_fails_at_start_stops_its_partner_in_another_process(ledger_url: str, tmp_path: Path) -> None:
     """Two OS processes; the baseline's worker runs other sample ids (203 questions, the tested 200): it fails at
     start, records why in the ledger, and the tested worker stops with that reason.

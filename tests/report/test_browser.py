@@ -21,7 +21,7 @@ from stopwise.cli.main import main
 if TYPE_CHECKING:
     from tests.report.conftest import Browser, Rendered
 
-pytestmark = pytest.mark.data
+pytestmark = [pytest.mark.data, pytest.mark.integration]  # Chromium (browser-bound)
 
 
 def _assert_clean(seen: Rendered, n_charts: int) -> None:

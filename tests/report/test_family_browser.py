@@ -13,7 +13,7 @@ from stopwise.cli.main import main
 if TYPE_CHECKING:
     from tests.report.conftest import Browser
 
-pytestmark = pytest.mark.data
+pytestmark = [pytest.mark.data, pytest.mark.integration]  # Chromium (browser-bound)
 
 
 def test_the_leaderboard_page_draws_tiers_and_the_matrix_offline(browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

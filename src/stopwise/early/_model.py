@@ -642,7 +642,19 @@ class EarlyOutcomeModel(BaseEstimator):
         return fitted._proba_from_features(X_test or []), info
 
     # ------------------------------------------------------------------ prediction
-    def _check_fitted(self) -> None:
+    def check_fitted(self) -> None:
+        """Raise an :class:`~stopwise.errors.InputError` unless the model is fitted (by ``fit`` or loaded).
+
+        What callers outside :mod:`stopwise.early` (the Inspect halting hook) check before using a model.
+
+        Examples
+        --------
+        >>> from stopwise.early import EarlyOutcomeModel
+        >>> EarlyOutcomeModel().check_fitted()
+        Traceback (most recent call last):
+        ...
+        stopwise.errors.InputError: this EarlyOutcomeModel is not fitted yet; call fit() or load() first
+        """
         if not hasattr(self, "classifier_"):
             raise InputError(f"this {type(self).__name__} is not fitted yet; call fit() or load() first")
 
@@ -655,13 +667,13 @@ class EarlyOutcomeModel(BaseEstimator):
 
     def predict_proba(self, trajectories: Sequence[Trajectory], *, gold: Mapping[str, Any] | None = None) -> list[np.ndarray]:
         """Calibrated ``(p_success, p_failure)`` of every prefix (k = 0..T): one ``(T + 1) × 2`` array per run."""
-        self._check_fitted()
+        self.check_fitted()
         runs = check_trajectories(trajectories, require_outcome=False)
         return self._proba_from_features(self.featurizer_.transform(runs, gold=gold))
 
     def familiar(self, trajectories: Sequence[Trajectory]) -> list[np.ndarray]:
         """Per run, which prefixes (k = 0..T) the unfamiliar-run guard lets halt (all when the guard is off)."""
-        self._check_fitted()
+        self.check_fitted()
         runs = check_trajectories(trajectories, require_outcome=False)
         if self.guard_ is None:
             return [np.ones(len(r.steps) + 1, dtype=bool) for r in runs]
@@ -711,7 +723,7 @@ class EarlyOutcomeModel(BaseEstimator):
         """
         from stopwise.early._persist import save_model
 
-        self._check_fitted()
+        self.check_fitted()
         return save_model(self, path, force=force)
 
     @classmethod

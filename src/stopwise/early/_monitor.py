@@ -75,7 +75,7 @@ class OnlineMonitor:
         failure_threshold: float | None = None,
         guard: bool = True,
     ) -> None:
-        model._check_fitted()
+        model.check_fitted()
         check_params(
             "OnlineMonitor",
             {"success_threshold": success_threshold, "failure_threshold": failure_threshold},

@@ -231,7 +231,7 @@ class LiveHalting:
             self.digest = model_digest(model)
             model = load_model(model)
         elif isinstance(model, EarlyOutcomeModel):
-            model._check_fitted()
+            model.check_fitted()
             with tempfile.TemporaryDirectory() as tmp:
                 self.digest = model_digest(model.save(Path(tmp) / "model"))
         else:

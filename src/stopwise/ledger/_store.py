@@ -144,6 +144,7 @@ class LedgerStore:
         group = self.group_commit if write else None
         try:
             ticket = None
+            self.check_file()  # before connecting too: a new pooled SQLite connection would re-create a removed file
             with group.turn() if group is not None else nullcontext(), self.engine.connect() as conn:
                 if write:
                     conn = conn.execution_options(stopwise_write=True)
