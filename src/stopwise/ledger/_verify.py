@@ -155,15 +155,10 @@ def verify_evaluation(store: LedgerStore, evaluation: str, *, expect_head: str |
     if mismatch is not None or reg is None:
         return result(0, 0, genesis, mismatch)
     events = store.snapshot(reg, reread=True)  # every event as stored now, not as this process read it before
-    rows, seqs = events.rows, events.seqs
-    digests = [event_digest(p) for p in column_payloads(rows)]
-    stored = store.event_digests(reg)
-    for (seq, stored_digest), computed in zip(stored, digests, strict=True):
-        if computed != stored_digest:
-            payload = column_payloads(rows.take(seqs == seq))[0]
-            return result(len(digests), 0, genesis, Mismatch(
-                "outcome", int(seq), f"content digest stored {stored_digest}, recomputed {computed} "
-                f"(system {payload['system']!r}, task {payload['task']!r}, attempt {payload['attempt']})"))
+    digests = [event_digest(p) for p in column_payloads(events.rows)]
+    mismatch = _event_mismatch(events, digests, store.event_digests(reg))
+    if mismatch is not None:
+        return result(len(digests), 0, genesis, mismatch)
     try:
         n_decisions, chain = _verify_chain(store, reg, events)
     except _Found as found:
@@ -174,6 +169,30 @@ def verify_evaluation(store: LedgerStore, evaluation: str, *, expect_head: str |
         if mismatch is not None:
             return result(len(digests), n_decisions, chain, mismatch, head)
     return result(len(digests), n_decisions, chain, None, head)
+
+
+def _event_mismatch(events: EventSnapshot, digests: list[str], stored: list[tuple[int, str]]) -> Mismatch | None:
+    """The first stored event whose content digest does not recompute, or whose sequence no event read holds.
+
+    Events are matched by sequence, not by position: an event stored by hand at a sequence stopwise never
+    gives (0 or below, which no read returns) is reported by its sequence; events stored after the
+    snapshot was read (above its high-water mark) are left to the next verify.
+    """
+    held = {seq: i for i, seq in enumerate(events.seqs.tolist())}
+    for seq, stored_digest in stored:
+        if seq > events.high_water:
+            break
+        i = held.get(seq)
+        if i is None:
+            return Mismatch("outcome", seq, (
+                f"an event is stored at sequence {seq}, which stopwise never gives (sequences start at 1): it was "
+                "put into the outcomes table by hand, outside the ledger"))
+        if digests[i] != stored_digest:
+            payload = column_payloads(events.rows.take(np.array([i])))[0]
+            return Mismatch("outcome", seq, (
+                f"content digest stored {stored_digest}, recomputed {digests[i]} "
+                f"(system {payload['system']!r}, task {payload['task']!r}, attempt {payload['attempt']})"))
+    return None
 
 
 def _head_mismatch(
