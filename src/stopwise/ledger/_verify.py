@@ -10,7 +10,9 @@ What is checked, in order (the first mismatch is reported):
 4. each record's ledger position (records taken since positions were stored): ``outcome_seq`` as linked,
    ``n_events`` equal to the events stored up to it, the first final decision and the events after it;
 5. each decision taken again with :func:`stopwise.decide` from exactly the events up to its position;
-6. when the auditor passes the head they kept (``expect_head``), that the ledger extends it: at least as
+6. when a SQLite ledger has a head file beside it (:mod:`stopwise.ledger._head_file`, written at each append
+   and decision), that the ledger extends the head it records: no event or decision removed from the end;
+7. when the auditor passes the head they kept (``expect_head``), that the ledger extends it: at least as
    many events and decisions, and the same digest over the first ones.
 
 A stored decision record longer than ``STOPWISE_MAX_LINE_BYTES`` (it is one line of
@@ -32,6 +34,7 @@ from stopwise._limits import json_loads, limit
 from stopwise.errors import LedgerError, LimitError, StopwiseError
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._events import column_payloads
+from stopwise.ledger._head_file import head_file_mismatch
 from stopwise.ledger._look import decide_registered
 from stopwise.ledger._position import FINAL_ACTIONS, position_of
 from stopwise.ledger._results import EventSnapshot, LedgerHead, Mismatch, Registration, VerifyResult
@@ -164,6 +167,9 @@ def verify_evaluation(store: LedgerStore, evaluation: str, *, expect_head: str |
     except _Found as found:
         return result(len(digests), found.n_decisions, found.previous, found.mismatch)
     head = _head(name, genesis, digests, n_decisions, chain)
+    mismatch = head_file_mismatch(store, reg, n_decisions)
+    if mismatch is not None:
+        return result(len(digests), n_decisions, chain, mismatch, head)
     if expected is not None:
         mismatch = _head_mismatch(store, reg, digests, head, expected)
         if mismatch is not None:
