@@ -122,7 +122,8 @@ def certain_answer(state: DecideState, look: Look) -> Look:
 
     With all N tasks observed the population mean difference is known exactly: promote when it exceeds delta
     (p_promote 0, p_reject 1), reject when it does not (p_reject 0, p_promote 1), as the fixed-budget rule
-    says on the same data. A look that already gives that action (the process's logical bounds settle a mean
+    says on the same data (not under ``predicted = "prediction-powered"``, where predictions stand in for
+    outcomes). A look that already gives that action (the process's logical bounds settle a mean
     off delta at t = N) is kept as it is. Without this, a mean exactly at delta (all ties, say) left both betting tests
     unsettled and the record abstained although "not above the threshold" is certain.
 
@@ -138,6 +139,8 @@ def certain_answer(state: DecideState, look: Look) -> Look:
     'reject'
     """
     seen, paired = state.observed, state.paired
+    if state.inputs.powered is not None:  # predicted outcomes stand in for some tasks: the mean is not known
+        return look
     if not (state.inputs.known and seen.n > 0 and seen.n == paired.n_shared):
         return look
     above = seen.exceeds
