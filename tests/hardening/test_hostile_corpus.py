@@ -6,7 +6,8 @@ repeated JSON key or CSV column, numbers out of range (negative, NaN, 1e308), a 
 limit, and the outputs pointed at a FIFO or at each other. Every case runs in one child process (imports paid
 once) and must end without an internal error (exit 5) or a traceback, leave every input file as it was, and the
 child's peak resident memory must stay under 1 GB. The default lane runs a small slice (:data:`SLICE` cases per
-family); ``-m slow`` runs :data:`FULL` per family.
+family); ``-m slow`` runs :data:`FULL` per family. The families: decide, order, ingest (SWE-bench, Inspect, tau2,
+Harbor), report, ledger (append, export), watch, early, finality, next, replay and leaderboard.
 """
 
 from __future__ import annotations
@@ -216,9 +217,37 @@ def finality(rng: random.Random, folder: Path) -> list[str]:
     return ["finality", "check", str(source), "--runs", str(runs), "--rows", str(folder / "rows.csv")]
 
 
+def _family_rows(rng: random.Random, folder: Path) -> Path:
+    """Outcome rows for the families that read them: the hostile names and numbers always, byte damage half the time."""
+    text = _rows_csv(rng).encode("utf-8", "surrogatepass")
+    return _write(folder / "rows.csv", _mutate_bytes(rng, text) if rng.random() < 0.5 else text)
+
+
+def next_tasks(rng: random.Random, folder: Path) -> list[str]:
+    rows = _family_rows(rng, folder)
+    tasks = _write(folder / "tasks.csv", "task,group\n" + "".join(f"{f't{i}' if rng.random() < 0.9 else _name(rng).replace(',', '')},g{i % 2}\n" for i in range(10)))
+    return ["next", str(rows), "-t", "A", "-b", "B", "--tasks", str(tasks), *(["--json"] if rng.random() < 0.3 else [])]
+
+
+def replay(rng: random.Random, folder: Path) -> list[str]:
+    rows = _family_rows(rng, folder)
+    out = folder / "replay"
+    if rng.random() < 0.2:
+        os.mkfifo(out)
+    return ["replay", str(rows), "-o", str(out), "--orders", rng.choice(["3", "0", "-2", "100001"]),
+            *(["--thresholds", rng.choice(["0,0.05", "2", "nan"])] if rng.random() < 0.4 else [])]
+
+
+def leaderboard(rng: random.Random, folder: Path) -> list[str]:
+    rows = _family_rows(rng, folder)
+    return ["leaderboard", str(rows), *rng.choice([["--complete"], ["--n-tasks", rng.choice(["8", "3", "0"])]]),
+            *(["--kind", rng.choice(["all-pairs", "best", "worst"])] if rng.random() < 0.3 else [])]
+
+
 FAMILIES: dict[str, Family] = {
     "decide": decide, "order": order, "ingest": ingest, "report": report, "ledger": ledger,
-    "watch": watch, "early": early, "finality": finality,
+    "watch": watch, "early": early, "finality": finality, "next": next_tasks, "replay": replay,
+    "leaderboard": leaderboard,
 }
 
 
@@ -273,7 +302,7 @@ def build_cases(per_family: int, seed: int, folder: Path) -> list[dict[str, obje
             where = folder / f"{family}-{i}"
             where.mkdir(parents=True)
             argv = make(rng, where)
-            inputs = sorted(str(p) for p in where.rglob("*") if p.is_file() and not p.name.startswith(("order.csv", "x.jsonl")))
+            inputs = sorted(str(p) for p in where.rglob("*") if p.is_file() and not p.name.startswith(("order.csv", "x.jsonl", "replay")))
             setup: list[list[str]] = []
             if family == "ledger":
                 db = where / "db" / "l.db"

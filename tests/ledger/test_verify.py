@@ -62,6 +62,11 @@ def test_a_kept_head_detects_every_event_after_the_last_decision_deleted(ledger)
     kept = ledger.verify("eval")
     assert kept.ok and kept.head is not None and kept.head.n_events == 90 and kept.head.n_decisions == 2
     sql(ledger, "DELETE FROM stopwise_outcomes WHERE seq > :s", s=last)
+    if ledger.store.sqlite_path is not None:  # the head file beside a SQLite ledger catches it by default (issue 37)
+        caught = open_ledger(ledger.url).verify("eval")
+        assert not caught.ok and caught.first_mismatch is not None and caught.first_mismatch.kind == "head"
+        assert f"10 of its 90 events are missing (after sequence {last}" in caught.first_mismatch.message
+        Path(str(ledger.store.sqlite_path) + ".heads.json").unlink()  # without it, only a kept head shows the loss
     alone = open_ledger(ledger.url).verify("eval")
     # the ledger alone is self-consistent: the head it reports is the auditor's evidence of the loss
     assert alone.ok and alone.head is not None and alone.head.n_events == 80 and str(alone.head) != str(kept.head)
@@ -117,6 +122,11 @@ def test_a_kept_head_detects_the_last_decision_deleted(ledger) -> None:
     assert (head.n_events, head.n_decisions) == (80, 2)
     assert str(ledger.verify("eval").head) == str(head)
     sql(ledger, "DELETE FROM stopwise_decisions WHERE sequence = 2")
+    if ledger.store.sqlite_path is not None:  # the head file beside a SQLite ledger catches it by default (issue 37)
+        caught = open_ledger(ledger.url).verify("eval")
+        assert not caught.ok and caught.first_mismatch is not None and caught.first_mismatch.kind == "head"
+        assert "1 of its 2 decisions are missing (after #1)" in caught.first_mismatch.message
+        Path(str(ledger.store.sqlite_path) + ".heads.json").unlink()
     assert open_ledger(ledger.url).verify("eval").ok  # a shorter chain is consistent in itself
     result = open_ledger(ledger.url).verify("eval", expect_head=str(head))
     assert not result.ok and result.first_mismatch is not None and result.first_mismatch.kind == "head"

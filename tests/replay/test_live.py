@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stopwise import OutputExistsError, Policy, write_outcomes
+from stopwise import OutputExistsError, Policy, outcome_columns, write_outcomes
 from stopwise.cli.main import main
-from stopwise.compare import betting_boundary, coverage_state, tail_probabilities
+from stopwise.compare import REJECT, betting_boundary, coverage_state, tail_probabilities
 from stopwise.records import read_outcomes, synthetic_benchmark
 from stopwise.replay import live_looks, pair_orders, prepare_source, replay_looks, replay_source_looks
 
@@ -264,3 +264,21 @@ def test_tolerant_top_up_stops_match_decides_rule(in_order: bool) -> None:
         assert (row["promote"], row["reject"]) == (sum(a == 0 for a, _ in expected), sum(a == 1 for a, _ in expected))
         stops = np.array([k if a >= 0 else n for a, k in expected]) / n
         assert row["stop_q50"] == pytest.approx(np.percentile(stops, 50)) and row["stop_q75"] == pytest.approx(np.percentile(stops, 75))
+
+
+def test_a_pair_at_the_threshold_takes_the_certain_answer_at_n_both_ways() -> None:
+    """Issue 37: a row not stopped by the look at N rejects there when the mean difference is at most delta
+    (it is known exactly), as decide does; a pair with mean 0 and its mirror both reject (no mirroring)."""
+    from stopwise.replay._live import _BettingPlan, _run_betting
+
+    rows = [{"system": s, "task": f"t{i:02d}", "outcome": float(v)}
+            for i in range(40) for s, v in (("A", i % 2), ("B", 1 - i % 2), ("C", 1))]  # A - B has mean 0
+    source = prepare_source(outcome_columns(rows), "ties")
+    orders = pair_orders(source, source.pairs[0], UNIFORM, 8)
+    plan = _BettingPlan(orders, 0.0, None, None, None, live_looks(40), 0.05, "auto")
+    runs = _run_betting(source.pairs, plan, 4096, None)
+    by_pair = {source.pair_label(p)[:2]: run for p, run in zip(source.pairs, runs, strict=True)}
+    for pair in (("A", "B"), ("B", "A")):
+        run = by_pair[pair]  # before the fix, orders not crossed by N had no action (-1)
+        at_n = run.stop == 40
+        assert at_n.sum() >= 6 and (run.action[at_n] == REJECT).all() and (run.action >= 0).all()

@@ -19,6 +19,7 @@ from stopwise.ledger._columns import EVENT_COLUMNS
 from stopwise.ledger._digest import canonical_json, event_digest, event_payload, genesis_digest
 from stopwise.ledger._engine import ledger_url
 from stopwise.ledger._events import payloads as event_payloads
+from stopwise.ledger._head_file import record_head
 from stopwise.ledger._look import LedgerLook
 from stopwise.ledger._membership import check_membership
 from stopwise.ledger._notices import WorkerNotice
@@ -307,6 +308,8 @@ class Ledger:
             for p in payloads
         ]
         stored = self.store.store_events(reg.id, values, keys, payloads)
+        if stored.accepted:
+            record_head(self.store, reg)  # the head file beside a SQLite ledger (truncation caught by verify)
         return AppendResult(
             accepted=len(stored.accepted),
             duplicates=len(stored.duplicates),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stopwise.errors import LedgerError
+from stopwise.ledger._head_file import record_head
 from stopwise.ledger._results import EventSnapshot, LedgerDecision, Registration
 from stopwise.records import DecisionRecord, OutcomeColumns
 
@@ -88,4 +89,7 @@ class LedgerLook:
             raise LedgerError(f"{self!r}: its decision was appended already; take a new look (Ledger.look)")
         decision = self.decide()
         self._appended = True
-        return self._store.append_decision(self.registration, decision, self.events)
+        link = self._store.append_decision(self.registration, decision, self.events)
+        if link is not None:
+            record_head(self._store, self.registration)  # the head file beside a SQLite ledger
+        return link

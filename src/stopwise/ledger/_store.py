@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, RowMapping, func, select, text
@@ -104,6 +105,8 @@ class LedgerStore:
             .returning(S.outcomes.c.system, S.outcomes.c.task, S.outcomes.c.attempt)
         )
         self._file = sqlite_file(url)
+        self.sqlite_path: Path | None = self._file
+        """The database file of a SQLite ledger (None for PostgreSQL and in-memory SQLite)."""
         self._identity: tuple[int, int] | None = None
         self._lost: str | None = None
         self._events: dict[int, EventColumns] = {}
@@ -344,6 +347,23 @@ class LedgerStore:
         with self.transaction(write=False) as conn:
             rows = conn.execute(select(o.seq, o.digest).where(o.evaluation_id == reg.id).order_by(o.seq))
             return [(int(seq), str(digest)) for seq, digest in rows]
+
+    def tail_state(self, reg: Registration) -> tuple[int, int, str | None]:
+        """(events stored, the last one's sequence, its content digest) of the evaluation; (0, 0, None) when none."""
+        o = S.outcomes.c
+        with self.transaction(write=False) as conn:
+            count, last = conn.execute(select(func.count(), func.max(o.seq)).where(o.evaluation_id == reg.id)).one()
+            if not count:
+                return 0, 0, None
+            digest = conn.execute(select(o.digest).where(o.evaluation_id == reg.id, o.seq == last)).scalar()
+        return int(count), int(last), str(digest)
+
+    def event_digest_at(self, reg: Registration, seq: int) -> str | None:
+        """The stored content digest of the event at sequence ``seq``; None when the evaluation holds none there."""
+        o = S.outcomes.c
+        with self.transaction(write=False) as conn:
+            digest = conn.execute(select(o.digest).where(o.evaluation_id == reg.id, o.seq == int(seq))).scalar()
+        return None if digest is None else str(digest)
 
     def final_tasks(self, reg: Registration, system: str, tasks: Iterable[str] | None = None) -> set[str]:
         """The tasks (of ``tasks`` when given) with a final outcome event of ``system``."""

@@ -10,7 +10,9 @@ What is checked, in order (the first mismatch is reported):
 4. each record's ledger position (records taken since positions were stored): ``outcome_seq`` as linked,
    ``n_events`` equal to the events stored up to it, the first final decision and the events after it;
 5. each decision taken again with :func:`stopwise.decide` from exactly the events up to its position;
-6. when the auditor passes the head they kept (``expect_head``), that the ledger extends it: at least as
+6. when a SQLite ledger has a head file beside it (:mod:`stopwise.ledger._head_file`, written at each append
+   and decision), that the ledger extends the head it records: no event or decision removed from the end;
+7. when the auditor passes the head they kept (``expect_head``), that the ledger extends it: at least as
    many events and decisions, and the same digest over the first ones.
 
 A stored decision record longer than ``STOPWISE_MAX_LINE_BYTES`` (it is one line of
@@ -32,6 +34,7 @@ from stopwise._limits import json_loads, limit
 from stopwise.errors import LedgerError, LimitError, StopwiseError
 from stopwise.ledger._digest import canonical_json, chain_digest, event_digest, genesis_digest
 from stopwise.ledger._events import column_payloads
+from stopwise.ledger._head_file import head_file_mismatch
 from stopwise.ledger._look import decide_registered
 from stopwise.ledger._position import FINAL_ACTIONS, position_of
 from stopwise.ledger._results import EventSnapshot, LedgerHead, Mismatch, Registration, VerifyResult
@@ -155,25 +158,47 @@ def verify_evaluation(store: LedgerStore, evaluation: str, *, expect_head: str |
     if mismatch is not None or reg is None:
         return result(0, 0, genesis, mismatch)
     events = store.snapshot(reg, reread=True)  # every event as stored now, not as this process read it before
-    rows, seqs = events.rows, events.seqs
-    digests = [event_digest(p) for p in column_payloads(rows)]
-    stored = store.event_digests(reg)
-    for (seq, stored_digest), computed in zip(stored, digests, strict=True):
-        if computed != stored_digest:
-            payload = column_payloads(rows.take(seqs == seq))[0]
-            return result(len(digests), 0, genesis, Mismatch(
-                "outcome", int(seq), f"content digest stored {stored_digest}, recomputed {computed} "
-                f"(system {payload['system']!r}, task {payload['task']!r}, attempt {payload['attempt']})"))
+    digests = [event_digest(p) for p in column_payloads(events.rows)]
+    mismatch = _event_mismatch(events, digests, store.event_digests(reg))
+    if mismatch is not None:
+        return result(len(digests), 0, genesis, mismatch)
     try:
         n_decisions, chain = _verify_chain(store, reg, events)
     except _Found as found:
         return result(len(digests), found.n_decisions, found.previous, found.mismatch)
     head = _head(name, genesis, digests, n_decisions, chain)
+    mismatch = head_file_mismatch(store, reg, n_decisions)
+    if mismatch is not None:
+        return result(len(digests), n_decisions, chain, mismatch, head)
     if expected is not None:
         mismatch = _head_mismatch(store, reg, digests, head, expected)
         if mismatch is not None:
             return result(len(digests), n_decisions, chain, mismatch, head)
     return result(len(digests), n_decisions, chain, None, head)
+
+
+def _event_mismatch(events: EventSnapshot, digests: list[str], stored: list[tuple[int, str]]) -> Mismatch | None:
+    """The first stored event whose content digest does not recompute, or whose sequence no event read holds.
+
+    Events are matched by sequence, not by position: an event stored by hand at a sequence stopwise never
+    gives (0 or below, which no read returns) is reported by its sequence; events stored after the
+    snapshot was read (above its high-water mark) are left to the next verify.
+    """
+    held = {seq: i for i, seq in enumerate(events.seqs.tolist())}
+    for seq, stored_digest in stored:
+        if seq > events.high_water:
+            break
+        i = held.get(seq)
+        if i is None:
+            return Mismatch("outcome", seq, (
+                f"an event is stored at sequence {seq}, which stopwise never gives (sequences start at 1): it was "
+                "put into the outcomes table by hand, outside the ledger"))
+        if digests[i] != stored_digest:
+            payload = column_payloads(events.rows.take(np.array([i])))[0]
+            return Mismatch("outcome", seq, (
+                f"content digest stored {stored_digest}, recomputed {digests[i]} "
+                f"(system {payload['system']!r}, task {payload['task']!r}, attempt {payload['attempt']})"))
+    return None
 
 
 def _head_mismatch(

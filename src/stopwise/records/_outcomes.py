@@ -52,6 +52,7 @@ from stopwise._vocabulary import STATUSES
 from stopwise.errors import ArgumentError, ComparisonError, Problem, ValidationError, shown
 from stopwise.records._columns import TEXT_COLUMNS, OutcomeColumns
 from stopwise.records._tables import TABLE_FORMATS, TableFormat, _Lines, _objects, format_of, read_table
+from stopwise.records._universe import MAX_NAME_TABLE_BYTES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -341,10 +342,41 @@ def _validate(raw: _Raw, source: str, lines: np.ndarray | _Lines | None) -> Outc
 
     result = OutcomeColumns(**{c: out[c] for c in OUTCOME_COLUMNS})
     if not problems:
+        problems.extend(_name_tables(result, source, lines))
+    if not problems:
         problems.extend(_conflicting_duplicates(result, source, lines))
     if problems:
         raise ValidationError(problems)
     return result
+
+
+def _name_tables(rows: OutcomeColumns, source: str, lines: np.ndarray | _Lines | None) -> list[Problem]:
+    """Names whose fixed-width table (distinct names x the longest x 4 bytes) would pass ``MAX_NAME_TABLE_BYTES``.
+
+    The comparison holds systems, tasks and groups in fixed-width text arrays: one 15 MB task id among 21 made
+    a 1.23 GiB array (issue 37). Refused here, before any such array is allocated.
+    """
+    found: list[Problem] = []
+    for name in ("system", "task", "group"):
+        values = getattr(rows, name)
+        lengths = np.fromiter(map(len, values.tolist()), dtype=np.int64, count=len(values))
+        if not len(lengths):
+            continue
+        longest = int(np.argmax(lengths))
+        if len(values) * int(lengths[longest]) * 4 <= MAX_NAME_TABLE_BYTES:
+            continue
+        import pandas as pd
+
+        size = len(pd.unique(values)) * int(lengths[longest]) * 4
+        if size > MAX_NAME_TABLE_BYTES:
+            line = int(lines[longest]) if lines is not None else None
+            found.append(Problem(
+                source, longest + 1, name,
+                f"is {int(lengths[longest]):,} characters long: the distinct {name} names are held at the width of the "
+                f"longest, {size / 2**30:.2f} GiB, over the limit of {MAX_NAME_TABLE_BYTES // 2**20} MiB; shorten it",
+                values[longest], line,
+            ))
+    return found
 
 
 def _canonical_flags(text: str) -> tuple[str, bool]:
@@ -537,6 +569,9 @@ def outcome_columns(
     if len(records) <= QUICK_MAX_ROWS:
         quick = _quick_columns(records)
         if quick is not None:
+            too_wide = _name_tables(quick, source or "<rows>", None)
+            if too_wide:
+                raise ValidationError(too_wide)
             return quick
     if not all(isinstance(record, Mapping) for record in records):
         bad = next(i for i, record in enumerate(records) if not isinstance(record, Mapping))

@@ -175,6 +175,8 @@ def _read_csv_exact(path: Path, data: bytes | None, what: str) -> tuple[_Raw, np
         handle = open(path, encoding="utf-8-sig", newline="")
     rows: list[list[str]] = []
     lines: list[int] = []
+    cap = limit("STOPWISE_MAX_LINE_BYTES")  # a cell as long as a JSONL line may be (not the csv module's 131,072)
+    previous = csv.field_size_limit(cap)
     with handle:
         reader = csv.reader(handle, skipinitialspace=True)
         try:
@@ -185,7 +187,14 @@ def _read_csv_exact(path: Path, data: bytes | None, what: str) -> tuple[_Raw, np
                 rows.append(cells)
                 lines.append(reader.line_num)
         except csv.Error as exc:
+            if "field larger than field limit" in str(exc):
+                raise LimitError(
+                    f"{source}, line {reader.line_num}: a cell is longer than STOPWISE_MAX_LINE_BYTES ({cap:,} characters); "
+                    "raise the limit if the file is trusted"
+                ) from None
             raise FileFormatError(f"{source}, line {reader.line_num}: cannot be read as CSV ({exc})") from None
+        finally:
+            csv.field_size_limit(previous)
     if header is None or not any(c.strip() for c in header):
         raise FileFormatError(f"{source}: the file has no header; {_a(what)} needs a header and rows")
     names = [c.strip() for c in header]

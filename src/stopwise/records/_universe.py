@@ -37,10 +37,30 @@ __all__ = ["MAX_UNIVERSE_TASKS", "OrderStamp", "TaskUniverse", "TaskUniverseErro
 
 MAX_UNIVERSE_TASKS = 10_000_000
 """Largest N a universe may declare (bounds memory of coverage tables built from it)."""
+MAX_NAME_TABLE_BYTES = 128 * 1024 * 1024
+"""Largest table of a universe's task ids (or group names): N x the longest one x 4 bytes, the fixed-width text
+array they are held in. One 100,000-character id among 20,000 tasks would make it 7.45 GiB; such a universe is
+refused before the table is allocated (issue 37)."""
 
 _UNIVERSE_COLUMNS = ("task", "group", "position", "covered")
 STAMP_COLUMNS = ("order_kind", "order_seed", "order_sha256")
 """The provenance columns of the ``stopwise order`` output (the same value on every row)."""
+
+
+def _check_name_table(names: list[str], field: str, source: str) -> None:
+    """Refuse names whose fixed-width table (N x the longest x 4 bytes) would pass :data:`MAX_NAME_TABLE_BYTES`."""
+    if not names:
+        return
+    lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+    longest = int(np.argmax(lengths))
+    size = len(names) * int(lengths[longest]) * 4
+    if size > MAX_NAME_TABLE_BYTES:
+        raise TaskUniverseError([Problem(
+            source, longest + 1, field,
+            f"is {int(lengths[longest]):,} characters long: {len(names):,} {field} names are held at the width of the "
+            f"longest, {size / 2**30:.2f} GiB, over the limit of {MAX_NAME_TABLE_BYTES // 2**20} MiB "
+            f"(N x longest x 4 bytes); shorten it", names[longest],
+        )])
 
 
 def order_digest(kind: str, seed: int, universe_sha256: str) -> str:
@@ -122,7 +142,9 @@ class TaskUniverse:
             problems.append(Problem(source, int(i) + 1, "task", "must be a non-empty text task id", task_array[i]))
         if problems:
             raise TaskUniverseError(problems)
-        names = np.array([t.strip() for t in task_array], dtype=str)
+        stripped = [t.strip() for t in task_array]
+        _check_name_table(stripped, "task", source)
+        names = np.array(stripped, dtype=str)
         _, first_index, name_of = np.unique(names, return_index=True, return_inverse=True)
         first_position = first_index[name_of.reshape(-1)]
         duplicated = first_position != np.arange(len(names))
@@ -146,10 +168,9 @@ class TaskUniverse:
                 raise TaskUniverseError(
                     [Problem(source, None, "group", f"must give one group per task ({len(names)})", len(group_array))]
                 )
-        group_names = np.array(
-            ["" if g is None or (isinstance(g, float) and np.isnan(g)) else str(g).strip() for g in group_array],
-            dtype=str,
-        )
+        group_text = ["" if g is None or (isinstance(g, float) and np.isnan(g)) else str(g).strip() for g in group_array]
+        _check_name_table(group_text, "group", source)
+        group_names = np.array(group_text, dtype=str)
         self._tasks: np.ndarray | None = names
         self._groups: np.ndarray | None = group_names
         self._n = len(names)

@@ -159,7 +159,9 @@ def _betting_stops(differences: np.ndarray, rows: np.ndarray, plan: _BettingPlan
     """First betting action and look of each row, and whether both tests crossed first at that look.
 
     Row r replays pair ``rows[r, 0]`` (a row of ``differences``, (P, N)) along order ``rows[r, 1]`` (a
-    row of ``plan.orders``, (K, N); ``plan.codes`` and ``plan.gate`` are (K, N) per order). The boundary
+    row of ``plan.orders``, (K, N); ``plan.codes`` and ``plan.gate`` are (K, N) per order). A row that has not
+    stopped by the look at N takes the certain answer there, as ``decide`` does (the mean is then known exactly:
+    reject when it is at most delta, else promote). The boundary
     at a look depends only on the prefix, so rows are processed on growing prefixes (:data:`_BLOCKS`),
     gathering only the prefix, and rows that have stopped are dropped before the next, longer prefix.
     """
@@ -205,6 +207,11 @@ def _betting_stops(differences: np.ndarray, rows: np.ndarray, plan: _BettingPlan
         tie[active] = hit_p & hit_r & (at_p == at_r)
         active = active[~(hit_p | hit_r)]
         done = end
+    if len(active) and n_tasks in looks:  # the complete record: the mean is known exactly, its answer certain
+        total = differences[rows[active, 0]].sum(axis=1)
+        above = total > n_tasks * plan.threshold + 1e-9 * n_tasks
+        action[active] = np.where(above, PROMOTE, REJECT)
+        stop[active] = n_tasks
     return action, stop, tie
 
 
@@ -543,7 +550,8 @@ def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, p
     At delta = 0 under the pooled process without a coverage gate, the pair (B, A) is the mirror image of
     (A, B) on the same orders: D is negated, so B's promote capital is exactly (bit for bit) A's reject
     capital and vice versa. Only one of the two is replayed; the other's action is the opposite, at the
-    same look (a look where both tests first cross together is a promote for both, as in the replay).
+    same look (a look where both tests first cross together is a promote for both, as in the replay). A pair
+    whose mean difference is 0 is replayed both ways: at N the certain answer is reject for both.
     """
     mirror_of: dict[int, int] = {}
     if plan.threshold == 0.0 and plan.codes is None and plan.gate is None:
@@ -553,7 +561,8 @@ def _run_betting(pairs: list[ReplayPair], plan: _BettingPlan, batch_rows: int, p
             j = index.get((p.baseline, p.tested))
             if j is not None and j not in mirror_of and i not in sources:
                 q = pairs[j]
-                if np.array_equal(q.tasks, p.tasks) and np.array_equal(q.differences, -p.differences):
+                at_zero = abs(float(np.sum(p.differences))) <= 1e-9 * len(p.differences)  # both reject at N: no mirror
+                if not at_zero and np.array_equal(q.tasks, p.tasks) and np.array_equal(q.differences, -p.differences):
                     mirror_of[i] = j  # pair i is replayed as the mirror of pair j
                     sources.add(j)
     replayed = [i for i in range(len(pairs)) if i not in mirror_of]

@@ -31,7 +31,7 @@ from stopwise.compare._state import DecideState
 from stopwise.errors import ComparisonError
 from stopwise.records import Action, DecisionWarning, DifferenceInterval, Policy, TailProvenance, TaskUniverse
 
-__all__ = ["ANYTIME", "Pooled", "check", "check_betting_order", "rule"]
+__all__ = ["ANYTIME", "Pooled", "certain_answer", "check", "check_betting_order", "rule"]
 
 ANYTIME = True
 """Valid at every look: the observed prefix of the planned order is judged at any look."""
@@ -117,6 +117,47 @@ def _judge_order(policy: Policy, universe: TaskUniverse) -> tuple[str, str | Non
     return "uniform", f"{problem}; the betting-wor guarantee assumes a uniformly random permutation drawn before any outcome"
 
 
+def certain_answer(state: DecideState, look: Look) -> Look:
+    """``look``, or at a complete record (every one of the N planned tasks judged) the answer that is certain.
+
+    With all N tasks observed the population mean difference is known exactly: promote when it exceeds delta
+    (p_promote 0, p_reject 1), reject when it does not (p_reject 0, p_promote 1), as the fixed-budget rule
+    says on the same data (not under ``predicted = "prediction-powered"``, where predictions stand in for
+    outcomes). A look that already gives that action (the process's logical bounds settle a mean
+    off delta at t = N) is kept as it is. Without this, a mean exactly at delta (all ties, say) left both betting tests
+    unsettled and the record abstained although "not above the threshold" is certain.
+
+    Examples
+    --------
+    >>> from stopwise import Policy, decide, outcome_columns
+    >>> from stopwise.compare import order_universe, task_order
+    >>> import pandas as pd
+    >>> policy = Policy(decision={"boundary": "betting-wor"})
+    >>> universe = order_universe(task_order(pd.DataFrame({"task": [f"t{i}" for i in range(30)]}), policy))
+    >>> ties = outcome_columns([{"system": s, "task": f"t{i}", "outcome": 1} for i in range(30) for s in "AB"])
+    >>> decide(ties, "A", "B", policy, universe=universe).action
+    'reject'
+    """
+    seen, paired = state.observed, state.paired
+    if state.inputs.powered is not None:  # predicted outcomes stand in for some tasks: the mean is not known
+        return look
+    if not (state.inputs.known and seen.n > 0 and seen.n == paired.n_shared):
+        return look
+    above = seen.exceeds
+    action: Action = "promote" if above else "reject"
+    if look.action == action:  # the process settled it already (its logical bounds): its words and p-values stay
+        return look
+    reason = (
+        f"every one of the N = {paired.n_shared} planned tasks is observed: the mean difference "
+        f"{float(seen.differences.mean()):.4g} is known exactly and {'exceeds' if above else 'is not above'} the threshold"
+    )
+    tail = look.tail or TailProvenance(method="betting-wor", lattice=paired.lattice)
+    return dataclasses.replace(
+        look, action=action, r_promote=0.0 if above else 1.0, r_reject=1.0 if above else 0.0, tail=tail, reason=reason,
+        top_up_left=None, top_up=None,
+    )
+
+
 def rule(policy: Policy, universe: TaskUniverse | None) -> BoundaryRule:
     """The process the planned order supports (see the module docstring); refuses an unfit order."""
     assert universe is not None  # check() refuses the betting boundary without an ordered universe
@@ -193,6 +234,10 @@ class Pooled:
 
 
     def look(self, state: DecideState) -> Look:
+        """The process's look (:meth:`crossing`), or the certain answer at a complete record (:func:`certain_answer`)."""
+        return certain_answer(state, self.crossing(state))
+
+    def crossing(self, state: DecideState) -> Look:
         """A final action at any look once a p-value is at most a and coverage holds."""
         seen, a = state.observed, state.policy.tail_cutoff
         r_promote = r_reject = None

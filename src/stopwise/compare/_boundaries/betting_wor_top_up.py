@@ -34,7 +34,7 @@ class TopUp(Pooled):
 
     coverage_on_observed: ClassVar[bool] = True
 
-    def look(self, state: DecideState) -> Look:
+    def crossing(self, state: DecideState) -> Look:
         """The crossing look tau of either test, and whether its top-up tasks are in (the module docstring).
 
         The reason keeps tau and the p-value at tau.
