@@ -95,8 +95,10 @@ def test_an_evaluation_already_decided_stops_at_once(cue_ledger: Any, example: M
     again = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")  # e.g. a re-run of the script
     logs = _eval(_tasks(example, again, n=12), tmp_path)
     for log in logs.values():
-        # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored
-        assert log.status == "success" and not log.samples and log.results is None
+        # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored, so
+        # the log's error says why (Inspect's console would count every skipped sample as an error)
+        assert log.status == "error" and not log.samples and log.results is None
+        assert "evaluation 'ev' is already decided" in log.error.message and "promote" in log.error.message
     assert len(ledger.rows()) == rows and again[0].comparison.looks == 0
     assert again[0].comparison.decision.action == "promote"
 
@@ -301,7 +303,7 @@ def test_an_in_memory_ledger_serves_the_worker_threads(example: ModuleType, tmp_
 def test_pacing_never_holds_a_system_whose_partner_failed(
     cue_ledger: Any, example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Inspect calls no complete_task for a failed task: the faster system stops waiting once its partner stalls."""
+    """Inspect calls no complete_task for a failed task, but its on_sample_end hook sees the error: the partner stops."""
     from inspect_ai.solver import Generate, TaskState, solver
 
     from stopwise.inspect import _manager
@@ -318,12 +320,16 @@ def test_pacing_never_holds_a_system_whose_partner_failed(
         return solve
 
     ledger = cue_ledger(decide_after=None)
-    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline", partner_wait=0.5)
     tasks = _tasks(example, managers, n=N)
     tasks[0].solver = fail_at(example.questions(N)[5].id)
     logs = _eval(tasks, tmp_path)
     assert logs["tested"].status == "error"
-    assert logs["baseline"].status == "success" and len(logs["baseline"].samples) == N  # no decision: it ran all
+    # Inspect's on_sample_end hook tells the partner, which waits 0.5 s for a retry, then stops and fails closed
+    base = logs["baseline"]
+    assert base.status == "error" and len(base.samples) < N // 2
+    assert "the paired task failed (tested system 'tested': its task failed: sample" in base.error.message
+    assert "the tested system broke" in base.error.message
 
 
 

@@ -26,7 +26,7 @@ import anyio.to_thread
 if TYPE_CHECKING:
     from stopwise.inspect._manager import PairedComparison, Role
 
-__all__ = ["error_notes", "missing_samples", "record_error", "watch_errors"]
+__all__ = ["error_notes", "missing_samples", "record_error", "record_failure", "watch_errors"]
 
 _log = logging.getLogger("stopwise.inspect")
 
@@ -35,8 +35,8 @@ _MESSAGE_CHARS = 300
 _SHOWN = 20
 """Errored tasks a note names before ``...``."""
 
-_routes: dict[str, tuple[weakref.ref[PairedComparison], Role]] = {}
-"""Inspect eval id -> (comparison, role) of every paired task started in this process."""
+_routes: dict[str, tuple[weakref.ref[PairedComparison], Role, bool]] = {}
+"""Inspect eval id -> (comparison, role, tolerates errors) of every paired task started in this process."""
 _errors: weakref.WeakKeyDictionary[PairedComparison, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
 """The errored samples each comparison recorded, by role (for the log's metadata)."""
 _guard = threading.Lock()
@@ -71,6 +71,9 @@ def _register_hook() -> None:
                 if comparison is None:
                     return
                 message = str(getattr(sample.error, "message", sample.error))
+                if not route[2]:  # Inspect fails this task at this error: its partner must stop too
+                    await anyio.to_thread.run_sync(record_failure, comparison, route[1], sample.id, sample.epoch, message)
+                    return
                 await anyio.to_thread.run_sync(record_error, comparison, route[1], sample.id, sample.epoch, message)
 
         _hook.append(ErrorHook)
@@ -91,14 +94,28 @@ def tolerates_errors(spec: Any) -> bool:
 def watch_errors(comparison: PairedComparison, role: Role, spec: Any) -> None:
     """Route the errored samples of the task ``spec`` (Inspect's eval spec) to ``comparison`` (called by ``start_task``).
 
-    Only a task that :func:`tolerates_errors`; others end at their first error (see there).
+    A task that :func:`tolerates_errors` has each errored sample recorded (:func:`record_error`); any other
+    ends at its first error (Inspect's default ``fail_on_error``), which fails the task: :func:`record_failure`.
+    Inspect calls no ``EarlyStopping`` method and no ``on_task_end`` hook for a task that fails (inspect_ai
+    0.3.x), so the errored sample's ``on_sample_end`` is the one signal that the task is failing.
     """
     eval_id = str(getattr(spec, "eval_id", "") or "")
-    if not eval_id or not tolerates_errors(spec):
+    if not eval_id:
         return
     _register_hook()
     with _guard:
-        _routes[eval_id] = (weakref.ref(comparison), role)
+        _routes[eval_id] = (weakref.ref(comparison), role, tolerates_errors(spec))
+
+
+def record_failure(comparison: PairedComparison, role: Role, sample_id: str | int, epoch: int, message: str) -> None:
+    """``role``'s task fails at this errored sample (Inspect's default ``fail_on_error``): stop its partner too.
+
+    The partner, in this process or (through the ledger's worker notices) in another, schedules no more
+    sample and its log names this failure (:meth:`PairedComparison.task_failed`).
+    """
+    reason = f"its task failed: sample {sample_id} (epoch {epoch}) errored: {message[:_MESSAGE_CHARS]}"
+    _log.warning("stopwise: %s %s", comparison.system_of(role), reason)
+    comparison.task_failed(role, reason)
 
 
 def record_error(comparison: PairedComparison, role: Role, sample_id: str | int, epoch: int, message: str) -> None:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,7 +61,7 @@ import anyio.to_thread
 from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
-from stopwise.errors import InputError
+from stopwise.errors import InputError, StopwiseError
 from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
@@ -80,6 +81,8 @@ _log = logging.getLogger("stopwise.inspect")
 Role = Literal["tested", "baseline"]
 _FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
+_REFUSED = "its task was refused at start"
+"""How a refusal at ``start_task`` begins its failure notice (a retry brings it again: the partner does not wait)."""
 _PACE_POLL_S = 0.005
 _PACE_STALL_S = 30.0
 """Pacing stops holding a system once its partner has completed no sample for this long: Inspect tells
@@ -177,7 +180,12 @@ class PairedComparison:
         self._lock = threading.Lock()
         # the other worker, when it runs in another process: its state (failed?) and progress, from the ledger
         self.partners = PartnerWatch(self.ledger, spec.evaluation)
-        self._failed: dict[Role, str] = {}  # a task of this process that failed at start, with the reason
+        self._failed: dict[Role, str] = {}  # a task of this process that failed (at start or a sample), with the reason
+        self._abandoned: dict[Role, str] = {}  # a role that gave up waiting for its partner (down): why; it skips the rest
+        self._waiting_since: dict[Role, float] = {}  # since when a role holds its next sample for a partner that is down
+        self._notices_at = float("-inf")
+        # the managers built for each role: a partner whose manager is gone (or never built) runs in another process
+        self._managers: dict[Role, weakref.ref[SystemEarlyStopping]] = {}
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -310,6 +318,7 @@ class PairedComparison:
         partner = self._sides[_PARTNER[role]]
         return (
             partner.started
+            and _PARTNER[role] not in self._failed
             and not partner.done
             and not partner.ending
             and time.monotonic() - partner.progress_at <= _PACE_STALL_S
@@ -345,11 +354,13 @@ class PairedComparison:
             self._start(role, spec, samples, epochs)
         except Exception as exc:
             with self._lock:
-                self._failed[role] = str(exc)
-                self.partners.announce(self._sides[role].system, "failed", str(exc))
+                self._failed[role] = f"{_REFUSED}: {exc}"
+                self.partners.announce(self._sides[role].system, "failed", self._failed[role])
             raise
         with self._lock:
             self._failed.pop(role, None)
+            self._abandoned.pop(role, None)
+            self._waiting_since.pop(role, None)
             self.partners.announce(self._sides[role].system, "started")
 
     def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
@@ -431,9 +442,9 @@ class PairedComparison:
             return f"stopwise {decision.action}: {decision.reason}", {
                 "action": decision.action, "look": self.looks, "n_observed": decision.n_observed, "delta_hat": decision.delta_hat,
             }
-        partner_failed = self._partner_failure(role)
-        if partner_failed is not None:
-            return f"stopwise partner failed: {partner_failed}", {"action": "partner_failed"}
+        abandoned = self._abandoned.get(role)
+        if abandoned is not None:
+            return f"stopwise partner failed: {abandoned}", {"action": "partner_failed"}
         top_up = None if self.decision is None else self.decision.top_up
         if top_up and str(sample_id) not in top_up:  # crossed: the action waits for these tasks alone
             shown = ", ".join(top_up[:5]) + (f", ... ({len(top_up)} in all)" if len(top_up) > 5 else "")
@@ -593,26 +604,94 @@ class PairedComparison:
         reason = self._failed.get(partner) or self.partners.failure(system, since=self._sides[role].system)
         return None if reason is None else f"{partner} system {system!r}: {reason}"
 
-    def paced_elsewhere(self, role: Role) -> bool:
-        """Whether ``role`` may have to wait for a partner in another process (lock-free, on the event loop)."""
+    def task_failed(self, role: Role, reason: str) -> None:
+        """``role``'s task is failing (Inspect fails it at an errored sample): its partner stops and says why.
+
+        Called from Inspect's ``on_sample_end`` hook (:func:`stopwise.inspect._errors.record_failure`): Inspect
+        calls neither ``complete_task`` nor ``on_task_end`` for a task that fails. The partner in this process
+        reads ``_failed``, one in another process the ``failed`` notice in the ledger. A retry of the task
+        (``eval_set``, ``eval_retry``) starts it again, which clears the failure.
+        """
+        with self._lock:
+            if role in self._failed:  # the samples in flight, cancelled with the task, error too: the first names it
+                return
+            self._failed[role] = reason
+            self.partners.announce(self._sides[role].system, "failed", reason)
+
+    def may_hold(self, role: Role) -> bool:
+        """Whether ``role`` may have to wait for its partner: one in another process, or one here that failed (lock-free)."""
+        partner = _PARTNER[role]
         return (
-            self.pace is not None
-            and self.error is None
+            self.error is None
             and not self.final
-            and not self._sides[_PARTNER[role]].started
+            and role not in self._abandoned
+            and (not self._sides[partner].started or partner in self._failed)
         )
 
-    def ahead_elsewhere(self, role: Role) -> bool:
-        """Whether ``role`` should wait for a partner that runs in another process (pacing through the ledger)."""
-        if self.pace is None or not self.paced_elsewhere(role):
-            return False
+    def hold(self, role: Role) -> bool:
+        """Whether ``role`` should wait before its next sample for its partner (in a worker thread, polled).
+
+        It waits while it is ``pace`` events ahead of a running partner in another process (pacing through
+        the ledger), and while its partner is down (:meth:`_partner_down`): failed (a retry may start it
+        again), never started in another process once this one is ``pace`` samples in, or stalled. After
+        ``partner_wait`` seconds down it gives up: every later sample is skipped and its log ends in error.
+        """
+        now = time.monotonic()
         with self._lock:
-            try:
-                return self.partners.ahead(self._sides[role].system, self._sides[_PARTNER[role]].system, self.pace,
-                                           _PACE_STALL_S)
-            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
-                _log.warning("stopwise: pacing could not read the ledger: %s", exc)
+            if not self.may_hold(role):
                 return False
+            try:
+                why, paced, waited = self._partner_down(role, now)
+            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
+                _log.warning("stopwise: could not read the partner's state in the ledger: %s", exc)
+                return False
+            if why is None:
+                self._waiting_since.pop(role, None)
+                return paced
+            wait = self.spec.partner_wait
+            since = self._waiting_since.setdefault(role, now)
+            if wait is not None and not waited and now - since < wait:
+                return True
+            self._abandoned[role] = why if wait is None or waited else f"{why}; waited {wait:g} s for it"
+            _log.error("stopwise: %s system %r stops scheduling: %s", role, self._sides[role].system, self._abandoned[role])
+            return False
+
+    def _partner_down(self, role: Role, now: float) -> tuple[str | None, bool, bool]:
+        """Why ``role``'s partner is down (or None), whether ``role`` is paced behind it, and whether it already waited."""
+        partner = self._sides[_PARTNER[role]]
+        if now - self._notices_at >= PACE_LEDGER_POLL_S:
+            self.partners.refresh()
+            self._notices_at = now
+        failed = self._partner_failure(role)
+        if failed is not None:  # a refusal at start comes again on a retry: no wait for one
+            return failed, False, _REFUSED in failed
+        if partner.started:
+            return None, False, False
+        wait = self.spec.partner_wait
+        state = self.partners.state(partner.system)
+        here = self._managers.get(_PARTNER[role])
+        if state is None and here is not None and here() is not None:
+            return None, False, False  # its task runs in this process, later (eval(tasks) with max_tasks=1)
+        if state is None:  # no worker of the partner has started (in another process)
+            if wait is not None and self._sides[role].counts.completed >= (self.pace or 2):
+                return (
+                    f"{_PARTNER[role]} system {partner.system!r}: its task never started (no worker of it recorded "
+                    "`started` in the ledger); start a worker per system at the same time, or give partner_wait=None "
+                    "to run the systems one after the other"
+                ), False, False
+            return None, False, False
+        if state != "started" or self.pace is None:  # finished: its outcomes are in the ledger
+            return None, False, False
+        stall = _PACE_STALL_S if wait is None else max(wait, _PACE_STALL_S)
+        ahead = self.partners.ahead(self._sides[role].system, partner.system, self.pace, float("inf"))
+        if ahead and self.partners.stalled(partner.system, stall):
+            if wait is None:  # run on alone
+                return None, False, False
+            return (
+                f"{_PARTNER[role]} system {partner.system!r}: its worker stored no outcome for {stall:g} s while this "
+                "one waited for it (it may have died)"
+            ), False, True
+        return None, ahead, False
 
     def _adopt_first_final(self) -> None:
         """Take the ledger's first promote/reject record as the decision, the one ``export --upto-decision`` reproduces.
@@ -636,7 +715,7 @@ class PairedComparison:
                     self._adopt_first_final()
                 except Exception as exc:
                     self._fail("read", None, exc)
-            partner_failed = self._partner_failure(role)
+            partner_failed = self._abandoned.get(role) or self._partner_failure(role)
             partner_running = (partner.started and not partner.done) or (
                 not partner.started and self.partners.state(partner.system) == "started"
             )
@@ -672,7 +751,8 @@ class PairedComparison:
                 )
             if self.error is None:
                 self.partners.announce(side.system, "finished")
-            return {
+            closing = self._fail_closed(role, partner_failed)
+            summary = {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
                 "ledger": self.ledger_name,
@@ -699,6 +779,40 @@ class PairedComparison:
                 "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
                 "notes": notes,
             }
+        if closing is not None:
+            _log.error("stopwise: %s", closing)
+            raise StopwiseError(closing)
+        return summary
+
+    def _fail_closed(self, role: Role, partner_failed: str | None) -> str | None:
+        """Why ``role``'s task must end in error (its log's ``error``), or None for a successful log.
+
+        Its partner failed before a decision: ``eval_set`` then retries both tasks (a successful log is
+        complete for Inspect, and a retried task alone would find no partner to pair with). Or it ran no
+        sample at all: Inspect then writes no results, hence no early-stopping summary, and its console
+        counts every skipped sample as an error; the log's error says why instead.
+        """
+        side = self._sides[role]
+        counts = side.counts
+        done = f"this task ran {counts.completed} sample(s) and skipped {counts.stopped}"
+        if partner_failed is not None and not self.final and self.error is None:
+            return (
+                f"stopwise: the paired task failed ({partner_failed}), so {done} (evaluation {self.evaluation!r}, "
+                "not decided); run both tasks again (eval_set retries both, or eval_retry both logs): the outcomes "
+                "stored so far are kept in the ledger and not stored twice"
+            )
+        if counts.completed or not counts.stopped:
+            return None
+        if self.error is not None:
+            return f"stopwise: {self.error}; {done}: no later sample of either system was scheduled (fail closed)"
+        if self.final and self.decision is not None:
+            reason = self.decision.reason if len(self.decision.reason) <= 300 else self.decision.reason[:300] + "..."
+            return (
+                f"stopwise: evaluation {self.evaluation!r} is already decided in ledger {self.ledger_name} "
+                f"({self.decision.action}: {reason}); {done}: nothing was left to run. The decision is in the ledger "
+                "(stopwise watch, stopwise ledger export --decisions); to evaluate again, register a new evaluation id"
+            )
+        return None
 
 
 class SystemEarlyStopping:
@@ -714,6 +828,7 @@ class SystemEarlyStopping:
         self.comparison = comparison
         self.role: Role = role
         self.system = comparison.tested if role == "tested" else comparison.baseline
+        comparison._managers[role] = weakref.ref(self)
 
     def __repr__(self) -> str:
         return f"SystemEarlyStopping({self.comparison.evaluation!r}, {self.role}={self.system!r})"
@@ -735,9 +850,7 @@ class SystemEarlyStopping:
         """
         while self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
-        while self.comparison.paced_elsewhere(self.role) and await anyio.to_thread.run_sync(
-            self.comparison.ahead_elsewhere, self.role
-        ):
+        while self.comparison.may_hold(self.role) and await anyio.to_thread.run_sync(self.comparison.hold, self.role):
             await anyio.sleep(PACE_LEDGER_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
 
