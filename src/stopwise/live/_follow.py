@@ -86,7 +86,8 @@ def _upcoming(ledger: Ledger, evaluation: str, registration: Registration, decis
 
 def _known_decision(ledger: Ledger, evaluation: str, high_water: int) -> DecisionRecord | None:
     """The chain's decision when a new look would bring no new evidence (the first final one, or the latest taken
-    on every stored event), else None."""
+    on every stored event), else None.
+    """
     first = ledger.first_decision(evaluation)
     if first is not None:
         return first.record
