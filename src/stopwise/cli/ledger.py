@@ -572,8 +572,10 @@ def _watch_logs(
 
 
 def _check_systems_read(directory: str, look: Any, tested: str, baseline: str) -> None:
-    """Refuse (exit 4) a look that read finished logs but no row of ``tested`` or ``baseline``, once nothing is left
-    to read (or the logs carry a live decision): the systems are named otherwise in the logs (``--system-from``).
+    """Refuse (exit 4) a look that read finished logs but no row of ``tested`` or ``baseline``.
+
+    Only once nothing is left to read (or the logs carry a live decision): the logs name the systems otherwise
+    (``--system-from``).
     """
     from stopwise.ingest import SYSTEM_SOURCES
 

@@ -85,8 +85,9 @@ def _upcoming(ledger: Ledger, evaluation: str, registration: Registration, decis
 
 
 def _known_decision(ledger: Ledger, evaluation: str, high_water: int) -> DecisionRecord | None:
-    """The chain's decision when a new look would bring no new evidence (the first final one, or the latest taken
-    on every stored event), else None.
+    """The chain's decision when a new look would bring no new evidence, else None.
+
+    That is the first final decision, or the latest one when it was taken on every stored event.
     """
     first = ledger.first_decision(evaluation)
     if first is not None:
