@@ -39,6 +39,9 @@ _routes: dict[str, tuple[weakref.ref[PairedComparison], Role, bool]] = {}
 """Inspect eval id -> (comparison, role, tolerates errors) of every paired task started in this process."""
 _errors: weakref.WeakKeyDictionary[PairedComparison, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
 """The errored samples each comparison recorded, by role (for the log's metadata)."""
+_runs: dict[str, int] = {}
+"""Inspect run id -> how many tasks the run holds (its ``on_run_start``): a partner that has not started may still
+start in a run of several tasks (``eval(tasks)`` with ``max_tasks=1``), not in a run of one."""
 _guard = threading.Lock()
 _hook: list[Any] = []
 
@@ -49,7 +52,7 @@ def _register_hook() -> None:
         if _hook:
             return
         try:
-            from inspect_ai.hooks import Hooks, SampleEnd, hooks
+            from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
         except ImportError:  # an Inspect without hooks: errored samples are not recorded (the log still has them)
             _log.warning("stopwise: this inspect_ai has no hooks; errored samples are not recorded in the ledger")
             _hook.append(None)
@@ -60,7 +63,11 @@ def _register_hook() -> None:
             """Routes each errored sample of a paired task to its comparison (see :mod:`stopwise.inspect._errors`)."""
 
             def enabled(self) -> bool:
-                return bool(_routes)
+                return True
+
+            async def on_run_start(self, data: RunStart) -> None:
+                with _guard:
+                    _runs[data.run_id] = len(data.task_names)
 
             async def on_sample_end(self, data: SampleEnd) -> None:
                 route = _routes.get(data.eval_id)
@@ -77,6 +84,16 @@ def _register_hook() -> None:
                 await anyio.to_thread.run_sync(record_error, comparison, route[1], sample.id, sample.epoch, message)
 
         _hook.append(ErrorHook)
+
+
+def register_hooks() -> None:
+    """Register the process's hook before a run starts (a comparison is built before ``eval``): it counts each run's tasks."""
+    _register_hook()
+
+
+def run_tasks(run_id: str) -> int | None:
+    """How many tasks the Inspect run ``run_id`` holds (None: unknown, its start was not seen)."""
+    return _runs.get(run_id)
 
 
 def tolerates_errors(spec: Any) -> bool:

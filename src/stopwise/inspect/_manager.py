@@ -50,7 +50,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -62,7 +61,7 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
-from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
+from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, run_tasks, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
 from stopwise.inspect._spec import PairedSpec
@@ -184,8 +183,7 @@ class PairedComparison:
         self._abandoned: dict[Role, str] = {}  # a role that gave up waiting for its partner (down): why; it skips the rest
         self._waiting_since: dict[Role, float] = {}  # since when a role holds its next sample for a partner that is down
         self._notices_at = float("-inf")
-        # the managers built for each role: a partner whose manager is gone (or never built) runs in another process
-        self._managers: dict[Role, weakref.ref[SystemEarlyStopping]] = {}
+        register_hooks()  # before the run starts: the hook counts its tasks
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -669,9 +667,8 @@ class PairedComparison:
             return None, False, False
         wait = self.spec.partner_wait
         state = self.partners.state(partner.system)
-        here = self._managers.get(_PARTNER[role])
-        if state is None and here is not None and here() is not None:
-            return None, False, False  # its task runs in this process, later (eval(tasks) with max_tasks=1)
+        if state is None and (run_tasks(self._sides[role].run) or 1) > 1:
+            return None, False, False  # it may run in this process, later in this run (eval(tasks) with max_tasks=1)
         if state is None:  # no worker of the partner has started (in another process)
             if wait is not None and self._sides[role].counts.completed >= (self.pace or 2):
                 return (
@@ -828,7 +825,6 @@ class SystemEarlyStopping:
         self.comparison = comparison
         self.role: Role = role
         self.system = comparison.tested if role == "tested" else comparison.baseline
-        comparison._managers[role] = weakref.ref(self)
 
     def __repr__(self) -> str:
         return f"SystemEarlyStopping({self.comparison.evaluation!r}, {self.role}={self.system!r})"
