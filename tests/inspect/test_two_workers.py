@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from benchmarks.live_two_workers import WORKER, N, classify, one_run
 
-from benchmarks.live_two_workers import N, WORKER, classify, one_run
 from stopwise.ledger import open_ledger
 
 REPO = Path(__file__).resolve().parents[2]
