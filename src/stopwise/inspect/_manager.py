@@ -183,6 +183,7 @@ class PairedComparison:
         self._abandoned: dict[Role, str] = {}  # a role that gave up waiting for its partner (down): why; it skips the rest
         self._waiting_since: dict[Role, float] = {}  # since when a role holds its next sample for a partner that is down
         self._notices_at = float("-inf")
+        self._misused: dict[Role, str] = {}  # a role whose manager a second task (model) started on: why
         register_hooks()  # before the run starts: the hook counts its tasks
 
     # -- state -----------------------------------------------------------------------------------
@@ -374,7 +375,13 @@ class PairedComparison:
                 # later run (a re-run of the script): a new log. Another task of the same run on this manager
                 # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
                 side.started, side.done, side.ending, side.counts = False, False, False, _Counts()
+                self._misused.pop(role, None)
             if side.started:
+                self._misused[role] = (
+                    f"{label}: a second task (model {model!r}) started on this system's manager: eval(task, model=[A, B]) "
+                    "reuses one Task for both models; give that Task the manager of paired_model_early_stopping, or build "
+                    "one Task per system, each with its own manager from paired_early_stopping"
+                )
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
                     "both models: give that Task the manager of paired_model_early_stopping, or build one Task per "
@@ -440,6 +447,9 @@ class PairedComparison:
             return f"stopwise {decision.action}: {decision.reason}", {
                 "action": decision.action, "look": self.looks, "n_observed": decision.n_observed, "delta_hat": decision.delta_hat,
             }
+        misused = self._misused.get(role)
+        if misused is not None:  # the first task on the manager stops too: what it runs is not paired
+            return f"stopwise refused: {misused}", {"action": "refused"}
         abandoned = self._abandoned.get(role)
         if abandoned is not None:
             return f"stopwise partner failed: {abandoned}", {"action": "partner_failed"}
@@ -792,6 +802,8 @@ class PairedComparison:
         side = self._sides[role]
         counts = side.counts
         done = f"this task ran {counts.completed} sample(s) and skipped {counts.stopped}"
+        if role in self._misused and not self.final:
+            return f"stopwise: {self._misused[role]}; so {done} (evaluation {self.evaluation!r}, not decided)"
         if partner_failed is not None and not self.final and self.error is None:
             return (
                 f"stopwise: the paired task failed ({partner_failed}), so {done} (evaluation {self.evaluation!r}, "
