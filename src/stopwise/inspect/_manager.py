@@ -61,7 +61,8 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
-from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, run_tasks, watch_errors
+from stopwise.inspect._closing import REFUSED, fail_closed, partner_down
+from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
 from stopwise.inspect._spec import PairedSpec
@@ -80,8 +81,6 @@ _log = logging.getLogger("stopwise.inspect")
 Role = Literal["tested", "baseline"]
 _FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
-_REFUSED = "its task was refused at start"
-"""How a refusal at ``start_task`` begins its failure notice (a retry brings it again: the partner does not wait)."""
 _PACE_POLL_S = 0.005
 _PACE_STALL_S = 30.0
 """Pacing stops holding a system once its partner has completed no sample for this long: Inspect tells
@@ -353,7 +352,7 @@ class PairedComparison:
             self._start(role, spec, samples, epochs)
         except Exception as exc:
             with self._lock:
-                self._failed[role] = f"{_REFUSED}: {exc}"
+                self._failed[role] = f"{REFUSED}: {exc}"
                 self.partners.announce(self._sides[role].system, "failed", self._failed[role])
             raise
         with self._lock:
@@ -649,7 +648,7 @@ class PairedComparison:
             if not self.may_hold(role):
                 return False
             try:
-                why, paced, waited = self._partner_down(role, now)
+                why, paced, waited = partner_down(self, role, now)
             except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
                 _log.warning("stopwise: could not read the partner's state in the ledger: %s", exc)
                 return False
@@ -663,42 +662,6 @@ class PairedComparison:
             self._abandoned[role] = why if wait is None or waited else f"{why}; waited {wait:g} s for it"
             _log.error("stopwise: %s system %r stops scheduling: %s", role, self._sides[role].system, self._abandoned[role])
             return False
-
-    def _partner_down(self, role: Role, now: float) -> tuple[str | None, bool, bool]:
-        """Why ``role``'s partner is down (or None), whether ``role`` is paced behind it, and whether it already waited."""
-        partner = self._sides[_PARTNER[role]]
-        if now - self._notices_at >= PACE_LEDGER_POLL_S:
-            self.partners.refresh()
-            self._notices_at = now
-        failed = self._partner_failure(role)
-        if failed is not None:  # a refusal at start comes again on a retry: no wait for one
-            return failed, False, _REFUSED in failed
-        if partner.started:
-            return None, False, False
-        wait = self.spec.partner_wait
-        state = self.partners.state(partner.system)
-        if state is None and (run_tasks(self._sides[role].run) or 1) > 1:
-            return None, False, False  # it may run in this process, later in this run (eval(tasks) with max_tasks=1)
-        if state is None:  # no worker of the partner has started (in another process)
-            if wait is not None and self._sides[role].counts.completed >= (self.pace or 2):
-                return (
-                    f"{_PARTNER[role]} system {partner.system!r}: its task never started (no worker of it recorded "
-                    "`started` in the ledger); start a worker per system at the same time, or give partner_wait=None "
-                    "to run the systems one after the other"
-                ), False, False
-            return None, False, False
-        if state != "started" or self.pace is None:  # finished: its outcomes are in the ledger
-            return None, False, False
-        stall = _PACE_STALL_S if wait is None else max(wait, _PACE_STALL_S)
-        ahead = self.partners.ahead(self._sides[role].system, partner.system, self.pace, float("inf"))
-        if ahead and self.partners.stalled(partner.system, stall):
-            if wait is None:  # run on alone
-                return None, False, False
-            return (
-                f"{_PARTNER[role]} system {partner.system!r}: its worker stored no outcome for {stall:g} s while this "
-                "one waited for it (it may have died)"
-            ), False, True
-        return None, ahead, False
 
     def _adopt_first_final(self) -> None:
         """Take the ledger's first promote/reject record as the decision, the one ``export --upto-decision`` reproduces.
@@ -758,7 +721,7 @@ class PairedComparison:
                 )
             if self.error is None:
                 self.partners.announce(side.system, "finished")
-            closing = self._fail_closed(role, partner_failed)
+            closing = fail_closed(self, role, partner_failed)
             summary = {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
@@ -790,39 +753,6 @@ class PairedComparison:
             _log.error("stopwise: %s", closing)
             raise StopwiseError(closing)
         return summary
-
-    def _fail_closed(self, role: Role, partner_failed: str | None) -> str | None:
-        """Why ``role``'s task must end in error (its log's ``error``), or None for a successful log.
-
-        Its partner failed before a decision: ``eval_set`` then retries both tasks (a successful log is
-        complete for Inspect, and a retried task alone would find no partner to pair with). Or it ran no
-        sample at all: Inspect then writes no results, hence no early-stopping summary, and its console
-        counts every skipped sample as an error; the log's error says why instead.
-        """
-        side = self._sides[role]
-        counts = side.counts
-        done = f"this task ran {counts.completed} sample(s) and skipped {counts.stopped}"
-        if role in self._misused and not self.final:
-            return f"stopwise: {self._misused[role]}; so {done} (evaluation {self.evaluation!r}, not decided)"
-        if partner_failed is not None and not self.final and self.error is None:
-            return (
-                f"stopwise: the paired task failed ({partner_failed}), so {done} (evaluation {self.evaluation!r}, "
-                "not decided); run both tasks again (eval_set retries both, or eval_retry both logs): the outcomes "
-                "stored so far are kept in the ledger and not stored twice"
-            )
-        if counts.completed or not counts.stopped:
-            return None
-        if self.error is not None:
-            return f"stopwise: {self.error}; {done}: no later sample of either system was scheduled (fail closed)"
-        if self.final and self.decision is not None:
-            reason = self.decision.reason if len(self.decision.reason) <= 300 else self.decision.reason[:300] + "..."
-            return (
-                f"stopwise: evaluation {self.evaluation!r} is already decided in ledger {self.ledger_name} "
-                f"({self.decision.action}: {reason}); {done}: nothing was left to run. The decision is in the ledger "
-                "(stopwise watch, stopwise ledger export --decisions); to evaluate again, register a new evaluation id"
-            )
-        return None
-
 
 class SystemEarlyStopping:
     """Inspect ``EarlyStopping`` manager bound to one system of a paired comparison.
