@@ -234,7 +234,7 @@ def test_inspect_running_another_order_than_planned_is_noted(
 ) -> None:
     from stopwise import TaskUniverse
 
-    dataset = example.questions(8)
+    dataset = example.questions(20)
     universe = TaskUniverse([s.id for s in dataset][::-1])
     managers = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline", universe=universe)
     logs = _eval(_tasks(example, managers, datasets=(dataset, dataset)), tmp_path)
@@ -242,8 +242,11 @@ def test_inspect_running_another_order_than_planned_is_noted(
     for log in logs.values():
         notes = log.results.early_stopping.metadata["notes"]
         assert len([n for n in notes if "another order than the planned universe" in n]) == 2
+        # and each log names the tasks run after ones planned more than 8 positions later (planned 1-11 here)
+        (late,) = [n for n in notes if "planned task(s) after tasks planned more than 8 positions later" in n]
+        assert late.startswith("Inspect ran 11 planned task(s)") and "q010" in late, late
         # the cue never decides: the task that ends first also notes that later decisions are in the ledger
-        assert all("another order" in n or "not decided when this task ended" in n for n in notes)
+        assert all("another order" in n or "not decided when this task ended" in n or n == late for n in notes)
 
 
 def test_a_failing_ledger_stops_the_evaluation_and_says_why(

@@ -81,6 +81,8 @@ _log = logging.getLogger("stopwise.inspect")
 Role = Literal["tested", "baseline"]
 _FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
+_LATE = 8
+"""How many planned positions past a task another may complete before the task counts as run out of order."""
 _PACE_POLL_S = 0.005
 _PACE_STALL_S = 30.0
 """Pacing stops holding a system once its partner has completed no sample for this long: Inspect tells
@@ -110,6 +112,8 @@ class _Side:
     run: str = ""
     task_id: str = ""
     progress_at: float = 0.0  # time.monotonic() of the last start or completed sample
+    furthest: int = -1  # the furthest planned position completed
+    late: list[str] = field(default_factory=list)  # tasks completed after one planned _LATE positions further
     counts: _Counts = field(default_factory=_Counts)
 
 
@@ -374,6 +378,7 @@ class PairedComparison:
                 # later run (a re-run of the script): a new log. Another task of the same run on this manager
                 # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
                 side.started, side.done, side.ending, side.counts = False, False, False, _Counts()
+                side.furthest, side.late = -1, []
                 self._misused.pop(role, None)
             if side.started:
                 self._misused[role] = (
@@ -501,6 +506,7 @@ class PairedComparison:
         with self._lock:
             side.counts.completed += 1
             side.progress_at = time.monotonic()
+            self._track_order(side, task)
             if self.error is not None:
                 return
             accepted = self._append(side, task, row)
@@ -511,6 +517,13 @@ class PairedComparison:
                 side.counts.unscored += 1
                 return
             self._reported(role, task)
+
+    def _track_order(self, side: _Side, task: str) -> None:
+        """Note a task completed after one planned ``_LATE`` positions further (a retry runs an errored sample late)."""
+        position = self._position.get(task, -1)
+        if 0 <= position < side.furthest - _LATE:
+            side.late.append(task)
+        side.furthest = max(side.furthest, position)
 
     def system_of(self, role: Role) -> str:
         """The system name of ``role``."""
@@ -678,6 +691,12 @@ class PairedComparison:
         partner = self._sides[_PARTNER[role]]
         with self._lock:
             notes = list(self._order_notes) + error_notes(self, role)
+            if side.late:  # the betting boundary judges the planned prefix: a late task holds it back
+                notes.append(
+                    f"Inspect ran {len(side.late)} planned task(s) after tasks planned more than {_LATE} positions later "
+                    f"({', '.join(side.late[:5])}{' ...' if len(side.late) > 5 else ''}; e.g. a retry re-runs an errored "
+                    "sample late): decisions stay valid but may come later, since the boundary waits for the planned prefix"
+                )
             side.done = True
             if self.error is None:
                 try:  # the log carries the latest decision in the ledger, whoever took it
