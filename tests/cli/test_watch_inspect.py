@@ -173,6 +173,22 @@ def test_watch_command_exits_with_the_decision(logs: dict[str, Path], tmp_path: 
     assert "PROMOTE  tested vs baseline" in out and "observed   40 of 40 planned tasks" in out
 
 
+def test_logs_that_name_no_row_of_a_system_are_refused(logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: `--system-from file` on logs named as Inspect names them re-checked 0 rows and exited 0."""
+    watched = tmp_path / "logs"
+    watched.mkdir()
+    place(logs["tested"], watched / "2026-12-06T10-00-00-00-00_tested_AbC.eval")
+    place(logs["baseline"], watched / "2026-12-06T10-00-00-00-00_baseline_DeF.eval")
+    args = ["watch", str(watched), "-t", "tested", "-b", "baseline", "--tasks", str(logs["tasks"]), "--once"]
+    assert main([*args, "--system-from", "file"]) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "read 80 rows from 2 finished log(s) but none of 'tested' or 'baseline'" in err
+    assert "2026-12-06T10-00-00-00-00_baseline_DeF" in err and "--system-from task" in err
+    (watched / "2026-12-06T10-00-00-00-00_tested_AbC.eval").rename(watched / "tested.eval")
+    (watched / "2026-12-06T10-00-00-00-00_baseline_DeF.eval").rename(watched / "baseline.eval")
+    assert main([*args, "--system-from", "file"]) == 0  # files named after the systems
+
+
 def test_one_model_without_naming_is_an_error_with_a_hint(logs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     watched = tmp_path / "logs"
     watched.mkdir()

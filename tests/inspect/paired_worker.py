@@ -7,6 +7,7 @@ but the ledger.
 
     python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N [--mine N_MINE]
         [--start-after-started SYSTEM] [--hold-from K --until-failed SYSTEM] [--shard K/M --expect NAMES]
+        [--partner-wait S] [--die-at K]
 
 The two processes wait for each other at BARRIER_DIR (a file per role) before their evaluations
 start, so that their samples interleave (as two workers started together would). The last line of
@@ -17,7 +18,10 @@ worker's evaluation once SYSTEM's worker has recorded ``started`` (it registered
 ``--hold-from K --until-failed SYSTEM`` holds this worker's K-th and later samples (in its solver)
 until SYSTEM's worker has recorded ``failed``, so that no more than K + max_samples samples run before
 it. ``--shard K/M`` runs only the planned positions p with p % M == K (the universe registered is the whole
-planned order), waiting at the barrier as ``ROLE-K`` for every name of ``--expect``. Each wait fails after :data:`HANDSHAKE_S` seconds (never reached when the code is right).
+planned order), waiting at the barrier as ``ROLE-K`` for every name of ``--expect``. ``--partner-wait`` is the
+spec's ``partner_wait`` (``none``: None); ``--die-at K`` ends this process at its K-th sample at once (``os._exit``:
+no log, no notice), as a worker killed or crashed would. Each wait fails after :data:`HANDSHAKE_S` seconds (never
+reached when the code is right).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import importlib.util
 import itertools
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -81,6 +86,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--until-failed", default=None)
     parser.add_argument("--shard", default=None, help="K/M: run only the planned positions p with p % M == K")
     parser.add_argument("--expect", default="tested,baseline", help="the barrier names of every worker of the run")
+    parser.add_argument("--partner-wait", default="30")
+    parser.add_argument("--die-at", type=int, default=None)
     args = parser.parse_args(argv)
     url, role, log_dir, barrier = args.url, args.role, args.log_dir, args.barrier
     mine = args.n if args.mine is None else args.mine
@@ -95,8 +102,10 @@ def main(argv: list[str]) -> int:
         k, m = (int(x) for x in args.shard.split("/"))
         dataset = [sample for position, sample in enumerate(dataset) if position % m == k]
         name = f"{role}-{k}"
+    wait = None if args.partner_wait == "none" else float(args.partner_wait)
     managers = paired_early_stopping(
-        url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.0
+        url, "ev", tested="tested", baseline="baseline", policy=policy, universe=universe, refresh=0.0,
+        partner_wait=wait,
     )
     manager = managers[0] if role == "tested" else managers[1]
     started = itertools.count(1)
@@ -105,7 +114,10 @@ def main(argv: list[str]) -> int:
     @solver
     def think() -> Any:  # a few milliseconds per sample, as a model call would take
         async def solve(state: TaskState, generate: Generate) -> TaskState:
-            if args.hold_from is not None and next(started) >= args.hold_from and not released:
+            count = next(started)
+            if args.die_at is not None and count >= args.die_at:
+                os._exit(9)
+            if args.hold_from is not None and count >= args.hold_from and not released:
                 await anyio.to_thread.run_sync(wait_for_notice, url, args.until_failed, "failed")
                 released.append(True)
             await anyio.sleep(0.01)

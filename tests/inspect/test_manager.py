@@ -95,8 +95,10 @@ def test_an_evaluation_already_decided_stops_at_once(cue_ledger: Any, example: M
     again = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")  # e.g. a re-run of the script
     logs = _eval(_tasks(example, again, n=12), tmp_path)
     for log in logs.values():
-        # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored
-        assert log.status == "success" and not log.samples and log.results is None
+        # nothing ran; Inspect writes results (and the early-stopping summary) only when a sample was scored, so
+        # the log's error says why (Inspect's console would count every skipped sample as an error)
+        assert log.status == "error" and not log.samples and log.results is None
+        assert "evaluation 'ev' is already decided" in log.error.message and "promote" in log.error.message
     assert len(ledger.rows()) == rows and again[0].comparison.looks == 0
     assert again[0].comparison.decision.action == "promote"
 
@@ -110,8 +112,10 @@ def test_one_task_for_both_models_is_refused(cue_ledger: Any, example: ModuleTyp
     task = Task(dataset=example.questions(6), solver=generate(), scorer=match(), early_stopping=tested)
     logs = eval(task, model=[example.mock_system("a", 1.0), example.mock_system("b", 0.0)], display="none",
                 log_dir=str(tmp_path / "logs"))
-    errors = [log.error.message for log in logs if log.status == "error"]
-    assert len(errors) == 1 and "build one Task per system" in errors[0]
+    # the second model's run is refused naming the misuse (a first run still going would stop and name it too;
+    # Inspect runs the two here one after the other)
+    errors = [" ".join(log.error.message.split()) for log in logs if log.status == "error"]
+    assert errors and all("eval(task, model=[A, B]) reuses one Task for both models" in e for e in errors)
 
 
 def test_task_count_budget_runs_the_planned_head_only(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
@@ -230,7 +234,7 @@ def test_inspect_running_another_order_than_planned_is_noted(
 ) -> None:
     from stopwise import TaskUniverse
 
-    dataset = example.questions(8)
+    dataset = example.questions(20)
     universe = TaskUniverse([s.id for s in dataset][::-1])
     managers = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline", universe=universe)
     logs = _eval(_tasks(example, managers, datasets=(dataset, dataset)), tmp_path)
@@ -238,8 +242,11 @@ def test_inspect_running_another_order_than_planned_is_noted(
     for log in logs.values():
         notes = log.results.early_stopping.metadata["notes"]
         assert len([n for n in notes if "another order than the planned universe" in n]) == 2
+        # and each log names the tasks run after ones planned more than 8 positions later (planned 1-11 here)
+        (late,) = [n for n in notes if "planned task(s) after tasks planned more than 8 positions later" in n]
+        assert late.startswith("Inspect ran 11 planned task(s)") and "q010" in late, late
         # the cue never decides: the task that ends first also notes that later decisions are in the ledger
-        assert all("another order" in n or "not decided when this task ended" in n for n in notes)
+        assert all("another order" in n or "not decided when this task ended" in n or n == late for n in notes)
 
 
 def test_a_failing_ledger_stops_the_evaluation_and_says_why(
@@ -306,7 +313,7 @@ def test_an_in_memory_ledger_serves_the_worker_threads(example: ModuleType, tmp_
 def test_pacing_never_holds_a_system_whose_partner_failed(
     cue_ledger: Any, example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Inspect calls no complete_task for a failed task: the faster system stops waiting once its partner stalls."""
+    """Inspect calls no complete_task for a failed task, but its on_sample_end hook sees the error: the partner stops."""
     from inspect_ai.solver import Generate, TaskState, solver
 
     from stopwise.inspect import _manager
@@ -323,12 +330,16 @@ def test_pacing_never_holds_a_system_whose_partner_failed(
         return solve
 
     ledger = cue_ledger(decide_after=None)
-    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
+    managers = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline", partner_wait=0.5)
     tasks = _tasks(example, managers, n=N)
     tasks[0].solver = fail_at(example.questions(N)[5].id)
     logs = _eval(tasks, tmp_path)
     assert logs["tested"].status == "error"
-    assert logs["baseline"].status == "success" and len(logs["baseline"].samples) == N  # no decision: it ran all
+    # Inspect's on_sample_end hook tells the partner, which waits 0.5 s for a retry, then stops and fails closed
+    base = logs["baseline"]
+    assert base.status == "error" and len(base.samples) < N // 2
+    assert "the paired task failed (tested system 'tested': its task failed: sample" in base.error.message
+    assert "the tested system broke" in base.error.message
 
 
 

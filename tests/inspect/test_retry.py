@@ -73,8 +73,10 @@ def interrupt(role):  # fails the sample of the system named in HERE/fail ("ROLE
 def _task(role):
     policy = stopwise.load_policy(HERE / "policy.toml")
     dataset, universe = planned_order(example.questions(200), policy, group="group")
+    # HERE/alone: the systems run one after the other (the first alone), so no worker waits for its partner to start
     managers = paired_early_stopping(
-        f"sqlite:///{{HERE / 'ledger.db'}}", "ev", tested="tested", baseline="baseline", policy=policy, universe=universe
+        f"sqlite:///{{HERE / 'ledger.db'}}", "ev", tested="tested", baseline="baseline", policy=policy, universe=universe,
+        partner_wait=None if (HERE / "alone").exists() else 30.0,
     )
     return Task(dataset=dataset, solver=[interrupt(role), generate()], scorer=match(),
                 model=example.mock_system(role, 0.9 if role == "tested" else 0.55),
@@ -99,6 +101,7 @@ def test_eval_retry_of_an_interrupted_run_decides_without_conflicts(example: Mod
     # proportional coverage rule's; the default with betting-wor is the tolerant rule since issue 33
     (tmp_path / "policy.toml").write_text(example.POLICY_TOML + '\n[coverage]\nrule = "proportional"\n')
     (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
+    (tmp_path / "alone").touch()
     logs = str(tmp_path / "logs")
     policy = stopwise.load_policy(tmp_path / "policy.toml")
     _, universe = planned_order(example.questions(200), policy, group="group")
@@ -214,7 +217,9 @@ def test_eval_set_retry_of_a_failed_task_reuses_its_manager_and_decides(example:
 
     from inspect_ai import eval_set
 
-    (tmp_path / "policy.toml").write_text(example.POLICY_TOML)
+    # the interruption (position 31) must come before the decision: the proportional rule's crossing at 28 waits for
+    # top-up tasks, the interrupted one among them (the tolerant default decides at 28)
+    (tmp_path / "policy.toml").write_text(example.POLICY_TOML + '\n[coverage]\nrule = "proportional"\n')
     (tmp_path / "tasks.py").write_text(TASK_FILE.format(example=str(REPO / "docs" / "examples" / "inspect_live.py")))
     spec = importlib.util.spec_from_file_location("retry_tasks", tmp_path / "tasks.py")
     assert spec is not None and spec.loader is not None

@@ -148,6 +148,29 @@ def test_watch_follows_until_decided(files: dict[str, Path], capsys: pytest.Capt
     assert [d.record.action for d in history[:-1]] == ["continue"] * (len(history) - 1)
 
 
+def test_watch_records_a_look_only_on_new_evidence(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: `watch` on a decided ledger appended an identical decision at every call (head d6 -> d7 -> d8)."""
+    init(files, capsys)
+    main(["ledger", "append", str(files["db"]), "ev", str(files["first"])])
+    assert main(["watch", str(files["db"]), "ev", "--once"]) == 2  # new events: one look recorded
+    assert main(["watch", str(files["db"]), "ev", "--once"]) == 2  # nothing new: the chain's decision, none appended
+    with open_ledger(files["db"]) as ledger:
+        assert [d.record.action for d in ledger.decisions("ev")] == ["continue"]
+    main(["ledger", "append", str(files["db"]), "ev", str(files["all"])])
+    assert main(["watch", str(files["db"]), "ev", "--once"]) == 0
+    with open_ledger(files["db"]) as ledger:
+        head = len(ledger.decisions("ev"))
+    for _ in range(2):  # decided: each call reports the decision and appends nothing
+        assert main(["watch", str(files["db"]), "ev", "--once"]) == 0
+    assert "PROMOTE" in capsys.readouterr().out
+    with open_ledger(files["db"]) as ledger:
+        assert len(ledger.decisions("ev")) == head
+    assert main(["watch", str(files["db"]), "ev", "--once", "--record"]) == 0  # forced: one look more
+    with open_ledger(files["db"]) as ledger:
+        assert len(ledger.decisions("ev")) == head + 1
+    assert main(["watch", str(files["db"]), "ev", "--record", "--no-record"]) == 4
+
+
 def test_watch_times_out_with_continue(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     init(files, capsys)
     main(["ledger", "append", str(files["db"]), "ev", str(files["first"])])

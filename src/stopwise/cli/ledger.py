@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.table import Table
@@ -489,6 +489,14 @@ def watch_command(
     timeout: Annotated[float | None, typer.Option("--timeout", help="Give up after this many seconds (exit 2).")] = None,
     once: Annotated[bool, typer.Option("--once", help="Take one look and exit with its code.")] = False,
     no_record: Annotated[bool, typer.Option("--no-record", help="Do not append the looks' decisions to the chain (a ledger).")] = False,
+    force_record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Take and record a first look even without new evidence (a ledger; by default a look whose events the chain's "
+            "last decision already saw, or of a decided evaluation, reports that decision and appends nothing).",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the last decision record as JSON (the live table goes to standard error).")
     ] = False,
@@ -509,7 +517,7 @@ def watch_command(
     """
     try:
         _watch(target, evaluation, tested, baseline, policy, tasks, n_tasks, group_size, system, system_from, scorer,
-               errors, elapsed, interval, timeout, once, no_record, as_json)
+               errors, elapsed, interval, timeout, once, no_record, force_record, as_json)
     except typer.Exit as done:
         if stop_command:
             from stopwise.cli._stop import run_stop_command
@@ -522,7 +530,7 @@ def _watch(
     target: str, evaluation: str | None, tested: str | None, baseline: str | None, policy: Path | None,
     tasks: Path | None, n_tasks: int | None, group_size: list[str] | None, system: str | None,
     system_from: list[str] | None, scorer: str | None, errors: str, elapsed: str, interval: float,
-    timeout: float | None, once: bool, no_record: bool, as_json: bool,
+    timeout: float | None, once: bool, no_record: bool, force_record: bool, as_json: bool,
 ) -> NoReturn:
     """The body of ``watch`` (its exit is the decision's)."""
     log_dir = "://" not in target and Path(target).is_dir()
@@ -539,8 +547,11 @@ def _watch(
                     f"{target}: is an Inspect log directory, which has no evaluations; give the systems instead: "
                     f"stopwise watch {target} --tested A --baseline B (got the extra argument {evaluation!r})"
                 )
-            if no_record:
-                raise InputError("--no-record applies to a ledger; following an Inspect log directory records nothing")
+            if no_record or force_record:
+                raise InputError(
+                    f"{'--no-record' if no_record else '--record'} applies to a ledger; following an Inspect log "
+                    "directory records nothing"
+                )
             if not tested or not baseline:
                 raise InputError(f"{target}: is an Inspect log directory; give the systems to compare with --tested and --baseline")
         else:
@@ -551,6 +562,8 @@ def _watch(
                 )
             if evaluation is None:
                 raise InputError("give the evaluation to follow: stopwise watch LEDGER EVALUATION (or an Inspect log directory)")
+            if no_record and force_record:
+                raise InputError("--record and --no-record exclude each other")
     if log_dir:
         assert tested and baseline
         _watch_logs(
@@ -559,14 +572,18 @@ def _watch(
             elapsed=elapsed, interval=interval, timeout=0.0 if once else timeout, as_json=as_json,
         )
     assert evaluation is not None
-    _watch_ledger(target, evaluation, interval=interval, timeout=0.0 if once else timeout, no_record=no_record, as_json=as_json)
+    _watch_ledger(target, evaluation, interval=interval, timeout=0.0 if once else timeout, no_record=no_record,
+                  force=force_record, as_json=as_json)
 
 
-def _watch_ledger(url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool, as_json: bool = False) -> NoReturn:
+def _watch_ledger(
+    url: str, evaluation: str, *, interval: float, timeout: float | None, no_record: bool, force: bool = False,
+    as_json: bool = False,
+) -> NoReturn:
     from stopwise.live import follow
 
     with user_errors(), _open(url, "read" if no_record else "write") as ledger:
-        looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record)
+        looks = follow(ledger, evaluation, interval=interval, timeout=timeout, record=not no_record, force=force)
         last = _follow_live(evaluation, looks, _ledger_counters, lambda look: look.waiting, as_json=as_json)
     if last is None:
         _finish(None, "no outcomes", as_json=as_json)
@@ -611,11 +628,33 @@ def _watch_logs(
             raise
     if last is None:
         _finish(None, "no finished Inspect log", as_json=as_json)
+    with user_errors():
+        _check_systems_read(directory, last, tested, baseline)
     if last.live is not None:  # the paired manager's decision, carried by the logs, is the evaluation's
         from stopwise.cli._live import finish_live
 
         finish_live(last, as_json=as_json)
     _finish(last.record, last.reason, as_json=as_json)
+
+
+def _check_systems_read(directory: str, look: Any, tested: str, baseline: str) -> None:
+    """Refuse (exit 4) a look that read finished logs but no row of ``tested`` or ``baseline``.
+
+    Only once nothing is left to read (or the logs carry a live decision): the logs name the systems otherwise
+    (``--system-from``).
+    """
+    from stopwise.ingest import SYSTEM_SOURCES
+
+    missing = [name for name in (tested, baseline) if name not in look.systems]
+    if not look.logs_read or not missing or (look.waiting and look.live is None):
+        return
+    named = ", ".join(repr(s) for s in look.systems[:6]) + (" ..." if len(look.systems) > 6 else "") or "no system"
+    raise InputError(
+        f"{directory}: read {look.n_rows} rows from {look.logs_read} finished log(s) but none of "
+        f"{' or '.join(repr(m) for m in missing)}; the rows name {named}. Name the systems as the logs do "
+        f"(--tested/--baseline), or name each log's system with --system-from ({', '.join(SYSTEM_SOURCES)}), e.g. "
+        "--system-from task when each system ran as its own task"
+    )
 
 
 def register(app: typer.Typer) -> None:

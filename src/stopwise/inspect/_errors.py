@@ -26,7 +26,7 @@ import anyio.to_thread
 
 from stopwise.records import Policy
 
-__all__ = ["ErrorSink", "error_notes", "missing_samples", "record_error", "watch_errors"]
+__all__ = ["ErrorSink", "error_notes", "missing_samples", "record_error", "record_failure", "watch_errors"]
 
 _log = logging.getLogger("stopwise.inspect")
 
@@ -46,10 +46,17 @@ class ErrorSink(Protocol):
     def errored(self, role: Any, task: str, epoch: int, note: Callable[[], None]) -> None:
         """Append ``role``'s errored run of ``task`` (calling ``note`` under its lock)."""
 
-_routes: dict[str, tuple[weakref.ref[ErrorSink], Any]] = {}
-"""Inspect eval id -> (comparison, role) of every paired task started in this process."""
+    def task_failed(self, role: Any, reason: str) -> None:
+        """``role``'s task is failing (Inspect fails it at an errored sample): say so to the others."""
+
+
+_routes: dict[str, tuple[weakref.ref[ErrorSink], Any, bool]] = {}
+"""Inspect eval id -> (comparison, role, tolerates errors) of every paired or family task started in this process."""
 _errors: weakref.WeakKeyDictionary[ErrorSink, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
 """The errored samples each comparison recorded, by role (for the log's metadata)."""
+_runs: dict[str, int] = {}
+"""Inspect run id -> how many tasks the run holds (its ``on_run_start``): a partner that has not started may still
+start in a run of several tasks (``eval(tasks)`` with ``max_tasks=1``), not in a run of one."""
 _guard = threading.Lock()
 _hook: list[Any] = []
 
@@ -60,7 +67,7 @@ def _register_hook() -> None:
         if _hook:
             return
         try:
-            from inspect_ai.hooks import Hooks, SampleEnd, hooks
+            from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
         except ImportError:  # an Inspect without hooks: errored samples are not recorded (the log still has them)
             _log.warning("stopwise: this inspect_ai has no hooks; errored samples are not recorded in the ledger")
             _hook.append(None)
@@ -71,7 +78,11 @@ def _register_hook() -> None:
             """Routes each errored sample of a paired task to its comparison (see :mod:`stopwise.inspect._errors`)."""
 
             def enabled(self) -> bool:
-                return bool(_routes)
+                return True
+
+            async def on_run_start(self, data: RunStart) -> None:
+                with _guard:
+                    _runs[data.run_id] = len(data.task_names)
 
             async def on_sample_end(self, data: SampleEnd) -> None:
                 route = _routes.get(data.eval_id)
@@ -82,9 +93,22 @@ def _register_hook() -> None:
                 if comparison is None:
                     return
                 message = str(getattr(sample.error, "message", sample.error))
+                if not route[2]:  # Inspect fails this task at this error: its partner must stop too
+                    await anyio.to_thread.run_sync(record_failure, comparison, route[1], sample.id, sample.epoch, message)
+                    return
                 await anyio.to_thread.run_sync(record_error, comparison, route[1], sample.id, sample.epoch, message)
 
         _hook.append(ErrorHook)
+
+
+def register_hooks() -> None:
+    """Register the process's hook before a run starts (a comparison is built before ``eval``): it counts each run's tasks."""
+    _register_hook()
+
+
+def run_tasks(run_id: str) -> int | None:
+    """How many tasks the Inspect run ``run_id`` holds (None: unknown, its start was not seen)."""
+    return _runs.get(run_id)
 
 
 def tolerates_errors(spec: Any) -> bool:
@@ -102,14 +126,28 @@ def tolerates_errors(spec: Any) -> bool:
 def watch_errors(comparison: ErrorSink, role: Any, spec: Any) -> None:
     """Route the errored samples of the task ``spec`` (Inspect's eval spec) to ``comparison`` (called by ``start_task``).
 
-    Only a task that :func:`tolerates_errors`; others end at their first error (see there).
+    A task that :func:`tolerates_errors` has each errored sample recorded (:func:`record_error`); any other
+    ends at its first error (Inspect's default ``fail_on_error``), which fails the task: :func:`record_failure`.
+    Inspect calls no ``EarlyStopping`` method and no ``on_task_end`` hook for a task that fails (inspect_ai
+    0.3.x), so the errored sample's ``on_sample_end`` is the one signal that the task is failing.
     """
     eval_id = str(getattr(spec, "eval_id", "") or "")
-    if not eval_id or not tolerates_errors(spec):
+    if not eval_id:
         return
     _register_hook()
     with _guard:
-        _routes[eval_id] = (weakref.ref(comparison), role)
+        _routes[eval_id] = (weakref.ref(comparison), role, tolerates_errors(spec))
+
+
+def record_failure(comparison: ErrorSink, role: Any, sample_id: str | int, epoch: int, message: str) -> None:
+    """``role``'s task fails at this errored sample (Inspect's default ``fail_on_error``): stop its partner too.
+
+    The partner, in this process or (through the ledger's worker notices) in another, schedules no more
+    sample and its log names this failure (``task_failed`` of :class:`stopwise.inspect.PairedComparison`).
+    """
+    reason = f"its task failed: sample {sample_id} (epoch {epoch}) errored: {message[:_MESSAGE_CHARS]}"
+    _log.warning("stopwise: %s %s", comparison.system_of(role), reason)
+    comparison.task_failed(role, reason)
 
 
 def record_error(comparison: ErrorSink, role: Any, sample_id: str | int, epoch: int, message: str) -> None:

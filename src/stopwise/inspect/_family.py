@@ -294,6 +294,15 @@ class FamilyRace:
             note()
             self._append(lane, row)
 
+    def task_failed(self, system: str, reason: str) -> None:
+        """``system``'s task is failing (Inspect fails it at an errored sample): the ledger's notice says so.
+
+        The other systems race on: their looks count only the tasks every system ran, so the family's record
+        stops advancing, and ``stopwise ledger decide --family`` shows where it stood.
+        """
+        _log.warning("stopwise: system %r of family %r: %s", system, self.evaluation, reason)
+        self._notify(system, "failed", reason)
+
     def _append(self, lane: _Lane, row: dict[str, Any]) -> bool:
         """Append ``row`` for ``lane`` and count it; False when the race has stopped or the ledger failed (lock held)."""
         lane.completed += 1

@@ -60,8 +60,9 @@ import anyio.to_thread
 from stopwise._logs import score_audit_flags, score_outcome, score_predicted, score_probability_flags
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
-from stopwise.errors import InputError
-from stopwise.inspect._errors import error_notes, missing_samples, watch_errors
+from stopwise.errors import InputError, StopwiseError
+from stopwise.inspect._closing import REFUSED, fail_closed, partner_down
+from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
 from stopwise.inspect._spec import PairedSpec
@@ -80,6 +81,8 @@ _log = logging.getLogger("stopwise.inspect")
 Role = Literal["tested", "baseline"]
 _FINAL = tuple(a for a in ACTIONS if a != "continue")
 _PARTNER: dict[Role, Role] = {"tested": "baseline", "baseline": "tested"}
+_LATE = 8
+"""How many planned positions past a task another may complete before the task counts as run out of order."""
 _PACE_POLL_S = 0.005
 _PACE_STALL_S = 30.0
 """Pacing stops holding a system once its partner has completed no sample for this long: Inspect tells
@@ -109,6 +112,8 @@ class _Side:
     run: str = ""
     task_id: str = ""
     progress_at: float = 0.0  # time.monotonic() of the last start or completed sample
+    furthest: int = -1  # the furthest planned position completed
+    late: list[str] = field(default_factory=list)  # tasks completed after one planned _LATE positions further
     counts: _Counts = field(default_factory=_Counts)
 
 
@@ -177,7 +182,12 @@ class PairedComparison:
         self._lock = threading.Lock()
         # the other worker, when it runs in another process: its state (failed?) and progress, from the ledger
         self.partners = PartnerWatch(self.ledger, spec.evaluation)
-        self._failed: dict[Role, str] = {}  # a task of this process that failed at start, with the reason
+        self._failed: dict[Role, str] = {}  # a task of this process that failed (at start or a sample), with the reason
+        self._abandoned: dict[Role, str] = {}  # a role that gave up waiting for its partner (down): why; it skips the rest
+        self._waiting_since: dict[Role, float] = {}  # since when a role holds its next sample for a partner that is down
+        self._notices_at = float("-inf")
+        self._misused: dict[Role, str] = {}  # a role whose manager a second task (model) started on: why
+        register_hooks()  # before the run starts: the hook counts its tasks
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -310,6 +320,7 @@ class PairedComparison:
         partner = self._sides[_PARTNER[role]]
         return (
             partner.started
+            and _PARTNER[role] not in self._failed
             and not partner.done
             and not partner.ending
             and time.monotonic() - partner.progress_at <= _PACE_STALL_S
@@ -345,11 +356,13 @@ class PairedComparison:
             self._start(role, spec, samples, epochs)
         except Exception as exc:
             with self._lock:
-                self._failed[role] = str(exc)
-                self.partners.announce(self._sides[role].system, "failed", str(exc))
+                self._failed[role] = f"{REFUSED}: {exc}"
+                self.partners.announce(self._sides[role].system, "failed", self._failed[role])
             raise
         with self._lock:
             self._failed.pop(role, None)
+            self._abandoned.pop(role, None)
+            self._waiting_since.pop(role, None)
             self.partners.announce(self._sides[role].system, "started")
 
     def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
@@ -365,7 +378,14 @@ class PairedComparison:
                 # later run (a re-run of the script): a new log. Another task of the same run on this manager
                 # is eval(task, model=[A, B]) (one task id per model) or one manager given to two Tasks: refused.
                 side.started, side.done, side.ending, side.counts = False, False, False, _Counts()
+                side.furthest, side.late = -1, []
+                self._misused.pop(role, None)
             if side.started:
+                self._misused[role] = (
+                    f"{label}: a second task (model {model!r}) started on this system's manager: eval(task, model=[A, B]) "
+                    "reuses one Task for both models; give that Task the manager of paired_model_early_stopping, or build "
+                    "one Task per system, each with its own manager from paired_early_stopping"
+                )
                 raise InputError(
                     f"{label}: this manager already started a task; eval(task, model=[A, B]) reuses one Task for "
                     "both models: give that Task the manager of paired_model_early_stopping, or build one Task per "
@@ -431,9 +451,12 @@ class PairedComparison:
             return f"stopwise {decision.action}: {decision.reason}", {
                 "action": decision.action, "look": self.looks, "n_observed": decision.n_observed, "delta_hat": decision.delta_hat,
             }
-        partner_failed = self._partner_failure(role)
-        if partner_failed is not None:
-            return f"stopwise partner failed: {partner_failed}", {"action": "partner_failed"}
+        misused = self._misused.get(role)
+        if misused is not None:  # the first task on the manager stops too: what it runs is not paired
+            return f"stopwise refused: {misused}", {"action": "refused"}
+        abandoned = self._abandoned.get(role)
+        if abandoned is not None:
+            return f"stopwise partner failed: {abandoned}", {"action": "partner_failed"}
         top_up = None if self.decision is None else self.decision.top_up
         if top_up and str(sample_id) not in top_up:  # crossed: the action waits for these tasks alone
             shown = ", ".join(top_up[:5]) + (f", ... ({len(top_up)} in all)" if len(top_up) > 5 else "")
@@ -483,6 +506,7 @@ class PairedComparison:
         with self._lock:
             side.counts.completed += 1
             side.progress_at = time.monotonic()
+            self._track_order(side, task)
             if self.error is not None:
                 return
             accepted = self._append(side, task, row)
@@ -493,6 +517,13 @@ class PairedComparison:
                 side.counts.unscored += 1
                 return
             self._reported(role, task)
+
+    def _track_order(self, side: _Side, task: str) -> None:
+        """Note a task completed after one planned ``_LATE`` positions further (a retry runs an errored sample late)."""
+        position = self._position.get(task, -1)
+        if 0 <= position < side.furthest - _LATE:
+            side.late.append(task)
+        side.furthest = max(side.furthest, position)
 
     def system_of(self, role: Role) -> str:
         """The system name of ``role``."""
@@ -593,26 +624,57 @@ class PairedComparison:
         reason = self._failed.get(partner) or self.partners.failure(system, since=self._sides[role].system)
         return None if reason is None else f"{partner} system {system!r}: {reason}"
 
-    def paced_elsewhere(self, role: Role) -> bool:
-        """Whether ``role`` may have to wait for a partner in another process (lock-free, on the event loop)."""
+    def task_failed(self, role: Role, reason: str) -> None:
+        """``role``'s task is failing (Inspect fails it at an errored sample): its partner stops and says why.
+
+        Called from Inspect's ``on_sample_end`` hook (:func:`stopwise.inspect._errors.record_failure`): Inspect
+        calls neither ``complete_task`` nor ``on_task_end`` for a task that fails. The partner in this process
+        reads ``_failed``, one in another process the ``failed`` notice in the ledger. A retry of the task
+        (``eval_set``, ``eval_retry``) starts it again, which clears the failure.
+        """
+        with self._lock:
+            if role in self._failed:  # the samples in flight, cancelled with the task, error too: the first names it
+                return
+            self._failed[role] = reason
+            self.partners.announce(self._sides[role].system, "failed", reason)
+
+    def may_hold(self, role: Role) -> bool:
+        """Whether ``role`` may have to wait for its partner: one in another process, or one here that failed (lock-free)."""
+        partner = _PARTNER[role]
         return (
-            self.pace is not None
-            and self.error is None
+            self.error is None
             and not self.final
-            and not self._sides[_PARTNER[role]].started
+            and role not in self._abandoned
+            and (not self._sides[partner].started or partner in self._failed)
         )
 
-    def ahead_elsewhere(self, role: Role) -> bool:
-        """Whether ``role`` should wait for a partner that runs in another process (pacing through the ledger)."""
-        if self.pace is None or not self.paced_elsewhere(role):
-            return False
+    def hold(self, role: Role) -> bool:
+        """Whether ``role`` should wait before its next sample for its partner (in a worker thread, polled).
+
+        It waits while it is ``pace`` events ahead of a running partner in another process (pacing through
+        the ledger), and while its partner is down (:meth:`_partner_down`): failed (a retry may start it
+        again), never started in another process once this one is ``pace`` samples in, or stalled. After
+        ``partner_wait`` seconds down it gives up: every later sample is skipped and its log ends in error.
+        """
+        now = time.monotonic()
         with self._lock:
-            try:
-                return self.partners.ahead(self._sides[role].system, self._sides[_PARTNER[role]].system, self.pace,
-                                           _PACE_STALL_S)
-            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
-                _log.warning("stopwise: pacing could not read the ledger: %s", exc)
+            if not self.may_hold(role):
                 return False
+            try:
+                why, paced, waited = partner_down(self, role, now)
+            except Exception as exc:  # a read that fails here fails at the next schedule too, where it is recorded
+                _log.warning("stopwise: could not read the partner's state in the ledger: %s", exc)
+                return False
+            if why is None:
+                self._waiting_since.pop(role, None)
+                return paced
+            wait = self.spec.partner_wait
+            since = self._waiting_since.setdefault(role, now)
+            if wait is not None and not waited and now - since < wait:
+                return True
+            self._abandoned[role] = why if wait is None or waited else f"{why}; waited {wait:g} s for it"
+            _log.error("stopwise: %s system %r stops scheduling: %s", role, self._sides[role].system, self._abandoned[role])
+            return False
 
     def _adopt_first_final(self) -> None:
         """Take the ledger's first promote/reject record as the decision, the one ``export --upto-decision`` reproduces.
@@ -629,6 +691,12 @@ class PairedComparison:
         partner = self._sides[_PARTNER[role]]
         with self._lock:
             notes = list(self._order_notes) + error_notes(self, role)
+            if side.late:  # the betting boundary judges the planned prefix: a late task holds it back
+                notes.append(
+                    f"Inspect ran {len(side.late)} planned task(s) after tasks planned more than {_LATE} positions later "
+                    f"({', '.join(side.late[:5])}{' ...' if len(side.late) > 5 else ''}; e.g. a retry re-runs an errored "
+                    "sample late): decisions stay valid but may come later, since the boundary waits for the planned prefix"
+                )
             side.done = True
             if self.error is None:
                 try:  # the log carries the latest decision in the ledger, whoever took it
@@ -636,7 +704,7 @@ class PairedComparison:
                     self._adopt_first_final()
                 except Exception as exc:
                     self._fail("read", None, exc)
-            partner_failed = self._partner_failure(role)
+            partner_failed = self._abandoned.get(role) or self._partner_failure(role)
             partner_running = (partner.started and not partner.done) or (
                 not partner.started and self.partners.state(partner.system) == "started"
             )
@@ -672,7 +740,8 @@ class PairedComparison:
                 )
             if self.error is None:
                 self.partners.announce(side.system, "finished")
-            return {
+            closing = fail_closed(self, role, partner_failed)
+            summary = {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
                 "ledger": self.ledger_name,
@@ -700,7 +769,10 @@ class PairedComparison:
                 "decision": None if self.decision is None else self.decision.model_dump(mode="json"),
                 "notes": notes,
             }
-
+        if closing is not None:
+            _log.error("stopwise: %s", closing)
+            raise StopwiseError(closing)
+        return summary
 
 class SystemEarlyStopping:
     """Inspect ``EarlyStopping`` manager bound to one system of a paired comparison.
@@ -736,9 +808,7 @@ class SystemEarlyStopping:
         """
         while self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
-        while self.comparison.paced_elsewhere(self.role) and await anyio.to_thread.run_sync(
-            self.comparison.ahead_elsewhere, self.role
-        ):
+        while self.comparison.may_hold(self.role) and await anyio.to_thread.run_sync(self.comparison.hold, self.role):
             await anyio.sleep(PACE_LEDGER_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
 

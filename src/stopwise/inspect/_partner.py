@@ -130,6 +130,11 @@ class PartnerWatch:
             self._progress, self._progress_at = progress, now
         if self.state(partner) != "started":
             return False
-        if now - self._moved_at.setdefault(partner, now) > stall:
+        if self.stalled(partner, stall):
             return False
         return self._progress.get(system, 0) - self._progress.get(partner, 0) >= pace
+
+    def stalled(self, system: str, seconds: float) -> bool:
+        """Whether ``system`` has stored no event for ``seconds`` since this process first read its progress."""
+        now = time.monotonic()
+        return now - self._moved_at.setdefault(system, now) > seconds

@@ -73,6 +73,13 @@ class PairedSpec:
     """The faster system waits while it has completed ``pace`` samples more than the other (in this process) or
     stored ``pace`` outcome events more (a partner in another process); None: no pacing."""
 
+    partner_wait: float | None = 30.0
+    """Seconds a system holds its next sample for a partner that is down before it stops (fail closed): a partner
+    whose task failed (``eval_set`` retries a failed task at once: it goes on with the retry), a partner in another
+    process that never started (held once ``pace`` samples ahead), or one that stored nothing for this long (at
+    least 30 s) while this one waited for it. None: stop at once when the partner fails, and run alone when it never
+    starts (the systems run one after the other)."""
+
     def __post_init__(self) -> None:
         for name, value in _paired_spec_iv(self).items():
             object.__setattr__(self, name, value)
@@ -163,6 +170,9 @@ def _paired_spec_iv(spec: PairedSpec) -> dict[str, Any]:
     pace = spec.pace
     if pace is not None and (isinstance(pace, bool) or not isinstance(pace, int) or pace < 1):
         raise InputError(f"`pace` must be a number of samples >= 1 or None; got {pace!r}")
+    wait = spec.partner_wait
+    if wait is not None and (isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf")):
+        raise InputError(f"`partner_wait` must be a number of seconds >= 0 or None; got {wait!r}")
     policy = _policy_iv(spec.policy)
     if policy.budget.measure not in ("task_fraction", "task_count"):
         raise PolicyError(
@@ -170,4 +180,5 @@ def _paired_spec_iv(spec: PairedSpec) -> dict[str, Any]:
             "calls carry scores but no cost or time; use task_fraction or task_count"
         )
     scorer = None if spec.scorer is None else spec.scorer.strip()
-    return {"policy": policy, "universe": _universe_iv(spec.universe), "scorer": scorer, "refresh": float(refresh)}
+    return {"policy": policy, "universe": _universe_iv(spec.universe), "scorer": scorer, "refresh": float(refresh),
+            "partner_wait": None if wait is None else float(wait)}

@@ -84,6 +84,20 @@ def _upcoming(ledger: Ledger, evaluation: str, registration: Registration, decis
         return None
 
 
+def _known_decision(ledger: Ledger, evaluation: str, high_water: int) -> DecisionRecord | None:
+    """The chain's decision when a new look would bring no new evidence, else None.
+
+    That is the first final decision, or the latest one when it was taken on every stored event.
+    """
+    first = ledger.first_decision(evaluation)
+    if first is not None:
+        return first.record
+    links = ledger.decisions(evaluation)
+    if links and links[-1].outcome_seq >= high_water:
+        return links[-1].record
+    return None
+
+
 def follow(
     ledger: Ledger,
     evaluation: str,
@@ -91,6 +105,7 @@ def follow(
     interval: float = 1.0,
     timeout: float | None = None,
     record: bool = True,
+    force: bool = False,
     n_next: int = 10,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
@@ -99,7 +114,10 @@ def follow(
 
     Each look with new events takes a decision (appended to the chain when ``record``); the
     iteration ends after the first final action (promote, reject, abstain) or when ``timeout``
-    seconds have passed (the last look is yielded again with the current state).
+    seconds have passed (the last look is yielded again with the current state). A look records
+    only new evidence: when the chain already holds a decision taken on every stored event, or the
+    evaluation is already decided (its first final decision), that decision is the look's and
+    nothing is appended, unless ``force``.
 
     Parameters
     ----------
@@ -113,6 +131,9 @@ def follow(
         Stop following after this many seconds (None: until decided).
     record : bool, optional
         Append each decision to the chain (default) or only compute it.
+    force : bool, optional
+        Take and record the first look even when the chain has a decision on every stored event or the
+        evaluation is decided (a look without new evidence).
     n_next : int, optional
         Each look's :attr:`Look.next`: at most this many tasks to run next, top-up first (0: none computed). The
         betting boundary's early stop depends on running them (docs/live_looks.md).
@@ -132,10 +153,13 @@ def follow(
     while True:
         now = ledger.high_water(evaluation)
         if now != seen:
-            seen = now
+            first_look, seen = seen < 0, now
             decision: DecisionRecord | None = None
             waiting: str | None = "no outcome events yet"
-            if now > 0:
+            known = None if force or not first_look else _known_decision(ledger, evaluation, now)
+            if known is not None:  # no new evidence: the chain's decision is the look's, nothing appended
+                decision, waiting = known, None
+            elif now > 0:
                 try:
                     decision, waiting = ledger.decide(evaluation, record=record), None
                 except ComparisonError as exc:

@@ -388,6 +388,9 @@ class Policy(_Section):
 PAPER_POLICY_TOML = """\
 # stopwise comparison policy: fix every choice before the run starts.
 # Every decision record carries the sha256 of this policy's canonical JSON.
+# Attempts (repeated runs, Inspect epochs: attempt = epoch - 1) are averaged per (system, task) before pairing;
+# a live Inspect manager looks as soon as both systems have one attempt of a task and does not wait for the
+# other attempts, which enter the later looks (docs/inspect.md, "Epochs").
 version = 1
 
 # delta: promote means "the tested system beats the baseline by MORE than this"

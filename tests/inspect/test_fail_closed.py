@@ -1,0 +1,109 @@
+"""A task that Inspect fails stops its partner, and a task that ran nothing says why (issue 35, item 5).
+
+With Inspect's default ``fail_on_error`` the first errored sample fails its task; Inspect then calls no
+``complete_task`` and no ``on_task_end`` hook, but its ``on_sample_end`` hook sees the error. The partner
+(in this process, or in another through the ledger's notices) stops scheduling within a few samples and its
+log ends in error naming the failure, so ``eval_set`` retries both tasks. A re-run of an evaluation that is
+already decided runs no sample and its log says so (Inspect would count every skipped sample as an error).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import stopwise
+from stopwise.inspect import paired_early_stopping, planned_order
+from stopwise.ledger import open_ledger
+
+N = 200
+FAILS_AT = 6
+"""1-based planned position of the tested system's failing sample."""
+
+
+def _tasks(example: ModuleType, out: Path, fail: dict[str, str], **spec: Any) -> tuple[list[Any], list[str]]:
+    import anyio
+    from inspect_ai import Task
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import Generate, TaskState, generate, solver
+
+    (out / "policy.toml").write_text(example.POLICY_TOML)
+    policy = stopwise.load_policy(out / "policy.toml")
+    dataset, universe = planned_order(example.questions(N), policy, group="group")
+
+    @solver
+    def flaky(role: str) -> Any:  # fails the sample named in `fail` once (a crash, not a score)
+        async def solve(state: TaskState, generate_: Generate) -> TaskState:
+            await anyio.sleep(0.02)
+            if fail.get(role) == str(state.sample_id):
+                del fail[role]
+                raise RuntimeError(f"tool crashed on {state.sample_id}")
+            return state
+
+        return solve
+
+    managers = paired_early_stopping(f"sqlite:///{out / 'ledger.db'}", "ev", tested="tested", baseline="baseline",
+                                     policy=policy, universe=universe, **spec)
+    return [
+        Task(dataset=dataset, solver=[flaky(role), generate()], scorer=match(), name=role,
+             model=example.mock_system(role, 0.9 if role == "tested" else 0.55), early_stopping=manager)
+        for role, manager in (("tested", managers[0]), ("baseline", managers[1]))
+    ], [str(t) for t in universe.tasks]
+
+
+def test_a_failed_task_stops_its_partner_and_both_logs_say_why(example: ModuleType, tmp_path: Path) -> None:
+    from inspect_ai import eval
+
+    _, order = _tasks(example, tmp_path, {})
+    fail = {"tested": order[FAILS_AT - 1]}
+    tasks, _ = _tasks(example, tmp_path, fail, partner_wait=1.0)  # no retry comes: it stops after 1 s
+    logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, max_samples=4, log_dir=str(tmp_path / "logs"),
+                                               display="none")}
+    assert logs["tested"].status == "error" and "tool crashed" in logs["tested"].error.message
+    base = logs["baseline"]
+    assert base.status == "error", "the partner of a failed task ran on"
+    assert "the paired task failed (tested system 'tested': its task failed: sample" in base.error.message
+    assert "tool crashed on " + order[FAILS_AT - 1] in base.error.message
+    # within a few samples: the failing one's position, plus the samples in flight (max_samples) and pacing (2)
+    assert len(base.samples) <= FAILS_AT + 4 + 2, len(base.samples)
+    with open_ledger(tmp_path / "ledger.db") as ledger:
+        states = [(n.system, n.state) for n in ledger.notices("ev")]
+    assert ("tested", "failed") in states
+
+
+def test_an_eval_set_retry_decides_within_twice_the_pairs_of_the_uninterrupted_run(
+    example: ModuleType, tmp_path: Path
+) -> None:
+    from inspect_ai import eval, eval_set
+
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    tasks, order = _tasks(example, whole, {})
+    eval(tasks, max_tasks=2, max_samples=4, log_dir=str(whole / "logs"), display="none")
+    with open_ledger(whole / "ledger.db") as ledger:
+        uninterrupted = ledger.first_decision("ev").record.n_observed
+
+    retried = tmp_path / "retried"
+    retried.mkdir()
+    tasks, _ = _tasks(example, retried, {"tested": order[FAILS_AT - 1]})
+    ok, _ = eval_set(tasks, log_dir=str(retried / "logs"), max_tasks=2, max_samples=4, retry_attempts=2,
+                        retry_wait=0.1, display="none")
+    assert ok
+    with open_ledger(retried / "ledger.db") as ledger:
+        first = ledger.first_decision("ev")
+        assert ledger.verify("ev").ok and len(ledger.conflicts("ev")) == 0
+    assert first is not None and first.record.action == "promote"
+    assert first.record.n_observed <= 2 * uninterrupted, (first.record.n_observed, uninterrupted)
+
+
+def test_a_rerun_of_a_decided_evaluation_says_it_is_decided(example: ModuleType, tmp_path: Path) -> None:
+    from inspect_ai import eval
+
+    tasks, _ = _tasks(example, tmp_path, {})
+    eval(tasks, max_tasks=2, max_samples=4, log_dir=str(tmp_path / "logs"), display="none")
+    tasks, _ = _tasks(example, tmp_path, {})
+    again = eval(tasks, max_tasks=2, max_samples=4, log_dir=str(tmp_path / "again"), display="none")
+    for log in again:
+        assert log.samples == [] and log.status == "error"
+        assert "evaluation 'ev' is already decided" in log.error.message and "promote" in log.error.message

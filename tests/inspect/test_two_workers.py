@@ -1,0 +1,61 @@
+"""A worker process per system on one SQLite ledger never fails open (issue 37, "a rare fail-open").
+
+Once in 25 runs the baseline worker died and the tested worker then ran all 200 of its samples with 0 looks.
+A partner that never starts, or dies, now stops the other within a bounded number of samples (``pace`` plus
+the samples in flight), after ``partner_wait`` seconds, and the survivor's log ends in error naming why.
+The repetitions of the whole scenario are ``benchmarks/live_two_workers.py`` (its ``one_run`` and
+``classify``); the slow lane runs 10 of them, and one with a worker killed at its 8th sample.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from benchmarks.live_two_workers import WORKER, N, classify, one_run
+
+from stopwise.ledger import open_ledger
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_worker_whose_partner_never_starts_stops_within_a_few_samples(tmp_path: Path) -> None:
+    from tests.conftest import load_example
+
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    (barrier / "policy.toml").write_text(load_example("inspect_live.py").POLICY_TOML)
+    (barrier / "baseline").touch()  # the baseline worker "got as far as the barrier" and died before its task started
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env["INSPECT_LOG_DIR"] = str(tmp_path / "inspect-logs")
+    done = subprocess.run(
+        [sys.executable, str(WORKER), url, "tested", str(tmp_path / "logs"), str(barrier), str(N), "--partner-wait", "1"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = json.loads(done.stdout.strip().splitlines()[-1])
+    assert run["status"] == "error" and len(run["ran"]) <= 2 + 4  # pace, plus the samples in flight (max_samples)
+    message = " ".join(run["error"].split())
+    assert "baseline system 'baseline': its task never started" in message and "waited 1 s" in message
+    with open_ledger(url) as ledger:
+        assert [(n.system, n.state) for n in ledger.notices("ev")] == [("tested", "started"), ("tested", "finished")]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_stops_its_partner(tmp_path: Path) -> None:
+    run = one_run(tmp_path, die_at=8, partner_wait="5")
+    assert run["workers"]["baseline"]["code"] != 0 and run["final"] in (None, "continue")
+    assert classify(run) == "closed"
+    tested = run["workers"]["tested"]["summary"]
+    assert len(tested["ran"]) < 30 and "its worker stored no outcome for 30 s" in " ".join(tested["error"].split())
+
+
+@pytest.mark.slow
+def test_ten_runs_of_two_workers_each_decide_or_fail_closed(tmp_path: Path) -> None:
+    kinds = [classify(one_run(tmp_path / f"run{i}")) for i in range(10)]
+    assert set(kinds) <= {"decided", "closed"}, kinds
