@@ -40,11 +40,13 @@ BENCHMARKS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     "joint_replay_speed": (r"baseline / this code: [\d.]+x wall", ()),
     "ledger_throughput": (r"sqlite\s+1\s+\d+\s+\d+\s+\d+\s+[\d.]+", ()),
     "limits_memory": (r"largest current peak \d+ MiB", ()),
+    "live_two_workers": (r"runs in [\d.]+ s: decided \d+, closed \d+, fail-open 0, other \d+", ()),
     "live_replay": (r"resolved by 10 %: [\d.]+%; by 20 %: [\d.]+%", (VERIFIED,)),
     "one_look_level": (r"exact-wor tables \(promote and reject\) for n = 50 of N = 500: [\d.]+ s", ()),
     "ppr_martingale": (r"resolved by 5, 10, 20, 50 %:\s+[\d.]+ %", (VERIFIED,)),
     "replay_speed": (r"speed-up: [\d,]+x decisions per second", (VERIFIED,)),
     "report_weight": (r"decision page\s+[\d,]+\s+baseline\s+[\d,]+\s+ratio [\d.]+", ()),
+    "tuned_power": (r"tuned, active audits\s+median\s+[\d.]+ tasks\s+\([\d.]+x full\)", (VERIFIED,)),
     "stratified_betting": (r"ratio [\d.]+x; pairs and curve tables identical: True", (LITE,)),
 }
 
