@@ -106,7 +106,7 @@ class PairedSpec:
         >>> PairedSpec.of("demo", tested="A", baseline="B", budget=3)
         Traceback (most recent call last):
         ...
-        stopwise.errors.InputError: unknown argument `budget`; a paired comparison takes tested, baseline, policy, universe, group, scorer, refresh, pace
+        stopwise.errors.InputError: unknown argument `budget`; a paired comparison takes tested, baseline, policy, universe, group, scorer, refresh, pace, partner_wait
         """
         if isinstance(spec, PairedSpec):
             if fields:
