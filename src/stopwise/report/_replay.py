@@ -98,8 +98,17 @@ def _series(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     return out
 
 
-def _pct(values: pd.Series) -> list[float | None]:
-    return [None if not np.isfinite(v) else 100 * float(v) for v in values.to_numpy(dtype=float)]
+def _pct(values: pd.Series, digits: int | None = None) -> list[float | None]:
+    """Percent values for a chart (``None`` where not finite); ``digits``: decimals kept (all when ``None``)."""
+    scaled = 100 * values.to_numpy(dtype=float)
+    if digits is not None:
+        scaled = np.round(scaled, digits)
+    return [None if not np.isfinite(v) else float(v) for v in scaled]
+
+
+_LIVE_DIGITS = 3
+"""Decimals of the live-look curves' percentages on the page (hover shows 1-2): 1,722 pairs x 3 thresholds put full
+17-digit floats in six charts and the page past 1.5 MB (issue 35)."""
 
 
 def _unresolved_chart(part: pd.DataFrame, threshold: float, eta: float) -> Chart:
@@ -252,16 +261,16 @@ def _live_charts(curve: pd.DataFrame, threshold: float, alpha: float) -> list[Ch
         block = block.sort_values("budget")
         colour = _PALETTE[i % len(_PALETTE)]
         label = chart_text(f"{source} — {policy}, {rule}")
-        x = _pct(block["budget"])
+        x = _pct(block["budget"], _LIVE_DIGITS)
         resolved.add_trace(
             go.Scatter(
-                x=x, y=_pct(block["resolved"]), mode="lines", name=label, line={"color": colour},
+                x=x, y=_pct(block["resolved"], _LIVE_DIGITS), mode="lines", name=label, line={"color": colour},
                 hovertemplate=f"{label}<br>%{{x:.0f}}% of the tasks<br>resolved %{{y:.1f}}%<extra></extra>",
             )
         )
         wrong.add_trace(
             go.Scatter(
-                x=x, y=_pct(block["wrong"]), mode="lines", name=label, line={"color": colour},
+                x=x, y=_pct(block["wrong"], _LIVE_DIGITS), mode="lines", name=label, line={"color": colour},
                 hovertemplate=f"{label}<br>%{{x:.0f}}% of the tasks<br>wrong %{{y:.2f}}%<extra></extra>",
             )
         )
