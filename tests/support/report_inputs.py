@@ -30,9 +30,10 @@ def synthetic_runs(path: Path, seed: int = 0) -> Path:
     return write_trajectories(runs, path)
 
 
-def looked_ledger(path: Path) -> list[str]:
+def looked_ledger(path: Path, boundary: str | None = None) -> list[str]:
     """A SQLite ledger at ``path``: evaluation ``nightly`` (system-08 vs system-01, 120 tasks), a look after every
-    40 tasks and one more after the last; the actions of the four looks."""
+    40 tasks and one more after the last; the actions of the four looks. ``boundary``: the policy's
+    ``decision.boundary`` (default: the default policy's; ``betting-wor`` gives an interval at every look)."""
     from stopwise.ledger import open_ledger
     from stopwise.records import Policy, TaskUniverse, synthetic_benchmark
 
@@ -41,7 +42,8 @@ def looked_ledger(path: Path) -> list[str]:
     tasks = sorted(rows["task"].unique())
     groups = rows.drop_duplicates("task").set_index("task").loc[tasks, "group"].tolist()
     with open_ledger(path) as ledger:
-        ledger.register("nightly", policy=Policy(), universe=TaskUniverse(tasks, groups), tested="system-08", baseline="system-01")
+        policy = Policy() if boundary is None else Policy.model_validate({"decision": {"boundary": boundary}})
+        ledger.register("nightly", policy=policy, universe=TaskUniverse(tasks, groups), tested="system-08", baseline="system-01")
         for k in (40, 80, 120):
             ledger.append("nightly", rows[rows["task"].isin(tasks[k - 40 : k])])
             ledger.decide("nightly")
