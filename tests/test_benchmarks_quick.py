@@ -45,7 +45,7 @@ BENCHMARKS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     "one_look_level": (r"exact-wor tables \(promote and reject\) for n = 50 of N = 500: [\d.]+ s", ()),
     "ppr_martingale": (r"resolved by 5, 10, 20, 50 %:\s+[\d.]+ %", (VERIFIED,)),
     "replay_speed": (r"speed-up: [\d,]+x decisions per second", (VERIFIED,)),
-    "report_weight": (r"decision page\s+[\d,]+\s+baseline\s+[\d,]+\s+ratio [\d.]+", ()),
+    "report_weight": (r"decision page\s+[\d,]+\s+baseline\s+[\d,]+\s+ratio [\d.]+\s+limit 1,500,000 (?s:.*)pages over the limit: 0", ()),
     "tuned_power": (r"tuned, active audits\s+median\s+[\d.]+ tasks\s+\([\d.]+x full\)", (VERIFIED,)),
     "stratified_betting": (r"ratio [\d.]+x; pairs and curve tables identical: True", (LITE,)),
 }
