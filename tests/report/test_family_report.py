@@ -50,3 +50,19 @@ def test_a_single_pair_page_says_its_guarantee_is_per_pair() -> None:
     record = decide(synthetic_benchmark(60, 2, rng=0), "system-02", "system-01", complete=True)
     answer = decision_report([record]).to_html().split('id="answer"')[1].split("</section>")[0]
     assert "The guarantee is per pair" in answer
+
+
+def test_a_large_family_shows_its_claims_first_in_a_capped_table() -> None:
+    """Issue 35 (Reports): 1,722 pair rows put swebench_lite's family page at 1.78 MB; the table keeps 250 rows, claims
+    first, and says where every pair is."""
+    from stopwise.report._family import PAIR_ROWS
+
+    record = decide_family(synthetic_benchmark(200, 24, rng=0), complete=True)
+    assert len(record.pairs) == 24 * 23 > PAIR_ROWS  # directed pairs
+    html = family_report(record).to_html()
+    table = html.split("Pairwise claims")[-1].split("<tbody>")[1].split("</tbody>")[0]
+    assert table.count("<tr>") == PAIR_ROWS == 250
+    claims = sum(pair.action in ("promote", "reject") for pair in record.pairs)
+    shown = table.split("<tr>")[1:]
+    assert sum(("promote" in row or "reject" in row) for row in shown) == min(claims, PAIR_ROWS) > 0  # claims first
+    assert "The first 250 of 552 pairs of the family, claims first; every pair is in the matrix above" in html
