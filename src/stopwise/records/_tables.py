@@ -126,6 +126,7 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
     unraisable: list[object] = []
     hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
     parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    reader = None
     try:
         reader = pv.open_csv(
             pa.BufferReader(data) if data is not None else str(path),
@@ -147,6 +148,8 @@ def _read_csv_arrow(path: Path, data: bytes | None) -> _Raw | None:
         return None
     finally:
         sys.unraisablehook = hook
+        if reader is not None:  # its read-ahead stopped now, not at interpreter exit (an abort there: exit -6)
+            reader.close()
     if invalid or unraisable:
         return None
     return {name: np.concatenate(chunks) if chunks else _objects(()) for name, chunks in parts.items()}
