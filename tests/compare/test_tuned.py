@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -42,10 +44,12 @@ def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: b
 
 
 def _false_promotes(
-    n_bench: int, n_tasks: int, rho: float, seed: int, *, harsh: bool = False
+    n_bench: int, n_tasks: int, rho: float, seed: int, *, harsh: bool = False, coupling: str = "independent"
 ) -> tuple[float, float, float, float]:
     runs = _null_runs(np.random.default_rng(seed), n_bench, n_tasks, harsh=harsh)
-    rule = ActiveAudits(rho)
+    rule = ActiveAudits(rho, coupling=coupling)
+    if coupling == "antithetic":
+        runs["draw"][..., 1] = 1.0 - runs["draw"][..., 0]
     values = tuned_values(runs["outcome"], runs["halted"], runs["prediction"], runs["confidence"], runs["draw"], rule)
     promote, _ = tuned_paths(values, 0.0, population_size=n_tasks, alpha=ALPHA, rule=rule).crossed(ALPHA)
     y, f, h = runs["outcome"], runs["prediction"], runs["halted"]
@@ -57,27 +61,76 @@ def _false_promotes(
     return float(promote.any(axis=1).mean()), float(truth.any(axis=1).mean()), float(runs["share"]), se
 
 
-def _check_null(n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool) -> None:
-    tuned, truth, share, se = _false_promotes(n_bench, n_tasks, rho, seed, harsh=harsh)
-    report = f"rho {rho}: tuned {tuned:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {ALPHA + 2 * se:.4f}, A's wrong halts {share:.0%}"
+def _check_null(n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool, coupling: str = "independent") -> None:
+    tuned, truth, share, se = _false_promotes(n_bench, n_tasks, rho, seed, harsh=harsh, coupling=coupling)
+    report = f"rho {rho} ({coupling}, harsh {harsh}): tuned {tuned:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {ALPHA + 2 * se:.4f}, A's wrong halts {share:.0%}"
     print(report)
     assert 0.25 < share < 0.35, report  # the halting model is as badly wrong as the issue asks
     assert tuned <= ALPHA + 2 * se, report
     assert truth > ALPHA + 2 * se, report
 
 
-def test_false_promotes_under_the_null_quick() -> None:
-    _check_null(300, 80, 0.3, 5, harsh=False)
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
+def test_false_promotes_under_the_null_quick(coupling: str) -> None:
+    _check_null(300, 80, 0.3, 5, harsh=False, coupling=coupling)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
 @pytest.mark.parametrize("harsh", [False, True])
 @pytest.mark.parametrize("rho", [0.1, 0.3])
-def test_false_promotes_under_the_null_2000_benchmarks(rho: float, harsh: bool) -> None:
-    _check_null(2000, 200, rho, 34 + int(10 * rho) + harsh, harsh)
+def test_false_promotes_under_the_null_2000_benchmarks(rho: float, harsh: bool, coupling: str) -> None:
+    _check_null(2000, 200, rho, 34 + int(10 * rho) + harsh, harsh, coupling)
 
 
-def test_values_lie_in_the_design_range_and_are_unbiased() -> None:
+def _brute_range(rule: ActiveAudits) -> tuple[float, float]:
+    """The least and greatest X over every case of one task: outcomes, predictions, confidences on a grid of 51, and
+    which runs are audited where the draws allow it (independent: any; antithetic, one w with the baseline at 1 - w:
+    both only when pi_A + pi_B > 1, neither only when pi_A + pi_B <= 1), and the prediction's weight lam in
+    {1, 0.5, 0}. Computed here."""
+    conf = np.linspace(0.5, 1.0, 51)
+    lows, highs = [], []
+    for ya, yb, fa, fb, lam in itertools.product((0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (1.0, 0.5, 0.0)):
+        pa = rule.probability(np.full(conf.size, fa == 1.0), conf)[:, None]
+        pb = rule.probability(np.full(conf.size, fb == 0.0), conf)[None, :]
+        total = pa + pb
+        for audit_a, audit_b in itertools.product((False, True), repeat=2):
+            ga, gb = lam * fa, 1.0 - lam * (1.0 - fb)  # the shrunk guesses of the module docstring
+            value_a = ga + (ya - ga) / pa if audit_a else np.full_like(pa, ga)
+            value_b = gb + (yb - gb) / pb if audit_b else np.full_like(pb, gb)
+            x = value_a - value_b
+            if rule.coupling == "antithetic" and audit_a == audit_b:
+                x = np.where(total > 1.0 if audit_a else total <= 1.0, x, np.nan)
+            if np.isfinite(x).any():
+                lows.append(np.nanmin(x))
+                highs.append(np.nanmax(x))
+    return min(lows), max(highs)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [ActiveAudits(0.3), ActiveAudits(0.28, coupling="antithetic"), ActiveAudits(0.3, coupling="antithetic"),
+     ActiveAudits(0.5, coupling="antithetic"), ActiveAudits(0.2, favour=1.9, floor=0.05, coupling="antithetic")],
+)  # fmt: skip
+def test_design_range_is_the_worst_case_over_every_run(rule: ActiveAudits) -> None:
+    """design_range equals the brute-force extreme over all cases (tolerance 0.02: the grids of w and confidence
+    reach the extremes' pi within 0.0005 and 0.025 rho; the closed form is never exceeded)."""
+    low, high = design_range(rule)
+    brute_low, brute_high = _brute_range(rule)
+    assert brute_low >= low - 1e-9 and brute_high <= high + 1e-9
+    assert brute_low == pytest.approx(low, abs=0.02) and brute_high == pytest.approx(high, abs=0.02)
+
+
+def test_antithetic_audits_narrow_the_promote_range_at_rho_0_3() -> None:
+    """Antithetic draws: at most one favouring run of a task audited while pi <= 0.5, so x_min = -1 / least."""
+    rule = ActiveAudits(0.28, coupling="antithetic")
+    assert rule.greatest(True) == pytest.approx(0.28 * (1.5 + 0.5 * 0.45))
+    assert design_range(rule)[0] == pytest.approx(-1.0 / (0.28 * 1.475), rel=1e-12)
+    assert design_range(ActiveAudits(0.28))[0] == pytest.approx(1.0 - 2.0 / (0.28 * 1.475), rel=1e-12)
+
+
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
+def test_values_lie_in_the_design_range_and_are_unbiased(coupling: str) -> None:
     """Every corrected difference lies in the design's range; over the audit draws its mean is the true difference.
 
     20,000 audit draws of fixed runs (all halted, prediction wrong on some, power tuning off so that g = f is fixed):
@@ -88,12 +141,13 @@ def test_values_lie_in_the_design_range_and_are_unbiased() -> None:
     y = (rng.random((1, n_tasks, 2)) < 0.5).astype(float)
     f = np.where(rng.random(y.shape) < 0.3, 1.0 - y, y)
     conf = 0.5 + 0.5 * rng.random(y.shape)
-    rule = ActiveAudits(0.3)
+    rule = ActiveAudits(0.3, coupling=coupling)
     rep = np.broadcast_to
     shape = (draws, n_tasks, 2)
-    values = tuned_values(
-        rep(y, shape), np.ones(shape), rep(f, shape), rep(conf, shape), rng.random(shape), rule, tune=False
-    )
+    u = rng.random(shape)
+    if coupling == "antithetic":
+        u[..., 1] = 1.0 - u[..., 0]
+    values = tuned_values(rep(y, shape), np.ones(shape), rep(f, shape), rep(conf, shape), u, rule, tune=False)
     low, high = design_range(rule)
     assert values.x.min() >= low - 1e-12 and values.x.max() <= high + 1e-12
     d = y[0, :, 0] - y[0, :, 1]
@@ -119,6 +173,13 @@ def test_the_rule_and_the_bets_are_validated() -> None:
         ActiveAudits(0.0)
     with pytest.raises(ArgumentError, match="`favour`"):
         ActiveAudits(0.3, favour=2.5)
+    with pytest.raises(ArgumentError, match="`coupling`"):
+        ActiveAudits(0.3, coupling="paired")
+    one = np.ones((1, 1, 2))
+    with pytest.raises(ArgumentError, match="1 - its tested draw"):
+        tuned_values(one, one, one, one, np.full((1, 1, 2), 0.3), ActiveAudits(0.3, coupling="antithetic"))
+    with pytest.raises(ArgumentError, match="`confidence`"):
+        tuned_values(one, one, one, 0.4 * one, one, ActiveAudits(0.3))
     z = np.zeros((1, 2))
     values = TunedValues(z, z, z, z, z, z, z + 1.0, np.zeros((1, 2, 2)))
     with pytest.raises(ArgumentError, match="`truncation`"):
