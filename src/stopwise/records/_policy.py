@@ -222,6 +222,10 @@ class EarlyPolicy(_Section):
     its probability (flag ``audit-p:<pi>``). Needs ``[decision] predicted = "prediction-powered-tuned"``."""
     audit_favour: StrictFloat = Field(default=1.5, ge=1.0, lt=2.0)
     """Under ``active``: the multiplier of rho for predictions favouring the tested system (the others get 2 - it)."""
+    halt_error_bound: StrictFloat = Field(default=0.0, ge=0.0, lt=0.5)
+    """eps: the wrong-halt rate the halting model is certified for on its calibration runs (``stopwise early train
+    --max-halt-error``). Read only by ``[decision] predicted = "bounded"``, which widens the margin by 2 eps and is
+    valid only on the calibration distribution. Left out of the canonical JSON at 0."""
 
 
 class FamilyPolicy(_Section):
@@ -374,6 +378,8 @@ class Policy(_Section):
             del data["decision"]["predicted_centre"]
         if self.early == EarlyPolicy():
             del data["early"]
+        elif self.early.halt_error_bound == 0.0:  # added with issue 34's bounded treatment: the default keeps old digests
+            del data["early"]["halt_error_bound"]
         if self.family == FamilyPolicy():  # issue 32: the default keeps old digests
             del data["family"]
         if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests
