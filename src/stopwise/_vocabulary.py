@@ -245,10 +245,15 @@ AUDIT_RULES: tuple[AuditRule, ...] = get_args(AuditRule)
 """How a halted run's audit probability is set (``[early] audit_rule``): ``uniform`` (rho for every run) or
 ``active`` (a pre-registered function of the prediction and the halting model's confidence, mean rho:
 :class:`stopwise.compare._tuned.ActiveAudits`; needs ``predicted = "prediction-powered-tuned"``)."""
+AuditCoupling = Literal["independent", "antithetic"]
+AUDIT_COUPLINGS: tuple[AuditCoupling, ...] = get_args(AuditCoupling)
+"""How the two runs of a task draw their audits (``[early] audit_coupling``): ``independent`` uniforms, or
+``antithetic`` (issue 34): one uniform w per task, the tested system's run w and the other's 1 - w
+(:func:`stopwise.records.audit_draw`; needs ``predicted = "prediction-powered-tuned"``)."""
 AUDIT_PROBABILITY_FLAG = "audit-p"
 """Prefix of the flag ``audit-p:<pi>`` a halted run's row carries: the probability it was audited with."""
 
-__all__ += ["AUDIT_PROBABILITY_FLAG", "AUDIT_RULES", "AuditRule"]
+__all__ += ["AUDIT_COUPLINGS", "AUDIT_PROBABILITY_FLAG", "AUDIT_RULES", "AuditCoupling", "AuditRule"]
 
 PredictedCentre = Literal["worst-case", "audited-bound"]
 PREDICTED_CENTRES: tuple[PredictedCentre, ...] = get_args(PredictedCentre)

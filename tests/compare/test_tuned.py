@@ -192,7 +192,9 @@ TUNED = (
 )
 
 
-def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, object]], dict[str, np.ndarray]]:
+def _active_rows(
+    n_tasks: int, rho: float, seed: int, coupling: str = "independent"
+) -> tuple[list[dict[str, object]], dict[str, np.ndarray]]:
     """Runs of two systems halted with probability 0.6 (20 % wrong), active audits by the real seeded draw, as rows.
 
     Returns the rows and, per task in task order, X, l, h, P and the sub-audited wrong weights computed here from
@@ -201,14 +203,18 @@ def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, ob
     from stopwise.records import audit_draw
 
     rng = np.random.default_rng(seed)
-    rule = ActiveAudits(rho)
+    rule = ActiveAudits(rho, coupling=coupling)
     y = (rng.random((n_tasks, 2)) < np.array([0.7, 0.4])).astype(float)
     halted = rng.random(y.shape) < 0.6
     f = np.where(rng.random(y.shape) < 0.2, 1 - y, y)
     conf = 0.9 + 0.1 * rng.random(y.shape)
     favours = f == np.array([1.0, 0.0])
     pi = rule.probability(favours, conf)
-    u = np.array([[audit_draw(seed, s, f"t{i}", 0) for s in "AB"] for i in range(n_tasks)])
+    u = np.array(
+        [[audit_draw(seed, s, f"t{i}", 0, tested="A", coupling=coupling) for s in "AB"] for i in range(n_tasks)]
+    )
+    if coupling == "antithetic":  # one uniform per task: the baseline's draw is 1 - the tested system's
+        np.testing.assert_allclose(u[:, 1], 1.0 - u[:, 0], rtol=0, atol=1e-15)
     audited = halted & (u < pi)
     rows = []
     for i in range(n_tasks):
@@ -244,22 +250,31 @@ def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, ob
     return rows, arrays
 
 
-def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities() -> None:
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
+def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities(coupling: str) -> None:
     import stopwise
     from stopwise.compare import AuditTallies
     from stopwise.compare._tuned import tuned_boundary
     from stopwise.records import TaskUniverse, parse_policy
 
     n, rho, seed = 80, 0.3, 7
-    rows, arrays = _active_rows(n, rho, seed)
+    rows, arrays = _active_rows(n, rho, seed, coupling)
     order = np.random.default_rng(1).permutation(n)
     names = [f"t{i}" for i in order]
-    policy = parse_policy(TUNED.format(rho=rho, seed=seed, rule="active"))
+    text = TUNED + f'audit_coupling = "{coupling}"\n'
+    policy = parse_policy(text.format(rho=rho, seed=seed, rule="active"))
     record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=TaskUniverse(names))
     a = {k: v[order] for k, v in arrays.items()}
     tallies = AuditTallies(point=a["point"], wrong_low=a["wrong_low"], wrong_high=a["wrong_high"])
     direct = tuned_boundary(
-        a["x"], a["low"], a["high"], tallies, 0.0, population_size=n, alpha=0.05, rule=ActiveAudits(rho)
+        a["x"],
+        a["low"],
+        a["high"],
+        tallies,
+        0.0,
+        population_size=n,
+        alpha=0.05,
+        rule=ActiveAudits(rho, coupling=coupling),
     )
     assert record.r_promote == pytest.approx(direct.p_promote, rel=1e-12)
     assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
@@ -271,7 +286,7 @@ def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities() -> Non
         stopwise.outcome_columns(rows),
         "A",
         "B",
-        parse_policy(TUNED.format(rho=rho, seed=seed + 1, rule="active")),
+        parse_policy(text.format(rho=rho, seed=seed + 1, rule="active")),
         universe=TaskUniverse(names),
     )
     assert any("audit draw" in w for w in other.warnings)
@@ -318,3 +333,19 @@ def test_decide_warns_when_halting_cannot_pay() -> None:
     names = [f"t{i}" for i in range(80)]
     record = stopwise.decide(stopwise.outcome_columns(active_rows), "A", "B", policy, universe=TaskUniverse(names))
     assert not any("losing side" in w for w in record.warnings)
+
+
+def test_antithetic_audits_need_the_tuned_treatment() -> None:
+    import stopwise
+    from stopwise.errors import ComparisonError
+    from stopwise.records import TaskUniverse, parse_policy
+
+    rows, _ = _active_rows(10, 0.3, 7, "antithetic")
+    text = (TUNED + 'audit_coupling = "antithetic"\n').format(rho=0.3, seed=7, rule="active")
+    assert '"audit_coupling":"antithetic"' in parse_policy(text).canonical_json()
+    assert "audit_coupling" not in parse_policy(TUNED.format(rho=0.3, seed=7, rule="active")).canonical_json()
+    old = parse_policy(text.replace("prediction-powered-tuned", "prediction-powered").replace('"active"', '"uniform"'))
+    with pytest.raises(ComparisonError, match="audit_coupling"):
+        stopwise.decide(
+            stopwise.outcome_columns(rows), "A", "B", old, universe=TaskUniverse([f"t{i}" for i in range(10)])
+        )

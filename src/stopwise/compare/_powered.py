@@ -36,6 +36,8 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
     """
     policy = inputs.policy
     treatment = policy.decision.predicted
+    if policy.early.audit_coupling == "antithetic" and treatment != "prediction-powered-tuned":
+        raise ComparisonError('[early] audit_coupling = "antithetic" needs [decision] predicted = "prediction-powered-tuned"')
     if treatment == "exclude":
         if policy.early.audit_rule == "active":
             raise ComparisonError('[early] audit_rule = "active" needs [decision] predicted = "prediction-powered-tuned"')

@@ -212,7 +212,10 @@ def decision_warnings(state: DecideState, look: Look, past: PastLimit | None = N
         warn("bounded-treatment", bounded_warning(policy.early.halt_error_bound))
     elif inputs.powered is not None:
         recorded = audit_probabilities(inputs.rows) if policy.decision.predicted == "prediction-powered-tuned" else None
-        disagreement = audit_disagreements(inputs.rows, policy.early.audit_fraction, policy.early.audit_seed, recorded)
+        disagreement = audit_disagreements(
+            inputs.rows, policy.early.audit_fraction, policy.early.audit_seed, recorded,
+            tested=inputs.tested, coupling=policy.early.audit_coupling,
+        )  # fmt: skip
         if disagreement is not None:
             warn("audit-draw", disagreement)
         advice = break_even_advice(inputs.rows, inputs.tested, inputs.baseline, policy)

@@ -85,6 +85,7 @@ import dataclasses
 
 import numpy as np
 
+from stopwise._vocabulary import AUDIT_COUPLINGS
 from stopwise.compare._audit_bound import audited_wrong_bound
 from stopwise.compare._betting import BettingBoundary, BettingPaths, resolve_strategy
 from stopwise.compare._interval import anytime_interval
@@ -106,8 +107,6 @@ __all__ = [
 
 TUNED_BOUND_ALPHA = 0.005
 """alpha_1: the level of the time-uniform lower bound on the past true sum (the test runs at a - alpha_1)."""
-AUDIT_COUPLINGS = ("independent", "antithetic")
-"""How the two runs of a task draw their audit uniforms (:attr:`ActiveAudits.coupling`)."""
 TUNE_AFTER = 20
 """Audited halts of past tasks needed before the prediction's weight lam is learned (1 until then)."""
 

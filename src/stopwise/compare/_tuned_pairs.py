@@ -33,15 +33,15 @@ prototype (an oracle knowing the best constant bet, rho = 0.5): below it, no hal
 
 
 def audit_rule_of(policy: Policy) -> ActiveAudits:
-    """The policy's pre-registered audit rule (``[early] audit_fraction``, ``audit_rule``, ``audit_favour``)."""
+    """The policy's pre-registered audit rule (``[early] audit_fraction``, ``audit_rule``, ``audit_favour``, ``audit_coupling``)."""
     early = policy.early
     if not 0.0 < early.audit_fraction < 1.0:
         raise ComparisonError(
             f'[decision] predicted = "prediction-powered-tuned" needs [early] audit_fraction in (0, 1); got {early.audit_fraction:g}'
         )
     if early.audit_rule == "active":
-        return ActiveAudits(early.audit_fraction, favour=early.audit_favour)
-    return ActiveAudits(early.audit_fraction, favour=1.0, slope=0.0)
+        return ActiveAudits(early.audit_fraction, favour=early.audit_favour, coupling=early.audit_coupling)
+    return ActiveAudits(early.audit_fraction, favour=1.0, slope=0.0, coupling=early.audit_coupling)
 
 
 def audit_probabilities(rows: OutcomeColumns) -> np.ndarray:
@@ -118,7 +118,9 @@ def tuned_pairs(
     wrong = kinds.corrected & (y != f)
     draws = np.full(len(rows), np.inf)
     for i in np.flatnonzero(wrong).tolist():
-        draws[i] = audit_draw(policy.early.audit_seed, rows.system[i], rows.task[i], int(rows.attempt[i]))
+        draws[i] = audit_draw(
+            policy.early.audit_seed, rows.system[i], rows.task[i], int(rows.attempt[i]), tested=tested, coupling=rule.coupling
+        )
     tallies = []
     for side in (
         True,
