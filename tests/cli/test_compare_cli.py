@@ -19,15 +19,8 @@ def _outcomes(tmp_path: Path, wins_a: int, wins_b: int, ties: int = 20, pending:
         a, b = (1, 0) if i < wins_a else (0, 1) if i < wins_a + wins_b else (1, 1)
         status = "pending" if i >= wins_a + wins_b + ties else "final"
         for system, value in (("A", a), ("B", b)):
-            rows.append(
-                {
-                    "system": system,
-                    "task": f"t{i:03d}",
-                    "outcome": value if status == "final" else None,
-                    "group": "g",
-                    "status": status,
-                }
-            )
+            rows.append({"system": system, "task": f"t{i:03d}", "outcome": value if status == "final" else None,
+                         "group": "g", "status": status})
     return write_outcomes(pd.DataFrame(rows), tmp_path / "outcomes.csv")
 
 
@@ -39,28 +32,14 @@ def _policy(tmp_path: Path, text: str = "") -> Path:
 
 @pytest.mark.parametrize(
     ("wins_a", "wins_b", "pending", "limit", "action", "code"),
-    [
-        (15, 1, 0, 1.0, "promote", 0),
-        (1, 15, 0, 1.0, "reject", 1),
-        (15, 1, 20, 0.9, "continue", 2),
-        (3, 2, 0, 1.0, "abstain", 3),
-    ],
+    [(15, 1, 0, 1.0, "promote", 0), (1, 15, 0, 1.0, "reject", 1), (15, 1, 20, 0.9, "continue", 2), (3, 2, 0, 1.0, "abstain", 3)],
 )
 def test_exit_code_is_the_action(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    wins_a: int,
-    wins_b: int,
-    pending: int,
-    limit: float,
-    action: str,
-    code: int,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wins_a: int, wins_b: int, pending: int, limit: float, action: str, code: int
 ) -> None:
     outcomes = _outcomes(tmp_path, wins_a, wins_b, pending=pending)
     policy = tmp_path / "p.toml"
-    policy.write_text(
-        PAPER_POLICY_TOML.replace("limit = 1.0", f"limit = {limit}")
-    )  # the bootstrap tail: 3 vs 2 abstains
+    policy.write_text(PAPER_POLICY_TOML.replace("limit = 1.0", f"limit = {limit}"))  # the bootstrap tail: 3 vs 2 abstains
     argv = ["decide", str(outcomes), "--tested", "A", "--baseline", "B", "--policy", str(policy), "--complete"]
     assert main([*argv, "--json"]) == code
     record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
@@ -82,11 +61,7 @@ def test_budget_used_option(tmp_path: Path) -> None:
     ("content", "extra", "fragments"),
     [
         ("system,task,outcome\nA,t1,1.5\nB,t1,0\n", [], ["outcomes.csv, row 1 (line 2), field 'outcome'", "'1.5'"]),
-        (
-            "system,task,outcome\nA,t1,1\nB,t1,0\n",
-            ["-t", "C"],
-            ["tested system 'C' is absent", "systems present: A, B"],
-        ),
+        ("system,task,outcome\nA,t1,1\nB,t1,0\n", ["-t", "C"], ["tested system 'C' is absent", "systems present: A, B"]),
         ("", [], ["empty"]),
         ("system,task,outcome,status\nA,t1,1,maybe\nB,t1,0,final\n", [], ["field 'status'", "'maybe'"]),
     ],
@@ -143,18 +118,13 @@ def test_demo_runs_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert [r.digest() for r in again] == [r.digest() for r in records]  # equal but for decided_at
 
 
-def test_demo_never_writes_into_a_directory_it_did_not_write(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_demo_never_writes_into_a_directory_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "decisions.jsonl").write_text("my own notes\n")
     assert main(["demo", "--n-tasks", "60", "--systems", "3", "--out", str(mine)]) == 4
     assert "is a directory stopwise did not write" in capsys.readouterr().err
-    assert (
-        sorted(p.name for p in mine.iterdir()) == ["decisions.jsonl"]
-        and (mine / "decisions.jsonl").read_text() == "my own notes\n"
-    )
+    assert sorted(p.name for p in mine.iterdir()) == ["decisions.jsonl"] and (mine / "decisions.jsonl").read_text() == "my own notes\n"
     ours = tmp_path / "ours"
     assert main(["demo", "--n-tasks", "60", "--systems", "3", "--out", str(ours)]) == 0
     assert main(["demo", "--n-tasks", "60", "--systems", "3", "--out", str(ours)]) == 4
@@ -170,10 +140,7 @@ def test_demo_never_writes_into_a_directory_it_did_not_write(
         (["--seed", "-1"], "Invalid value for '--seed'"),  # a usage error: exit 4 like every input error
         (["--n-tasks", "10001"], "the demo takes --n-tasks 6 to 10,000 and --systems 2 to 20; got --n-tasks 10,001"),
         (["--systems", "21"], "got --n-tasks 400, --systems 21"),
-        (
-            ["--n-tasks", "5"],
-            "the demo takes --n-tasks 6 to 10,000 and --systems 2 to 20; got --n-tasks 5, --systems 8",
-        ),
+        (["--n-tasks", "5"], "the demo takes --n-tasks 6 to 10,000 and --systems 2 to 20; got --n-tasks 5, --systems 8"),
         (["--systems", "1"], "got --n-tasks 400, --systems 1"),
     ],
 )
@@ -203,15 +170,8 @@ def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
     assert "coverage rule first met after 2 tasks" in capsys.readouterr().out
     order = pd.read_csv(tmp_path / "order.csv")
-    assert (
-        order.columns.tolist() == ["position", "task", "group", "covered", "order_kind", "order_seed", "order_sha256"]
-        and len(order) == 8
-    )
-    assert (
-        set(order["order_kind"]) == {"coverage-aware"}
-        and set(order["order_seed"]) == {0}
-        and order["order_sha256"].nunique() == 1
-    )
+    assert order.columns.tolist() == ["position", "task", "group", "covered", "order_kind", "order_seed", "order_sha256"] and len(order) == 8
+    assert set(order["order_kind"]) == {"coverage-aware"} and set(order["order_seed"]) == {0} and order["order_sha256"].nunique() == 1
     assert main(["order", str(tasks)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == (tmp_path / "order.csv").read_text().splitlines()
     (tmp_path / "bad.csv").write_text("name\nx\n")
@@ -276,9 +236,7 @@ def test_several_outcome_files(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (tmp_path / "b").mkdir()
     first = _outcomes(tmp_path / "a", 15, 1)
     second = tmp_path / "b" / "more.csv"
-    second.write_text(
-        "system,task,outcome,group\n" + "".join(f"{s},u{i},{int(s == 'A')},g\n" for i in range(4) for s in "AB")
-    )
+    second.write_text("system,task,outcome,group\n" + "".join(f"{s},u{i},{int(s == 'A')},g\n" for i in range(4) for s in "AB"))
     assert main(["decide", str(first), str(second), "-t", "A", "-b", "B", "--complete", "--json"]) == 0
     record = DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
     assert record.n_observed == 40
@@ -298,28 +256,17 @@ def test_decide_says_when_the_bounded_treatment_rests_on_the_halting_model(
     rows = []
     for i in range(60):
         a, b = (1, 0) if i < 30 else (1, 1)
-        rows.append(
-            {
-                "system": "A",
-                "task": f"t{i:03d}",
-                "outcome": a,
-                "status": "predicted" if i % 3 == 0 else "final",
-                "flags": "predicted" if i % 3 == 0 else "",
-            }
-        )
+        rows.append({"system": "A", "task": f"t{i:03d}", "outcome": a, "status": "predicted" if i % 3 == 0 else "final",
+                     "flags": "predicted" if i % 3 == 0 else ""})
         rows.append({"system": "B", "task": f"t{i:03d}", "outcome": b})
     outcomes = write_outcomes(pd.DataFrame(rows), tmp_path / "outcomes.csv")
     policy = tmp_path / "policy.toml"
-    policy.write_text(
-        '[decision]\nboundary = "betting-wor"\npredicted = "bounded"\n[coverage]\nrule = "none"\n[early]\nhalt_error_bound = 0.05\n'
-    )
+    policy.write_text('[decision]\nboundary = "betting-wor"\npredicted = "bounded"\n[coverage]\nrule = "none"\n[early]\nhalt_error_bound = 0.05\n')
     tasks = tmp_path / "tasks.csv"
     tasks.write_text("task\n" + "".join(f"t{i:03d}\n" for i in range(60)))
     assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
     capsys.readouterr()
-    code = main(
-        ["decide", str(outcomes), "-t", "A", "-b", "B", "--tasks", str(tmp_path / "order.csv"), "--policy", str(policy)]
-    )
+    code = main(["decide", str(outcomes), "-t", "A", "-b", "B", "--tasks", str(tmp_path / "order.csv"), "--policy", str(policy)])
     out = " ".join(capsys.readouterr().out.split())
     assert code in (0, 2), out
     assert 'warning predicted = "bounded"' in out and "calibration distribution" in out

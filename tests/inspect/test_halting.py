@@ -37,9 +37,7 @@ def model(halting_example: ModuleType) -> EarlyOutcomeModel:
 
 
 @pytest.fixture(scope="module")
-def example_run(
-    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, dict[str, Any]]:
+def example_run(halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("inspect-halting")
     return out, halting_example.run(out, n=N, model=model)
 
@@ -62,9 +60,7 @@ def test_docs_page_shows_the_halting_example_unchanged() -> None:
     assert block + "\n" == (REPO / "docs" / "examples" / "inspect_halting.py").read_text(encoding="utf-8")
 
 
-def test_halted_samples_stop_mid_trajectory_with_a_custom_limit(
-    example_run: tuple[Path, dict[str, Any]], model: EarlyOutcomeModel
-) -> None:
+def test_halted_samples_stop_mid_trajectory_with_a_custom_limit(example_run: tuple[Path, dict[str, Any]], model: EarlyOutcomeModel) -> None:
     out, summary = example_run
     full, halted = _logs(out / "full"), _logs(out / "halted")
     assert set(full) == set(halted) == {"careful", "hasty"}
@@ -79,10 +75,7 @@ def test_halted_samples_stop_mid_trajectory_with_a_custom_limit(
                 assert score.metadata is None or "predicted" not in score.metadata
                 continue
             n_halted += 1
-            assert (
-                sample.limit.type == "custom"
-                and sample.limit.limit == model.thresholds_["failure" if score.value == "I" else "success"]
-            )
+            assert sample.limit.type == "custom" and sample.limit.limit == model.thresholds_["failure" if score.value == "I" else "success"]
             assert sample.limit.reason.startswith("stopwise: outcome predicted: ")
             assert _calls(sample) < _calls(whole[sample.id])  # fewer model calls than the unhalted run
             meta = score.metadata
@@ -93,9 +86,7 @@ def test_halted_samples_stop_mid_trajectory_with_a_custom_limit(
     assert summary["model_calls"]["halted"]["hasty"] < summary["model_calls"]["full"]["hasty"]
 
 
-def test_live_verdicts_equal_the_trajectory_replay(
-    example_run: tuple[Path, dict[str, Any]], model: EarlyOutcomeModel
-) -> None:
+def test_live_verdicts_equal_the_trajectory_replay(example_run: tuple[Path, dict[str, Any]], model: EarlyOutcomeModel) -> None:
     """The same runs both ways: live from Inspect messages, and read back as trajectories from the full logs."""
     out, _ = example_run
     halted = {(task, s.id): s for task, log in _logs(out / "halted").items() for s in log.samples}
@@ -109,17 +100,11 @@ def test_live_verdicts_equal_the_trajectory_replay(
             meta = live.scores["includes"].metadata
             v = replay.verdicts[-1]
             assert (v.step, v.predicted, v.head, v.p_success, v.p_failure) == (
-                meta["step"],
-                meta["outcome"],
-                meta["head"],
-                meta["p_success"],
-                meta["p_failure"],
+                meta["step"], meta["outcome"], meta["head"], meta["p_success"], meta["p_failure"]
             )
 
 
-def test_each_model_call_updates_the_features_as_a_recompute_would(
-    halting_example: ModuleType, model: EarlyOutcomeModel
-) -> None:
+def test_each_model_call_updates_the_features_as_a_recompute_would(halting_example: ModuleType, model: EarlyOutcomeModel) -> None:
     """The hook's per-sample state (new messages only) gives the verdicts of a fresh monitor on the whole prefix."""
     from stopwise.inspect._halting import _SampleMonitor, steps_from_inspect, task_text_from_inspect
 
@@ -140,9 +125,7 @@ def test_each_model_call_updates_the_features_as_a_recompute_would(
             assert state.advance(messages[:1]) is None and state.skipped == 1
 
 
-def test_ingest_reads_halted_samples_as_predicted_rows(
-    example_run: tuple[Path, dict[str, Any]], tmp_path: Path
-) -> None:
+def test_ingest_reads_halted_samples_as_predicted_rows(example_run: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     out, summary = example_run
     result = ingest(out / "halted", system=system_template("task"), trajectories=True)
     rows = result.rows
@@ -160,9 +143,7 @@ def test_ingest_reads_halted_samples_as_predicted_rows(
     assert sorted(read[read["status"] == "predicted"]["task"]) == sorted(predicted["task"])
 
 
-def test_paired_manager_appends_halted_samples_as_predicted_rows(
-    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
-) -> None:
+def test_paired_manager_appends_halted_samples_as_predicted_rows(halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path) -> None:
     from inspect_ai import eval
 
     from stopwise.inspect import LiveHalting, paired_early_stopping
@@ -191,9 +172,7 @@ def test_paired_manager_appends_halted_samples_as_predicted_rows(
     assert sorted(map(tuple, rows[key].values.tolist())) == sorted(map(tuple, from_logs[key].values.tolist()))
 
 
-def test_halting_acts_only_on_its_tasks_and_only_while_open(
-    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
-) -> None:
+def test_halting_acts_only_on_its_tasks_and_only_while_open(halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path) -> None:
     from inspect_ai import eval
 
     from stopwise.inspect import LiveHalting
@@ -206,9 +185,7 @@ def test_halting_acts_only_on_its_tasks_and_only_while_open(
     assert all(s.limit is None and _calls(s) == 9 for s in logs["careful"].samples)
     assert halting.errors == []
     halting.close()
-    again = eval(
-        [halting.task(halting_example.agent_task("hasty", 0.6, 4))], log_dir=str(tmp_path / "b"), display="none"
-    )
+    again = eval([halting.task(halting_example.agent_task("hasty", 0.6, 4))], log_dir=str(tmp_path / "b"), display="none")
     assert all(s.limit is None and _calls(s) == 9 for s in again[0].samples)
 
 
@@ -223,20 +200,14 @@ def test_the_guard_holds_unfamiliar_runs(halting_example: ModuleType, tmp_path: 
     guarded = EarlyOutcomeModel(n_components=4, min_df=1, min_steps=5, min_halt_step=3, classifier=heads)
     guarded = guarded.fit(halting_example.training_runs())
     _, messages = halting_example.transcript("hasty", 0, 0.6)
-    replay = monitor_run(
-        guarded,
-        stopwise.Trajectory(
-            agent="a", task="t", task_text=halting_example.prompt(0), steps=halting_example.steps_from_inspect(messages)
-        ),
-    )
+    replay = monitor_run(guarded, stopwise.Trajectory(agent="a", task="t", task_text=halting_example.prompt(0),
+                                                      steps=halting_example.steps_from_inspect(messages)))
     assert not replay.halted and replay.held > 0  # a head crosses, the guard holds
     with LiveHalting(guarded) as halting:
         logs = eval([halting.task(halting_example.agent_task("hasty", 0.6, 3))], log_dir=str(tmp_path), display="none")
     assert all(s.limit is None and _calls(s) == 9 for s in logs[0].samples) and halting.halts == []
     with LiveHalting(guarded, guard=False) as unguarded:
-        logs = eval(
-            [unguarded.task(halting_example.agent_task("hasty", 0.6, 3))], log_dir=str(tmp_path / "off"), display="none"
-        )
+        logs = eval([unguarded.task(halting_example.agent_task("hasty", 0.6, 3))], log_dir=str(tmp_path / "off"), display="none")
     assert any(s.limit is not None for s in logs[0].samples)
 
 
@@ -277,9 +248,7 @@ def test_every_scorer_of_a_halted_sample_scores_the_prediction_under_its_name(
     assert (rows["status"] == "predicted").all() and len(rows) == 3
 
 
-def test_a_react_agent_is_halted_at_the_same_step(
-    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
-) -> None:
+def test_a_react_agent_is_halted_at_the_same_step(halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path) -> None:
     """The hook sees every model call of any agent: Inspect's react() (system prompt, submit tool) halts alike."""
     from inspect_ai import Task, eval
     from inspect_ai.agent import react
@@ -289,19 +258,11 @@ def test_a_react_agent_is_halted_at_the_same_step(
     ex = halting_example
     loop = ex.agent_task("hasty", 0.6, 4)
     agent = react(tools=[ex.read_file(), ex.edit_file(), ex.run_tests(), ex.search_code()])
-    reacting = Task(
-        dataset=loop.dataset, solver=agent, scorer=loop.scorer, model=ex.mock_agent("hasty", 0.6), name="react"
-    )
+    reacting = Task(dataset=loop.dataset, solver=agent, scorer=loop.scorer, model=ex.mock_agent("hasty", 0.6), name="react")
     with LiveHalting(model) as halting:
-        logs = {
-            log.eval.task: log
-            for log in eval([halting.task(loop), halting.task(reacting)], log_dir=str(tmp_path), display="none")
-        }
+        logs = {log.eval.task: log for log in eval([halting.task(loop), halting.task(reacting)], log_dir=str(tmp_path), display="none")}
     assert halting.errors == []
-    steps = {
-        task: {s.id: s.scores["includes"].metadata["step"] for s in log.samples if s.limit is not None}
-        for task, log in logs.items()
-    }
+    steps = {task: {s.id: s.scores["includes"].metadata["step"] for s in log.samples if s.limit is not None} for task, log in logs.items()}
     assert steps["react"] == steps["hasty"] and len(steps["react"]) == 4
 
 
@@ -330,12 +291,7 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
             tasks.append(task)
         logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, log_dir=str(tmp_path / "logs"), display="none")}
     assert halting.errors == []
-    drawn = {
-        (name, str(s.id))
-        for name, log in logs.items()
-        for s in log.samples
-        if audit_draw(seed, name, str(s.id), s.epoch - 1) < rho
-    }
+    drawn = {(name, str(s.id)) for name, log in logs.items() for s in log.samples if audit_draw(seed, name, str(s.id), s.epoch - 1) < rho}
     halted = {(name, str(s.id)) for name, log in logs.items() for s in log.samples if s.limit is not None}
     would = {(a["system"], str(a["sample"])) for a in halting.audits}
     assert halted and would and drawn  # the seed gives both kinds of rows
@@ -355,13 +311,9 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     assert all(f"would-halt:{a['would_halt']}" in flags[(a["system"], str(a["sample"]))] for a in halting.audits)
     # `stopwise ingest` reads the same flags from the logs
     from_logs = ingest(tmp_path / "logs", system=system_template("task")).rows
-    logged = dict(
-        zip(zip(from_logs["system"], from_logs["task"], strict=True), from_logs["flags"].astype(str), strict=True)
-    )
+    logged = dict(zip(zip(from_logs["system"], from_logs["task"], strict=True), from_logs["flags"].astype(str), strict=True))
     for word in ("predicted", "audited", "would-halt:0", "would-halt:1"):
-        assert {k for k, f in logged.items() if word in f.split(";")} == {
-            k for k, f in flags.items() if word in f.split(";")
-        }
+        assert {k for k, f in logged.items() if word in f.split(";")} == {k for k, f in flags.items() if word in f.split(";")}
     # the manager's decision (from the ledger, on every pair) equals `stopwise decide` on the export
     decision = tested.comparison.decision
     assert decision is not None and decision.predicted is not None
@@ -389,12 +341,7 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     cli = stopwise.DecisionRecord.model_validate(json.loads(capsys.readouterr().out))
     assert code == ["promote", "reject", "continue", "abstain"].index(cli.action)
     assert (cli.action, cli.r_promote, cli.r_reject, cli.delta_hat, cli.input_sha256, cli.predicted) == (
-        decision.action,
-        decision.r_promote,
-        decision.r_reject,
-        decision.delta_hat,
-        decision.input_sha256,
-        decision.predicted,
+        decision.action, decision.r_promote, decision.r_reject, decision.delta_hat, decision.input_sha256, decision.predicted
     )
 
 
