@@ -349,3 +349,16 @@ def test_antithetic_audits_need_the_tuned_treatment() -> None:
         stopwise.decide(
             stopwise.outcome_columns(rows), "A", "B", old, universe=TaskUniverse([f"t{i}" for i in range(10)])
         )
+
+
+def test_antithetic_audits_need_matched_attempts() -> None:
+    """A task with attempts {0, 1} of A and {0} of B: A's second run has no partner draw, refused by name."""
+    import stopwise
+    from stopwise.errors import ComparisonError
+    from stopwise.records import TaskUniverse, parse_policy
+
+    rows, _ = _active_rows(10, 0.3, 7, "antithetic")
+    rows.append({"system": "A", "task": "t3", "outcome": 1.0, "attempt": 1})
+    text = (TUNED + 'audit_coupling = "antithetic"\n').format(rho=0.3, seed=7, rule="active")
+    with pytest.raises(ComparisonError, match="task 't3' has attempts \\[0, 1\\]"):
+        stopwise.decide(stopwise.outcome_columns(rows), "A", "B", parse_policy(text), universe=TaskUniverse([f"t{i}" for i in range(10)]))

@@ -63,7 +63,7 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
         return paired_outcomes(inputs.replace(rows=rows), statuses)
 
     if treatment == "prediction-powered-tuned":
-        return inputs.replace(powered=tuned_pairs(inputs.rows, inputs.tested, policy, pair)[0])
+        return inputs.replace(powered=tuned_pairs(inputs.rows, inputs.tested, policy, pair, inputs.baseline)[0])
     if treatment == "bounded":
         return inputs.replace(powered=bounded_pairs(inputs.rows, policy, pair))
     return inputs.replace(powered=powered_pairs(inputs.rows, inputs.tested, policy.early.audit_fraction, pair))

@@ -76,8 +76,30 @@ def audit_probabilities(rows: OutcomeColumns) -> np.ndarray:
     return values[codes]
 
 
+def _check_antithetic_attempts(rows: OutcomeColumns, tested: str, baseline: str) -> None:
+    """Antithetic audits pair a task's runs by attempt: both systems must hold the same attempts of every task.
+
+    With unmatched attempts a run's partner draw is missing, two adverse runs of one task can both be audited and the
+    task's difference can leave the design's range (:func:`stopwise.compare._tuned.design_range`).
+    """
+    attempts: dict[tuple[str, str], set[int]] = {}
+    for system, task, attempt in zip(rows.system.tolist(), rows.task.tolist(), rows.attempt.tolist(), strict=True):
+        if system in (tested, baseline):
+            attempts.setdefault((system, task), set()).add(int(attempt))
+    for (system, task), mine in attempts.items():
+        if system == tested and (baseline, task) in attempts and attempts[(baseline, task)] != mine:
+            raise ComparisonError(
+                f'[early] audit_coupling = "antithetic" pairs the two systems\' runs of a task by attempt: task {task!r} has '
+                f"attempts {sorted(mine)} of {tested!r} and {sorted(attempts[(baseline, task)])} of {baseline!r}"
+            )
+
+
 def tuned_pairs(
-    rows: OutcomeColumns, tested: str, policy: Policy, pair: Callable[[OutcomeColumns], PairedOutcomes]
+    rows: OutcomeColumns,
+    tested: str,
+    policy: Policy,
+    pair: Callable[[OutcomeColumns], PairedOutcomes],
+    baseline: str | None = None,
 ) -> tuple[PoweredPairs, ActiveAudits]:
     """The tuned treatment's pairing: X per task, the bounds l, h, P and the sub-audited wrong weights (module docstring).
 
@@ -85,6 +107,8 @@ def tuned_pairs(
     :func:`stopwise.compare._predicted.powered_pairs`.
     """
     rule = audit_rule_of(policy)
+    if rule.coupling == "antithetic" and baseline is not None:
+        _check_antithetic_attempts(rows, tested, baseline)
     kinds = _row_kinds(rows)
     candidate = kinds.predicted | kinds.corrected
     tested_row = rows.system == tested
