@@ -22,7 +22,9 @@ So "mean(P) > delta + 2 eps" implies "mean(D) > delta", and "mean(P) < delta - 2
 the betting-wor boundary (Waudby-Smith & Ramdas 2020) on the recorded differences P at the threshold delta + 2 eps
 (promote) and delta - 2 eps (reject) errs with probability at most a + d *when the certificate holds for these runs*.
 The margin 2 eps is the worst case of either system's halting every run (:func:`bounded_margin`); it is fixed
-before the data.
+before the data. It assumes each system runs the same number of attempts on every task (one, typically): a wrong
+run weighs 1 / its task's attempts, so wrong runs gathered on tasks with fewer attempts than the mean could move
+the mean by more than eps per system.
 
 What it does not cover
 ----------------------

@@ -9,7 +9,9 @@ A recorded pi below the rule's least probability for its kind is refused: the be
 Each run's corrected value is f + (xi / pi) (Y - f) (g = f: the prediction's weight is 1 in ``decide``; the batch
 form :func:`stopwise.compare._tuned.tuned_values` also learns it from past audits, which on the issue's benchmark
 changed no median). The centre's bound counts the wrong predictions *sub-audited*: drawn below the rule's least
-probability, recomputed from the seeded draw :func:`stopwise.records.audit_draw` of the run.
+probability, recomputed from the seeded draw :func:`stopwise.records.audit_draw` of the run (under ``[early]
+audit_coupling = "antithetic"`` the task's shared uniform w for the tested system's run and 1 - w for the other's,
+which needs both systems to hold the same attempts of every task).
 """
 
 from __future__ import annotations
