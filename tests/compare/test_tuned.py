@@ -14,13 +14,16 @@ from stopwise.errors import ArgumentError
 ALPHA = 0.05
 
 
-def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: bool) -> dict[str, np.ndarray]:
+def _null_runs(
+    rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: bool, wrong_confidence: float = 1.0
+) -> dict[str, np.ndarray]:
     """(R, T, 2) runs of null benchmarks (mu = 0 exactly) with a halting model wrong only in the tested system's favour.
 
     B's outcomes are a permutation of A's. Each run is halted with probability 0.8. A's halted failures are predicted
     successes with probability 0.6 (about 30 % of A's halts wrong); under ``harsh`` B's halted successes are also
-    predicted failures with probability 0.6. Wrong predictions are made with confidence 1 (the least audited under the
-    active rule), right ones with confidence uniform on [0.9, 1]. Computed here, independently of stopwise's code.
+    predicted failures with probability 0.6. Wrong predictions are made with confidence ``wrong_confidence`` (1: the
+    least audited under the active rule; 0.5: the most, so that a task's two wrong runs can both be audited under
+    antithetic audits at rho = 0.3), right ones with confidence uniform on [0.9, 1]. Computed here, independently of stopwise's code.
     """
     a = (rng.random((n_bench, n_tasks)) < 0.5).astype(float)
     b = np.take_along_axis(a, np.argsort(rng.random((n_bench, n_tasks)), axis=1), axis=1)
@@ -31,7 +34,7 @@ def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: b
     if not harsh:
         wrong[..., 1] = False
     f = np.where(wrong, 1.0 - y, y)
-    confidence = np.where(wrong, 1.0, 0.9 + 0.1 * rng.random(y.shape))
+    confidence = np.where(wrong, wrong_confidence, 0.9 + 0.1 * rng.random(y.shape))
     share = float(wrong[..., 0].sum() / halted[..., 0].sum())
     return {
         "outcome": y,
@@ -44,9 +47,10 @@ def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: b
 
 
 def _false_promotes(
-    n_bench: int, n_tasks: int, rho: float, seed: int, *, harsh: bool = False, coupling: str = "independent"
+    n_bench: int, n_tasks: int, rho: float, seed: int, *, harsh: bool = False, coupling: str = "independent",
+    wrong_confidence: float = 1.0,
 ) -> tuple[float, float, float, float]:
-    runs = _null_runs(np.random.default_rng(seed), n_bench, n_tasks, harsh=harsh)
+    runs = _null_runs(np.random.default_rng(seed), n_bench, n_tasks, harsh=harsh, wrong_confidence=wrong_confidence)
     rule = ActiveAudits(rho, coupling=coupling)
     if coupling == "antithetic":
         runs["draw"][..., 1] = 1.0 - runs["draw"][..., 0]
@@ -61,8 +65,12 @@ def _false_promotes(
     return float(promote.any(axis=1).mean()), float(truth.any(axis=1).mean()), float(runs["share"]), se
 
 
-def _check_null(n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool, coupling: str = "independent") -> None:
-    tuned, truth, share, se = _false_promotes(n_bench, n_tasks, rho, seed, harsh=harsh, coupling=coupling)
+def _check_null(
+    n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool, coupling: str = "independent", wrong_confidence: float = 1.0
+) -> None:
+    tuned, truth, share, se = _false_promotes(
+        n_bench, n_tasks, rho, seed, harsh=harsh, coupling=coupling, wrong_confidence=wrong_confidence
+    )
     report = f"rho {rho} ({coupling}, harsh {harsh}): tuned {tuned:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {ALPHA + 2 * se:.4f}, A's wrong halts {share:.0%}"
     print(report)
     assert 0.25 < share < 0.35, report  # the halting model is as badly wrong as the issue asks
@@ -73,6 +81,13 @@ def _check_null(n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool, 
 @pytest.mark.parametrize("coupling", ["independent", "antithetic"])
 def test_false_promotes_under_the_null_quick(coupling: str) -> None:
     _check_null(300, 80, 0.3, 5, harsh=False, coupling=coupling)
+
+
+@pytest.mark.slow
+def test_antithetic_false_promotes_when_both_wrong_runs_can_be_audited() -> None:
+    """Harsh model, wrong predictions at confidence 0.5 (pi up to 0.52 at rho = 0.3: a task's two wrong favouring runs
+    can both be audited, the design's pair extreme), 2,000 null benchmarks."""
+    _check_null(2000, 200, 0.3, 40, True, "antithetic", wrong_confidence=0.5)
 
 
 @pytest.mark.slow
