@@ -1,22 +1,27 @@
 """Issue 34: tasks to promote under the power-tuned prediction-powered boundary with active audits, beside the previous
-treatment and the full evaluation, on a real SWE-bench Verified pair and the same seeded orders.
+treatment and the full evaluation, on a real SWE-bench Verified pair and the same seeded orders, at two seeds.
 
 The pair: ``20241029_OpenHands-CodeAct-2.1-sonnet-20241022`` (tested, 53.0 %) against
 ``20240628_autocoderover-v20240620`` (38.4 %) on the 500 shared tasks: Delta = +14.6 pp. (The issue's
 "20240924_solver vs 20240824_gru" differ by 0.2 pp; the closest pairs to +14.6 pp are four, this is one.)
 
 The seeded good halting model: each run is halted with probability 0.5; its prediction is wrong with probability
-0.05 whatever the outcome (unbiased); its confidence is uniform on [0.9, 1]. Each run has its own audit uniform.
+0.05 whatever the outcome (unbiased); its confidence is uniform on [0.9, 1]. Each task has two audit uniforms: the
+runs' own (independent audits) and, for the antithetic design, one w with the baseline's draw 1 - w.
 
 - ``full evaluation``: the pooled betting-wor boundary on the true differences (:func:`stopwise.compare.betting_paths`).
 - ``previous``: ``prediction-powered`` with the audited-bound centre at a uniform audit rho
   (:func:`stopwise.compare.powered_paths`), audited iff u < rho.
-- ``tuned``: :mod:`stopwise.compare._tuned` with the active rule of mean rho (:class:`ActiveAudits`), audited iff u < pi.
+- ``tuned``: :mod:`stopwise.compare._tuned` with the active rule (:class:`ActiveAudits`) at the rate whose realised
+  mean audit probability of the halts is exactly rho (the rule keeps rho when half the halts favour the tested
+  system; here more do), with antithetic audits (the treatment's figure), and for reference with independent ones
+  (the design of the previous session) and at the rule's nominal rate.
 
-Printed: the median number of tasks to promote (over the orders; inf when fewer than half promote within the 500),
-its ratio to the full evaluation's, the share promoted by 20 % of the tasks, and the realised mean audit probability.
+Printed per seed and rho: the median number of tasks to promote (over the orders; inf when fewer than half promote
+within the 500), its ratio to the full evaluation's on the same orders, the share promoted by 20 % of the tasks, and
+the realised mean audit probability of the halts.
 
-Usage: python -m benchmarks.tuned_power [--orders 400] [--seed 1] [--rhos 0.5,0.3] [--quick]
+Usage: python -m benchmarks.tuned_power [--orders 400] [--seeds 1,2] [--rhos 0.5,0.3] [--quick] [--break-even]
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 
 from benchmarks._data import records_path
 from stopwise.compare import AuditTallies, betting_paths, powered_paths, powered_scale
-from stopwise.compare._tuned import ActiveAudits, tuned_paths, tuned_values
+from stopwise.compare._tuned import ActiveAudits, design_range, tuned_paths, tuned_values
 from stopwise.records import read_outcomes
 
 TESTED, BASELINE = "20241029_OpenHands-CodeAct-2.1-sonnet-20241022", "20240628_autocoderover-v20240620"
@@ -66,6 +71,13 @@ def simulate(
     }
 
 
+def antithetic(sim: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The same runs with antithetic audit draws: the tested system's uniform w, the baseline's 1 - w."""
+    draw = sim["draw"].copy()
+    draw[..., 1] = 1.0 - draw[..., 0]
+    return {**sim, "draw": draw}
+
+
 def first_promote(log_promote: np.ndarray) -> np.ndarray:
     """The look (1-based) at which each row's promote test first crosses 1/a; inf when it never does."""
     crossed = np.maximum.accumulate(log_promote, axis=1) >= np.log(1.0 / ALPHA)
@@ -98,6 +110,8 @@ def previous_looks(sim: dict[str, np.ndarray], rho: float) -> np.ndarray:
 
 def tuned_looks(sim: dict[str, np.ndarray], rule: ActiveAudits) -> tuple[np.ndarray, float]:
     """The tuned treatment's first promotes and the realised mean audit probability of the halts."""
+    if rule.coupling == "antithetic":
+        sim = antithetic(sim)
     values = tuned_values(sim["outcome"], sim["halted"], sim["prediction"], sim["confidence"], sim["draw"], rule)
     paths = tuned_paths(values, 0.0, population_size=sim["outcome"].shape[1], alpha=ALPHA, rule=rule)
     return first_promote(paths.log_promote), float(np.nanmean(values.probability))
@@ -133,49 +147,64 @@ def break_even_rows(y: np.ndarray, n_orders: int, seed: int) -> list[str]:
     return rows
 
 
+def matched(sim: dict[str, np.ndarray], rho: float, coupling: str) -> ActiveAudits:
+    """The default active rule at the rate whose realised mean audit probability of the halts is rho (pi is linear
+    in the rate while no probability is clipped, as here)."""
+    _, mean_pi = tuned_looks(sim, ActiveAudits(rho, coupling=coupling))
+    return ActiveAudits(rho * rho / mean_pi, coupling=coupling)
+
+
+def seed_lines(y: np.ndarray, n_orders: int, seed: int, rhos: list[float]) -> list[str]:
+    """The figures of one seed: per rho, the full evaluation, the previous treatment and the tuned ones."""
+    n = len(y)
+    sim = simulate(y, n_orders, seed)
+    full = full_looks(sim)
+    full_med = float(np.median(full))
+    lines = [f"seed {seed}:"]
+    for rho in rhos:
+        lines.append(f" rho = {rho:g}:")
+        lines.append(_line("full evaluation", full, full_med, n))
+        lines.append(_line("previous (prediction-powered)", previous_looks(sim, rho), full_med, n))
+        for name, coupling in (("tuned, active audits", "antithetic"), ("tuned, independent audits", "independent")):
+            rule = matched(sim, rho, coupling)
+            looks, mean_pi = tuned_looks(sim, rule)
+            extra = f"  (mean pi of the halts {mean_pi:.3f}; least difference the design allows {design_range(rule)[0]:.3g})"
+            lines.append(_line(name, looks, full_med, n, extra))
+        looks, mean_pi = tuned_looks(sim, ActiveAudits(rho, coupling="antithetic"))
+        lines.append(
+            _line("tuned, antithetic, nominal rate", looks, full_med, n, f"  (mean pi of the halts {mean_pi:.3f})")
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", default="1,2", help="comma-separated seeds of the orders and runs")
     parser.add_argument("--rhos", default="0.5,0.3")
-    parser.add_argument("--quick", action="store_true", help="100 orders")
-    parser.add_argument("--break-even", action="store_true", help="print the break-even table (docs/joint-replay.md) instead")
+    parser.add_argument("--quick", action="store_true", help="100 orders, the first seed only")
+    parser.add_argument(
+        "--break-even", action="store_true", help="print the break-even table (docs/joint-replay.md) instead"
+    )
     args = parser.parse_args(argv)
     n_orders = 100 if args.quick else args.orders
+    seeds = [int(s) for s in args.seeds.split(",")][: 1 if args.quick else None]
     y = pair_outcomes()
     n = len(y)
     print(
-        f"{TESTED} vs {BASELINE}: N = {n}, Delta = {100 * (y[:, 0].mean() - y[:, 1].mean()):+.1f} pp; {n_orders} orders, seed {args.seed}"
+        f"{TESTED} vs {BASELINE}: N = {n}, Delta = {100 * (y[:, 0].mean() - y[:, 1].mean()):+.1f} pp; {n_orders} orders, seeds {seeds}"
     )
     if args.break_even:
-        print("| halting share s | model accuracy | rho | mean pi | task ratio (tuned / full) | steps a halt must save, r* |")
+        print(
+            "| halting share s | model accuracy | rho | mean pi | task ratio (tuned / full) | steps a halt must save, r* |"
+        )
         print("|---|---|---|---|---|---|")
-        print("\n".join(break_even_rows(y, n_orders, args.seed)))
+        print("\n".join(break_even_rows(y, n_orders, seeds[0])))
         return
     print("halting model: half the runs halted, 5 % wrong (unbiased), confidence U[0.9, 1]; a = 0.05, delta = 0")
     started = time.perf_counter()
-    sim = simulate(y, n_orders, args.seed)
-    full = full_looks(sim)
-    full_med = float(np.median(full))
-    for rho in (float(r) for r in args.rhos.split(",")):
-        print(f"rho = {rho:g}:")
-        print(_line("full evaluation", full, full_med, n))
-        print(_line("previous (prediction-powered)", previous_looks(sim, rho), full_med, n))
-        rule = ActiveAudits(rho)
-        looks, mean_pi = tuned_looks(sim, rule)
-        print(_line("tuned, active audits", looks, full_med, n, f"  (mean pi of the halts {mean_pi:.3f})"))
-        # the rule keeps the mean at rho when half the halts favour the tested system; here more do (the tested system
-        # passes more): the same rule at the rate whose realised mean is rho, to compare at equal audit cost
-        matched = ActiveAudits(rho * rho / mean_pi)
-        looks, matched_pi = tuned_looks(sim, matched)
-        print(
-            _line(
-                "tuned, active, mean matched to rho", looks, full_med, n, f"  (mean pi of the halts {matched_pi:.3f})"
-            )
-        )
-        uniform = ActiveAudits(rho, favour=1.0, slope=0.0)
-        looks, mean_pi = tuned_looks(sim, uniform)
-        print(_line("tuned, uniform audit", looks, full_med, n, f"  (mean pi {mean_pi:.3f})"))
+    for seed in seeds:
+        print("\n".join(seed_lines(y, n_orders, seed, [float(r) for r in args.rhos.split(",")])))
     print(f"({time.perf_counter() - started:.1f} s)")
 
 

@@ -176,7 +176,7 @@ WarningCode = Literal[
     "no-groups", "budget-below-limit", "no-universe", "outside-universe", "waiting", "few-observed", "one-sided",
     "order-provenance",
     "past-limit", "rare-discordance", "unweighted-estimate", "exact-wor-fallback", "not-random-sample",
-    "audit-draw", "missing", "halting-break-even",
+    "audit-draw", "missing", "halting-break-even", "bounded-treatment",
 ]
 WARNING_CODES: tuple[WarningCode, ...] = get_args(WarningCode)
 """The guards a decision may warn about (:class:`stopwise.records.DecisionWarning`), in the order a record lists them:
@@ -196,7 +196,9 @@ treatment's guarantee rests; last ``missing`` (issue 20):
 planned tasks whose outcome is missing for a system (errored or unscored) and how the betting boundary treated
 them (``[decision] missing``); ``halting-break-even`` (issue 34): under a prediction-powered treatment the rows'
 halting share and mean audit probability put joined halting on the losing side of the break-even of
-``docs/joint-replay.md`` (even a halt that saved its whole run would not pay for the extra tasks the boundary needs)."""
+``docs/joint-replay.md`` (even a halt that saved its whole run would not pay for the extra tasks the boundary needs);
+``bounded-treatment`` (issue 34): ``predicted = "bounded"`` rests on the halting model's certified wrong-halt rate,
+valid only on its calibration distribution."""
 
 PastLimit = Literal["at-limit", "refuse"]
 PAST_LIMITS: tuple[PastLimit, ...] = get_args(PastLimit)
@@ -227,24 +229,31 @@ reaches 0.96 (no discordant task), 0.26 (one), 0.10 (two, five, eight)."""
 __all__ += ["PAST_LIMITS", "RARE_DISCORDANCE", "PastLimit"]
 
 
-PredictedTreatment = Literal["exclude", "prediction-powered", "prediction-powered-tuned"]
+PredictedTreatment = Literal["exclude", "prediction-powered", "prediction-powered-tuned", "bounded"]
 PREDICTED_TREATMENTS: tuple[PredictedTreatment, ...] = get_args(PredictedTreatment)
 """How rows whose outcome is a prediction (``status = "predicted"``, a run halted early) enter a decision
 (``[decision] predicted``): ``exclude`` (the default: only the policy's ``statuses`` count, as before
 issue 22) or ``prediction-powered`` (each halted run's prediction plus the audit correction:
 :mod:`stopwise.compare._predicted`) or ``prediction-powered-tuned`` (issue 34: the same estimator with the audit
 probability recorded per run, bets capped by the design's worst case and the centre's bound at 0.005:
-:mod:`stopwise.compare._tuned`)."""
+:mod:`stopwise.compare._tuned`) or ``bounded`` (predictions taken as outcomes, the margin widened by twice the
+halting model's certified wrong-halt rate ``[early] halt_error_bound``: valid only on the halting model's calibration
+distribution, and labelled so: :mod:`stopwise.compare._bounded`)."""
 
 AuditRule = Literal["uniform", "active"]
 AUDIT_RULES: tuple[AuditRule, ...] = get_args(AuditRule)
 """How a halted run's audit probability is set (``[early] audit_rule``): ``uniform`` (rho for every run) or
 ``active`` (a pre-registered function of the prediction and the halting model's confidence, mean rho:
 :class:`stopwise.compare._tuned.ActiveAudits`; needs ``predicted = "prediction-powered-tuned"``)."""
+AuditCoupling = Literal["independent", "antithetic"]
+AUDIT_COUPLINGS: tuple[AuditCoupling, ...] = get_args(AuditCoupling)
+"""How the two runs of a task draw their audits (``[early] audit_coupling``): ``independent`` uniforms, or
+``antithetic`` (issue 34): one uniform w per task, the tested system's run w and the other's 1 - w
+(:func:`stopwise.records.audit_draw`; needs ``predicted = "prediction-powered-tuned"``)."""
 AUDIT_PROBABILITY_FLAG = "audit-p"
 """Prefix of the flag ``audit-p:<pi>`` a halted run's row carries: the probability it was audited with."""
 
-__all__ += ["AUDIT_PROBABILITY_FLAG", "AUDIT_RULES", "AuditRule"]
+__all__ += ["AUDIT_COUPLINGS", "AUDIT_PROBABILITY_FLAG", "AUDIT_RULES", "AuditCoupling", "AuditRule"]
 
 PredictedCentre = Literal["worst-case", "audited-bound"]
 PREDICTED_CENTRES: tuple[PredictedCentre, ...] = get_args(PredictedCentre)

@@ -247,3 +247,26 @@ def test_several_outcome_files(tmp_path: Path, capsys: pytest.CaptureFixture[str
     bad.write_text("system,task,outcome\nA,x,2\n")
     assert main(["decide", str(first), str(bad), "-t", "A", "-b", "B"]) == 4
     assert "bad.csv, row 1 (line 2), field 'outcome'" in capsys.readouterr().err
+
+
+def test_decide_says_when_the_bounded_treatment_rests_on_the_halting_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``predicted = "bounded"`` (issue 34): the console names the margin's assumption, valid on the calibration runs only."""
+    rows = []
+    for i in range(60):
+        a, b = (1, 0) if i < 30 else (1, 1)
+        rows.append({"system": "A", "task": f"t{i:03d}", "outcome": a, "status": "predicted" if i % 3 == 0 else "final",
+                     "flags": "predicted" if i % 3 == 0 else ""})
+        rows.append({"system": "B", "task": f"t{i:03d}", "outcome": b})
+    outcomes = write_outcomes(pd.DataFrame(rows), tmp_path / "outcomes.csv")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[decision]\nboundary = "betting-wor"\npredicted = "bounded"\n[coverage]\nrule = "none"\n[early]\nhalt_error_bound = 0.05\n')
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("task\n" + "".join(f"t{i:03d}\n" for i in range(60)))
+    assert main(["order", str(tasks), "-o", str(tmp_path / "order.csv")]) == 0
+    capsys.readouterr()
+    code = main(["decide", str(outcomes), "-t", "A", "-b", "B", "--tasks", str(tmp_path / "order.csv"), "--policy", str(policy)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code in (0, 2), out
+    assert 'warning predicted = "bounded"' in out and "calibration distribution" in out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -12,13 +14,16 @@ from stopwise.errors import ArgumentError
 ALPHA = 0.05
 
 
-def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: bool) -> dict[str, np.ndarray]:
+def _null_runs(
+    rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: bool, wrong_confidence: float = 1.0
+) -> dict[str, np.ndarray]:
     """(R, T, 2) runs of null benchmarks (mu = 0 exactly) with a halting model wrong only in the tested system's favour.
 
     B's outcomes are a permutation of A's. Each run is halted with probability 0.8. A's halted failures are predicted
     successes with probability 0.6 (about 30 % of A's halts wrong); under ``harsh`` B's halted successes are also
-    predicted failures with probability 0.6. Wrong predictions are made with confidence 1 (the least audited under the
-    active rule), right ones with confidence uniform on [0.9, 1]. Computed here, independently of stopwise's code.
+    predicted failures with probability 0.6. Wrong predictions are made with confidence ``wrong_confidence`` (1: the
+    least audited under the active rule; 0.5: the most, so that a task's two wrong runs can both be audited under
+    antithetic audits at rho = 0.3), right ones with confidence uniform on [0.9, 1]. Computed here, independently of stopwise's code.
     """
     a = (rng.random((n_bench, n_tasks)) < 0.5).astype(float)
     b = np.take_along_axis(a, np.argsort(rng.random((n_bench, n_tasks)), axis=1), axis=1)
@@ -29,7 +34,7 @@ def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: b
     if not harsh:
         wrong[..., 1] = False
     f = np.where(wrong, 1.0 - y, y)
-    confidence = np.where(wrong, 1.0, 0.9 + 0.1 * rng.random(y.shape))
+    confidence = np.where(wrong, wrong_confidence, 0.9 + 0.1 * rng.random(y.shape))
     share = float(wrong[..., 0].sum() / halted[..., 0].sum())
     return {
         "outcome": y,
@@ -42,10 +47,13 @@ def _null_runs(rng: np.random.Generator, n_bench: int, n_tasks: int, *, harsh: b
 
 
 def _false_promotes(
-    n_bench: int, n_tasks: int, rho: float, seed: int, *, harsh: bool = False
+    n_bench: int, n_tasks: int, rho: float, seed: int, *, harsh: bool = False, coupling: str = "independent",
+    wrong_confidence: float = 1.0,
 ) -> tuple[float, float, float, float]:
-    runs = _null_runs(np.random.default_rng(seed), n_bench, n_tasks, harsh=harsh)
-    rule = ActiveAudits(rho)
+    runs = _null_runs(np.random.default_rng(seed), n_bench, n_tasks, harsh=harsh, wrong_confidence=wrong_confidence)
+    rule = ActiveAudits(rho, coupling=coupling)
+    if coupling == "antithetic":
+        runs["draw"][..., 1] = 1.0 - runs["draw"][..., 0]
     values = tuned_values(runs["outcome"], runs["halted"], runs["prediction"], runs["confidence"], runs["draw"], rule)
     promote, _ = tuned_paths(values, 0.0, population_size=n_tasks, alpha=ALPHA, rule=rule).crossed(ALPHA)
     y, f, h = runs["outcome"], runs["prediction"], runs["halted"]
@@ -57,27 +65,87 @@ def _false_promotes(
     return float(promote.any(axis=1).mean()), float(truth.any(axis=1).mean()), float(runs["share"]), se
 
 
-def _check_null(n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool) -> None:
-    tuned, truth, share, se = _false_promotes(n_bench, n_tasks, rho, seed, harsh=harsh)
-    report = f"rho {rho}: tuned {tuned:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {ALPHA + 2 * se:.4f}, A's wrong halts {share:.0%}"
+def _check_null(
+    n_bench: int, n_tasks: int, rho: float, seed: int, harsh: bool, coupling: str = "independent", wrong_confidence: float = 1.0
+) -> None:
+    tuned, truth, share, se = _false_promotes(
+        n_bench, n_tasks, rho, seed, harsh=harsh, coupling=coupling, wrong_confidence=wrong_confidence
+    )
+    report = f"rho {rho} ({coupling}, harsh {harsh}): tuned {tuned:.4f}, predictions as truth {truth:.4f}, a + 2 SE = {ALPHA + 2 * se:.4f}, A's wrong halts {share:.0%}"
     print(report)
     assert 0.25 < share < 0.35, report  # the halting model is as badly wrong as the issue asks
     assert tuned <= ALPHA + 2 * se, report
     assert truth > ALPHA + 2 * se, report
 
 
-def test_false_promotes_under_the_null_quick() -> None:
-    _check_null(300, 80, 0.3, 5, harsh=False)
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
+def test_false_promotes_under_the_null_quick(coupling: str) -> None:
+    _check_null(300, 80, 0.3, 5, harsh=False, coupling=coupling)
 
 
 @pytest.mark.slow
+def test_antithetic_false_promotes_when_both_wrong_runs_can_be_audited() -> None:
+    """Harsh model, wrong predictions at confidence 0.5 (pi up to 0.52 at rho = 0.3: a task's two wrong favouring runs
+    can both be audited, the design's pair extreme), 2,000 null benchmarks."""
+    _check_null(2000, 200, 0.3, 40, True, "antithetic", wrong_confidence=0.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
 @pytest.mark.parametrize("harsh", [False, True])
 @pytest.mark.parametrize("rho", [0.1, 0.3])
-def test_false_promotes_under_the_null_2000_benchmarks(rho: float, harsh: bool) -> None:
-    _check_null(2000, 200, rho, 34 + int(10 * rho) + harsh, harsh)
+def test_false_promotes_under_the_null_2000_benchmarks(rho: float, harsh: bool, coupling: str) -> None:
+    _check_null(2000, 200, rho, 34 + int(10 * rho) + harsh, harsh, coupling)
 
 
-def test_values_lie_in_the_design_range_and_are_unbiased() -> None:
+def _brute_range(rule: ActiveAudits) -> tuple[float, float]:
+    """The least and greatest X over every case of one task: outcomes, predictions, confidences on a grid of 51, and
+    which runs are audited where the draws allow it (independent: any; antithetic, one w with the baseline at 1 - w:
+    both only when pi_A + pi_B > 1, neither only when pi_A + pi_B <= 1), and the prediction's weight lam in
+    {1, 0.5, 0}. Computed here."""
+    conf = np.linspace(0.5, 1.0, 51)
+    lows, highs = [], []
+    for ya, yb, fa, fb, lam in itertools.product((0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (1.0, 0.5, 0.0)):
+        pa = rule.probability(np.full(conf.size, fa == 1.0), conf)[:, None]
+        pb = rule.probability(np.full(conf.size, fb == 0.0), conf)[None, :]
+        total = pa + pb
+        for audit_a, audit_b in itertools.product((False, True), repeat=2):
+            ga, gb = lam * fa, 1.0 - lam * (1.0 - fb)  # the shrunk guesses of the module docstring
+            value_a = ga + (ya - ga) / pa if audit_a else np.full_like(pa, ga)
+            value_b = gb + (yb - gb) / pb if audit_b else np.full_like(pb, gb)
+            x = value_a - value_b
+            if rule.coupling == "antithetic" and audit_a == audit_b:
+                x = np.where(total > 1.0 if audit_a else total <= 1.0, x, np.nan)
+            if np.isfinite(x).any():
+                lows.append(np.nanmin(x))
+                highs.append(np.nanmax(x))
+    return min(lows), max(highs)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [ActiveAudits(0.3), ActiveAudits(0.28, coupling="antithetic"), ActiveAudits(0.3, coupling="antithetic"),
+     ActiveAudits(0.5, coupling="antithetic"), ActiveAudits(0.2, favour=1.9, floor=0.05, coupling="antithetic")],
+)  # fmt: skip
+def test_design_range_is_the_worst_case_over_every_run(rule: ActiveAudits) -> None:
+    """design_range equals the brute-force extreme over all cases (tolerance 0.02: the grids of w and confidence
+    reach the extremes' pi within 0.0005 and 0.025 rho; the closed form is never exceeded)."""
+    low, high = design_range(rule)
+    brute_low, brute_high = _brute_range(rule)
+    assert brute_low >= low - 1e-9 and brute_high <= high + 1e-9
+    assert brute_low == pytest.approx(low, abs=0.02) and brute_high == pytest.approx(high, abs=0.02)
+
+
+def test_antithetic_audits_narrow_the_promote_range_at_rho_0_3() -> None:
+    """Antithetic draws: at most one favouring run of a task audited while pi <= 0.5, so x_min = -1 / least."""
+    rule = ActiveAudits(0.28, coupling="antithetic")
+    assert rule.greatest(True) == pytest.approx(0.28 * (1.5 + 0.5 * 0.45))
+    assert design_range(rule)[0] == pytest.approx(-1.0 / (0.28 * 1.475), rel=1e-12)
+    assert design_range(ActiveAudits(0.28))[0] == pytest.approx(1.0 - 2.0 / (0.28 * 1.475), rel=1e-12)
+
+
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
+def test_values_lie_in_the_design_range_and_are_unbiased(coupling: str) -> None:
     """Every corrected difference lies in the design's range; over the audit draws its mean is the true difference.
 
     20,000 audit draws of fixed runs (all halted, prediction wrong on some, power tuning off so that g = f is fixed):
@@ -88,12 +156,13 @@ def test_values_lie_in_the_design_range_and_are_unbiased() -> None:
     y = (rng.random((1, n_tasks, 2)) < 0.5).astype(float)
     f = np.where(rng.random(y.shape) < 0.3, 1.0 - y, y)
     conf = 0.5 + 0.5 * rng.random(y.shape)
-    rule = ActiveAudits(0.3)
+    rule = ActiveAudits(0.3, coupling=coupling)
     rep = np.broadcast_to
     shape = (draws, n_tasks, 2)
-    values = tuned_values(
-        rep(y, shape), np.ones(shape), rep(f, shape), rep(conf, shape), rng.random(shape), rule, tune=False
-    )
+    u = rng.random(shape)
+    if coupling == "antithetic":
+        u[..., 1] = 1.0 - u[..., 0]
+    values = tuned_values(rep(y, shape), np.ones(shape), rep(f, shape), rep(conf, shape), u, rule, tune=False)
     low, high = design_range(rule)
     assert values.x.min() >= low - 1e-12 and values.x.max() <= high + 1e-12
     d = y[0, :, 0] - y[0, :, 1]
@@ -119,6 +188,13 @@ def test_the_rule_and_the_bets_are_validated() -> None:
         ActiveAudits(0.0)
     with pytest.raises(ArgumentError, match="`favour`"):
         ActiveAudits(0.3, favour=2.5)
+    with pytest.raises(ArgumentError, match="`coupling`"):
+        ActiveAudits(0.3, coupling="paired")
+    one = np.ones((1, 1, 2))
+    with pytest.raises(ArgumentError, match="1 - its tested draw"):
+        tuned_values(one, one, one, one, np.full((1, 1, 2), 0.3), ActiveAudits(0.3, coupling="antithetic"))
+    with pytest.raises(ArgumentError, match="`confidence`"):
+        tuned_values(one, one, one, 0.4 * one, one, ActiveAudits(0.3))
     z = np.zeros((1, 2))
     values = TunedValues(z, z, z, z, z, z, z + 1.0, np.zeros((1, 2, 2)))
     with pytest.raises(ArgumentError, match="`truncation`"):
@@ -131,7 +207,9 @@ TUNED = (
 )
 
 
-def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, object]], dict[str, np.ndarray]]:
+def _active_rows(
+    n_tasks: int, rho: float, seed: int, coupling: str = "independent"
+) -> tuple[list[dict[str, object]], dict[str, np.ndarray]]:
     """Runs of two systems halted with probability 0.6 (20 % wrong), active audits by the real seeded draw, as rows.
 
     Returns the rows and, per task in task order, X, l, h, P and the sub-audited wrong weights computed here from
@@ -140,14 +218,18 @@ def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, ob
     from stopwise.records import audit_draw
 
     rng = np.random.default_rng(seed)
-    rule = ActiveAudits(rho)
+    rule = ActiveAudits(rho, coupling=coupling)
     y = (rng.random((n_tasks, 2)) < np.array([0.7, 0.4])).astype(float)
     halted = rng.random(y.shape) < 0.6
     f = np.where(rng.random(y.shape) < 0.2, 1 - y, y)
     conf = 0.9 + 0.1 * rng.random(y.shape)
     favours = f == np.array([1.0, 0.0])
     pi = rule.probability(favours, conf)
-    u = np.array([[audit_draw(seed, s, f"t{i}", 0) for s in "AB"] for i in range(n_tasks)])
+    u = np.array(
+        [[audit_draw(seed, s, f"t{i}", 0, tested="A", coupling=coupling) for s in "AB"] for i in range(n_tasks)]
+    )
+    if coupling == "antithetic":  # one uniform per task: the baseline's draw is 1 - the tested system's
+        np.testing.assert_allclose(u[:, 1], 1.0 - u[:, 0], rtol=0, atol=1e-15)
     audited = halted & (u < pi)
     rows = []
     for i in range(n_tasks):
@@ -183,22 +265,31 @@ def _active_rows(n_tasks: int, rho: float, seed: int) -> tuple[list[dict[str, ob
     return rows, arrays
 
 
-def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities() -> None:
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
+def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities(coupling: str) -> None:
     import stopwise
     from stopwise.compare import AuditTallies
     from stopwise.compare._tuned import tuned_boundary
     from stopwise.records import TaskUniverse, parse_policy
 
     n, rho, seed = 80, 0.3, 7
-    rows, arrays = _active_rows(n, rho, seed)
+    rows, arrays = _active_rows(n, rho, seed, coupling)
     order = np.random.default_rng(1).permutation(n)
     names = [f"t{i}" for i in order]
-    policy = parse_policy(TUNED.format(rho=rho, seed=seed, rule="active"))
+    text = TUNED + f'audit_coupling = "{coupling}"\n'
+    policy = parse_policy(text.format(rho=rho, seed=seed, rule="active"))
     record = stopwise.decide(stopwise.outcome_columns(rows), "A", "B", policy, universe=TaskUniverse(names))
     a = {k: v[order] for k, v in arrays.items()}
     tallies = AuditTallies(point=a["point"], wrong_low=a["wrong_low"], wrong_high=a["wrong_high"])
     direct = tuned_boundary(
-        a["x"], a["low"], a["high"], tallies, 0.0, population_size=n, alpha=0.05, rule=ActiveAudits(rho)
+        a["x"],
+        a["low"],
+        a["high"],
+        tallies,
+        0.0,
+        population_size=n,
+        alpha=0.05,
+        rule=ActiveAudits(rho, coupling=coupling),
     )
     assert record.r_promote == pytest.approx(direct.p_promote, rel=1e-12)
     assert record.r_reject == pytest.approx(direct.p_reject, rel=1e-12)
@@ -210,7 +301,7 @@ def test_decide_uses_the_tuned_boundary_with_the_recorded_probabilities() -> Non
         stopwise.outcome_columns(rows),
         "A",
         "B",
-        parse_policy(TUNED.format(rho=rho, seed=seed + 1, rule="active")),
+        parse_policy(text.format(rho=rho, seed=seed + 1, rule="active")),
         universe=TaskUniverse(names),
     )
     assert any("audit draw" in w for w in other.warnings)
@@ -257,3 +348,32 @@ def test_decide_warns_when_halting_cannot_pay() -> None:
     names = [f"t{i}" for i in range(80)]
     record = stopwise.decide(stopwise.outcome_columns(active_rows), "A", "B", policy, universe=TaskUniverse(names))
     assert not any("losing side" in w for w in record.warnings)
+
+
+def test_antithetic_audits_need_the_tuned_treatment() -> None:
+    import stopwise
+    from stopwise.errors import ComparisonError
+    from stopwise.records import TaskUniverse, parse_policy
+
+    rows, _ = _active_rows(10, 0.3, 7, "antithetic")
+    text = (TUNED + 'audit_coupling = "antithetic"\n').format(rho=0.3, seed=7, rule="active")
+    assert '"audit_coupling":"antithetic"' in parse_policy(text).canonical_json()
+    assert "audit_coupling" not in parse_policy(TUNED.format(rho=0.3, seed=7, rule="active")).canonical_json()
+    old = parse_policy(text.replace("prediction-powered-tuned", "prediction-powered").replace('"active"', '"uniform"'))
+    with pytest.raises(ComparisonError, match="audit_coupling"):
+        stopwise.decide(
+            stopwise.outcome_columns(rows), "A", "B", old, universe=TaskUniverse([f"t{i}" for i in range(10)])
+        )
+
+
+def test_antithetic_audits_need_matched_attempts() -> None:
+    """A task with attempts {0, 1} of A and {0} of B: A's second run has no partner draw, refused by name."""
+    import stopwise
+    from stopwise.errors import ComparisonError
+    from stopwise.records import TaskUniverse, parse_policy
+
+    rows, _ = _active_rows(10, 0.3, 7, "antithetic")
+    rows.append({"system": "A", "task": "t3", "outcome": 1.0, "attempt": 1})
+    text = (TUNED + 'audit_coupling = "antithetic"\n').format(rho=0.3, seed=7, rule="active")
+    with pytest.raises(ComparisonError, match="task 't3' has attempts \\[0, 1\\]"):
+        stopwise.decide(stopwise.outcome_columns(rows), "A", "B", parse_policy(text), universe=TaskUniverse([f"t{i}" for i in range(10)]))

@@ -206,6 +206,8 @@ def test_early_metrics_by_hand() -> None:
             rows.append({"run": run, "k": k, "p_success": ps, "p_failure": pf, "cum_in": cum_in[T][k], "cum_out": cum_out[T][k]})
     m = early_metrics(runs, pd.DataFrame(rows), 0.95, 0.95)
     assert m.coverage == 0.75 and m.accuracy == pytest.approx(2 / 3)
+    # the crossing head's probability at the halt (the confidence of the stored prediction); none for run 3
+    np.testing.assert_array_equal(m.halts["probability"].to_numpy(), [0.96, 0.97, 0.99, np.nan])
     assert m.success_coverage == 0.5 and m.success_precision == 0.5
     assert m.failure_coverage == 0.25 and m.failure_precision == 1.0
     assert m.delta_steps == pytest.approx((2 + 1 + 1 + 2) / 12 - 1)

@@ -345,8 +345,9 @@ def test_audited_runs_are_never_halted_and_the_powered_decision_equals_decide_on
     )
 
 
+@pytest.mark.parametrize("coupling", ["independent", "antithetic"])
 def test_active_audits_record_their_probability_in_the_log_and_the_ledger_and_decide_agrees(
-    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path
+    halting_example: ModuleType, model: EarlyOutcomeModel, tmp_path: Path, coupling: str
 ) -> None:
     """Issue 34: ``audit_rule = "active"``: each crossing run is audited with the rule's probability of its prediction
     and head probability, drawn from the seeded uniform; the probability is in the score, the log's rows and the ledger's,
@@ -361,11 +362,13 @@ def test_active_audits_record_their_probability_in_the_log_and_the_ledger_and_de
     rho, seed = 0.5, 3
     policy = parse_policy(
         '[decision]\nboundary = "betting-wor"\npredicted = "prediction-powered-tuned"\n[coverage]\nrule = "none"\n'
-        f'[early]\naudit_fraction = {rho}\naudit_seed = {seed}\naudit_rule = "active"\n'
+        f'[early]\naudit_fraction = {rho}\naudit_seed = {seed}\naudit_rule = "active"\naudit_coupling = "{coupling}"\n'
     )
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     tested, baseline = paired_early_stopping(url, "active", tested="careful", baseline="hasty", policy=policy)
-    with LiveHalting(model, audit_fraction=rho, audit_seed=seed, audit_rule="active", tested="careful") as halting:
+    with LiveHalting(
+        model, audit_fraction=rho, audit_seed=seed, audit_rule="active", tested="careful", audit_coupling=coupling
+    ) as halting:
         tasks = []
         for manager, (name, rate) in zip((tested, baseline), halting_example.AGENTS.items(), strict=True):
             task = halting.task(halting_example.agent_task(name, rate, N), system=name)
@@ -373,7 +376,7 @@ def test_active_audits_record_their_probability_in_the_log_and_the_ledger_and_de
             tasks.append(task)
         logs = {log.eval.task: log for log in eval(tasks, max_tasks=2, log_dir=str(tmp_path / "logs"), display="none")}
     assert halting.errors == []
-    rule = ActiveAudits(rho)
+    rule = ActiveAudits(rho, coupling=coupling)
     crossed = {}  # (system, sample) -> (pi, drawn) of every run a head crossed on, from the scores
     for name, log in logs.items():
         for s in log.samples:
@@ -383,7 +386,8 @@ def test_active_audits_record_their_probability_in_the_log_and_the_ledger_and_de
                 predicted = meta.get("would_halt", meta.get("outcome"))
                 expected = float(rule.probability([(name == "careful") == (predicted == 1)], [p_head])[0])
                 assert meta["audit_probability"] == pytest.approx(expected, abs=1e-12)
-                crossed[(name, str(s.id))] = (expected, audit_draw(seed, name, str(s.id), s.epoch - 1) < expected)
+                draw = audit_draw(seed, name, str(s.id), s.epoch - 1, tested="careful", coupling=coupling)
+                crossed[(name, str(s.id))] = (expected, draw < expected)
     halted = {(name, str(s.id)) for name, log in logs.items() for s in log.samples if s.limit is not None}
     assert halted and any(d for _, d in crossed.values())  # the seed gives both kinds
     assert halted == {k for k, (_, d) in crossed.items() if not d}  # halted iff a crossing run was not drawn

@@ -262,3 +262,29 @@ def stopwise_decide(rows: pd.DataFrame, policy: Policy, universe: TaskUniverse) 
     from stopwise import decide
 
     return str(decide(rows, "A", "B", policy, universe=universe).action)
+
+
+def test_the_tuned_mode_reads_the_recorded_confidence() -> None:
+    """Issue 34: the active rule's pi of each would-halt run from its recorded head probability (``halt_probability``),
+    the reference 0.95 without it: the mode's mean pi equals the rule applied here by hand (tolerance 1e-12)."""
+    from stopwise.compare import ActiveAudits
+    from stopwise.replay._joint import _pair
+    from stopwise.replay._joint_tuned import tuned_mode
+
+    rng = np.random.default_rng(5)
+    n = 40
+    table = _table(list(rng.integers(0, 2, n)), list(rng.integers(0, 2, n)), halt=3.0, pred_a=1.0, pred_b=1.0)
+    confidence = 0.9 + 0.1 * rng.random(2 * n)
+    rule = ActiveAudits(0.3)
+    favours = np.r_[np.ones(n, bool), np.zeros(n, bool)]  # A predicted 1 favours A; B predicted 1 does not
+    orders = np.argsort(rng.random((3, n)), axis=1)
+    draws = rng.random((3, 2 * n))
+
+    def mean_pi(t: pd.DataFrame) -> float:
+        pair = _pair(t, "A", "B")
+        return tuned_mode(pair, orders, draws, 0.3, 0.0, 0.05, lambda v: v[..., orders] if v.ndim == 1 else np.take_along_axis(v, orders, axis=-1))[3]
+
+    assert mean_pi(table) == pytest.approx(float(rule.probability(favours, np.full(2 * n, 0.95)).mean()), abs=1e-12)
+    recorded = table.assign(halt_probability=confidence)
+    assert mean_pi(recorded) == pytest.approx(float(rule.probability(favours, confidence).mean()), abs=1e-12)
+    assert mean_pi(recorded) != pytest.approx(mean_pi(table), abs=1e-6)

@@ -63,6 +63,9 @@ def _where(record: DecisionRecord) -> str:
             f"on these {record.n_planned - len(gone.tasks)} planned tasks ({len(gone.tasks)} errored or unscored task(s) "
             "left out: missing = exclude, valid only if errors are independent of the outcomes)"
         )
+    predicted = record.predicted
+    if predicted is not None and predicted.treatment == "bounded":
+        where += " (if the halting model's certified wrong-halt rate holds on these runs: valid only on its calibration distribution)"
     return where
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stopwise.compare._betting import BettingBoundary
+from stopwise.compare._bounded import bounded_boundary, bounded_interval, bounded_note, bounded_pairs
 from stopwise.compare._missing import MissingTasks
 from stopwise.compare._pairing import PairedOutcomes, _rows_on_tasks
 from stopwise.compare._predicted import AuditTallies, powered_boundary, powered_interval, powered_pairs, predicted_state
@@ -35,11 +36,13 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
     """
     policy = inputs.policy
     treatment = policy.decision.predicted
+    if policy.early.audit_coupling == "antithetic" and treatment != "prediction-powered-tuned":
+        raise ComparisonError('[early] audit_coupling = "antithetic" needs [decision] predicted = "prediction-powered-tuned"')
     if treatment == "exclude":
         if policy.early.audit_rule == "active":
             raise ComparisonError('[early] audit_rule = "active" needs [decision] predicted = "prediction-powered-tuned"')
         return inputs
-    if treatment == "prediction-powered" and policy.early.audit_rule == "active":
+    if treatment in ("prediction-powered", "bounded") and policy.early.audit_rule == "active":
         raise ComparisonError(
             '[early] audit_rule = "active" audits each run with its own probability; the uniform-rho correction of predicted = '
             '"prediction-powered" does not take it: use predicted = "prediction-powered-tuned"'
@@ -60,7 +63,9 @@ def powered_inputs(inputs: DecideInputs) -> DecideInputs:
         return paired_outcomes(inputs.replace(rows=rows), statuses)
 
     if treatment == "prediction-powered-tuned":
-        return inputs.replace(powered=tuned_pairs(inputs.rows, inputs.tested, policy, pair)[0])
+        return inputs.replace(powered=tuned_pairs(inputs.rows, inputs.tested, policy, pair, inputs.baseline)[0])
+    if treatment == "bounded":
+        return inputs.replace(powered=bounded_pairs(inputs.rows, policy, pair))
     return inputs.replace(powered=powered_pairs(inputs.rows, inputs.tested, policy.early.audit_fraction, pair))
 
 
@@ -97,6 +102,11 @@ def prefix_boundary(state: DecideState) -> BettingBoundary:
     """The pooled betting boundary on the prediction-powered differences of the judged prefix (:mod:`._predicted`, :mod:`._tuned`)."""
     powered, index = state.inputs.powered, state.observed.index
     assert powered is not None
+    if state.policy.decision.predicted == "bounded":
+        return bounded_boundary(
+            state.observed.differences, state.policy.threshold, state.policy.early.halt_error_bound,
+            population_size=state.paired.n_shared, alpha=state.policy.tail_cutoff,
+        )  # fmt: skip
     tuned = _tuned(state)
     if tuned is not None:
         return tuned_boundary(
@@ -113,6 +123,11 @@ def prefix_interval(state: DecideState) -> DifferenceInterval:
     """The prediction-powered confidence sequence of the judged prefix (:func:`stopwise.compare._predicted.powered_interval`)."""
     powered, index = state.inputs.powered, state.observed.index
     assert powered is not None
+    if state.policy.decision.predicted == "bounded":
+        return bounded_interval(
+            state.observed.differences, state.policy.early.halt_error_bound,
+            population_size=state.paired.n_shared, alpha=state.policy.tail_cutoff,
+        )  # fmt: skip
     tuned = _tuned(state)
     if tuned is not None:
         return tuned_interval(
@@ -139,6 +154,8 @@ def predicted_state_of(inputs: DecideInputs, paired: PairedOutcomes) -> Predicte
     state = predicted_state(inputs.rows, policy.decision.predicted, policy.early.audit_fraction, used)
     if state is not None and policy.decision.predicted == "prediction-powered-tuned":
         state = state.model_copy(update={"note": tuned_note(audit_rule_of(policy))})
+    if state is not None and policy.decision.predicted == "bounded":
+        state = state.model_copy(update={"note": bounded_note(policy.early.halt_error_bound)})
     return state
 
 

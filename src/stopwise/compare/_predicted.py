@@ -304,10 +304,14 @@ def _audit_tallies(
     return AuditTallies(point=tallies[0], wrong_low=tallies[1], wrong_high=tallies[2])
 
 
-def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed: int, probabilities: np.ndarray | None = None) -> str | None:
+def audit_disagreements(
+    rows: OutcomeColumns, audit_fraction: float, audit_seed: int, probabilities: np.ndarray | None = None, *,
+    tested: str | None = None, coupling: str = "independent",
+) -> str | None:  # fmt: skip
     """The rows whose ``audited`` flag disagrees with the pre-registered draw, in words (None: every row agrees).
 
-    A final or predicted row is drawn for audit iff ``audit_draw(audit_seed, system, task, attempt) < rho``
+    A final or predicted row is drawn for audit iff ``audit_draw(audit_seed, system, task, attempt) < rho`` (with
+    ``tested`` and ``coupling`` under antithetic audits)
     (:func:`stopwise.records.audit_draw`); the prediction-powered guarantee assumes the audited runs are exactly
     those. A disagreement means the audits were chosen otherwise, or the rows name the systems differently from
     the audit key (``LiveHalting.task(task, system=...)``).
@@ -326,7 +330,10 @@ def audit_disagreements(rows: OutcomeColumns, audit_fraction: float, audit_seed:
     if probabilities is not None:
         usable &= ~np.isnan(probabilities)
     drawn = np.fromiter(
-        (audit_draw(audit_seed, s, t, a) < p for s, t, a, p in zip(rows.system, rows.task, rows.attempt.tolist(), rate.tolist(), strict=True)),
+        (
+            audit_draw(audit_seed, s, t, a, tested=tested, coupling=coupling) < p
+            for s, t, a, p in zip(rows.system, rows.task, rows.attempt.tolist(), rate.tolist(), strict=True)
+        ),
         dtype=bool,
         count=len(rows),
     )

@@ -16,6 +16,7 @@ import numpy as np
 
 from stopwise._version import __version__
 from stopwise.compare._boundaries import Look
+from stopwise.compare._bounded import bounded_warning
 from stopwise.compare._claim import claim_sentence
 from stopwise.compare._coverage import coverage_enforced
 from stopwise.compare._estimand import estimand_of
@@ -207,9 +208,14 @@ def decision_warnings(state: DecideState, look: Look, past: PastLimit | None = N
             f"{past.tasks} task(s) beyond it were excluded (past_limit = \"at-limit\")",
         )
     warnings.extend(look.action_warnings)
-    if inputs.powered is not None:
+    if inputs.powered is not None and policy.decision.predicted == "bounded":
+        warn("bounded-treatment", bounded_warning(policy.early.halt_error_bound))
+    elif inputs.powered is not None:
         recorded = audit_probabilities(inputs.rows) if policy.decision.predicted == "prediction-powered-tuned" else None
-        disagreement = audit_disagreements(inputs.rows, policy.early.audit_fraction, policy.early.audit_seed, recorded)
+        disagreement = audit_disagreements(
+            inputs.rows, policy.early.audit_fraction, policy.early.audit_seed, recorded,
+            tested=inputs.tested, coupling=policy.early.audit_coupling,
+        )  # fmt: skip
         if disagreement is not None:
             warn("audit-draw", disagreement)
         advice = break_even_advice(inputs.rows, inputs.tested, inputs.baseline, policy)

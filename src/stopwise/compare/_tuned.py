@@ -15,6 +15,15 @@ favour the tested system and the mean confidence is ``reference``. The draw is t
 (:func:`stopwise.records.audit_draw`): audited iff u < pi. Since f and the confidence are fixed by the trajectory up
 to the halt, which does not depend on u, P(audited | Y, f, confidence) = pi exactly.
 
+Antithetic audits (``coupling = "antithetic"``): the two runs of a task share one uniform w, the tested system's run
+audited iff w < pi_A and the baseline's iff 1 - w < pi_B. Each is still uniform and independent of both trajectories,
+so each run is audited with probability exactly pi and every unbiasedness below holds unchanged; but both runs are
+audited only when pi_A + pi_B > 1 (w < pi_A and w > 1 - pi_B). The extreme of the promote test -- both runs'
+favouring predictions wrong *and* audited -- is then impossible while the favouring probabilities stay at most 1/2,
+and the range the bets are capped by narrows from 1 - 2/pi_fav to -1/pi_fav (a classic variance-reduction coupling,
+here used for the worst case rather than the variance). On the benchmark of issue 34 (rho = 0.3) this takes the
+median tasks to promote from about 2.25x to about 1.95x the full evaluation's (``benchmarks/tuned_power.py``).
+
 The estimator (PPI++, Angelopoulos, Duchi & Zrnic 2023, power tuning)
 --------------------------------------------------------------------
 For a halted run with outcome Y, a guess g in [0, 1] fixed before its audit draw and xi its audit indicator,
@@ -37,6 +46,16 @@ prediction can get (:meth:`ActiveAudits.least`): x_min = min(0, 1 - 1/pi_fav) - 
 1 - 2 / pi_fav for pi_fav <= 1. The reject test is the mirror image with the non-favouring predictions'
 least probability. Auditing favouring predictions more is what narrows the promote test's range.
 
+Under antithetic audits the two extremes meet only when pi_A + pi_B > 1 with both in [pi_fav, pi_max] (pi_max the
+rule's greatest favouring probability, at confidence 1/2): with one of them, X >= 1 - 1/pi_fav - 1 = -1/pi_fav (the
+other run's corrected value stays in [0, 1]); with both, X >= 1 - 1/a - 1/b, whose infimum over a + b >= 1 (the convex
+1/a + 1/b is largest at an end of the segment) is at a = max(pi_fav, 1 - pi_max), b = max(pi_fav, 1 - a).
+:func:`design_range` takes the smaller; ``tests/compare/test_tuned.py`` checks it against every case of a task.
+A confidence outside [1/2, 1] is refused, since pi_max rests on it. The weight lam keeps each adverse value within
+its lam = 1 extreme and every other promote-side value in [0, 1] (tested system) or at most 1 (baseline); on the
+reject side a shrunk guess audited right may reach 1/pi (tested) or 1 - 1/pi (baseline), as an adverse one does, so
+that side's pair bound takes the greatest pi of either kind. The range so holds for every lam in [0, 1].
+
 The centre (without replacement)
 --------------------------------
 Sampling without replacement centres task s at (N m0 - S_{s-1}) / (N - s + 1), S the true past sum; the proof of
@@ -46,7 +65,11 @@ unaudited predictions as outcomes, S = P - (unaudited wrong favouring weight) + 
 >= P - W_u. The favouring runs have pi >= pi_fav, so xi' = 1{u < pi_fav} is a Bernoulli(pi_fav) *sub-audit*
 independent of everything else, with xi' <= xi (a sub-audited run is audited, its outcome known). The bound of
 :mod:`stopwise.compare._audit_bound` at rate pi_fav on the sub-audited wrong weight bounds the wrong weight outside
-the sub-audit, which contains W_u: S_{s-1} >= max(L_{s-1}, P_{s-1} - U_{s-1}) on E. Here alpha_1 =
+the sub-audit, which contains W_u. (Under antithetic audits the two sub-audit coins of a task, 1{w < pi_fav} and
+1{1 - w < pi_fav}, are dependent, but negatively: P(both) = max(0, 2 pi_fav - 1) <= pi_fav^2. For two Bernoulli
+variables a nonpositive covariance is negative association, so E[prod_j h_j(xi'_j)] <= prod_j E[h_j(xi'_j)] for the
+nonnegative nonincreasing h_j(xi) = exp(lam a_j (1 - xi / pi_fav)) (Joag-Dev & Proschan 1983, Ann. Statist. 11(1));
+the bound's exponential process is still a supermartingale at every task's end, where it is read.) S_{s-1} >= max(L_{s-1}, P_{s-1} - U_{s-1}) on E. Here alpha_1 =
 :data:`TUNED_BOUND_ALPHA` = 0.005 is fixed (not a share of a), and the test runs at alpha_2 = a - 0.005.
 
 The bets
@@ -62,6 +85,7 @@ import dataclasses
 
 import numpy as np
 
+from stopwise._vocabulary import AUDIT_COUPLINGS
 from stopwise.compare._audit_bound import audited_wrong_bound
 from stopwise.compare._betting import BettingBoundary, BettingPaths, resolve_strategy
 from stopwise.compare._interval import anytime_interval
@@ -70,6 +94,7 @@ from stopwise.errors import ArgumentError, ComparisonError
 from stopwise.records import DifferenceInterval
 
 __all__ = [
+    "AUDIT_COUPLINGS",
     "TUNED_BOUND_ALPHA",
     "TUNED_TRUNCATION",
     "TUNE_AFTER",
@@ -114,6 +139,10 @@ class ActiveAudits:
     """The confidence at which a halt gets exactly m rho."""
     floor: float = 0.25
     """The least audit probability, as a share of rho."""
+    coupling: str = "independent"
+    """How the two runs of a task draw their audits: ``independent`` uniforms, or ``antithetic``: one uniform w per
+    task, the tested system's run audited iff w < pi_A and the baseline's iff 1 - w < pi_B (each still audited with
+    probability exactly pi; both only when pi_A + pi_B > 1, which narrows the design's range)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.rate <= 1.0:
@@ -124,6 +153,8 @@ class ActiveAudits:
             raise ArgumentError(
                 f"`slope` must be >= 0, `reference` in [0.5, 1] and `floor` in (0, 1]; got {self.slope!r}, {self.reference!r}, {self.floor!r}"
             )
+        if self.coupling not in AUDIT_COUPLINGS:
+            raise ArgumentError(f"`coupling` must be one of {', '.join(AUDIT_COUPLINGS)}; got {self.coupling!r}")
 
     def probability(self, favours: np.ndarray | list[bool], confidence: np.ndarray | list[float]) -> np.ndarray:
         """The audit probability pi of each halt: ``favours`` whether its prediction favours the tested system, ``confidence`` in [0.5, 1]."""
@@ -135,11 +166,16 @@ class ActiveAudits:
         """The least pi a favouring (``True``) or other prediction can get (at confidence 1)."""
         return float(self.probability([favours], [1.0])[0])
 
+    def greatest(self, favours: bool) -> float:
+        """The greatest pi a favouring (``True``) or other prediction can get (at confidence 0.5)."""
+        return float(self.probability([favours], [0.5])[0])
+
     def describe(self) -> str:
         """The rule in words, for the record."""
         return (
             f"active audits: pi = clip(rho (m + {self.slope:g} ({self.reference:g} - confidence)), {self.floor:g} rho, 1), rho = {self.rate:g}, "
             f"m = {self.favour:g} for predictions favouring the tested system, {2.0 - self.favour:g} otherwise"
+            + ("; the two runs of a task audited antithetically (w and 1 - w)" if self.coupling == "antithetic" else "")
         )
 
 
@@ -216,6 +252,10 @@ def tuned_values(
         raise ArgumentError(
             f"the run arrays must share one (R, T, 2) shape; got {[v.shape for v in (y, h, f, conf, u)]}"
         )
+    if ((conf < 0.5) | (conf > 1.0)).any():
+        raise ArgumentError("`confidence` must lie in [0.5, 1] (the rule's range of audit probabilities rests on it)")
+    if rule.coupling == "antithetic" and not np.allclose(u[..., 1], 1.0 - u[..., 0], rtol=0.0, atol=1e-12):
+        raise ArgumentError("antithetic audits: each task's baseline draw must be 1 - its tested draw")
     halted_ = h > 0.5
     side = np.array([1.0, 0.0])  # the prediction that favours the tested system: A passes, B fails
     favours = f == side
@@ -242,10 +282,38 @@ def tuned_values(
     )  # fmt: skip
 
 
+def _adverse_extreme(least: float, greatest: float, coupling: str) -> float:
+    """The least promote-side difference when the adverse predictions get pi in [least, greatest] (module docstring).
+
+    One adverse run audited and wrong gives at least -1 / least (the other run's corrected value stays in [0, 1]); both
+    give 1 - 1/a - 1/b, possible for every (a, b) when the draws are independent and only for a + b > 1 when they are
+    antithetic (the worst such pair: a = max(least, 1 - greatest), b = max(least, 1 - a)).
+    """
+    one = -max(1.0, 1.0 / least)
+    if coupling == "independent":
+        return min(0.0, 1.0 - 1.0 / least) - max(1.0, 1.0 / least)
+    if 2.0 * greatest <= 1.0:
+        return one
+    a = max(least, 1.0 - greatest)
+    return min(one, 1.0 - 1.0 / a - 1.0 / max(least, 1.0 - a))
+
+
 def design_range(rule: ActiveAudits) -> tuple[float, float]:
-    """(x_min, x_max): the least and greatest tuned difference the design allows (module docstring)."""
-    fav, other = rule.least(True), rule.least(False)
-    return min(0.0, 1.0 - 1.0 / fav) - max(1.0, 1.0 / fav), max(1.0, 1.0 / other) - min(0.0, 1.0 - 1.0 / other)
+    """(x_min, x_max): the least and greatest tuned difference the design allows (module docstring).
+
+    Examples
+    --------
+    >>> from stopwise.compare._tuned import ActiveAudits, design_range
+    >>> [round(v, 4) for v in design_range(ActiveAudits(0.3))]
+    [-3.5198, 13.0351]
+    >>> [round(v, 4) for v in design_range(ActiveAudits(0.28, coupling="antithetic"))]
+    [-2.4213, 7.5188]
+    """
+    low = _adverse_extreme(rule.least(True), rule.greatest(True), rule.coupling)
+    # the reject side: a shrunk (lam < 1) favouring guess audited right lies in [1 - 1/pi, 1/pi] too, so a task's
+    # two audited runs may be one of each kind: the greatest pi of either kind bounds when both can be audited
+    high = -_adverse_extreme(rule.least(False), max(rule.greatest(False), rule.greatest(True)), rule.coupling)
+    return low, high
 
 
 TUNED_TRUNCATION = 0.95

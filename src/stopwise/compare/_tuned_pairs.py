@@ -9,7 +9,9 @@ A recorded pi below the rule's least probability for its kind is refused: the be
 Each run's corrected value is f + (xi / pi) (Y - f) (g = f: the prediction's weight is 1 in ``decide``; the batch
 form :func:`stopwise.compare._tuned.tuned_values` also learns it from past audits, which on the issue's benchmark
 changed no median). The centre's bound counts the wrong predictions *sub-audited*: drawn below the rule's least
-probability, recomputed from the seeded draw :func:`stopwise.records.audit_draw` of the run.
+probability, recomputed from the seeded draw :func:`stopwise.records.audit_draw` of the run (under ``[early]
+audit_coupling = "antithetic"`` the task's shared uniform w for the tested system's run and 1 - w for the other's,
+which needs both systems to hold the same attempts of every task).
 """
 
 from __future__ import annotations
@@ -33,15 +35,15 @@ prototype (an oracle knowing the best constant bet, rho = 0.5): below it, no hal
 
 
 def audit_rule_of(policy: Policy) -> ActiveAudits:
-    """The policy's pre-registered audit rule (``[early] audit_fraction``, ``audit_rule``, ``audit_favour``)."""
+    """The policy's pre-registered audit rule (``[early] audit_fraction``, ``audit_rule``, ``audit_favour``, ``audit_coupling``)."""
     early = policy.early
     if not 0.0 < early.audit_fraction < 1.0:
         raise ComparisonError(
             f'[decision] predicted = "prediction-powered-tuned" needs [early] audit_fraction in (0, 1); got {early.audit_fraction:g}'
         )
     if early.audit_rule == "active":
-        return ActiveAudits(early.audit_fraction, favour=early.audit_favour)
-    return ActiveAudits(early.audit_fraction, favour=1.0, slope=0.0)
+        return ActiveAudits(early.audit_fraction, favour=early.audit_favour, coupling=early.audit_coupling)
+    return ActiveAudits(early.audit_fraction, favour=1.0, slope=0.0, coupling=early.audit_coupling)
 
 
 def audit_probabilities(rows: OutcomeColumns) -> np.ndarray:
@@ -76,8 +78,30 @@ def audit_probabilities(rows: OutcomeColumns) -> np.ndarray:
     return values[codes]
 
 
+def _check_antithetic_attempts(rows: OutcomeColumns, tested: str, baseline: str) -> None:
+    """Antithetic audits pair a task's runs by attempt: both systems must hold the same attempts of every task.
+
+    With unmatched attempts a run's partner draw is missing, two adverse runs of one task can both be audited and the
+    task's difference can leave the design's range (:func:`stopwise.compare._tuned.design_range`).
+    """
+    attempts: dict[tuple[str, str], set[int]] = {}
+    for system, task, attempt in zip(rows.system.tolist(), rows.task.tolist(), rows.attempt.tolist(), strict=True):
+        if system in (tested, baseline):
+            attempts.setdefault((system, task), set()).add(int(attempt))
+    for (system, task), mine in attempts.items():
+        if system == tested and (baseline, task) in attempts and attempts[(baseline, task)] != mine:
+            raise ComparisonError(
+                f'[early] audit_coupling = "antithetic" pairs the two systems\' runs of a task by attempt: task {task!r} has '
+                f"attempts {sorted(mine)} of {tested!r} and {sorted(attempts[(baseline, task)])} of {baseline!r}"
+            )
+
+
 def tuned_pairs(
-    rows: OutcomeColumns, tested: str, policy: Policy, pair: Callable[[OutcomeColumns], PairedOutcomes]
+    rows: OutcomeColumns,
+    tested: str,
+    policy: Policy,
+    pair: Callable[[OutcomeColumns], PairedOutcomes],
+    baseline: str | None = None,
 ) -> tuple[PoweredPairs, ActiveAudits]:
     """The tuned treatment's pairing: X per task, the bounds l, h, P and the sub-audited wrong weights (module docstring).
 
@@ -85,6 +109,8 @@ def tuned_pairs(
     :func:`stopwise.compare._predicted.powered_pairs`.
     """
     rule = audit_rule_of(policy)
+    if rule.coupling == "antithetic" and baseline is not None:
+        _check_antithetic_attempts(rows, tested, baseline)
     kinds = _row_kinds(rows)
     candidate = kinds.predicted | kinds.corrected
     tested_row = rows.system == tested
@@ -118,7 +144,9 @@ def tuned_pairs(
     wrong = kinds.corrected & (y != f)
     draws = np.full(len(rows), np.inf)
     for i in np.flatnonzero(wrong).tolist():
-        draws[i] = audit_draw(policy.early.audit_seed, rows.system[i], rows.task[i], int(rows.attempt[i]))
+        draws[i] = audit_draw(
+            policy.early.audit_seed, rows.system[i], rows.task[i], int(rows.attempt[i]), tested=tested, coupling=rule.coupling
+        )
     tallies = []
     for side in (
         True,

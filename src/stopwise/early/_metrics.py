@@ -58,7 +58,8 @@ class EarlyMetrics:
         One row per agent: runs, pass@1 full and early, ΔPass@1, ranks, ΔRank (full − early; negative means
         the agent dropped), ΔSteps.
     halts : pandas.DataFrame
-        One row per run: halt step (NaN if none), predicted outcome, head, executed steps and their cost
+        One row per run: halt step (NaN if none), predicted outcome, head, the crossing head's probability at the
+        halt (``probability``: the model's confidence in its prediction; NaN if none), executed steps and their cost
         (``executed_cost``: input + output tokens, or characters, of the steps run).
     """
 
@@ -187,6 +188,12 @@ def early_metrics(
     cum_in = pred["cum_in"].to_numpy(dtype=np.float64)[at]
     cum_out = pred["cum_out"].to_numpy(dtype=np.float64)[at]
     early_outcome = np.where(halted, predicted, outcome)
+    # the crossing head's probability at the halt: the model's confidence in the prediction it stored
+    span = int(k.max()) + 1 if k.shape[0] else 1
+    at_halt = np.minimum(
+        np.searchsorted(run_ids * span + k, np.arange(n) * span + np.where(halted, halt_step, 0).astype(np.int64)), max(k.shape[0] - 1, 0)
+    )
+    p_head = np.where(success_head, pred["p_success"].to_numpy(dtype=np.float64)[at_halt], pred["p_failure"].to_numpy(dtype=np.float64)[at_halt])
 
     table, rho = _agent_table(runs["agent"].to_numpy(), outcome, early_outcome, executed, n_steps)
 
@@ -196,6 +203,7 @@ def early_metrics(
             "halt_step": halt_step,
             "predicted": predicted,
             "head": np.where(by_success, "success", np.where(by_failure, "failure", "")),
+            "probability": np.where(halted, p_head, np.nan),
             "executed_steps": executed,
             "executed_cost": cum_in + cum_out,
         }

@@ -189,6 +189,9 @@ class LiveHalting:
         The active rule's multiplier of rho for favouring predictions.
     tested : str, optional
         The tested system's name in the audit key (``task(..., system=...)``); required by ``active``.
+    audit_coupling : {"independent", "antithetic"}, default "independent"
+        Under ``active``: ``antithetic`` draws one uniform w per task and epoch, the ``tested`` system's run w and
+        every other system's 1 - w (:func:`stopwise.records.audit_draw`; ``[early] audit_coupling`` of the policy).
 
     Attributes
     ----------
@@ -224,6 +227,7 @@ class LiveHalting:
         audit_rule: str = "uniform",
         audit_favour: float = 1.5,
         tested: str | None = None,
+        audit_coupling: str = "independent",
     ) -> None:
         from stopwise.early import EarlyOutcomeModel, load_model
 
@@ -259,9 +263,12 @@ class LiveHalting:
                     f"LiveHalting: audit_rule = 'active' needs `audit_fraction` in (0, 1) and `tested` (a system name); got {audit_fraction!r}, {tested!r}"
                 )
             try:
-                self._rule = ActiveAudits(float(audit_fraction), favour=float(audit_favour))
+                self._rule = ActiveAudits(float(audit_fraction), favour=float(audit_favour), coupling=audit_coupling)
             except ValueError as exc:
                 raise InputError(f"LiveHalting: {exc}") from None
+        elif audit_coupling != "independent":
+            raise InputError(f"LiveHalting: `audit_coupling` {audit_coupling!r} needs audit_rule = 'active'")
+        self.audit_coupling = audit_coupling
         self.audit_rule = audit_rule
         self.tested = tested
         self.model = model
@@ -347,7 +354,8 @@ class LiveHalting:
         ):  # active audits: the probability from the prediction and the head's
             favours = (run[0] == self.tested) == (int(verdict.predicted) == 1)
             record["audit_probability"] = float(self._rule.probability([favours], [float(head_p)])[0])
-            drawn = audit_draw(self.audit_seed, *run) < record["audit_probability"]
+            draw = audit_draw(self.audit_seed, *run, tested=self.tested, coupling=self.audit_coupling)
+            drawn = draw < record["audit_probability"]
         else:
             drawn = run is not None and is_audited(self.audit_fraction, self.audit_seed, *run)
         if run is not None and drawn:

@@ -21,6 +21,7 @@ from stopwise._files import read_text
 from stopwise._limits import check_structure
 from stopwise._vocabulary import (
     STATUSES,
+    AuditCoupling,
     AuditRule,
     BettingDesign,
     Boundary,
@@ -222,6 +223,15 @@ class EarlyPolicy(_Section):
     its probability (flag ``audit-p:<pi>``). Needs ``[decision] predicted = "prediction-powered-tuned"``."""
     audit_favour: StrictFloat = Field(default=1.5, ge=1.0, lt=2.0)
     """Under ``active``: the multiplier of rho for predictions favouring the tested system (the others get 2 - it)."""
+    audit_coupling: AuditCoupling = "independent"
+    """``independent``: each run its own audit uniform. ``antithetic`` (issue 34): one uniform w per task and attempt,
+    the tested system's run audited iff w < pi and every other's iff 1 - w < pi (:func:`stopwise.records.audit_draw`),
+    which narrows the tuned boundary's range (:mod:`stopwise.compare._tuned`). Needs ``[decision] predicted =
+    "prediction-powered-tuned"``. Left out of the canonical JSON at ``independent``."""
+    halt_error_bound: StrictFloat = Field(default=0.0, ge=0.0, lt=0.5)
+    """eps: the wrong-halt rate the halting model is certified for on its calibration runs (``stopwise early train
+    --max-halt-error``). Read only by ``[decision] predicted = "bounded"``, which widens the margin by 2 eps and is
+    valid only on the calibration distribution. Left out of the canonical JSON at 0."""
 
 
 class FamilyPolicy(_Section):
@@ -374,6 +384,11 @@ class Policy(_Section):
             del data["decision"]["predicted_centre"]
         if self.early == EarlyPolicy():
             del data["early"]
+        else:  # added with issue 34 (antithetic audits, the bounded treatment): the defaults keep old digests
+            if self.early.halt_error_bound == 0.0:
+                del data["early"]["halt_error_bound"]
+            if self.early.audit_coupling == "independent":
+                del data["early"]["audit_coupling"]
         if self.family == FamilyPolicy():  # issue 32: the default keeps old digests
             del data["family"]
         if self.decision.missing == "worst-case":  # added with issue 20: the default keeps old digests

@@ -61,6 +61,8 @@ differences as if they were the tasks' fixed values; ``as truth``: predicted out
 _VALID = {"full": True, "across-task": True, "within-task": True, "joined": True, "joined tuned": True, "joined naive": False,
           "within-task as truth": False, "joined as truth": False}
 _TABLE_COLUMNS = ("agent", "task", "attempt", "outcome", "n_steps", "halt_step", "predicted", "halt_tokens", "total_tokens")
+_OPTIONAL_COLUMNS = ("halt_probability",)
+"""Kept when present: the crossing head's probability at the halt (the active audit rule's confidence)."""
 _PPI = "prediction-powered"
 
 
@@ -82,7 +84,8 @@ def joint_halts(evaluation: Any, success_threshold: float | None = 0.95, failure
     -------
     pandas.DataFrame
         One row per run: ``agent``, ``task``, ``attempt``, ``outcome``, ``n_steps``, ``halt_step`` and
-        ``predicted`` (NaN when the monitor never halts the run before its last step), ``halt_tokens`` and
+        ``predicted`` (NaN when the monitor never halts the run before its last step), ``halt_probability`` (the
+        crossing head's probability at the halt, the confidence the active audit rule reads), ``halt_tokens`` and
         ``total_tokens`` (input + output tokens spent until the halt and by the whole run; NaN unless every
         step records tokens).
 
@@ -94,7 +97,7 @@ def joint_halts(evaluation: Any, success_threshold: float | None = 0.95, failure
     >>> small = EarlyOutcomeModel(n_components=4, min_df=2, min_steps=5, classifier=DualHeadClassifier(n_estimators=30))
     >>> table = joint_halts(leave_one_out(runs, small, by="agent", exclude_same="pool"), 0.9, 0.9)
     >>> table.shape, int(table["halt_step"].notna().sum()) > 0
-    ((160, 9), True)
+    ((160, 10), True)
     """
     metrics = evaluation.metrics(success_threshold, failure_threshold, variant=variant)
     runs = evaluation.runs.sort_values("run").reset_index(drop=True)
@@ -102,6 +105,7 @@ def joint_halts(evaluation: Any, success_threshold: float | None = 0.95, failure
     table = runs[["agent", "task", "attempt", "outcome", "n_steps"]].copy()
     table["halt_step"] = halts["halt_step"].to_numpy(dtype=float)
     table["predicted"] = halts["predicted"].to_numpy(dtype=float)
+    table["halt_probability"] = halts["probability"].to_numpy(dtype=float)
     if evaluation.token_source == "tokens":
         table["halt_tokens"] = np.where(np.isnan(table["halt_step"]), np.nan, halts["executed_cost"].to_numpy(dtype=float))
         table["total_tokens"] = (runs["total_in"] + runs["total_out"]).to_numpy(dtype=float)
@@ -117,7 +121,8 @@ def _table_iv(table: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in _TABLE_COLUMNS if c not in table.columns]
     if missing:
         raise ArgumentError(f"`table` lacks column(s) {', '.join(missing)}; build it with joint_halts")
-    out = table.loc[:, list(_TABLE_COLUMNS)].reset_index(drop=True)
+    kept = [*_TABLE_COLUMNS, *(c for c in _OPTIONAL_COLUMNS if c in table.columns)]
+    out = table.loc[:, kept].reset_index(drop=True)
     y = out["outcome"].to_numpy(dtype=float)
     if not np.isin(y, (0.0, 1.0)).all():
         bad = int(np.flatnonzero(~np.isin(y, (0.0, 1.0)))[0])

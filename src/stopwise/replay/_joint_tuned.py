@@ -2,8 +2,9 @@
 
 The same runs, halts and seeded audit uniforms as the other modes; a run the monitor would halt is audited when its
 uniform is below pi, the probability the active rule (:class:`stopwise.compare.ActiveAudits`, mean rho when half the
-halts favour the tested system) gives its prediction (the run table holds no confidence: every halt is taken at the
-rule's reference confidence). The run then counts with ``yhat + (audited / pi) (y - yhat)`` and the tasks are judged by
+halts favour the tested system) gives its prediction and the halting model's confidence: the crossing head's
+probability at the halt, recorded by :func:`stopwise.replay.joint_halts` (``halt_probability``; a table without it
+takes every halt at the rule's reference confidence, 0.95). The run then counts with ``yhat + (audited / pi) (y - yhat)`` and the tasks are judged by
 the tuned boundary (:func:`stopwise.compare._tuned.tuned_paths`, the decision of ``[decision] predicted =
 "prediction-powered-tuned"``, ``[early] audit_rule = "active"``), stopping at the first crossing.
 """
@@ -17,7 +18,29 @@ import numpy as np
 
 from stopwise.compare import ActiveAudits, TunedValues, tuned_paths
 
-__all__ = ["tuned_mode"]
+__all__ = ["halt_confidence", "tuned_mode"]
+
+
+def halt_confidence(runs: Any, rule: ActiveAudits) -> np.ndarray:
+    """Each run's confidence for the audit rule: its recorded head probability, else the rule's reference.
+
+    The crossing head's probability at the halt (``halt_probability``, from :func:`stopwise.replay.joint_halts`),
+    clipped to [1/2, 1]; the rule's reference (0.95) where the table has none.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from stopwise.compare import ActiveAudits
+    >>> from stopwise.replay._joint_tuned import halt_confidence
+    >>> halt_confidence(pd.DataFrame({"halt_probability": [0.99, None]}), ActiveAudits(0.3)).tolist()
+    [0.99, 0.95]
+    >>> halt_confidence(pd.DataFrame({"outcome": [1]}), ActiveAudits(0.3)).tolist()
+    [0.95]
+    """
+    if "halt_probability" not in runs.columns:
+        return np.full(len(runs), rule.reference)
+    p = runs["halt_probability"].to_numpy(dtype=float)
+    return np.where(np.isnan(p), rule.reference, np.clip(p, 0.5, 1.0))
 
 
 def tuned_mode(
@@ -41,7 +64,7 @@ def tuned_mode(
     yhat = np.where(would, runs["predicted"].to_numpy(dtype=float), y)
     tested = (runs["agent"] == pair.tested).to_numpy()
     favours = np.where(tested, yhat == 1.0, yhat == 0.0)
-    pi = np.where(would, rule.probability(favours, np.full(len(y), rule.reference)), 1.0)
+    pi = np.where(would, rule.probability(favours, halt_confidence(runs, rule)), 1.0)
     audited = would[None, :] & (draws < pi[None, :])
     halted_now = would[None, :] & ~audited
     value = np.where(would[None, :], yhat[None, :] + audited / pi[None, :] * (y - yhat)[None, :], y[None, :])
