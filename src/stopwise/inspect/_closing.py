@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 from stopwise.inspect._errors import run_tasks
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S
+from stopwise.inspect._prefix import WINDOW, Late
 
 if TYPE_CHECKING:
     from stopwise.inspect._manager import PairedComparison, Role
 
-__all__ = ["DEAD_PARTNER_S", "REFUSED", "fail_closed", "partner_down"]
+__all__ = ["DEAD_PARTNER_S", "REFUSED", "fail_closed", "order_note", "partner_down"]
 
 DEAD_PARTNER_S = 30.0
 """The least time a paced partner in another process may store nothing before it is taken for dead."""
@@ -66,6 +67,23 @@ def partner_down(comparison: PairedComparison, role: Role, now: float) -> tuple[
     return None, ahead, False
 
 
+def order_note(skipped: list[Late], decided: bool) -> str:
+    """The log's note on the samples :class:`~stopwise.inspect._prefix.PrefixGate` skipped, and what comes next."""
+    first = skipped[0]
+    tasks = list(dict.fromkeys(late.task for late in skipped))
+    shown = ", ".join(f"{t}" for t in tasks[:5]) + (" ..." if len(tasks) > 5 else "")
+    then = (
+        "the comparison was decided all the same" if decided else
+        "the log ends in error so that eval_set (or eval_retry) runs them again, in order: they have no prior record"
+    )
+    return (
+        f"{len(skipped)} sample(s) skipped to keep the planned order: each came more than {WINDOW} places after a task "
+        f"of this run that had not started (first {first.task}, place {first.place}; waited for: {shown}); Inspect "
+        "starts a retried sample after the fresh ones and the betting boundary judges the planned prefix, so no "
+        f"sample runs that far ahead of a missing one; {then}"
+    )
+
+
 def fail_closed(comparison: PairedComparison, role: Role, partner_failed: str | None) -> str | None:
     """Why ``role``'s task must end in error (its log's ``error``), or None for a successful log.
 
@@ -85,6 +103,9 @@ def fail_closed(comparison: PairedComparison, role: Role, partner_failed: str | 
             "not decided); run both tasks again (eval_set retries both, or eval_retry both logs): the outcomes "
             "stored so far are kept in the ledger and not stored twice"
         )
+    skipped = [] if side.gate is None else side.gate.skipped
+    if skipped and not comparison.final and comparison.error is None:
+        return f"stopwise: {order_note(skipped, False)}; {done} (evaluation {comparison.evaluation!r}, not decided)"
     if counts.completed or not counts.stopped:
         return None
     if comparison.error is not None:

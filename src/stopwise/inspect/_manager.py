@@ -61,10 +61,11 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted, sc
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
-from stopwise.inspect._closing import REFUSED, fail_closed, partner_down
+from stopwise.inspect._closing import REFUSED, fail_closed, order_note, partner_down
 from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
+from stopwise.inspect._prefix import WINDOW, Late, PrefixGate
 from stopwise.inspect._spec import PairedSpec
 from stopwise.records import ACTIONS, DecisionRecord, TaskUniverse
 
@@ -115,6 +116,7 @@ class _Side:
     furthest: int = -1  # the furthest planned position completed
     late: list[str] = field(default_factory=list)  # tasks completed after one planned _LATE positions further
     counts: _Counts = field(default_factory=_Counts)
+    gate: PrefixGate | None = None  # no sample runs far ahead of a task of this run that has not come yet
 
 
 class PairedComparison:
@@ -405,11 +407,30 @@ class PairedComparison:
                 groups = [str((s.metadata or {})[self.group]) for s in samples]
             self._check_scorer(spec, label)
             self._plan(ids, groups, label)
+            side.gate = PrefixGate(ids, self._recorded(side.system))
             side.started = True
             side.model, side.run, side.task_id = model, run, task_id
             side.progress_at = time.monotonic()
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
             watch_errors(self, role, spec)  # errored samples reach no complete_sample: Inspect's hook
+
+    def _recorded(self, system: str) -> set[str]:
+        """The tasks with an outcome event of ``system`` in the ledger (any status): a retry reuses or needs no run of them."""
+        rows = self.ledger.outcomes(self.evaluation)
+        return set(rows.loc[rows["system"].astype(str) == system, "task"].astype(str))
+
+    def arrive(self, role: Role, sample_id: str | int) -> Late | None:
+        """``role``'s sample reached ``schedule_sample``: None, or the missing task it came too far ahead of (skip it).
+
+        See :mod:`stopwise.inspect._prefix`: in a retry Inspect may start the sample that errored after many later
+        ones; none of them runs more than ``WINDOW`` places past it. Called before any pacing wait, in the order
+        the samples got their slots.
+        """
+        gate = self._sides[role].gate
+        if gate is None:
+            return None
+        with self._lock:
+            return gate.arrive(str(sample_id))
 
     def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
         position = {task: i for i, task in enumerate(planned)}
@@ -425,7 +446,7 @@ class PairedComparison:
         if self.scorer and names and self.scorer not in names:
             raise InputError(f"{label}: has no scorer {self.scorer!r}; its scorers are {', '.join(names)}")
 
-    def schedule(self, role: Role, sample_id: str | int, epoch: int) -> EarlyStop | None:
+    def schedule(self, role: Role, sample_id: str | int, epoch: int, late: Late | None = None) -> EarlyStop | None:
         from inspect_ai.util import EarlyStop
 
         with self._lock:
@@ -435,6 +456,10 @@ class PairedComparison:
                 except Exception as exc:
                     self._fail("read", None, exc)
             stop = self._stop_reason(role, sample_id)
+            gate = self._sides[role].gate
+            if stop is None and late is not None and gate is not None:
+                gate.skip(late)
+                stop = _order_stop(late)
             if stop is None:
                 return None
             self._sides[role].counts.stopped += 1
@@ -507,6 +532,8 @@ class PairedComparison:
             side.counts.completed += 1
             side.progress_at = time.monotonic()
             self._track_order(side, task)
+            if side.gate is not None:  # a reused prior record comes here without schedule_sample
+                side.gate.done(task)
             if self.error is not None:
                 return
             accepted = self._append(side, task, row)
@@ -738,9 +765,15 @@ class PairedComparison:
                     "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
                     "stopwise ledger export --decisions)"
                 )
+            skipped = [] if side.gate is None else side.gate.skipped
+            if skipped:
+                notes.append(order_note(skipped, self.final))
             if self.error is None:
                 self.partners.announce(side.system, "finished")
             closing = fail_closed(self, role, partner_failed)
+            if closing is not None and skipped and role not in self._failed:  # its partner stops too: both run again
+                self._failed[role] = f"its task skipped samples to keep the planned order: {closing}"
+                self.partners.announce(side.system, "failed", self._failed[role])
             summary = {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
@@ -806,11 +839,16 @@ class SystemEarlyStopping:
         system runs far past the decision: in this process by the samples completed, across
         processes by the outcome events each system stored in the ledger.
         """
-        while self.comparison.ahead(self.role):
+        late = self.comparison.arrive(self.role, id)  # first: the order in which Inspect gave the slots
+        while late is None and self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
-        while self.comparison.may_hold(self.role) and await anyio.to_thread.run_sync(self.comparison.hold, self.role):
+        while (
+            late is None
+            and self.comparison.may_hold(self.role)
+            and await anyio.to_thread.run_sync(self.comparison.hold, self.role)
+        ):
             await anyio.sleep(PACE_LEDGER_POLL_S)
-        return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
+        return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch, late)
 
     async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:
         """Append the sample's outcome to the ledger; decide when it completes a pair."""
@@ -827,6 +865,16 @@ class SystemEarlyStopping:
         while self.comparison.awaits_top_up(self.role):
             await anyio.sleep(_PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
+
+
+def _order_stop(late: Late) -> tuple[str, dict[str, Any]]:
+    """The skip reason of a sample that came more than ``WINDOW`` places ahead of a task that had not come."""
+    return (
+        f"stopwise order: task {late.task} (place {late.place} of this run) has not started yet and this sample (place "
+        f"{late.sample_place}) comes more than {WINDOW} places after it; a retry starts "
+        "the samples that errored after the fresh ones, and the boundary judges the planned prefix, so the later ones "
+        "wait for a next attempt (eval_set runs them in order)"
+    ), {"action": "order", "missing_task": late.task, "missing_place": late.place}
 
 
 def viewer_fields(decision: DecisionRecord | None) -> dict[str, Any]:
