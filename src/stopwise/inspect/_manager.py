@@ -62,7 +62,7 @@ from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
 from stopwise.inspect._closing import REFUSED, fail_closed, order_note, partner_down
-from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, watch_errors
+from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, run_task_names, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
 from stopwise.inspect._prefix import WINDOW, Late, PrefixGate
@@ -352,9 +352,15 @@ class PairedComparison:
 
     # -- the four calls, for one side ----------------------------------------------------------
 
-    def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
-        """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too."""
+    def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int, *, routed: bool = False) -> None:
+        """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too.
+
+        ``routed``: the call comes from a manager that routes the tasks of several models (``paired_model_early_stopping``);
+        otherwise a run holding this task once per model is refused at once (:meth:`_one_task_per_model`).
+        """
         try:
+            if not routed:
+                self._one_task_per_model(role, spec)
             self._start(role, spec, samples, epochs)
         except Exception as exc:
             with self._lock:
@@ -366,6 +372,30 @@ class PairedComparison:
             self._abandoned.pop(role, None)
             self._waiting_since.pop(role, None)
             self.partners.announce(self._sides[role].system, "started")
+
+    def _one_task_per_model(self, role: Role, spec: EvalSpec) -> None:
+        """Refuse ``eval(task, model=[A, B])`` on one system's manager before any sample runs, in each model's log.
+
+        Inspect runs that one Task once per model, so its one manager (of one system) would store both models'
+        outcomes under one system name. ``on_run_start`` lists the run's tasks, one per model: a name there more
+        than once is that misuse (or two Tasks of one name, which the note asks to name apart).
+        """
+        name = str(getattr(spec, "task", "") or "")
+        names = run_task_names(str(getattr(spec, "run_id", "") or "")) or []
+        if names.count(name) < 2:
+            return
+        system = self._sides[role].system
+        why = (
+            f"task {name!r} ({role} {system!r}): this run holds {names.count(name)} tasks named {name!r} on the manager of "
+            f"one system: eval(task, model=[A, B]) runs one Task once per model, so every model's outcomes would be "
+            f"stored as system {system!r}; so no model runs it. For two models give the Task the manager of "
+            "paired_model_early_stopping(ledger, evaluation, tested=A, baseline=B) (family_model_early_stopping for "
+            "more than two); or build one Task per system, each with its own name and its own manager from "
+            "paired_early_stopping"
+        )
+        with self._lock:
+            self._misused[role] = why
+        raise InputError(why)
 
     def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
         side = self._sides[role]
@@ -814,11 +844,12 @@ class SystemEarlyStopping:
     (``Task(..., early_stopping=manager)``).
     """
 
-    def __init__(self, comparison: PairedComparison, role: Role) -> None:
+    def __init__(self, comparison: PairedComparison, role: Role, *, routed: bool = False) -> None:
         if role not in _PARTNER:
             raise InputError(f"`role` must be 'tested' or 'baseline'; got {role!r}")
         self.comparison = comparison
         self.role: Role = role
+        self.routed = routed  # called by a manager that routes the tasks of several models (ModelPairEarlyStopping)
         self.system = comparison.tested if role == "tested" else comparison.baseline
 
     def __repr__(self) -> str:
@@ -829,7 +860,7 @@ class SystemEarlyStopping:
 
     async def start_task(self, task: EvalSpec, samples: list[Sample], epochs: int) -> str:
         """Fix the planned universe (first task) or check it (second), register; returns the manager name."""
-        await anyio.to_thread.run_sync(self.comparison.start, self.role, task, samples, epochs)
+        await anyio.to_thread.run_sync(lambda: self.comparison.start(self.role, task, samples, epochs, routed=self.routed))
         return f"stopwise ({self.comparison.evaluation}: {self.role} {self.system})"
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
