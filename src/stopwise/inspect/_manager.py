@@ -61,11 +61,12 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted, sc
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
-from stopwise.inspect._closing import REFUSED, fail_closed, order_note, partner_down
-from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, run_task_names, watch_errors
+from stopwise.inspect._closing import REFUSED, end_notes, fail_closed, partner_down
+from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
+from stopwise.inspect._misuse import one_task_per_model
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
-from stopwise.inspect._prefix import WINDOW, Late, PrefixGate
+from stopwise.inspect._prefix import Late, PrefixGate, order_stop, recorded_tasks
 from stopwise.inspect._spec import PairedSpec
 from stopwise.records import ACTIONS, DecisionRecord, TaskUniverse
 
@@ -356,11 +357,11 @@ class PairedComparison:
         """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too.
 
         ``routed``: the call comes from a manager that routes the tasks of several models (``paired_model_early_stopping``);
-        otherwise a run holding this task once per model is refused at once (:meth:`_one_task_per_model`).
+        otherwise a run holding this task once per model is refused at once (:func:`stopwise.inspect._misuse.one_task_per_model`).
         """
         try:
             if not routed:
-                self._one_task_per_model(role, spec)
+                one_task_per_model(self, role, spec)
             self._start(role, spec, samples, epochs)
         except Exception as exc:
             with self._lock:
@@ -372,30 +373,6 @@ class PairedComparison:
             self._abandoned.pop(role, None)
             self._waiting_since.pop(role, None)
             self.partners.announce(self._sides[role].system, "started")
-
-    def _one_task_per_model(self, role: Role, spec: EvalSpec) -> None:
-        """Refuse ``eval(task, model=[A, B])`` on one system's manager before any sample runs, in each model's log.
-
-        Inspect runs that one Task once per model, so its one manager (of one system) would store both models'
-        outcomes under one system name. ``on_run_start`` lists the run's tasks, one per model: a name there more
-        than once is that misuse (or two Tasks of one name, which the note asks to name apart).
-        """
-        name = str(getattr(spec, "task", "") or "")
-        names = run_task_names(str(getattr(spec, "run_id", "") or "")) or []
-        if names.count(name) < 2:
-            return
-        system = self._sides[role].system
-        why = (
-            f"task {name!r} ({role} {system!r}): this run holds {names.count(name)} tasks named {name!r} on the manager of "
-            f"one system: eval(task, model=[A, B]) runs one Task once per model, so every model's outcomes would be "
-            f"stored as system {system!r}; so no model runs it. For two models give the Task the manager of "
-            "paired_model_early_stopping(ledger, evaluation, tested=A, baseline=B) (family_model_early_stopping for "
-            "more than two); or build one Task per system, each with its own name and its own manager from "
-            "paired_early_stopping"
-        )
-        with self._lock:
-            self._misused[role] = why
-        raise InputError(why)
 
     def _start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
         side = self._sides[role]
@@ -437,17 +414,12 @@ class PairedComparison:
                 groups = [str((s.metadata or {})[self.group]) for s in samples]
             self._check_scorer(spec, label)
             self._plan(ids, groups, label)
-            side.gate = PrefixGate(ids, self._recorded(side.system))
+            side.gate = PrefixGate(ids, recorded_tasks(self.ledger, self.evaluation, side.system))
             side.started = True
             side.model, side.run, side.task_id = model, run, task_id
             side.progress_at = time.monotonic()
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
             watch_errors(self, role, spec)  # errored samples reach no complete_sample: Inspect's hook
-
-    def _recorded(self, system: str) -> set[str]:
-        """The tasks with an outcome event of ``system`` in the ledger (any status): a retry reuses or needs no run of them."""
-        rows = self.ledger.outcomes(self.evaluation)
-        return set(rows.loc[rows["system"].astype(str) == system, "task"].astype(str))
 
     def arrive(self, role: Role, sample_id: str | int) -> Late | None:
         """``role``'s sample reached ``schedule_sample``: None, or the missing task it came too far ahead of (skip it).
@@ -489,7 +461,7 @@ class PairedComparison:
             gate = self._sides[role].gate
             if stop is None and late is not None and gate is not None:
                 gate.skip(late)
-                stop = _order_stop(late)
+                stop = order_stop(late)
             if stop is None:
                 return None
             self._sides[role].counts.stopped += 1
@@ -765,39 +737,8 @@ class PairedComparison:
             partner_running = (partner.started and not partner.done) or (
                 not partner.started and self.partners.state(partner.system) == "started"
             )
-            if self.error is not None:
-                notes.append(
-                    "the ledger failed, so no later sample of either system was scheduled in this process; the "
-                    "samples scored before stay in the Inspect log (see `error`)"
-                )
-            elif partner_failed is not None and not self.final:
-                notes.append(
-                    f"the paired task failed, so this task stopped scheduling samples ({partner_failed}); fix it and "
-                    "run both again: the outcomes stored so far are kept in the ledger (duplicates are not stored twice)"
-                )
-            elif self.decision is None and not partner.started and partner_running:
-                notes.append(
-                    f"no decision yet when this task ended: the paired task ({partner.system!r}) is still running in "
-                    "another process; the final decision will be in the ledger's decision chain (stopwise watch, "
-                    "stopwise ledger export --decisions)"
-                )
-            elif self.decision is None and not partner.started:
-                notes.append(
-                    f"no task had outcomes of both systems in the ledger when this task ended, so no decision was "
-                    f"taken: run the paired task ({partner.system!r}) at the same time, in one eval() call with "
-                    "max_tasks >= 2 or in a worker process per system on one ledger, so their samples interleave"
-                )
-            elif self.decision is None:
-                notes.append("no task had outcomes of both systems yet, so no decision was taken")
-            elif not self.final and (partner_running or not partner.started):
-                notes.append(
-                    f"not decided when this task ended (latest action {self.decision.action!r}); the paired task may "
-                    "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
-                    "stopwise ledger export --decisions)"
-                )
+            notes += end_notes(self, role, partner_failed, partner_running)
             skipped = [] if side.gate is None else side.gate.skipped
-            if skipped:
-                notes.append(order_note(skipped, self.final))
             if self.error is None:
                 self.partners.announce(side.system, "finished")
             closing = fail_closed(self, role, partner_failed)
@@ -873,11 +814,7 @@ class SystemEarlyStopping:
         late = self.comparison.arrive(self.role, id)  # first: the order in which Inspect gave the slots
         while late is None and self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
-        while (
-            late is None
-            and self.comparison.may_hold(self.role)
-            and await anyio.to_thread.run_sync(self.comparison.hold, self.role)
-        ):
+        while late is None and self.comparison.may_hold(self.role) and await anyio.to_thread.run_sync(self.comparison.hold, self.role):
             await anyio.sleep(PACE_LEDGER_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch, late)
 
@@ -896,16 +833,6 @@ class SystemEarlyStopping:
         while self.comparison.awaits_top_up(self.role):
             await anyio.sleep(_PACE_POLL_S)
         return await anyio.to_thread.run_sync(self.comparison.finish, self.role)
-
-
-def _order_stop(late: Late) -> tuple[str, dict[str, Any]]:
-    """The skip reason of a sample that came more than ``WINDOW`` places ahead of a task that had not come."""
-    return (
-        f"stopwise order: task {late.task} (place {late.place} of this run) has not started yet and this sample (place "
-        f"{late.sample_place}) comes more than {WINDOW} places after it; a retry starts "
-        "the samples that errored after the fresh ones, and the boundary judges the planned prefix, so the later ones "
-        "wait for a next attempt (eval_set runs them in order)"
-    ), {"action": "order", "missing_task": late.task, "missing_place": late.place}
 
 
 def viewer_fields(decision: DecisionRecord | None) -> dict[str, Any]:

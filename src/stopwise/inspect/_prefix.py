@@ -24,8 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["WINDOW", "Late", "PrefixGate"]
+from stopwise.ledger import Ledger
+
+__all__ = ["WINDOW", "Late", "PrefixGate", "order_stop", "recorded_tasks"]
 
 WINDOW = 24
 """How many places a sample may come ahead of a task that has not come yet. Inspect reads up to 25 prior
@@ -124,3 +127,19 @@ class PrefixGate:
     def skip(self, late: Late) -> None:
         """Count ``late`` among the samples skipped for the order (the caller skipped it for no other reason)."""
         self.skipped.append(late)
+
+
+def recorded_tasks(ledger: Ledger, evaluation: str, system: str) -> set[str]:
+    """The tasks with an outcome event of ``system`` in the ledger (any status): a retry reuses or needs no run of them."""
+    rows = ledger.outcomes(evaluation)
+    return set(rows.loc[rows["system"].astype(str) == system, "task"].astype(str))
+
+
+def order_stop(late: Late) -> tuple[str, dict[str, Any]]:
+    """The skip reason (and ``EarlyStop`` metadata) of a sample that came more than ``WINDOW`` places ahead of ``late.task``."""
+    return (
+        f"stopwise order: task {late.task} (place {late.place} of this run) has not started yet and this sample (place "
+        f"{late.sample_place}) comes more than {WINDOW} places after it; a retry starts the samples that errored after "
+        "the fresh ones, and the boundary judges the planned prefix, so the later ones wait for a next attempt "
+        "(eval_set runs them in order)"
+    ), {"action": "order", "missing_task": late.task, "missing_place": late.place}
