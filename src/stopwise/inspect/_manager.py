@@ -459,8 +459,9 @@ class PairedComparison:
                     self._fail("read", None, exc)
             stop = self._stop_reason(role, sample_id)
             gate = self._sides[role].gate
-            if stop is None and late is not None and gate is not None:
-                gate.skip(late)
+            top_up = () if self.decision is None else self.decision.top_up or ()
+            if stop is None and late is not None and gate is not None and str(sample_id) not in top_up:
+                gate.skip(late)  # a top-up task the action waits for runs out of order by design
                 stop = order_stop(late)
             if stop is None:
                 return None
