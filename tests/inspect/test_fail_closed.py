@@ -13,6 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 import stopwise
 from stopwise.inspect import paired_early_stopping, planned_order
 from stopwise.ledger import open_ledger
@@ -72,31 +74,66 @@ def test_a_failed_task_stops_its_partner_and_both_logs_say_why(example: ModuleTy
     assert ("tested", "failed") in states
 
 
-def test_an_eval_set_retry_of_a_failed_task_decides(
-    example: ModuleType, tmp_path: Path
-) -> None:
+def _retry(example: ModuleType, out: Path, fails_at: int) -> tuple[int, int, list[Any]]:
+    """Pairs at the decision of the uninterrupted run and of an ``eval_set`` retry failing at ``fails_at``; the retry's logs."""
     from inspect_ai import eval, eval_set
 
-    whole = tmp_path / "whole"
+    whole = out / "whole"
     whole.mkdir()
     tasks, order = _tasks(example, whole, {})
     eval(tasks, max_tasks=2, max_samples=4, log_dir=str(whole / "logs"), display="none")
     with open_ledger(whole / "ledger.db") as ledger:
         uninterrupted = ledger.first_decision("ev").record.n_observed
 
-    retried = tmp_path / "retried"
+    retried = out / "retried"
     retried.mkdir()
-    tasks, _ = _tasks(example, retried, {"tested": order[FAILS_AT - 1]})
-    ok, _ = eval_set(tasks, log_dir=str(retried / "logs"), max_tasks=2, max_samples=4, retry_attempts=2,
+    tasks, _ = _tasks(example, retried, {"tested": order[fails_at - 1]})
+    ok, logs = eval_set(tasks, log_dir=str(retried / "logs"), max_tasks=2, max_samples=4, retry_attempts=2,
                         retry_wait=0.1, display="none")
     assert ok
     with open_ledger(retried / "ledger.db") as ledger:
         first = ledger.first_decision("ev")
         assert ledger.verify("ev").ok and len(ledger.conflicts("ev")) == 0
     assert first is not None and first.record.action == "promote" and uninterrupted > 0
-    # Issue 35 asks for a decision within twice the uninterrupted run's pairs: usually met (28 of 28 here), but once on a
-    # fresh clone under xdist the retry decided at 109 of 28 (the retried sample ran late and the betting boundary waits
-    # for the planned prefix); until the retry runs its missing prefix first, that bound is not asserted (issue 35 open).
+    return uninterrupted, first.record.n_observed, logs
+
+
+def test_an_eval_set_retry_of_a_failed_task_decides_within_twice_the_pairs(example: ModuleType, tmp_path: Path) -> None:
+    # Issue 35: within 2x the uninterrupted run's pairs (28 here). Inspect starts the retried samples (those with a
+    # prior record: the errored one and those cancelled with it) after the fresh ones; no sample runs more than
+    # WINDOW places past one that has not started (stopwise.inspect._prefix), so the bound holds by construction.
+    uninterrupted, retried, _ = _retry(example, tmp_path, FAILS_AT)
+    assert retried <= 2 * uninterrupted, (retried, uninterrupted)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fails_at", [FAILS_AT, 2])
+def test_a_retried_sample_read_late_still_decides_within_twice_the_pairs(
+    example: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails_at: int
+) -> None:
+    """The failure once seen under load, made certain: the retry reads the errored samples' prior records 3 s late.
+
+    Without the gate the retry then decides at ~200 pairs (every later sample runs first). At position 6 the
+    decision (28 pairs) lies within the window and comes in the retry; at position 2 it does not: the retry
+    skips the samples past the window, its log ends in error, and the next attempt runs them in order.
+    """
+    import anyio
+    from inspect_ai._eval.task.log import TaskLogger  # Inspect's reuse sweep (0.3.285); the test delays it
+
+    read = TaskLogger.read_prior_sample
+
+    async def late_read(self: Any, id: str | int, epoch: int) -> Any:
+        sample = await read(self, id, epoch)
+        if sample is not None and sample.error is not None and self.eval.task == "tested":
+            await anyio.sleep(3.0)
+        return sample
+
+    monkeypatch.setattr(TaskLogger, "read_prior_sample", late_read)
+    uninterrupted, retried, logs = _retry(example, tmp_path, fails_at)
+    assert retried <= 2 * uninterrupted, (retried, uninterrupted)
+    tested = next(log for log in logs if log.eval.task == "tested")
+    notes = " ".join(tested.results.early_stopping.metadata["notes"]) if fails_at == FAILS_AT else ""
+    assert fails_at != FAILS_AT or "skipped to keep the planned order" in notes
 
 
 def test_a_rerun_of_a_decided_evaluation_says_it_is_decided(example: ModuleType, tmp_path: Path) -> None:

@@ -103,19 +103,28 @@ def test_an_evaluation_already_decided_stops_at_once(cue_ledger: Any, example: M
     assert again[0].comparison.decision.action == "promote"
 
 
-def test_one_task_for_both_models_is_refused(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:
+@pytest.mark.parametrize("max_tasks", [1, 2])
+def test_one_task_for_both_models_is_refused_before_any_sample(
+    cue_ledger: Any, example: ModuleType, tmp_path: Path, max_tasks: int
+) -> None:
     from inspect_ai import Task, eval
     from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
-    tested, _ = paired_early_stopping(cue_ledger(), "ev", tested="tested", baseline="baseline")
+    ledger = cue_ledger()
+    tested, _ = paired_early_stopping(ledger, "ev", tested="tested", baseline="baseline")
     task = Task(dataset=example.questions(6), solver=generate(), scorer=match(), early_stopping=tested)
     logs = eval(task, model=[example.mock_system("a", 1.0), example.mock_system("b", 0.0)], display="none",
-                log_dir=str(tmp_path / "logs"))
-    # the second model's run is refused naming the misuse (a first run still going would stop and name it too;
-    # Inspect runs the two here one after the other)
-    errors = [" ".join(log.error.message.split()) for log in logs if log.status == "error"]
-    assert errors and all("eval(task, model=[A, B]) reuses one Task for both models" in e for e in errors)
+                log_dir=str(tmp_path / "logs"), max_tasks=max_tasks)
+    # Refused at start_task, before any sample of either model ran (one after the other, or at once), and each log
+    # names the misuse and the manager to use instead
+    assert len(logs) == 2
+    for log in logs:
+        assert log.status == "error" and not log.samples, (log.status, len(log.samples or []))
+        message = " ".join(log.error.message.split())
+        assert "this run holds 2 tasks named" in message and "runs one Task once per model" in message
+        assert "paired_model_early_stopping" in message and "family_model_early_stopping" in message
+    assert ledger.rows() == [] and ledger.looks == 0
 
 
 def test_task_count_budget_runs_the_planned_head_only(cue_ledger: Any, example: ModuleType, tmp_path: Path) -> None:

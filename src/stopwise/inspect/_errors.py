@@ -26,7 +26,7 @@ import anyio.to_thread
 
 from stopwise.records import Policy
 
-__all__ = ["ErrorSink", "error_notes", "missing_samples", "record_error", "record_failure", "watch_errors"]
+__all__ = ["ErrorSink", "error_notes", "missing_samples", "record_error", "record_failure", "run_task_names", "watch_errors"]
 
 _log = logging.getLogger("stopwise.inspect")
 
@@ -54,9 +54,10 @@ _routes: dict[str, tuple[weakref.ref[ErrorSink], Any, bool]] = {}
 """Inspect eval id -> (comparison, role, tolerates errors) of every paired or family task started in this process."""
 _errors: weakref.WeakKeyDictionary[ErrorSink, dict[str, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
 """The errored samples each comparison recorded, by role (for the log's metadata)."""
-_runs: dict[str, int] = {}
-"""Inspect run id -> how many tasks the run holds (its ``on_run_start``): a partner that has not started may still
-start in a run of several tasks (``eval(tasks)`` with ``max_tasks=1``), not in a run of one."""
+_runs: dict[str, list[str]] = {}
+"""Inspect run id -> the names of the tasks the run holds (its ``on_run_start``): a partner that has not started may
+still start in a run of several tasks (``eval(tasks)`` with ``max_tasks=1``), not in a run of one; one Task run for
+several models (``eval(task, model=[A, B])``) is there once per model."""
 _guard = threading.Lock()
 _hook: list[Any] = []
 
@@ -82,7 +83,7 @@ def _register_hook() -> None:
 
             async def on_run_start(self, data: RunStart) -> None:
                 with _guard:
-                    _runs[data.run_id] = len(data.task_names)
+                    _runs[data.run_id] = [str(name) for name in data.task_names]
 
             async def on_sample_end(self, data: SampleEnd) -> None:
                 route = _routes.get(data.eval_id)
@@ -108,7 +109,14 @@ def register_hooks() -> None:
 
 def run_tasks(run_id: str) -> int | None:
     """How many tasks the Inspect run ``run_id`` holds (None: unknown, its start was not seen)."""
-    return _runs.get(run_id)
+    names = _runs.get(run_id)
+    return None if names is None else len(names)
+
+
+def run_task_names(run_id: str) -> list[str] | None:
+    """The names of the tasks the Inspect run ``run_id`` holds, one per task and model (None: its start was not seen)."""
+    names = _runs.get(run_id)
+    return None if names is None else list(names)
 
 
 def tolerates_errors(spec: Any) -> bool:

@@ -61,10 +61,12 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted, sc
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
-from stopwise.inspect._closing import REFUSED, fail_closed, partner_down
+from stopwise.inspect._closing import REFUSED, end_notes, fail_closed, partner_down
 from stopwise.inspect._errors import error_notes, missing_samples, register_hooks, watch_errors
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
+from stopwise.inspect._misuse import one_task_per_model
 from stopwise.inspect._partner import PACE_LEDGER_POLL_S, PartnerWatch
+from stopwise.inspect._prefix import Late, PrefixGate, order_stop, recorded_tasks
 from stopwise.inspect._spec import PairedSpec
 from stopwise.records import ACTIONS, DecisionRecord, TaskUniverse
 
@@ -115,6 +117,7 @@ class _Side:
     furthest: int = -1  # the furthest planned position completed
     late: list[str] = field(default_factory=list)  # tasks completed after one planned _LATE positions further
     counts: _Counts = field(default_factory=_Counts)
+    gate: PrefixGate | None = None  # no sample runs far ahead of a task of this run that has not come yet
 
 
 class PairedComparison:
@@ -350,9 +353,15 @@ class PairedComparison:
 
     # -- the four calls, for one side ----------------------------------------------------------
 
-    def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int) -> None:
-        """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too."""
+    def start(self, role: Role, spec: EvalSpec, samples: list[Sample], epochs: int, *, routed: bool = False) -> None:
+        """Start ``role``'s task; a task refused here (e.g. other sample ids) is recorded so its partner stops too.
+
+        ``routed``: the call comes from a manager that routes the tasks of several models (``paired_model_early_stopping``);
+        otherwise a run holding this task once per model is refused at once (:func:`stopwise.inspect._misuse.one_task_per_model`).
+        """
         try:
+            if not routed:
+                one_task_per_model(self, role, spec)
             self._start(role, spec, samples, epochs)
         except Exception as exc:
             with self._lock:
@@ -405,11 +414,25 @@ class PairedComparison:
                 groups = [str((s.metadata or {})[self.group]) for s in samples]
             self._check_scorer(spec, label)
             self._plan(ids, groups, label)
+            side.gate = PrefixGate(ids, recorded_tasks(self.ledger, self.evaluation, side.system))
             side.started = True
             side.model, side.run, side.task_id = model, run, task_id
             side.progress_at = time.monotonic()
             side.eval_id = str(getattr(spec, "eval_id", "") or "")
             watch_errors(self, role, spec)  # errored samples reach no complete_sample: Inspect's hook
+
+    def arrive(self, role: Role, sample_id: str | int) -> Late | None:
+        """``role``'s sample reached ``schedule_sample``: None, or the missing task it came too far ahead of (skip it).
+
+        See :mod:`stopwise.inspect._prefix`: in a retry Inspect may start the sample that errored after many later
+        ones; none of them runs more than ``WINDOW`` places past it. Called before any pacing wait, in the order
+        the samples got their slots.
+        """
+        gate = self._sides[role].gate
+        if gate is None:
+            return None
+        with self._lock:
+            return gate.arrive(str(sample_id))
 
     def _note_order(self, ids: list[str], planned: list[str], label: str) -> None:
         position = {task: i for i, task in enumerate(planned)}
@@ -425,7 +448,7 @@ class PairedComparison:
         if self.scorer and names and self.scorer not in names:
             raise InputError(f"{label}: has no scorer {self.scorer!r}; its scorers are {', '.join(names)}")
 
-    def schedule(self, role: Role, sample_id: str | int, epoch: int) -> EarlyStop | None:
+    def schedule(self, role: Role, sample_id: str | int, epoch: int, late: Late | None = None) -> EarlyStop | None:
         from inspect_ai.util import EarlyStop
 
         with self._lock:
@@ -435,6 +458,11 @@ class PairedComparison:
                 except Exception as exc:
                     self._fail("read", None, exc)
             stop = self._stop_reason(role, sample_id)
+            gate = self._sides[role].gate
+            top_up = () if self.decision is None else self.decision.top_up or ()
+            if stop is None and late is not None and gate is not None and str(sample_id) not in top_up:
+                gate.skip(late)  # a top-up task the action waits for runs out of order by design
+                stop = order_stop(late)
             if stop is None:
                 return None
             self._sides[role].counts.stopped += 1
@@ -507,6 +535,8 @@ class PairedComparison:
             side.counts.completed += 1
             side.progress_at = time.monotonic()
             self._track_order(side, task)
+            if side.gate is not None:  # a reused prior record comes here without schedule_sample
+                side.gate.done(task)
             if self.error is not None:
                 return
             accepted = self._append(side, task, row)
@@ -708,39 +738,14 @@ class PairedComparison:
             partner_running = (partner.started and not partner.done) or (
                 not partner.started and self.partners.state(partner.system) == "started"
             )
-            if self.error is not None:
-                notes.append(
-                    "the ledger failed, so no later sample of either system was scheduled in this process; the "
-                    "samples scored before stay in the Inspect log (see `error`)"
-                )
-            elif partner_failed is not None and not self.final:
-                notes.append(
-                    f"the paired task failed, so this task stopped scheduling samples ({partner_failed}); fix it and "
-                    "run both again: the outcomes stored so far are kept in the ledger (duplicates are not stored twice)"
-                )
-            elif self.decision is None and not partner.started and partner_running:
-                notes.append(
-                    f"no decision yet when this task ended: the paired task ({partner.system!r}) is still running in "
-                    "another process; the final decision will be in the ledger's decision chain (stopwise watch, "
-                    "stopwise ledger export --decisions)"
-                )
-            elif self.decision is None and not partner.started:
-                notes.append(
-                    f"no task had outcomes of both systems in the ledger when this task ended, so no decision was "
-                    f"taken: run the paired task ({partner.system!r}) at the same time, in one eval() call with "
-                    "max_tasks >= 2 or in a worker process per system on one ledger, so their samples interleave"
-                )
-            elif self.decision is None:
-                notes.append("no task had outcomes of both systems yet, so no decision was taken")
-            elif not self.final and (partner_running or not partner.started):
-                notes.append(
-                    f"not decided when this task ended (latest action {self.decision.action!r}); the paired task may "
-                    "still be running: later decisions are in the ledger's decision chain (stopwise watch, "
-                    "stopwise ledger export --decisions)"
-                )
+            notes += end_notes(self, role, partner_failed, partner_running)
+            skipped = [] if side.gate is None else side.gate.skipped
             if self.error is None:
                 self.partners.announce(side.system, "finished")
             closing = fail_closed(self, role, partner_failed)
+            if closing is not None and skipped and role not in self._failed:  # its partner stops too: both run again
+                self._failed[role] = f"its task skipped samples to keep the planned order: {closing}"
+                self.partners.announce(side.system, "failed", self._failed[role])
             summary = {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
@@ -781,11 +786,12 @@ class SystemEarlyStopping:
     (``Task(..., early_stopping=manager)``).
     """
 
-    def __init__(self, comparison: PairedComparison, role: Role) -> None:
+    def __init__(self, comparison: PairedComparison, role: Role, *, routed: bool = False) -> None:
         if role not in _PARTNER:
             raise InputError(f"`role` must be 'tested' or 'baseline'; got {role!r}")
         self.comparison = comparison
         self.role: Role = role
+        self.routed = routed  # called by a manager that routes the tasks of several models (ModelPairEarlyStopping)
         self.system = comparison.tested if role == "tested" else comparison.baseline
 
     def __repr__(self) -> str:
@@ -796,7 +802,7 @@ class SystemEarlyStopping:
 
     async def start_task(self, task: EvalSpec, samples: list[Sample], epochs: int) -> str:
         """Fix the planned universe (first task) or check it (second), register; returns the manager name."""
-        await anyio.to_thread.run_sync(self.comparison.start, self.role, task, samples, epochs)
+        await anyio.to_thread.run_sync(lambda: self.comparison.start(self.role, task, samples, epochs, routed=self.routed))
         return f"stopwise ({self.comparison.evaluation}: {self.role} {self.system})"
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
@@ -806,11 +812,12 @@ class SystemEarlyStopping:
         system runs far past the decision: in this process by the samples completed, across
         processes by the outcome events each system stored in the ledger.
         """
-        while self.comparison.ahead(self.role):
+        late = self.comparison.arrive(self.role, id)  # first: the order in which Inspect gave the slots
+        while late is None and self.comparison.ahead(self.role):
             await anyio.sleep(_PACE_POLL_S)
-        while self.comparison.may_hold(self.role) and await anyio.to_thread.run_sync(self.comparison.hold, self.role):
+        while late is None and self.comparison.may_hold(self.role) and await anyio.to_thread.run_sync(self.comparison.hold, self.role):
             await anyio.sleep(PACE_LEDGER_POLL_S)
-        return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch)
+        return await anyio.to_thread.run_sync(self.comparison.schedule, self.role, id, epoch, late)
 
     async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, SampleScore]) -> None:
         """Append the sample's outcome to the ledger; decide when it completes a pair."""

@@ -57,7 +57,7 @@ class ModelPairEarlyStopping:
         self.comparison = comparison
         self.models: dict[Role, Any] = {"tested": tested, "baseline": baseline}
         self.managers: dict[Role, SystemEarlyStopping] = {
-            role: SystemEarlyStopping(comparison, role) for role in ("tested", "baseline")
+            role: SystemEarlyStopping(comparison, role, routed=True) for role in ("tested", "baseline")
         }
 
     def __repr__(self) -> str:
