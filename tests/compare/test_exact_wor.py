@@ -167,7 +167,7 @@ def _rows(outcomes: list[tuple[float, float]], n_tasks: int) -> tuple[object, Ta
 def test_the_paper_rule_warns_with_the_measured_risk_and_exact_wor_abstains() -> None:
     # the 10 wins / 490 ties pair: no win among the 50 observed (34.5 % of samples)
     rows, universe = _rows([(0, 0)] * 50, 500)
-    paper = stopwise.decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}}), universe=universe)
+    paper = stopwise.decide(rows, "A", "B", Policy.paper(budget={"limit": 0.1}), universe=universe)
     assert paper.action == "reject"
     (warning,) = [w for w in paper.warnings if "discordant" in w]
     assert "0 discordant task(s)" in warning and "is 0.9 against a = 0.05" in warning
@@ -176,7 +176,7 @@ def test_the_paper_rule_warns_with_the_measured_risk_and_exact_wor_abstains() ->
     assert not any("discordant" in w for w in exact.warnings)
     # 15 wins / 5 losses: a sample with no win and 1 loss; the bootstrap rejects (R_reject = 0), exact-wor abstains
     rows, universe = _rows([(0, 1)] + [(0, 0)] * 49, 500)
-    paper = stopwise.decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}}), universe=universe)
+    paper = stopwise.decide(rows, "A", "B", Policy.paper(budget={"limit": 0.1}), universe=universe)
     assert paper.action == "reject" and any("1 discordant task(s) (0 wins, 1 losses)" in w for w in paper.warnings)
     exact = stopwise.decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}, "tail_method": "exact-wor"}), universe=universe)
     assert exact.action == "abstain"
@@ -218,12 +218,12 @@ def test_a_look_past_the_limit_is_taken_at_the_limit_or_refused() -> None:
 
 
 def test_past_limit_at_its_default_keeps_the_policy_digest() -> None:
-    default = Policy()
-    assert Policy.model_validate({"decision": {"past_limit": "at-limit"}}).sha256() == default.sha256()
+    default = Policy.paper()
+    assert Policy.paper(decision={"past_limit": "at-limit"}).sha256() == default.sha256()
     assert '"past_limit"' not in default.canonical_json()
-    refusing = Policy.model_validate({"decision": {"past_limit": "refuse"}})
+    refusing = Policy.paper(decision={"past_limit": "refuse"})
     assert '"past_limit":"refuse"' in refusing.canonical_json() and refusing.sha256() != default.sha256()
-    # the digest of the default policy before issue 21 (main at 54fb898)
+    # the digest of the default policy before issue 21 (main at 54fb898), the paper's primary policy since issue 35
     assert default.sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"
 
 
@@ -270,12 +270,12 @@ def test_group_driven_orders_warn_about_the_unweighted_mean_and_exact_wor_s_mode
         made += [{"system": "A", "task": task, "outcome": a, "group": group}, {"system": "B", "task": task, "outcome": b, "group": group}]
     rows, universe = stopwise.outcome_columns(made).to_frame(), TaskUniverse(tasks, groups)
     settings = {"budget": {"limit": 0.2}, "coverage": {"rule": "none"}}
-    record = stopwise.decide(rows, "A", "B", Policy.model_validate(settings), universe=universe)
+    record = stopwise.decide(rows, "A", "B", Policy.paper(**settings), universe=universe)
     assert record.action == "promote" and record.delta_hat == pytest.approx(0.35)
     # stratified: 0.8 * (-15 / 50) + 0.2 * 1 = -0.04 <= 0: the other side of delta
     (warning,) = [w for w in record.warnings if "group-weighted" in w]
     assert "unweighted mean 0.35" in warning and "stratified) mean -0.04 lies on the other side" in warning
-    exact = stopwise.decide(rows, "A", "B", Policy.model_validate({**settings, "tail_method": "exact-wor"}), universe=universe)
+    exact = stopwise.decide(rows, "A", "B", Policy.paper(**settings, tail_method="exact-wor"), universe=universe)
     assert exact.action == "promote" and any("assumes the observed tasks are a simple random sample" in w for w in exact.warnings)
     uniform = stopwise.decide(
         rows, "A", "B", Policy.model_validate({**settings, "tail_method": "exact-wor", "order": {"kind": "uniform"}}), universe=universe

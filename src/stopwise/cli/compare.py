@@ -264,8 +264,9 @@ def demo_command(
         console.print(
             f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
             f"{n_tasks} tasks in 6 groups, {systems} systems. Comparing {demo.tested} (A) against {demo.baseline} (B); "
-            "each budget is treated as the limit; the first tasks of a seeded coverage-aware order of the planned "
-            "tasks (the task universe) are observed."
+            "each budget is treated as the limit; the first tasks of a seeded uniformly random order of the planned "
+            "tasks (the task universe) are observed; the default policy (the exact-wor one-look test) with the tolerant "
+            "coverage rule (a uniform order meets it up to sampling noise)."
         )
         table = Table(header_style="bold")
         for column in ("budget", "observed", "delta_hat", "R_promote", "R_reject", "coverage", "action"):
