@@ -115,7 +115,7 @@ def test_the_issue_cases_give_claims_whose_interval_and_action_agree() -> None:
     rows = outcome_columns(
         [{"system": s, "task": tasks[i], "outcome": int(i % 3 == 0)} for s in "AB" for i in range(50)]
     )
-    paper = decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}}), universe=universe)
+    paper = decide(rows, "A", "B", Policy.paper(budget={"limit": 0.1}), universe=universe)
     exact = decide(
         rows, "A", "B", Policy.model_validate({"tail_method": "exact-wor", "budget": {"limit": 0.1}}), universe=universe
     )

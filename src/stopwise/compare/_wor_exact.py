@@ -105,9 +105,7 @@ def _worst_tails(n: int, population_size: int, shift: float, boundary: int, quer
             f"the exact-wor test for n = {n} of N = {big_n} sums over {work:,} (population, sample) pairs, "
             f"more than {EXACT_WOR_MAX_WORK:,}"
         )
-    from scipy.special import gammaln
-
-    log_factorial = gammaln(np.arange(big_n + 2, dtype=float))  # log_factorial[m + 1] = log m!
+    log_factorial = _log_gamma(big_n + 2)  # log_factorial[m + 1] = log m!
     draws = np.arange(n + 1)
 
     def log_choose(total: int) -> np.ndarray:
@@ -171,6 +169,19 @@ def exact_wor_pvalue(wins: int, losses: int, n: int, population_size: int, thres
     if wins < 0 or losses < 0 or wins + losses > n:
         raise ArgumentError("wins and losses must be counts with wins + losses <= n")
     return _one_side(wins, losses, n, population_size, threshold, "promote"), _one_side(wins, losses, n, population_size, threshold, "reject")
+
+
+@functools.lru_cache(maxsize=8)
+def _log_gamma(count: int) -> np.ndarray:
+    """The log-gamma function at x = 0 .. count - 1 (``inf`` at 0), read-only.
+
+    :func:`math.lgamma` keeps the default decision free of SciPy (issue 35: ``exact-wor`` is the default one-look test).
+    """
+    import math
+
+    values = np.fromiter((math.lgamma(x) if x > 0 else math.inf for x in range(count)), dtype=float, count=count)
+    values.setflags(write=False)
+    return values
 
 
 def _one_side(wins: int, losses: int, n: int, population_size: int, threshold: float, side: str) -> float:
