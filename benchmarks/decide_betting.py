@@ -64,7 +64,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     d = (wide[tested] - wide[baseline]).to_numpy()
     groups = planned["group"].iloc[:250].to_numpy(dtype=str)
     sizes = universe.group_sizes
-    betting = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    betting = Policy.paper(decision={"boundary": "betting-wor"})
     loaded = OutcomeColumns.from_frame(live)
     arrays = {name: loaded.column(name) for name in loaded.columns}
 
@@ -81,7 +81,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             d, 0.0, population_size=500, alpha=0.05, groups=groups, group_sizes=sizes
         ),
         DECIDE: lambda: decide(fresh(), tested, baseline, betting, universe=universe),
-        "decide(), fixed-budget policy + universe": lambda: decide(fresh(), tested, baseline, Policy(), universe=universe),
+        "decide(), fixed-budget policy + universe": lambda: decide(fresh(), tested, baseline, Policy.paper(), universe=universe),
     }
     if not args.quick:
         cases["decide(), betting-wor, rows as a pandas frame"] = lambda: decide(live, tested, baseline, betting, universe=universe)

@@ -89,7 +89,7 @@ def decide_look(repeat: int = 20) -> tuple[float, str]:
     rows = joint_rows(table, audited)
     order = [f"t{i:04d}" for i in np.random.default_rng(2).permutation(500)]
     seen = rows[rows["task"].isin(order[:250])]
-    policy = Policy.model_validate({
+    policy = Policy.paper(**{
         "order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "early": {"audit_fraction": 0.5, "audit_seed": 0},
         "decision": {"boundary": "betting-wor", "predicted": "prediction-powered", "predicted_centre": "audited-bound"},
     })  # fmt: skip
@@ -116,7 +116,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         policy = {"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor", "predicted": "prediction-powered"}}
         started, cpu = time.perf_counter(), time.process_time()
         results = [
-            replay_joint(table, policy=Policy.model_validate({**policy, "decision": {**policy["decision"], "predicted_centre": centre}}),
+            replay_joint(table, policy=Policy.paper(**{**policy, "decision": {**policy["decision"], "predicted_centre": centre}}),
                          audit_fraction=rho, n_orders=args.orders, rng=0)
             for centre in ("audited-bound", "worst-case") for rho in (0.35, 0.7)
         ]  # fmt: skip
