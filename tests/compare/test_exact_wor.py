@@ -321,3 +321,33 @@ def test_the_betting_boundary_keeps_rows_past_the_limit_and_says_so() -> None:
     refusing = Policy.model_validate({**settings, "decision": {"boundary": "betting-wor", "past_limit": "refuse"}})
     with pytest.raises(ComparisonError, match="refuses it"):
         stopwise.decide(rows, "A", "B", refusing, universe=universe)
+
+
+def test_a_complete_sample_gives_the_enumerations_p_values_without_its_table() -> None:
+    """At n = N the p-values are 0 on the known mean's side and 1 on the other: the same as the enumeration over every
+    (w, l) of N = 12 and 23 at six thresholds (issue 35: the default test decides complete records of 10^5 tasks)."""
+    from stopwise.compare import _wor_exact
+
+    for big_n in (12, 23):
+        for delta in (-0.3, 0.0, 0.05, 1 / big_n, 0.25, 0.5):
+            c = _wor_exact._boundary(big_n, delta)
+            for w in range(big_n + 1):
+                for l in range(big_n + 1 - w):  # noqa: E741 -- the losses
+                    enumerated = (
+                        _wor_exact._worst_tails(big_n, big_n, delta, c, np.array([_wor_exact._statistic(big_n, delta)[w, l]]))[0],
+                        _wor_exact._worst_tails(big_n, big_n, -delta, -(c + 1), np.array([_wor_exact._statistic(big_n, -delta)[l, w]]))[0],
+                    )
+                    assert exact_wor_pvalue(w, l, big_n, big_n, delta) == pytest.approx(enumerated, abs=1e-12), (big_n, delta, w, l)
+    assert exact_wor_pvalue(60_001, 30_000, 100_000, 100_000, 0.2) == (0.0, 1.0)  # instantly, no 10^10-cell table
+
+
+def test_the_default_decides_a_look_too_large_for_the_enumeration_by_its_serfling_fallback() -> None:
+    """n = 2,500 of N = 5,000 at the limit: exact-wor's enumeration (7.7e9 pairs) is refused, the tail and the interval
+    both fall back to the Serfling bound (the interval's search used to raise the refusal: issue 35, the default)."""
+    rng = np.random.default_rng(3)
+    outcomes = list(zip(rng.integers(0, 2, 2500).tolist(), rng.integers(0, 2, 2500).tolist(), strict=True))
+    rows, universe = _rows(outcomes, 5000)
+    record = stopwise.decide(rows, "A", "B", Policy(budget={"limit": 0.5}), universe=universe)
+    assert record.tail is not None and record.tail.fallback and record.tail.method == "serfling"
+    assert record.interval is not None and record.interval.low < record.delta_hat < record.interval.high
+    assert "serfling" in record.interval.method and record.action == "abstain"  # two fair coins: no difference to find
