@@ -87,6 +87,15 @@ def measure_side_by_side(
     return current, baseline
 
 
+def paper_policy(**fields: Any) -> Any:
+    """The paper's primary policy on the code measured: ``Policy.paper`` where it exists (issue 35), else ``Policy``,
+    whose default it was (the baseline commit's)."""
+    from stopwise import Policy
+
+    maker = getattr(Policy, "paper", None)
+    return maker(**fields) if maker is not None else Policy.model_validate(fields)
+
+
 def strip_measure_flag(argv: Sequence[str]) -> list[str]:
     """``argv`` without the hidden subprocess flag (for the module's own argument parser)."""
     return [a for a in argv if a != MEASURE_FLAG]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._baseline import BASELINE_REF, measure_side_by_side, strip_measure_flag
+from benchmarks._baseline import BASELINE_REF, measure_side_by_side, paper_policy, strip_measure_flag
 from benchmarks._data import records_path
 
 TARGET_MS = 5.0
@@ -45,7 +45,7 @@ def _median_ms(call: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """The figures of this ``stopwise`` (current or baseline): per case, median wall and CPU ms; and the decision."""
-    from stopwise import OutcomeColumns, Policy, TaskUniverse, decide
+    from stopwise import OutcomeColumns, TaskUniverse, decide
     from stopwise.compare import betting_boundary
     from stopwise.records import read_outcomes
 
@@ -64,7 +64,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     d = (wide[tested] - wide[baseline]).to_numpy()
     groups = planned["group"].iloc[:250].to_numpy(dtype=str)
     sizes = universe.group_sizes
-    betting = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    betting = paper_policy(decision={"boundary": "betting-wor"})
     loaded = OutcomeColumns.from_frame(live)
     arrays = {name: loaded.column(name) for name in loaded.columns}
 
@@ -81,7 +81,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             d, 0.0, population_size=500, alpha=0.05, groups=groups, group_sizes=sizes
         ),
         DECIDE: lambda: decide(fresh(), tested, baseline, betting, universe=universe),
-        "decide(), fixed-budget policy + universe": lambda: decide(fresh(), tested, baseline, Policy(), universe=universe),
+        "decide(), fixed-budget policy + universe": lambda: decide(fresh(), tested, baseline, paper_policy(), universe=universe),
     }
     if not args.quick:
         cases["decide(), betting-wor, rows as a pandas frame"] = lambda: decide(live, tested, baseline, betting, universe=universe)

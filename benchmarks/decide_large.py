@@ -96,7 +96,7 @@ def main() -> None:
 
     rows = record(args.tasks, args.attempts, args.seed)
     tasks = rows.drop_duplicates("task")
-    policy = Policy.model_validate({"budget": {"measure": "cost_usd", "limit": 1e9}})  # cost summed on every row
+    policy = Policy.paper(budget={"measure": "cost_usd", "limit": 1e9})  # cost summed on every row
     print(f"record: {len(rows):,} rows (SYNTHETIC, seed {args.seed}), {args.tasks:,} tasks x {args.attempts} attempts x 2 systems")
 
     print(f"load average before timing: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale with contention)")

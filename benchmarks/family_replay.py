@@ -32,7 +32,7 @@ from stopwise.records import outcome_columns, read_outcomes
 from stopwise.replay import prepare_source, replay_family
 from stopwise.replay._report import markdown_table
 
-UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
+UNIFORM = Policy.paper(order={"kind": "uniform"}, coverage={"rule": "none"}, decision={"boundary": "betting-wor"})
 """The per-pair live replay's pooled design (benchmarks.live_replay.UNIFORM)."""
 
 

@@ -75,7 +75,7 @@ def main() -> None:
     if args.pairs:
         pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), size=min(args.pairs, len(pairs)), replace=False))]
     looks = [int(k) for k in args.looks.split(",")]
-    policy = Policy.model_validate({"decision": {"boundary": "betting-wor"}, **({"coverage": {"rule": args.rule}} if args.rule else {})})
+    policy = Policy.paper(**{"decision": {"boundary": "betting-wor"}, **({"coverage": {"rule": args.rule}} if args.rule else {})})
     rule, slack = policy.coverage.rule, policy.coverage.slack
     a = policy.tail_cutoff
     level = math.log(1.0 / a)

@@ -69,7 +69,7 @@ def _setup(folder: Path, n: int) -> tuple[Any, Any, list[Any]]:
     from stopwise.inspect import paired_early_stopping
 
     ids = [f"q{i:03d}" for i in range(n)]
-    policy = stopwise.Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    policy = stopwise.Policy.paper(decision={"boundary": "betting-wor"})
     tested, baseline = paired_early_stopping(
         f"sqlite:///{folder / 'ledger.db'}", "bench", tested="tested", baseline="baseline", policy=policy,
         universe=stopwise.TaskUniverse(ids), pace=None,

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmarks._baseline import BASELINE_REF, measure_side_by_side, strip_measure_flag
+from benchmarks._baseline import BASELINE_REF, measure_side_by_side, paper_policy, strip_measure_flag
 
 TARGET_SECONDS = 60.0
 """Issue 31: the replay of 500 orders per pair."""
@@ -81,7 +81,7 @@ def decide_look(repeat: int = 20) -> tuple[float, str]:
     centre on the same audited bound.
     """
     from stopwise import decide
-    from stopwise.records import Policy, TaskUniverse, audit_draw
+    from stopwise.records import TaskUniverse, audit_draw
     from stopwise.replay import joint_rows
 
     table = quick_table(500, rng=1)
@@ -89,7 +89,7 @@ def decide_look(repeat: int = 20) -> tuple[float, str]:
     rows = joint_rows(table, audited)
     order = [f"t{i:04d}" for i in np.random.default_rng(2).permutation(500)]
     seen = rows[rows["task"].isin(order[:250])]
-    policy = Policy.model_validate({
+    policy = paper_policy(**{
         "order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "early": {"audit_fraction": 0.5, "audit_seed": 0},
         "decision": {"boundary": "betting-wor", "predicted": "prediction-powered", "predicted_centre": "audited-bound"},
     })  # fmt: skip
@@ -106,7 +106,6 @@ def decide_look(repeat: int = 20) -> tuple[float, str]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Seconds (wall and CPU) of the replay on whichever ``stopwise`` is importable, and the digest of its results."""
-    from stopwise.records import Policy
     from stopwise.replay import replay_joint
 
     decide_ms, decide_record = decide_look()
@@ -116,7 +115,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         policy = {"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor", "predicted": "prediction-powered"}}
         started, cpu = time.perf_counter(), time.process_time()
         results = [
-            replay_joint(table, policy=Policy.model_validate({**policy, "decision": {**policy["decision"], "predicted_centre": centre}}),
+            replay_joint(table, policy=paper_policy(**{**policy, "decision": {**policy["decision"], "predicted_centre": centre}}),
                          audit_fraction=rho, n_orders=args.orders, rng=0)
             for centre in ("audited-bound", "worst-case") for rho in (0.35, 0.7)
         ]  # fmt: skip

@@ -40,12 +40,12 @@ from stopwise.compare import betting_boundary, required_counts, top_up_ends
 from stopwise.records import read_outcomes
 from stopwise.replay import pair_orders, prepare_source, replay_source_looks
 
-UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
-DEFAULT = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+UNIFORM = Policy.paper(order={"kind": "uniform"}, coverage={"rule": "none"}, decision={"boundary": "betting-wor"})
+DEFAULT = Policy.paper(decision={"boundary": "betting-wor"})
 """The default policy with betting-wor: the tolerant coverage rule (issue 33), top-up design."""
-PROPORTIONAL = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "coverage": {"rule": "proportional"}})
+PROPORTIONAL = Policy.paper(decision={"boundary": "betting-wor"}, coverage={"rule": "proportional"})
 """The paper's proportional coverage rule with betting-wor and the top-up design (the default before issue 33)."""
-STRATIFIED = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"design": "stratified"}})
+STRATIFIED = Policy.paper(decision={"boundary": "betting-wor"}, betting={"design": "stratified"})
 """The default policy with betting-wor and the stratified design (coverage-aware orders, per-group process)."""
 DESIGNS = (
     ("pooled, uniform order, no coverage", UNIFORM, False),

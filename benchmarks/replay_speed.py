@@ -46,7 +46,7 @@ def main() -> None:
     start = time.perf_counter()
     source = prepare_source(rows, "swebench_verified")
     prepared = time.perf_counter() - start
-    policy = Policy()
+    policy = Policy.paper()
     rss_before = _peak_rss_gib()
     start = time.perf_counter()
     run = replay_source_grid(source, policy, policy_name="primary", thresholds=THRESHOLDS, n_orders=args.orders)

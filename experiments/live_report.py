@@ -37,8 +37,8 @@ from stopwise.replay._report import markdown_table
 from stopwise.replay._verdict import EXCEEDANCE_CHANCE
 
 RECORDS = ["swebench_verified", "swebench_verified_bashonly", "swebench_lite", "terminal_bench_1_5", "terminal_bench_2"]
-UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}, "decision": {"boundary": "betting-wor"}})
-PRIMARY = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "betting": {"design": "stratified"}, "coverage": {"rule": "proportional"}})
+UNIFORM = Policy.paper(order={"kind": "uniform"}, coverage={"rule": "none"}, decision={"boundary": "betting-wor"})
+PRIMARY = Policy.paper(decision={"boundary": "betting-wor"}, betting={"design": "stratified"}, coverage={"rule": "proportional"})
 """The coverage-aware order and its stratified process (retired from decide, issue 33), with the paper's rule."""
 DESIGN_LABELS = {
     "uniform": "pooled, uniform order, no coverage",
@@ -50,9 +50,9 @@ DESIGN_LABELS = {
 }
 """The betting designs as the tables name them (the replay's ``policy`` column), in table order."""
 DESIGNS = list(DESIGN_LABELS)
-TOPUP = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+TOPUP = Policy.paper(decision={"boundary": "betting-wor"})
 """The default policy with betting-wor: the tolerant coverage rule, the top-up design (pooled process on uniform orders)."""
-TOPUP_PROPORTIONAL = Policy.model_validate({"decision": {"boundary": "betting-wor"}, "coverage": {"rule": "proportional"}})
+TOPUP_PROPORTIONAL = Policy.paper(decision={"boundary": "betting-wor"}, coverage={"rule": "proportional"})
 """The paper's proportional coverage rule in the top-up design (the default before issue 33)."""
 
 
@@ -304,7 +304,9 @@ def main() -> None:
         "1. `stopwise order` draws a uniformly random permutation π of the planned tasks (seeded by `[order] seed`,",
         "   whatever `[order] kind` says) and stamps it (`order_kind = uniform`, `order_seed`, `order_sha256`).",
         "2. Tasks run in π's order; after each, `decide` evaluates the **pooled** betting process on π's longest observed",
-        "   prefix. A test crosses at the first prefix length τ at which its capital reaches 1/a.",
+        "   prefix. A test crosses at the first prefix length τ at which its capital reaches 1/a. Until then nothing is asked",
+        "   of the prefix's groups: a `continue` before the crossing lists no `coverage.missing_groups` (the groups' counts",
+        "   stay in the record) and `stopwise next` names the next tasks of π (issue 35).",
         "3. If π's first τ tasks do not meet the coverage rule, `decide` answers `continue` and its reason, `top_up` and",
         "   coverage section name the *top-up*: the fewest further tasks that bring them to coverage (each short group's",
         "   earliest π-tasks not yet run). Once they are observed, `decide` issues the action of the first test to cross.",

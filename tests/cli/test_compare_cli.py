@@ -171,9 +171,14 @@ def test_order_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "coverage rule first met after 2 tasks" in capsys.readouterr().out
     order = pd.read_csv(tmp_path / "order.csv")
     assert order.columns.tolist() == ["position", "task", "group", "covered", "order_kind", "order_seed", "order_sha256"] and len(order) == 8
-    assert set(order["order_kind"]) == {"coverage-aware"} and set(order["order_seed"]) == {0} and order["order_sha256"].nunique() == 1
+    # the default policy draws a uniform order (issue 35); the paper's preset a coverage-aware one
+    assert set(order["order_kind"]) == {"uniform"} and set(order["order_seed"]) == {0} and order["order_sha256"].nunique() == 1
     assert main(["order", str(tasks)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == (tmp_path / "order.csv").read_text().splitlines()
+    (tmp_path / "paper.toml").write_text(PAPER_POLICY_TOML)
+    assert main(["order", str(tasks), "-p", str(tmp_path / "paper.toml"), "-o", str(tmp_path / "paper.csv")]) == 0
+    assert "coverage rule first met after 2 tasks" in capsys.readouterr().out
+    assert set(pd.read_csv(tmp_path / "paper.csv")["order_kind"]) == {"coverage-aware"}
     (tmp_path / "bad.csv").write_text("name\nx\n")
     assert main(["order", str(tmp_path / "bad.csv")]) == 4
     assert "needs a 'task' column" in capsys.readouterr().err

@@ -108,7 +108,7 @@ def test_policy_check_json_and_stdin(capsys: pytest.CaptureFixture[str], monkeyp
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(PAPER_POLICY_TOML.encode())))
     assert main(["policy", "check", "-", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["sha256"] == Policy().sha256()
+    assert data["sha256"] == Policy.paper().sha256() != Policy().sha256()
 
 
 def test_order_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

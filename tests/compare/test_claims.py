@@ -115,7 +115,7 @@ def test_the_issue_cases_give_claims_whose_interval_and_action_agree() -> None:
     rows = outcome_columns(
         [{"system": s, "task": tasks[i], "outcome": int(i % 3 == 0)} for s in "AB" for i in range(50)]
     )
-    paper = decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}}), universe=universe)
+    paper = decide(rows, "A", "B", Policy.paper(budget={"limit": 0.1}), universe=universe)
     exact = decide(
         rows, "A", "B", Policy.model_validate({"tail_method": "exact-wor", "budget": {"limit": 0.1}}), universe=universe
     )
@@ -210,3 +210,49 @@ def test_a_top_up_continue_gives_one_list_of_needed_tasks(capsys: pytest.Capture
 
     print_record(record)
     assert console_needed in capsys.readouterr().out.replace("\n", " ")
+
+
+def _not_crossed(missing: bool) -> tuple[Policy, TaskUniverse, pd.DataFrame, list[str]]:
+    """A betting-wor evaluation 12 tasks into a uniform planned order, not crossed (A wins 3 of 12), whose prefix has
+    no task of group small1 (below the tolerant quota of 1); ``missing``: B's run of the 5th task errored."""
+    from stopwise.compare import order_universe, task_order
+
+    policy = Policy.model_validate({"decision": {"boundary": "betting-wor"}})
+    names = [f"t{i:03d}" for i in range(200)]
+    groups = ["big"] * 170 + ["small1"] * 15 + ["small2"] * 15
+    universe = order_universe(task_order(pd.DataFrame({"task": names, "group": groups}), policy))
+    pi, planned_groups = list(universe.tasks), list(universe.groups)
+    made = [{"system": "A", "task": t, "outcome": int(i % 4 == 0), "group": g} for i, (t, g) in enumerate(zip(pi[:12], planned_groups, strict=False))]
+    made += [{"system": "B", "task": t, "outcome": 0, "group": g} for t, g in zip(pi[:12], planned_groups, strict=False)]
+    if missing:
+        made[12 + 4] = {"system": "B", "task": pi[4], "outcome": None, "status": "pending", "flags": "error", "group": planned_groups[4]}
+    return policy, universe, pd.DataFrame(made), pi
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["observed", "missing-outcome"])
+def test_a_betting_continue_before_the_crossing_gives_one_list_of_needed_tasks(missing: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35 item 4: a betting-wor ``continue`` that has not crossed waits for the next tasks of the planned order, and
+    the reason, ``coverage.missing_groups``, ``next_tasks``, the console and the report say so, none naming the groups the
+    observed prefix lacks (the crossing names the top-up tasks; a script scheduling ``missing_groups`` schedules
+    nothing extra). Also under ``missing = "worst-case"`` (the look that combines the two filled sequences)."""
+    from stopwise.cli.compare import print_record
+    from stopwise.compare import next_tasks
+    from stopwise.report import decision_report
+
+    policy, universe, rows, pi = _not_crossed(missing)
+    record = decide(rows, "A", "B", policy, universe=universe)
+    assert record.action == "continue" and not record.top_up and (record.missing is not None) == missing
+    small1 = next(g for g in record.coverage.groups if g.group == "small1")
+    assert small1.seen == 0 < small1.required  # the prefix is below its quota ...
+    assert record.coverage.missing_groups == [] and not record.coverage.satisfied and record.coverage.deferred  # ... not waited for
+    assert record.reason == "betting-wor boundary not crossed on the first 12 tasks of the planned order; budget remains"
+    assert "coverage" not in record.reason and "small1" not in record.claim
+    upcoming = next_tasks(rows, "A", "B", policy, universe=universe, record=record).tasks
+    assert {t.why for t in upcoming} == {"planned order"} and upcoming[0].task == pi[12]
+    print_record(record)
+    lines = capsys.readouterr().out.splitlines()
+    (status,) = [line for line in lines if line.startswith("  coverage")]
+    assert "no group waited for before the boundary crosses: run the next tasks of the planned order" in status
+    assert not any(line.rstrip().endswith("!") for line in lines)  # no group row marked as waited for
+    html = decision_report([record]).to_html()
+    assert "no group waited for yet" in html and "Groups below their requirement: none waited for" in html

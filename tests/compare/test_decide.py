@@ -1,4 +1,7 @@
-"""The decision routine (Fig. 2), record contents and exclusions."""
+"""The decision routine (Fig. 2), record contents and exclusions.
+
+The paper's routine: every decision here is under the paper's primary policy (:meth:`Policy.paper`, the bootstrap tail on
+a coverage-aware order); ``Policy()`` has the exact-wor test since issue 35 (tests/compare/test_exact_wor.py)."""
 
 from __future__ import annotations
 
@@ -48,7 +51,11 @@ def rows_from(tested: list[float], baseline: list[float], groups: list[str] | No
 
 
 def policy(**settings: object) -> Policy:
-    return Policy.model_validate(settings)
+    """The paper's primary policy with ``settings``."""
+    return Policy.paper(**settings)
+
+
+PAPER = Policy.paper()
 
 
 def universe_of(rows: pd.DataFrame) -> TaskUniverse:
@@ -66,7 +73,7 @@ CLOSE_B = [0.0] * 3 + [1.0] * 2 + [1.0] * 10 + [0.0] * 25
 
 
 def test_promote_at_limit() -> None:
-    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B", complete=True)
+    record = decide(rows_from(STRONG_A, STRONG_B), "A", "B", PAPER, complete=True)
     assert record.action == "promote"
     assert record.delta_hat == pytest.approx(0.3)
     expected = tail_probabilities(np.array(STRONG_A) - np.array(STRONG_B), 0.0)
@@ -75,7 +82,7 @@ def test_promote_at_limit() -> None:
 
 
 def test_reject_at_limit() -> None:
-    record = decide(rows_from(STRONG_B, STRONG_A), "A", "B", complete=True)
+    record = decide(rows_from(STRONG_B, STRONG_A), "A", "B", PAPER, complete=True)
     assert record.action == "reject"
     assert record.delta_hat == pytest.approx(-0.3) and record.r_reject is not None and record.r_reject <= 0.05
 
@@ -86,10 +93,10 @@ def test_reject_when_margin_does_not_exceed_a_positive_threshold() -> None:
 
 
 def test_abstain_at_limit_when_tails_are_wide() -> None:
-    up = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", complete=True)
+    up = decide(rows_from(CLOSE_A, CLOSE_B), "A", "B", PAPER, complete=True)
     assert up.action == "abstain" and up.delta_hat is not None and up.delta_hat > 0
     assert up.r_promote is not None and up.r_promote > 0.05
-    down = decide(rows_from(CLOSE_B, CLOSE_A), "A", "B", complete=True)
+    down = decide(rows_from(CLOSE_B, CLOSE_A), "A", "B", PAPER, complete=True)
     assert down.action == "abstain" and down.r_reject is not None and down.r_reject > 0.05
     assert "tail on the observed side exceeds a" in down.reason
 
@@ -205,7 +212,7 @@ def test_units_group_tasks_for_resampling() -> None:
     rows = rows_from([1.0] * 20 + [0.0] * 10, [0.0] * 30, unit=[f"u{i // 10}" for i in range(n)])
     paired = pair_outcomes(rows, "A", "B")
     assert len(np.unique(paired.units)) == 3
-    record = decide(rows, "A", "B", complete=True)
+    record = decide(rows, "A", "B", PAPER, complete=True)
     assert "grouped units" in record.tail_method
     # three units with differences (10, 10, 0): only draws without the first two units stay <= 0
     assert record.r_promote == pytest.approx((1 / 3) ** 3, abs=0.03)
@@ -389,6 +396,7 @@ def test_exclusion_code_of_other_wordings() -> None:
 
 def warning_codes(rows: pd.DataFrame, the_policy: Policy | None = None, **arguments: object) -> list[str]:
     """The codes of the warnings decide writes for these rows; their messages are the record's warnings."""
+    the_policy = PAPER if the_policy is None else the_policy
     iv = _decide_iv(rows, "A", "B", the_policy, arguments.get("universe"), arguments.get("budget_used"),
                     bool(arguments.get("complete", False)), None)
     paired, past = limit_look(iv, paired_outcomes(iv))

@@ -167,7 +167,7 @@ def _rows(outcomes: list[tuple[float, float]], n_tasks: int) -> tuple[object, Ta
 def test_the_paper_rule_warns_with_the_measured_risk_and_exact_wor_abstains() -> None:
     # the 10 wins / 490 ties pair: no win among the 50 observed (34.5 % of samples)
     rows, universe = _rows([(0, 0)] * 50, 500)
-    paper = stopwise.decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}}), universe=universe)
+    paper = stopwise.decide(rows, "A", "B", Policy.paper(budget={"limit": 0.1}), universe=universe)
     assert paper.action == "reject"
     (warning,) = [w for w in paper.warnings if "discordant" in w]
     assert "0 discordant task(s)" in warning and "is 0.9 against a = 0.05" in warning
@@ -176,7 +176,7 @@ def test_the_paper_rule_warns_with_the_measured_risk_and_exact_wor_abstains() ->
     assert not any("discordant" in w for w in exact.warnings)
     # 15 wins / 5 losses: a sample with no win and 1 loss; the bootstrap rejects (R_reject = 0), exact-wor abstains
     rows, universe = _rows([(0, 1)] + [(0, 0)] * 49, 500)
-    paper = stopwise.decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}}), universe=universe)
+    paper = stopwise.decide(rows, "A", "B", Policy.paper(budget={"limit": 0.1}), universe=universe)
     assert paper.action == "reject" and any("1 discordant task(s) (0 wins, 1 losses)" in w for w in paper.warnings)
     exact = stopwise.decide(rows, "A", "B", Policy.model_validate({"budget": {"limit": 0.1}, "tail_method": "exact-wor"}), universe=universe)
     assert exact.action == "abstain"
@@ -218,12 +218,12 @@ def test_a_look_past_the_limit_is_taken_at_the_limit_or_refused() -> None:
 
 
 def test_past_limit_at_its_default_keeps_the_policy_digest() -> None:
-    default = Policy()
-    assert Policy.model_validate({"decision": {"past_limit": "at-limit"}}).sha256() == default.sha256()
+    default = Policy.paper()
+    assert Policy.paper(decision={"past_limit": "at-limit"}).sha256() == default.sha256()
     assert '"past_limit"' not in default.canonical_json()
-    refusing = Policy.model_validate({"decision": {"past_limit": "refuse"}})
+    refusing = Policy.paper(decision={"past_limit": "refuse"})
     assert '"past_limit":"refuse"' in refusing.canonical_json() and refusing.sha256() != default.sha256()
-    # the digest of the default policy before issue 21 (main at 54fb898)
+    # the digest of the default policy before issue 21 (main at 54fb898), the paper's primary policy since issue 35
     assert default.sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"
 
 
@@ -270,12 +270,12 @@ def test_group_driven_orders_warn_about_the_unweighted_mean_and_exact_wor_s_mode
         made += [{"system": "A", "task": task, "outcome": a, "group": group}, {"system": "B", "task": task, "outcome": b, "group": group}]
     rows, universe = stopwise.outcome_columns(made).to_frame(), TaskUniverse(tasks, groups)
     settings = {"budget": {"limit": 0.2}, "coverage": {"rule": "none"}}
-    record = stopwise.decide(rows, "A", "B", Policy.model_validate(settings), universe=universe)
+    record = stopwise.decide(rows, "A", "B", Policy.paper(**settings), universe=universe)
     assert record.action == "promote" and record.delta_hat == pytest.approx(0.35)
     # stratified: 0.8 * (-15 / 50) + 0.2 * 1 = -0.04 <= 0: the other side of delta
     (warning,) = [w for w in record.warnings if "group-weighted" in w]
     assert "unweighted mean 0.35" in warning and "stratified) mean -0.04 lies on the other side" in warning
-    exact = stopwise.decide(rows, "A", "B", Policy.model_validate({**settings, "tail_method": "exact-wor"}), universe=universe)
+    exact = stopwise.decide(rows, "A", "B", Policy.paper(**settings, tail_method="exact-wor"), universe=universe)
     assert exact.action == "promote" and any("assumes the observed tasks are a simple random sample" in w for w in exact.warnings)
     uniform = stopwise.decide(
         rows, "A", "B", Policy.model_validate({**settings, "tail_method": "exact-wor", "order": {"kind": "uniform"}}), universe=universe
@@ -321,3 +321,33 @@ def test_the_betting_boundary_keeps_rows_past_the_limit_and_says_so() -> None:
     refusing = Policy.model_validate({**settings, "decision": {"boundary": "betting-wor", "past_limit": "refuse"}})
     with pytest.raises(ComparisonError, match="refuses it"):
         stopwise.decide(rows, "A", "B", refusing, universe=universe)
+
+
+def test_a_complete_sample_gives_the_enumerations_p_values_without_its_table() -> None:
+    """At n = N the p-values are 0 on the known mean's side and 1 on the other: the same as the enumeration over every
+    (w, l) of N = 12 and 23 at six thresholds (issue 35: the default test decides complete records of 10^5 tasks)."""
+    from stopwise.compare import _wor_exact
+
+    for big_n in (12, 23):
+        for delta in (-0.3, 0.0, 0.05, 1 / big_n, 0.25, 0.5):
+            c = _wor_exact._boundary(big_n, delta)
+            for w in range(big_n + 1):
+                for l in range(big_n + 1 - w):  # noqa: E741 -- the losses
+                    enumerated = (
+                        _wor_exact._worst_tails(big_n, big_n, delta, c, np.array([_wor_exact._statistic(big_n, delta)[w, l]]))[0],
+                        _wor_exact._worst_tails(big_n, big_n, -delta, -(c + 1), np.array([_wor_exact._statistic(big_n, -delta)[l, w]]))[0],
+                    )
+                    assert exact_wor_pvalue(w, l, big_n, big_n, delta) == pytest.approx(enumerated, abs=1e-12), (big_n, delta, w, l)
+    assert exact_wor_pvalue(60_001, 30_000, 100_000, 100_000, 0.2) == (0.0, 1.0)  # instantly, no 10^10-cell table
+
+
+def test_the_default_decides_a_look_too_large_for_the_enumeration_by_its_serfling_fallback() -> None:
+    """n = 2,500 of N = 5,000 at the limit: exact-wor's enumeration (7.7e9 pairs) is refused, the tail and the interval
+    both fall back to the Serfling bound (the interval's search used to raise the refusal: issue 35, the default)."""
+    rng = np.random.default_rng(3)
+    outcomes = list(zip(rng.integers(0, 2, 2500).tolist(), rng.integers(0, 2, 2500).tolist(), strict=True))
+    rows, universe = _rows(outcomes, 5000)
+    record = stopwise.decide(rows, "A", "B", Policy(budget={"limit": 0.5}), universe=universe)
+    assert record.tail is not None and record.tail.fallback and record.tail.method == "serfling"
+    assert record.interval is not None and record.interval.low < record.delta_hat < record.interval.high
+    assert "serfling" in record.interval.method and record.action == "abstain"  # two fair coins: no difference to find

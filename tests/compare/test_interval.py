@@ -16,7 +16,7 @@ from stopwise.compare import betting_boundary, task_order
 from stopwise.compare._claim import interval_text
 from stopwise.compare._interval import one_look_interval
 from stopwise.compare._wor_exact import exact_wor_pvalue
-from stopwise.records import DecisionRecord, Policy, load_policy
+from stopwise.records import PAPER_POLICY_TOML, DecisionRecord, Policy, load_policy
 
 N = 500
 POPULATION = np.r_[np.ones(110), np.zeros(330), -np.ones(60)]  # mean +0.10 on N = 500 tasks
@@ -104,7 +104,9 @@ def _write(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
 @pytest.mark.parametrize("boundary", ["fixed-budget", "betting-wor"])
 def test_json_and_console_show_the_same_interval_and_claim(boundary: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     every, seen, planned, policy = _write(tmp_path)
-    args = ["decide", str(every), "-t", "A", "-b", "B", "--complete"]
+    paper = tmp_path / "paper.toml"  # the paper's bootstrap tail: a one-look interval at the complete record
+    paper.write_text(PAPER_POLICY_TOML, encoding="utf-8")
+    args = ["decide", str(every), "-t", "A", "-b", "B", "--complete", "--policy", str(paper)]
     if boundary == "betting-wor":
         args = ["decide", str(seen), "-t", "A", "-b", "B", "--tasks", str(planned), "--policy", str(policy)]
     main([*args, "--json"])

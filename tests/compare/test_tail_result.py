@@ -43,7 +43,7 @@ def test_record_carries_tail_provenance_as_fields() -> None:
     rows = stopwise.outcome_columns(
         [{"system": s, "task": f"t{i}", "outcome": int(s == "A" or i % 2)} for s in "AB" for i in range(6)]
     ).to_frame()
-    record = stopwise.decide(rows, "A", "B", complete=True)
+    record = stopwise.decide(rows, "A", "B", stopwise.Policy.paper(), complete=True)  # the paper's bootstrap tail
     assert record.tail is not None
     assert (record.tail.method, record.tail.lattice, record.tail.fallback) == ("exact", 1, False)
     assert record.tail_method == "exact (lattice 1/1)"

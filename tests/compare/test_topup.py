@@ -228,14 +228,14 @@ def test_the_stratified_design_is_retired_and_the_policy_digest_is_unchanged() -
     with pytest.raises(PolicyError, match="stratified process is retired"):  # stopwise order refuses the design
         task_order(tasks, stratified)
     # a coverage-aware order written by `stopwise order` (for the fixed-budget rule) is refused by the betting boundary
-    universe = order_universe(task_order(tasks, Policy()))
+    universe = order_universe(task_order(tasks, Policy.paper()))  # the paper's policy draws coverage-aware orders
     assert universe.stamp is not None and universe.stamp.kind == "coverage-aware"
     rows = _rows(universe.tasks.tolist()[:12], universe.groups.tolist()[:12], dict.fromkeys(universe.tasks.tolist(), 1.0))
     for policy in (TOP_UP, stratified):
         with pytest.raises(ComparisonError, match="stratified process is retired"):
             decide(rows, "A", "B", policy, universe=universe)
     # one group: a coverage-aware order is a uniform one, and the pooled process tests it
-    one = order_universe(task_order(tasks.assign(group="g"), Policy()))
+    one = order_universe(task_order(tasks.assign(group="g"), Policy.paper()))
     assert "pooled" in decide(_rows(one.tasks.tolist()[:12], ["g"] * 12, dict.fromkeys(one.tasks.tolist(), 1.0)), "A", "B", TOP_UP, universe=one).tail_method
 
 

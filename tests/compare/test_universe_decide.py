@@ -165,23 +165,26 @@ def test_frames_from_python_are_validated_like_files() -> None:
     assert decide(raw, "A", "B", complete=True).action == "promote"  # a plain frame is accepted once validated
 
 
+PAPER = Policy.paper()
+
+
 def test_two_task_file_and_one_signed_differences_continue_with_budget_left() -> None:
-    two = rows_from([1.0, 1.0], [0.0, 0.0])
+    two = rows_from([1.0, 1.0], [0.0, 0.0])  # the paper's rule (its bootstrap tail is 0 on one-signed differences)
     # the issue: a 2-task file got PROMOTE with R_promote = 0
-    for record in (decide(two, "A", "B"), decide(two, "A", "B", universe=planned(300))):
+    for record in (decide(two, "A", "B", PAPER), decide(two, "A", "B", PAPER, universe=planned(300))):
         assert record.action == "continue"
         assert any("all 2 observed differences are above the threshold" in w for w in record.warnings)
-    covered = decide(two, "A", "B", universe=planned(300))
+    covered = decide(two, "A", "B", PAPER, universe=planned(300))
     assert covered.r_promote is not None and covered.r_promote < 1e-12  # the tail really is 0: only the limit would make it usable
     assert any(f"below {MIN_OBSERVED['exact']}" in w for w in covered.warnings)
-    finished = decide(two, "A", "B", complete=True)  # a complete 2-task record: final, with the small-n warning
+    finished = decide(two, "A", "B", PAPER, complete=True)  # a complete 2-task record: final, with the small-n warning
     assert finished.action == "promote" and any("only 2 paired tasks" in w for w in finished.warnings)
     # every difference <= 0: R_reject is exactly 0 at any n, but with budget left the fixed-budget rule continues
     rng = np.random.default_rng(7)
     a = rng.integers(0, 2, 60).astype(float)
     b = np.maximum(a, rng.integers(0, 2, 60)).astype(float)
     rows = rows_from(a.tolist(), b.tolist())
-    record = decide(rows, "A", "B", universe=planned(300))
+    record = decide(rows, "A", "B", PAPER, universe=planned(300))
     reference = tail_probabilities(a - b, 0.0)
     assert reference.r_reject < 1e-12 and record.r_reject is not None and record.r_reject < 1e-12  # 0 up to rounding
     assert record.action == "continue" and any("at or below the threshold" in w for w in record.warnings)

@@ -82,16 +82,16 @@ def test_swebench_lite_digest_matches_the_pandas_implementation(shared_data: Pat
     path = shared_data / "records" / "swebench_lite" / "outcomes.csv"
     rows = read_outcomes(path)
     systems = sorted(set(rows.system.tolist()))[:2]
-    record = stopwise.decide(rows, systems[0], systems[1], complete=True)
+    record = stopwise.decide(rows, systems[0], systems[1], stopwise.Policy.paper(), complete=True)  # the paper's tail then
     assert record.input_sha256 == "c904f25bf81a20988e45cb64e465ff37a4595eaa4695e310f2b09f064895bddf"
     assert record.action == "promote" and record.n_observed == 300
     assert record.r_promote == pytest.approx(0.0003009393777239998, rel=1e-12)
 
 
 def test_decide_on_a_real_record_imports_neither_pandas_nor_scipy(shared_data: Path) -> None:
-    """``stopwise decide`` in a fresh process, on the SWE-bench Lite record: the pandas-free reader and exact
-    tails take the whole decision (the same record and digest as the pandas path above), loading no pandas
-    or SciPy."""
+    """``stopwise decide`` in a fresh process, on the SWE-bench Lite record: the pandas-free reader and the default
+    exact-wor test (issue 35) take the whole decision (the same record and digest as the pandas path above), loading
+    no pandas or SciPy; at the complete record the mean is known, so its tail is 0 (the same as in-process)."""
     path = shared_data / "records" / "swebench_lite" / "outcomes.csv"
     systems = sorted({line.split(",", 1)[0] for line in path.read_text(encoding="utf-8").splitlines()[1:]})[:2]
     code = (
@@ -106,7 +106,9 @@ def test_decide_on_a_real_record_imports_neither_pandas_nor_scipy(shared_data: P
     record = json.loads(done.stdout)
     assert record["input_sha256"] == "c904f25bf81a20988e45cb64e465ff37a4595eaa4695e310f2b09f064895bddf"
     assert record["action"] == "promote" and record["n_observed"] == 300
-    assert record["r_promote"] == pytest.approx(0.0003009393777239998, rel=1e-12)
+    in_process = stopwise.decide(read_outcomes(path), systems[0], systems[1], complete=True)
+    assert in_process.tail is not None and in_process.tail.method == "exact-wor"
+    assert record["r_promote"] == in_process.r_promote == 0.0 and record["tail"]["method"] == "exact-wor"
 
 
 def test_the_plain_python_path_for_a_few_rows_gives_the_validators_columns() -> None:

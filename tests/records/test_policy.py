@@ -11,15 +11,31 @@ from stopwise.records import DEFAULT_POLICY_TOML, PAPER_POLICY_TOML, parse_polic
 
 
 def test_new_policies_keep_their_level_and_the_paper_is_a_preset() -> None:
-    """Issue 35: ``policy init`` writes the exact-wor one-look test on a uniform order; the paper's rule is a preset."""
+    """Issue 35: ``policy init`` writes the exact-wor one-look test on a uniform order, and ``Policy()`` is that policy;
+    the paper's rule is a preset, in the library (``Policy.paper``) as on the command line (``--preset paper``)."""
     policy = parse_policy(DEFAULT_POLICY_TOML)
-    assert policy == Policy.model_validate({"tail_method": "exact-wor", "order": {"kind": "uniform"}})
-    assert parse_policy(PAPER_POLICY_TOML) == Policy()
+    assert policy == Policy() and (policy.tail_method, policy.order.kind) == ("exact-wor", "uniform")
+    assert parse_policy(PAPER_POLICY_TOML) == Policy.paper() != Policy()
+    assert Policy.paper() == Policy.model_validate({"tail_method": "exact", "order": {"kind": "coverage-aware"}})
+
+
+def test_the_paper_preset_takes_fields_as_the_policy_does() -> None:
+    """``Policy.paper(**fields)``: the fields override the paper's; an order without a kind keeps the paper's."""
+    from stopwise.records import OrderPolicy
+
+    assert Policy.paper(threshold=0.05, decision={"boundary": "betting-wor"}) == parse_policy(
+        PAPER_POLICY_TOML.replace("threshold = 0.0\n", "threshold = 0.05\n").replace('boundary = "fixed-budget"', 'boundary = "betting-wor"')
+    )
+    assert Policy.paper(order=OrderPolicy(seed=3)).order == OrderPolicy(kind="coverage-aware", seed=3)
+    assert Policy.paper(order={"kind": "uniform"}, tail_method="normal").order.kind == "uniform"
+    assert Policy.paper(tail_method="normal").tail_method == "normal"
+    with pytest.raises(ValueError, match="threshold"):
+        Policy.paper(threshold=2.0)
 
 
 def test_default_document_is_the_papers_primary_policy() -> None:
     policy = parse_policy(PAPER_POLICY_TOML)
-    assert policy == Policy()
+    assert policy == Policy.paper()
     assert (policy.threshold, policy.tail_cutoff) == (0.0, 0.05)
     assert (policy.targets.alpha, policy.targets.gamma, policy.targets.eta) == (0.05, 0.05, 0.25)
     assert policy.coverage.rule == "proportional" and policy.tail_method == "exact"
@@ -92,8 +108,10 @@ def test_decision_boundary_section_and_old_policies() -> None:
     betting = parse_policy('[decision]\nboundary = "betting-wor"\n')
     assert betting.decision.boundary == "betting-wor" and betting.sha256() != Policy().sha256()
     assert '"decision":{"boundary":"fixed-budget"}' in Policy().canonical_json()
-    # the default's digest changed when [decision] was added; this is its value from now on
-    assert Policy().sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"
+    # the default's digest changed when [decision] was added; the paper's primary policy keeps that value (issue 35)
+    assert Policy.paper().sha256() == "9e761cc143366db7961ed6c2852603b7dae5de58bcc530f2cf7a67d06df50115"
+    # issue 35: the default is the exact-wor test on a uniform order (docs/history.md, 0.2)
+    assert Policy().sha256() == "7df8a5bd56367d9f3a96408646c13f7f06e5fa5125e1827fc1735e0ec8c0a4f6"
 
 
 def test_the_coverage_rule_defaults_to_tolerant_with_the_betting_boundary() -> None:
@@ -111,6 +129,7 @@ def test_the_coverage_rule_defaults_to_tolerant_with_the_betting_boundary() -> N
     # the fixed-budget rule keeps the paper's rule and every old digest (the slack is left out where it plays no part)
     assert Policy().coverage.rule == "proportional" and '"slack"' not in Policy().canonical_json()
     assert parse_policy('[coverage]\nrule = "proportional"\nslack = 3.0\n').sha256() == Policy().sha256()
+    assert Policy.paper(coverage={"rule": "proportional", "slack": 3.0}).sha256() == Policy.paper().sha256()
     assert parse_policy('[coverage]\nrule = "every-group"\n').coverage.rule == "every-group"
     with pytest.raises(PolicyError, match=r"coverage\.slack"):
         parse_policy("[coverage]\nslack = -1\n")
@@ -132,6 +151,7 @@ def test_policy_init_writes_the_default_or_the_paper_preset(tmp_path: Path, caps
     assert main(["policy", "init", str(tmp_path / "new.toml")]) == 0
     assert main(["policy", "init", str(tmp_path / "paper.toml"), "--preset", "paper"]) == 0
     assert load_policy(tmp_path / "new.toml").tail_method == "exact-wor"
-    assert load_policy(tmp_path / "paper.toml") == Policy()
+    assert load_policy(tmp_path / "paper.toml") == Policy.paper()
+    assert load_policy(tmp_path / "new.toml") == Policy()
     assert main(["policy", "init", "--preset", "bootstrap"]) == 4
     assert "--preset must be one of default, paper; got 'bootstrap'" in capsys.readouterr().err

@@ -56,7 +56,7 @@ def test_the_coverage_rule_delays_claims_by_the_top_up() -> None:
     plain = replay_family(source, n_orders=30, budgets=[0.1, 0.3]).summary.set_index(["control", "budget"])
     delayed = replay_family(source, top_up, n_orders=30, budgets=[0.1, 0.3]).summary.set_index(["control", "budget"])
     assert (delayed["claims"] <= plain["claims"] + 1e-12).all()
-    stratified = replay_family(source, Policy.model_validate({"decision": {"boundary": "betting-wor"}}), n_orders=10, budgets=[0.3])
+    stratified = replay_family(source, Policy.paper(decision={"boundary": "betting-wor"}), n_orders=10, budgets=[0.3])  # coverage-aware
     assert stratified.settings["process"] == "stratified"
 
 

@@ -17,7 +17,7 @@ from stopwise.records import read_outcomes, synthetic_benchmark
 from stopwise.replay import live_looks, pair_orders, prepare_source, replay_looks, replay_source_looks
 
 UNIFORM = Policy.model_validate({"order": {"kind": "uniform"}, "coverage": {"rule": "none"}})
-STRATIFIED = Policy.model_validate({"betting": {"design": "stratified"}})
+STRATIFIED = Policy.paper(betting={"design": "stratified"})  # the paper's coverage-aware order
 """The coverage-aware order with the per-group process (the default before the top-up design)."""
 
 

@@ -97,9 +97,9 @@ def test_task_order_is_fixed_by_the_policy() -> None:
     from stopwise.compare import task_order
 
     tasks = pd.DataFrame({"task": [f"t{i:02d}" for i in range(30)], "group": ["a"] * 15 + ["b"] * 10 + ["c"] * 5})
-    order = task_order(tasks)
+    order = task_order(tasks, Policy.paper())  # the paper's coverage-aware order (Policy() draws a uniform one)
     assert order["position"].tolist() == list(range(1, 31)) and sorted(order["task"]) == sorted(tasks["task"])
-    shuffled = task_order(tasks.sample(frac=1.0, random_state=3))
+    shuffled = task_order(tasks.sample(frac=1.0, random_state=3), Policy.paper())
     pd.testing.assert_frame_equal(order, shuffled)
     for k in range(1, 31):  # the covered flag restates the rule for every prefix
         required = required_counts([15, 10, 5], k)

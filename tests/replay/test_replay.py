@@ -187,9 +187,9 @@ def test_lattice_too_fine_falls_back_to_monte_carlo() -> None:
     rows = synthetic_benchmark(120, 2, attempts=1, rng=1)
     rows["outcome"] = np.round(rng.random(len(rows)), 3)  # fine lattice 1/1000: support 2 N L + 1 > 8192
     source = prepare_source(rows, "fine")
-    run = replay_source_grid(source, Policy(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
+    run = replay_source_grid(source, Policy.paper(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])  # the bootstrap tail
     assert run.cases["tail_method"].str.startswith("bootstrap (B=200; exact unavailable").all()
-    again = replay_source_grid(source, Policy(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
+    again = replay_source_grid(source, Policy.paper(), n_orders=4, thresholds=[0.0], budgets=[0.5, 1.0])
     pd.testing.assert_frame_equal(run.cases, again.cases)
 
 

@@ -701,7 +701,7 @@ def _option(*names: str, help: str, show_default: bool = True) -> Callable[..., 
 
 tested_option = _option("--tested", "-t", help="The tested system A.")
 baseline_option = _option("--baseline", "-b", help="The baseline system B.")
-policy_option = _option("--policy", "-p", help="Policy TOML (default: the paper's primary policy).")
+policy_option = _option("--policy", "-p", help="Policy TOML (default: the exact-wor one-look test on a uniform order, the `policy init` one).")
 tasks_option = _option("--tasks", help="The planned tasks: `stopwise order` output or a tasks file (task, group, position).")
 n_tasks_option = _option("--n-tasks", help="N, the number of planned tasks (names unknown).")
 group_size_option = _option("--group-size", help="Planned tasks of one group, NAME=COUNT (repeatable).")

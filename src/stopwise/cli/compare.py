@@ -107,12 +107,16 @@ def print_record(record: DecisionRecord) -> None:
     if record.top_up:  # issue 35: one list -- the tasks the action waits for, the groups they fill (the reason's own)
         shown = ", ".join(record.top_up[:20]) + (f", ... ({len(record.top_up)} in all)" if len(record.top_up) > 20 else "")
         status = f"the crossed boundary waits for {len(record.top_up)} top-up task(s) {shown} (group(s) {', '.join(cov.missing_groups)})"
+    elif cov.deferred:  # the top-up design before its crossing: no group is waited for (issue 35)
+        status = ("no group waited for before the boundary crosses: run the next tasks of the planned order "
+                  "(the crossing names the top-up tasks that bring coverage)")
     console.print(f"  coverage   {cov.rule}: {escape(status)}")
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     for column in ("group", "planned", "required", "seen"):
         table.add_column(column, justify="left" if column == "group" else "right")
+    waited = set(cov.missing_groups)
     for g in cov.groups:
-        marker = "" if g.seen >= g.required else " !"
+        marker = " !" if g.group in waited else ""
         table.add_row(escape(g.group) or "(none)", str(g.size), str(g.required), f"{g.seen}{marker}")
     console.print(table)
     for e in record.excluded:
@@ -264,8 +268,9 @@ def demo_command(
         console.print(
             f"[bold]stopwise demo[/] — SYNTHETIC benchmark (item-response model, seed {seed}): "
             f"{n_tasks} tasks in 6 groups, {systems} systems. Comparing {demo.tested} (A) against {demo.baseline} (B); "
-            "each budget is treated as the limit; the first tasks of a seeded coverage-aware order of the planned "
-            "tasks (the task universe) are observed."
+            "each budget is treated as the limit; the first tasks of a seeded uniformly random order of the planned "
+            "tasks (the task universe) are observed; the default policy (the exact-wor one-look test) with the tolerant "
+            "coverage rule (a uniform order meets it up to sampling noise)."
         )
         table = Table(header_style="bold")
         for column in ("budget", "observed", "delta_hat", "R_promote", "R_reject", "coverage", "action"):

@@ -37,7 +37,7 @@ def _source_name(path: Path) -> str:
 
 def replay_command(
     outcomes: Annotated[list[Path], typer.Argument(help="Completed outcome files; one source each; '-' reads one from standard input.")],
-    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the paper's primary policy).")] = None,
+    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Base policy TOML (default: the `policy init` one; the named --policies set their own order, coverage rule and tail).")] = None,
     policies: Annotated[
         str | None,
         typer.Option(

@@ -173,7 +173,7 @@ def decide(
     tested, baseline : str
         The tested system A and the baseline B.
     policy : Policy, optional
-        The comparison policy (default: the paper's primary policy).
+        The comparison policy (default: ``Policy()``, the exact-wor one-look test on a uniform order; ``Policy.paper()`` is the paper's primary policy).
     universe : TaskUniverse, optional
         The planned tasks. ``boundary = "betting-wor"`` needs one with task names (the planned
         order); a universe from counts is refused.

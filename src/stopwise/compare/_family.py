@@ -410,7 +410,7 @@ def decide_family(
     systems : sequence of str, optional
         The family's systems (default: every system in the rows); at least two.
     policy : Policy, optional
-        The policy (default: the primary policy, whose family is every ordered pair at FWER 5 %).
+        The policy (default: ``Policy()``, whose family is every ordered pair at FWER 5 %).
     universe : TaskUniverse, optional
         The planned tasks (ordered under ``betting-wor``).
     complete : bool, optional

@@ -229,7 +229,8 @@ def one_look_interval(
         return t.r_promote, t.r_reject
 
     used = tail_probabilities(d, 0.0, method=method, n_resamples=n_resamples, rng=np.random.default_rng(seed), units=units, population_size=population_size)
-    if method == "exact-wor" and np.isin(d, (-1.0, 0.0, 1.0)).all() and len(d) < population_size:
+    if method == "exact-wor" and used.used == "exact-wor" and np.isin(d, (-1.0, 0.0, 1.0)).all() and len(d) < population_size:
+        # (exact-wor refused for its size falls back to the Serfling bound: the interval then inverts that, below)
         low, high = _wor_edges(d, population_size, alpha)  # exactly c / N: rounding 31 / 60 to 8 places would move it inward
     else:
         promote, reject = (lambda x: tails(x)[0]), (lambda x: tails(x)[1])

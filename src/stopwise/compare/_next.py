@@ -160,7 +160,7 @@ def next_tasks(
     tested, baseline : str
         The compared systems.
     policy : Policy, optional
-        The comparison policy (default: the primary one).
+        The comparison policy (default: ``Policy()``).
     universe : TaskUniverse
         The planned tasks in planned order (``stopwise order``'s output, :func:`stopwise.read_task_universe`).
     n : int or None, optional

@@ -72,9 +72,9 @@ def drawn_kind(policy: Policy) -> str:
     --------
     >>> from stopwise import Policy
     >>> from stopwise.compare._plan import drawn_kind
-    >>> drawn_kind(Policy()), drawn_kind(Policy(decision={"boundary": "betting-wor"}))
+    >>> drawn_kind(Policy.paper()), drawn_kind(Policy.paper(decision={"boundary": "betting-wor"}))
     ('coverage-aware', 'uniform')
-    >>> drawn_kind(Policy(decision={"boundary": "betting-wor"}, coverage={"rule": "none"}))
+    >>> drawn_kind(Policy.paper(decision={"boundary": "betting-wor"}, coverage={"rule": "none"}))
     'coverage-aware'
     """
     return "uniform" if top_up_design(policy) else policy.order.kind
@@ -92,8 +92,8 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
         A ``task`` column and, for the coverage rule, the policy's group column; outcome rows
         (one per system, task and attempt) are accepted and reduced to their distinct tasks.
     policy : Policy, optional
-        Its ``order.kind`` and ``order.seed`` choose the order (default: the primary policy,
-        coverage-aware); under the betting boundary's top-up design the order is uniform
+        Its ``order.kind`` and ``order.seed`` choose the order (default: ``Policy()``, uniform;
+        :meth:`~stopwise.records.Policy.paper` draws coverage-aware orders); under the betting boundary's top-up design the order is uniform
         (:func:`drawn_kind`). ``neyman`` needs completed outcomes and is a replay-only order.
     cost_system : str, optional
         For ``cost-first``: the system whose ``cost_usd`` ranks the tasks (cheapest first).
@@ -108,9 +108,10 @@ def task_order(tasks: pd.DataFrame, policy: Policy | None = None, *, cost_system
     Examples
     --------
     >>> import pandas as pd
+    >>> from stopwise import Policy
     >>> from stopwise.compare import task_order
     >>> tasks = pd.DataFrame({"task": [f"t{i}" for i in range(10)], "group": ["a"] * 6 + ["b"] * 4})
-    >>> order = task_order(tasks)
+    >>> order = task_order(tasks, Policy.paper())  # the paper's coverage-aware order
     >>> order["group"].head(4).tolist(), order["covered"].head(4).tolist()
     (['a', 'b', 'a', 'a'], [False, True, True, True])
     """

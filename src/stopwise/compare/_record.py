@@ -31,6 +31,7 @@ from stopwise.records import (
     TEXT_COLUMNS,
     Action,
     BudgetState,
+    CoverageState,
     DecisionRecord,
     DecisionWarning,
     DifferenceInterval,
@@ -114,7 +115,7 @@ def reason(state: DecideState, action: Action) -> str:
     end = "; budget exhausted" if action == "abstain" else "; budget remains"
     if seen.n == 0:
         return "no paired outcomes observed yet" + ("; budget exhausted" if action == "abstain" else "")
-    if coverage_enforced(policy.coverage.rule) and not seen.covered:
+    if coverage_enforced(policy.coverage.rule) and not seen.covered and not _tops_up(state):
         why = (
             "coverage requirement impossible at this count (sum of required counts exceeds observed tasks)"
             if not seen.coverage.possible
@@ -244,6 +245,24 @@ def forecast_of(state: DecideState, look: Look) -> RemainingForecast | None:
     )  # fmt: skip
 
 
+def _tops_up(state: DecideState) -> bool:
+    """The betting boundary's top-up design: coverage is met after the crossing, by top-up, not by the prefix."""
+    return state.inputs.anytime and state.rule.coverage_on_observed
+
+
+def _coverage(state: DecideState, look: Look) -> CoverageState:
+    """The coverage the action waits on (issue 35).
+
+    A crossed top-up look's own (its top-up's groups); before the top-up design's crossing no group (the prefix's
+    counts kept, its groups below quota not listed: the evaluation runs the planned order, and the crossing names its
+    top-up); otherwise the observed tasks'.
+    """
+    coverage = look.coverage or state.observed.coverage
+    if look.action == "continue" and look.top_up is None and _tops_up(state) and coverage.missing_groups:
+        return coverage.model_copy(update={"missing_groups": []})
+    return coverage
+
+
 def decision_record(
     state: DecideState,
     look: Look,
@@ -274,7 +293,7 @@ def decision_record(
         tail_method=look.method,
         tail=look.tail,
         budget=BudgetState(measure=policy.budget.measure, used=budget.used, limit=policy.budget.limit, at_limit=budget.at_limit),
-        coverage=look.coverage or seen.coverage,
+        coverage=_coverage(state, look),
         excluded=list(paired.excluded),
         flagged=list(paired.flagged),
         policy_sha256=policy.sha256(),

@@ -89,6 +89,18 @@ def _statistic(n: int, shift: float) -> np.ndarray:
     return z
 
 
+def _check_work(n: int, population_size: int, boundary: int) -> np.ndarray:
+    """The null populations' loss counts L (W - L = ``boundary``); refused when they and the sample cells are too many."""
+    losses = np.arange(max(0, -boundary), (population_size - boundary) // 2 + 1)
+    work = len(losses) * (n + 1) * (n + 2) // 2
+    if work > EXACT_WOR_MAX_WORK:
+        raise ArgumentError(
+            f"the exact-wor test for n = {n} of N = {population_size} sums over {work:,} (population, sample) pairs, "
+            f"more than {EXACT_WOR_MAX_WORK:,}"
+        )
+    return losses
+
+
 def _worst_tails(n: int, population_size: int, shift: float, boundary: int, queries: np.ndarray) -> np.ndarray:
     """The maximum over the null populations W - L = ``boundary`` of P(T >= q), for each q of ``queries``.
 
@@ -97,17 +109,9 @@ def _worst_tails(n: int, population_size: int, shift: float, boundary: int, quer
     2 (n + 1) 1e-18 < 1e-15), sorted by T and summed from the top.
     """
     big_n = population_size
+    losses = _check_work(n, big_n, boundary)
     statistic = _statistic(n, shift)
-    losses = np.arange(max(0, -boundary), (big_n - boundary) // 2 + 1)
-    work = len(losses) * (n + 1) * (n + 2) // 2
-    if work > EXACT_WOR_MAX_WORK:
-        raise ArgumentError(
-            f"the exact-wor test for n = {n} of N = {big_n} sums over {work:,} (population, sample) pairs, "
-            f"more than {EXACT_WOR_MAX_WORK:,}"
-        )
-    from scipy.special import gammaln
-
-    log_factorial = gammaln(np.arange(big_n + 2, dtype=float))  # log_factorial[m + 1] = log m!
+    log_factorial = _log_gamma(big_n + 2)  # log_factorial[m + 1] = log m!
     draws = np.arange(n + 1)
 
     def log_choose(total: int) -> np.ndarray:
@@ -173,9 +177,31 @@ def exact_wor_pvalue(wins: int, losses: int, n: int, population_size: int, thres
     return _one_side(wins, losses, n, population_size, threshold, "promote"), _one_side(wins, losses, n, population_size, threshold, "reject")
 
 
+@functools.lru_cache(maxsize=8)
+def _log_gamma(count: int) -> np.ndarray:
+    """The log-gamma function at x = 0 .. count - 1 (``inf`` at 0), read-only.
+
+    :func:`math.lgamma` keeps the default decision free of SciPy (issue 35: ``exact-wor`` is the default one-look test).
+    """
+    import math
+
+    values = np.fromiter((math.lgamma(x) if x > 0 else math.inf for x in range(count)), dtype=float, count=count)
+    values.setflags(write=False)
+    return values
+
+
 def _one_side(wins: int, losses: int, n: int, population_size: int, threshold: float, side: str) -> float:
-    """The exact-wor p_promote (``side`` "promote") or p_reject of one sample; arguments as checked by :func:`exact_wor_pvalue`."""
+    """The exact-wor p_promote (``side`` "promote") or p_reject of one sample; arguments as checked by :func:`exact_wor_pvalue`.
+
+    At n = N the sample is the population: each p-value is 0 on the side the known mean lies and 1 on the other, what
+    the enumeration gives (tests/compare/test_exact_wor.py), without its O(N^2) table (issue 35: exact-wor is the
+    default, and complete records of 10^5 tasks are decided). Otherwise the work is refused before the table is built.
+    """
     c, shift = _boundary(int(population_size), float(threshold)), float(threshold)
+    if n == population_size:
+        in_null = wins - losses <= c  # the promotion null W - L <= c; the rejection null is its complement
+        return float(in_null) if side == "promote" else float(not in_null)
+    _check_work(int(n), int(population_size), c if side == "promote" else -(c + 1))
     if side == "promote":
         return float(_worst_tails(int(n), int(population_size), shift, c, np.array([_statistic(int(n), shift)[wins, losses]]))[0])
     # the rejection side is the promotion side with wins and losses swapped (see the module docstring)

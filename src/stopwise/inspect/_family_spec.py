@@ -49,7 +49,7 @@ class FamilySpec:
     """The family's systems (their names in the outcome rows), sorted when the spec is built."""
     policy: Policy = field(default_factory=Policy)
     """The family policy (its ``[family]`` section and decision settings), locked in the ledger at registration;
-    its budget must be counted in tasks. Default: the primary policy (every ordered pair at FWER 5 %)."""
+    its budget must be counted in tasks. Default: ``Policy()`` (every ordered pair at FWER 5 %)."""
     universe: TaskUniverse | None = None
     """The planned task universe, listing its sample ids in planned order; None: the sample ids of the first task
     to start, in the order Inspect runs them."""

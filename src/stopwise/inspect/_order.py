@@ -35,7 +35,7 @@ def planned_order(
     dataset : inspect_ai Dataset or list of Sample
         The samples (each with an id).
     policy : Policy, optional
-        The comparison policy (default: the primary policy).
+        The comparison policy (default: ``Policy()``, the exact-wor one-look test on a uniform order).
     group : str, optional
         Sample metadata key of the coverage group (none: one group).
     universe : TaskUniverse, optional

@@ -58,7 +58,7 @@ class ExtensionSettings:
     baseline: str | None = None
     """The baseline system's model name."""
     policy: str | None = None
-    """The policy file (None: the primary policy)."""
+    """The policy file (None: ``Policy()``, the exact-wor one-look test on a uniform order)."""
     group: str | None = None
     """The sample metadata key of the coverage group."""
     scorer: str | None = None

@@ -58,7 +58,7 @@ class PairedSpec:
     """The baseline system's name in the outcome rows."""
     policy: Policy = field(default_factory=Policy)
     """The comparison policy, locked in the ledger at registration; its budget must be measured in tasks
-    (``task_fraction`` or ``task_count``): the manager sees no cost or time. Default: the primary policy."""
+    (``task_fraction`` or ``task_count``): the manager sees no cost or time. Default: ``Policy()``, the exact-wor one-look test on a uniform order."""
     universe: TaskUniverse | None = None
     """The planned task universe, listing its tasks (sample ids) in planned order; None: the sample ids of the
     first task to start, in the order Inspect runs them."""

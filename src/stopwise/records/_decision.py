@@ -76,7 +76,25 @@ class CoverageState(_Record):
     groups: list[GroupCoverage]
     """Per-group sizes, required and seen counts, in group-label order."""
     missing_groups: list[str]
-    """Groups whose seen count is below the required count."""
+    """Groups whose seen count is below the required count, as far as the action waits on them. Under the betting
+    boundary's top-up design the action waits first for the crossing, then for its top-up tasks: a crossed look lists
+    the groups of the top-up tasks it waits for (its ``groups`` required at the size of the set the action rests on),
+    and a look before the crossing lists none, though the observed prefix may be below its quota (``satisfied`` false):
+    the evaluation runs the planned order, and the crossing names its top-up (issue 35)."""
+
+    @property
+    def deferred(self) -> bool:
+        """Not satisfied, but no group is waited for yet: the top-up design before its boundary crosses.
+
+        Examples
+        --------
+        >>> from stopwise.records import CoverageState
+        >>> from stopwise.records import GroupCoverage
+        >>> groups = [GroupCoverage(group="a", size=10, required=1, seen=0)]
+        >>> CoverageState(rule="tolerant", satisfied=False, possible=True, groups=groups, missing_groups=[]).deferred
+        True
+        """
+        return bool(self.groups) and not self.satisfied and not self.missing_groups
 
     @model_serializer(mode="wrap")
     def _without_slack(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:

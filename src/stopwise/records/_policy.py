@@ -11,7 +11,7 @@ import hashlib
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
@@ -95,9 +95,10 @@ class CoveragePolicy(_Section):
 class OrderPolicy(_Section):
     """The order in which tasks are run (fixed before the run)."""
 
-    kind: OrderKind = "coverage-aware"
-    """``uniform`` random, ``coverage-aware`` (every prefix meets the coverage rule when possible),
-    ``cost-first`` (cheapest tested-system tasks first) or ``neyman`` (group shares by n_g sigma_g)."""
+    kind: OrderKind = "uniform"
+    """``uniform`` random (the default since issue 35: the sample the ``exact-wor`` test assumes), ``coverage-aware``
+    (every prefix meets the coverage rule when possible; the paper's, :meth:`Policy.paper`), ``cost-first`` (cheapest
+    tested-system tasks first) or ``neyman`` (group shares by n_g sigma_g)."""
     seed: StrictInt = Field(default=0, ge=0)
     """Seed of the random order."""
 
@@ -294,15 +295,26 @@ class FlagPolicy(_Section):
         return tuple(sorted(set(value)))
 
 
+PAPER_FIELDS: dict[str, Any] = {"tail_method": "exact", "order": {"kind": "coverage-aware"}}
+"""Where the paper's primary policy (:meth:`Policy.paper`, :data:`PAPER_POLICY_TOML`) differs from ``Policy()``."""
+
+
 class Policy(_Section):
     """A comparison policy chosen in advance (ParEvalLayer section III).
+
+    ``Policy()`` is the policy ``stopwise policy init`` writes (:data:`DEFAULT_POLICY_TOML`): the paper's rule with the
+    ``exact-wor`` one-look test on a ``uniform`` order, which keeps level a at every n (issue 35). The paper's primary
+    policy as published (the ``exact`` bootstrap tail on a ``coverage-aware`` order, ``policy init --preset paper``) is
+    :meth:`Policy.paper`, for reproduction.
 
     Examples
     --------
     >>> from stopwise import Policy
     >>> p = Policy(threshold=0.05)
-    >>> p.tail_cutoff, p.coverage.rule, len(p.sha256())
-    (0.05, 'proportional', 64)
+    >>> p.tail_cutoff, p.tail_method, p.order.kind, p.coverage.rule, len(p.sha256())
+    (0.05, 'exact-wor', 'uniform', 'proportional', 64)
+    >>> Policy.paper(threshold=0.05).tail_method, Policy.paper().order.kind
+    ('exact', 'coverage-aware')
     """
 
     version: Literal[1] = 1
@@ -311,8 +323,8 @@ class Policy(_Section):
     """Improvement threshold delta: promote means the tested system beats the baseline by more than this."""
     tail_cutoff: StrictFloat = Field(default=0.05, gt=0.0, lt=1.0)
     """Bootstrap tail cutoff a: a final action needs its tail probability at or below it."""
-    tail_method: TailMethod = "exact"
-    """``exact`` bootstrap (B -> infinity, Monte-Carlo fallback off the lattice), Monte-Carlo
+    tail_method: TailMethod = "exact-wor"
+    """The one-look test (default ``exact-wor`` since issue 35; the paper's is ``exact``). ``exact`` bootstrap (B -> infinity, Monte-Carlo fallback off the lattice), Monte-Carlo
     ``bootstrap``, paired ``normal`` test, ``serfling`` finite-population bound, ``exact-wor`` (the
     exact one-look test for 0/1 outcomes sampled without replacement from the N planned tasks:
     :mod:`stopwise.compare._wor_exact`), or ``none`` (forced: decide by the observed margin alone)."""
@@ -359,6 +371,38 @@ class Policy(_Section):
         if isinstance(coverage, CoveragePolicy) and "rule" not in coverage.model_fields_set:
             return {**data, "coverage": {**coverage.model_dump(exclude_unset=True), "rule": "tolerant"}}
         return data
+
+    @classmethod
+    def paper(cls, **fields: Any) -> Policy:
+        """The paper's primary policy (ParEvalLayer; ``stopwise policy init --preset paper``), ``fields`` overriding it.
+
+        The paper's policy differs from ``Policy()`` in its one-look test and order only: the ``exact`` bootstrap tail
+        (the tasks as a sample of the task distribution; with fewer than 10 discordant tasks it does not keep level a)
+        on a ``coverage-aware`` order. ``fields`` are validated as in ``Policy(**fields)``; an ``order`` given without
+        a ``kind`` keeps the paper's.
+
+        Parameters
+        ----------
+        **fields
+            Policy fields (sections as dicts or section models) to set instead of the paper's.
+
+        Returns
+        -------
+        Policy
+            Equal to ``parse_policy(PAPER_POLICY_TOML)`` when no field is given.
+
+        Examples
+        --------
+        >>> from stopwise import Policy
+        >>> p = Policy.paper(threshold=0.05, order={"seed": 3})
+        >>> p.tail_method, p.order.kind, p.order.seed, p.threshold
+        ('exact', 'coverage-aware', 3, 0.05)
+        """
+        order = fields.get("order")
+        if isinstance(order, OrderPolicy):
+            order = order.model_dump(exclude_unset=True)
+        order = {**PAPER_FIELDS["order"], **(order if isinstance(order, dict) else {})}
+        return cls.model_validate({**PAPER_FIELDS, **fields, "order": order})
 
     @field_validator("statuses")
     @classmethod
@@ -546,7 +590,7 @@ DEFAULT_POLICY_TOML = (
 """The commented policy ``stopwise policy init`` writes (issue 35): the paper's rule with a one-look test that keeps its
 level, ``exact-wor`` (exact under sampling the N planned tasks without replacement) on a ``uniform`` planned order
 (the test's random sample); otherwise the paper's primary policy (delta = 0, a = 0.05, alpha = gamma = 0.05, eta = 0.25).
-``Policy()`` stays the paper's primary policy (:data:`PAPER_POLICY_TOML`)."""
+``Policy()`` is this policy; the paper's primary one is :meth:`Policy.paper` (:data:`PAPER_POLICY_TOML`)."""
 
 
 def _policy_error(source: str, exc: pydantic.ValidationError) -> PolicyError:

@@ -483,7 +483,7 @@ def replay_source_grid(
     >>> from stopwise.records import synthetic_benchmark
     >>> from stopwise.replay import prepare_source, replay_source_grid
     >>> source = prepare_source(synthetic_benchmark(100, 3, rng=0), "synthetic")
-    >>> run = replay_source_grid(source, Policy(), thresholds=[0.0], budgets=[0.5, 1.0], n_orders=20)
+    >>> run = replay_source_grid(source, Policy.paper(), thresholds=[0.0], budgets=[0.5, 1.0], n_orders=20)
     >>> run.cases[["tested", "baseline", "budget", "promote", "reject", "abstain"]].head(2)
           tested   baseline  budget  promote  reject  abstain
     0  system-01  system-02     0.5        0      20        0

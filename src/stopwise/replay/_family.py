@@ -265,7 +265,7 @@ def replay_family(
         The completed record (:func:`stopwise.replay.prepare_source`); every kept system on the same tasks.
     policy : Policy, optional
         Its ``[family]`` kind, threshold, equivalence, level, order kind and seed, coverage rule and design
-        (default: the primary policy with a uniform order and no coverage rule, the per-pair replay's pooled design).
+        (default: ``Policy()`` -- a uniform order -- with no coverage rule, the per-pair replay's pooled design).
     n_orders : int
         K, the shared orders (the per-pair replay's seeded orders of the policy).
     budgets : sequence of float

@@ -407,7 +407,7 @@ def replay_source_looks(
         The completed record (:func:`stopwise.replay.prepare_source`).
     policy : Policy, optional
         Order kind and seed, coverage rule and the cutoff a (the betting rule's alpha); default:
-        the primary policy (coverage-aware order, coverage rule on).
+        ``Policy()`` (uniform order, coverage rule on; ``Policy.paper()`` has the coverage-aware order).
     thresholds : sequence of float, optional
         delta values.
     n_orders : int, optional
@@ -697,7 +697,7 @@ def replay_looks(
     records : mapping of str to pandas.DataFrame
         Source name -> validated outcome rows of a completed record.
     policy : Policy, optional
-        Base policy (default: the primary policy).
+        Base policy (default: ``Policy()``).
     policies : sequence of str, optional
         Named variants (``None``: the base policy as given, named ``policy``).
     thresholds, n_orders, looks, fixed_looks, rules, strategy, batch_rows, n_jobs : optional

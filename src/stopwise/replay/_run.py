@@ -145,7 +145,7 @@ def replay_grid(
     records : mapping of str to pandas.DataFrame
         Source name -> validated outcome rows of a completed record.
     policy : Policy, optional
-        Base policy (default: the paper's primary policy); its statuses, cutoff a, seeds, budget
+        Base policy (default: ``Policy()``; the named policies set their own order, coverage rule and tail); its statuses, cutoff a, seeds, budget
         measure and targets apply to every named variant.
     policies : sequence of str, optional
         Named variants of :data:`stopwise.replay.STANDARD_POLICIES` to run (``None``: the base

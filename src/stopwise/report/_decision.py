@@ -272,6 +272,9 @@ def _coverage_chart(record: DecisionRecord, title: str) -> Chart:
     missing = ", ".join(record.coverage.missing_groups) or "none"
     if record.top_up:
         missing += f" (the requirement of the set the crossed boundary waits on; top-up task(s) still needed: {', '.join(record.top_up)})"
+    elif record.coverage.deferred:  # the top-up design before its crossing (issue 35)
+        missing += (" waited for: the boundary has not crossed, so the evaluation runs the next tasks of the planned order; the "
+                    "crossing names the top-up tasks that bring coverage (the bars show the observed prefix against its quota)")
     caption = (
         f"Coverage rule '{record.coverage.rule}': before a final action, every task group must have at least its required count r_g "
         f"of observed tasks (proportional to its share n_g of the shared tasks). Groups below their requirement: {missing}. "
@@ -372,6 +375,9 @@ def answer_blocks(record: DecisionRecord) -> list[Block]:
                            "of the set the action rests on).", style="note"))
     elif record.coverage.missing_groups:
         blocks.append(Text(f"Coverage pending: group(s) {', '.join(record.coverage.missing_groups)} below their required count.", style="note"))
+    elif record.coverage.deferred:
+        blocks.append(Text("Coverage pending, no group waited for yet: the boundary has not crossed; run the next tasks of the planned "
+                           "order (the crossing names the top-up tasks that bring coverage).", style="note"))
     return blocks
 
 

@@ -25,7 +25,7 @@ from stopwise.compare._state import DecideState
 from stopwise.compare._topup import top_up_check
 from stopwise.records import Action, Policy, TailProvenance
 
-__all__ = ["TopUp", "rule", "runs_on"]
+__all__ = ["TopUp", "not_crossed", "rule", "runs_on"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +54,7 @@ class TopUp(Pooled):
         if at[0] is None and at[1] is None:
             if budget.at_limit:
                 return dataclasses.replace(look, action="abstain", reason="at the budget limit: the betting-wor boundary was not crossed (both p-values exceed a)")
-            return dataclasses.replace(look, reason=f"betting-wor boundary not crossed on the first {seen.n} tasks of the planned order; budget remains")
+            return dataclasses.replace(look, reason=not_crossed(seen.n))
         side = 0 if at[1] is None or (at[0] is not None and at[0] <= at[1]) else 1
         tau = at[side]
         assert tau is not None
@@ -65,6 +65,15 @@ class TopUp(Pooled):
             f"<= a (mean difference {'exceeds' if side == 0 else 'below'} the threshold)"
         )
         return _act_when_covered(state, look, "promote" if side == 0 else "reject", tau, crossing)
+
+    def reason(self, state: DecideState, action: Action) -> str:
+        """The boundary's words for its action; a continue is one before the crossing (a crossing gives its own)."""
+        return not_crossed(state.observed.n) if action == "continue" else super().reason(state, action)
+
+
+def not_crossed(n: int) -> str:
+    """The reason of a look before the crossing: the planned order runs on; coverage is not asked of its prefix."""
+    return f"betting-wor boundary not crossed on the first {n} tasks of the planned order; budget remains"
 
 
 def _act_when_covered(state: DecideState, look: Look, word: Action, tau: int, crossing: str) -> Look:
