@@ -75,7 +75,7 @@ def test_first_60_tasks_of_a_record_are_not_the_whole_benchmark(shared_data: Pat
 def test_coverage_from_counts_judges_the_planned_groups() -> None:
     rows = rows_from([1.0] * 30, [0.0] * 30, ["easy"] * 30)
     universe = TaskUniverse.from_counts(100, {"easy": 50, "hard": 30, "odd": 20})
-    record = decide(rows, "A", "B", universe=universe, budget_used=1.0)
+    record = decide(rows, "A", "B", Policy(coverage={"rule": "proportional"}), universe=universe, budget_used=1.0)
     assert record.action == "abstain" and record.coverage.missing_groups == ["hard", "odd"]
     assert [(g.group, g.size, g.required, g.seen) for g in record.coverage.groups] == [
         ("easy", 50, 15, 30),

@@ -83,8 +83,9 @@ class CoveragePolicy(_Section):
     ``tolerant``: the same quota less ``slack`` hypergeometric standard deviations of the group's count,
     at least one task per group (a uniformly random prefix meets it up to sampling noise);
     ``every-group``: one task of every group; ``none``: final actions do not wait for coverage (coverage is
-    still recorded). Default: ``tolerant`` with ``[decision] boundary = "betting-wor"`` (issue 33),
-    ``proportional`` (the paper's) with the fixed-budget rule; a policy that names the rule keeps it."""
+    still recorded). Default: ``tolerant`` with ``[decision] boundary = "betting-wor"`` (issue 33) or a
+    ``uniform`` order (the default), ``proportional`` (the paper's) with the fixed-budget rule on another order
+    (the paper's ``coverage-aware``); a policy that names the rule keeps it."""
     slack: StrictFloat = Field(default=COVERAGE_DEFAULT_SLACK, ge=0.0, le=10.0)
     """s of the ``tolerant`` rule, in hypergeometric standard deviations (0 is the proportional rule). Left out
     of the canonical JSON under the other rules, where it plays no part."""
@@ -303,7 +304,8 @@ class Policy(_Section):
     """A comparison policy chosen in advance (ParEvalLayer section III).
 
     ``Policy()`` is the policy ``stopwise policy init`` writes (:data:`DEFAULT_POLICY_TOML`): the paper's rule with the
-    ``exact-wor`` one-look test on a ``uniform`` order, which keeps level a at every n (issue 35). The paper's primary
+    ``exact-wor`` one-look test on a ``uniform`` order, which keeps level a at every n, and the ``tolerant`` coverage
+    rule, which a uniformly random prefix meets up to sampling noise (issue 35). The paper's primary
     policy as published (the ``exact`` bootstrap tail on a ``coverage-aware`` order, ``policy init --preset paper``) is
     :meth:`Policy.paper`, for reproduction.
 
@@ -312,9 +314,9 @@ class Policy(_Section):
     >>> from stopwise import Policy
     >>> p = Policy(threshold=0.05)
     >>> p.tail_cutoff, p.tail_method, p.order.kind, p.coverage.rule, len(p.sha256())
-    (0.05, 'exact-wor', 'uniform', 'proportional', 64)
-    >>> Policy.paper(threshold=0.05).tail_method, Policy.paper().order.kind
-    ('exact', 'coverage-aware')
+    (0.05, 'exact-wor', 'uniform', 'tolerant', 64)
+    >>> Policy.paper(threshold=0.05).tail_method, Policy.paper().order.kind, Policy.paper().coverage.rule
+    ('exact', 'coverage-aware', 'proportional')
     """
 
     version: Literal[1] = 1
@@ -356,12 +358,17 @@ class Policy(_Section):
     @model_validator(mode="before")
     @classmethod
     def _coverage_default(cls, data: object) -> object:
-        """An unnamed coverage rule is ``tolerant`` under the betting boundary (issue 33), ``proportional`` otherwise."""
+        """An unnamed coverage rule is ``tolerant`` on a uniform order or under the betting boundary, else ``proportional``.
+
+        A uniformly random prefix rarely meets the proportional quota exactly (issues 33, 35); the paper's
+        fixed-budget rule on its coverage-aware order keeps the paper's rule.
+        """
         if not isinstance(data, dict):
             return data
-        decision = data.get("decision")
+        decision, order = data.get("decision"), data.get("order")
         boundary = decision.get("boundary") if isinstance(decision, dict) else getattr(decision, "boundary", None)
-        if boundary != "betting-wor":
+        kind = order.get("kind", "uniform") if isinstance(order, dict) else getattr(order, "kind", "uniform")
+        if boundary != "betting-wor" and kind != "uniform":
             return data
         coverage = data.get("coverage")
         if coverage is None:
@@ -480,8 +487,8 @@ statuses = ["final"]
 #               random k-subset, at least one task per group (a random prefix meets it up to sampling noise)
 # every-group:  one observed task of every group
 # none:         do not wait for coverage (coverage is still recorded).
-# Left unset, the rule is "tolerant" with boundary = "betting-wor" and "proportional" (the paper's) with
-# the fixed-budget rule; uncomment to choose one.
+# Left unset, the rule is "tolerant" with boundary = "betting-wor" or a uniform order, and "proportional"
+# (the paper's) with the fixed-budget rule on another order; uncomment to choose one.
 # rule = "tolerant"
 # slack = 2.0
 group_column = "group"
