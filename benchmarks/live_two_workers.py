@@ -38,7 +38,9 @@ WORKER = REPO / "tests" / "inspect" / "paired_worker.py"
 N = 200
 
 
-def one_run(folder: Path, *, die_at: int | None = None, partner_wait: str = "30", timeout: float = 900.0) -> dict[str, Any]:
+def one_run(
+    folder: Path, *, die_at: int | None = None, ledger_fails_at: int | None = None, partner_wait: str = "30", timeout: float = 900.0
+) -> dict[str, Any]:
     """Run the two workers once in ``folder``: per worker (exit code, summary, timing, stdout and stderr tails, its
     logs' statuses) and the ledger (first decision, outcome events per system, worker notices).
 
@@ -62,6 +64,8 @@ def one_run(folder: Path, *, die_at: int | None = None, partner_wait: str = "30"
         extra = ["--partner-wait", partner_wait]
         if die_at is not None and role == "baseline":
             extra += ["--die-at", str(die_at)]
+        if ledger_fails_at is not None and role == "baseline":
+            extra += ["--ledger-fails-at", str(ledger_fails_at)]
         with open(folder / f"{role}.out", "w") as out, open(folder / f"{role}.err", "w") as err:
             procs[role] = subprocess.Popen(
                 [sys.executable, str(WORKER), url, role, str(folder / "logs" / role), str(barrier), str(N), *extra],

@@ -63,3 +63,16 @@ def test_ten_runs_of_two_workers_each_decide_or_fail_closed(tmp_path: Path) -> N
     assert {v.kind for v in verdicts} <= {"decided", "closed"}, "\n\n".join(
         f"run {i}: {v}" for i, v in enumerate(verdicts)
     )
+
+
+@pytest.mark.slow
+def test_a_worker_whose_ledger_fails_stops_and_both_logs_end_in_error(tmp_path: Path) -> None:
+    """A path to ``other`` before: the worker whose own ledger append failed ended its log in *success* (the error
+    only in its summary's metadata) while its partner's ended in error, so ``eval_set`` would retry only the partner."""
+    run = one_run(tmp_path, ledger_fails_at=8, partner_wait="5")
+    verdict = classify(run)
+    assert verdict.kind == "closed", str(verdict)
+    baseline, tested = (" ".join(run["workers"][role]["summary"]["error"].split()) for role in ("baseline", "tested"))
+    assert "stopwise: ledger append failed (task " in baseline and "OperationalError: database is locked" in baseline
+    assert "no later sample of either system was scheduled (fail closed)" in baseline
+    assert "the paired task failed (baseline system 'baseline': ledger append failed (task " in tested
