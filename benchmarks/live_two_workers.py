@@ -177,6 +177,9 @@ def describe(run: dict[str, Any]) -> str:
         if s is not None:
             head += (f"; log {s['status']}, ran {len(s['ran'])}, skipped {len(s['skipped'])}, looks {s.get('looks')}"
                      f", reasons {s.get('reasons')}, error {' '.join((s['error'] or '').split())[:600]!r}")
+            meta = s.get("metadata") or {}
+            if meta.get("error") or meta.get("notes"):  # a success log's own account (a ledger failure, a note)
+                head += f", summary error {meta.get('error')!r}, notes {[n[:200] for n in meta.get('notes') or []]}"
         else:
             head += f"; no summary (stdout tail {w.get('not_json') or w.get('stdout_tail', '')!r})"
         head += f"; logs {w.get('logs')}"
