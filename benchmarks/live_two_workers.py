@@ -56,7 +56,10 @@ def one_run(
     barrier.mkdir(parents=True)
     (barrier / "policy.toml").write_text(load_example("inspect_live.py").POLICY_TOML)
     url = f"sqlite:///{folder / 'ledger.db'}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    # the workers' settings are their arguments only: no STOPWISE_* or INSPECT_* variable and no working folder of
+    # the calling process (a test run before in the same pytest process, a user's shell) reaches them
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STOPWISE_", "INSPECT_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])
     env["INSPECT_LOG_DIR"] = str(folder / "inspect-logs")
     procs = {}
     start = time.monotonic()
@@ -69,7 +72,7 @@ def one_run(
         with open(folder / f"{role}.out", "w") as out, open(folder / f"{role}.err", "w") as err:
             procs[role] = subprocess.Popen(
                 [sys.executable, str(WORKER), url, role, str(folder / "logs" / role), str(barrier), str(N), *extra],
-                stdout=out, stderr=err, env=env,
+                stdout=out, stderr=err, env=env, cwd=folder,
             )
     workers: dict[str, Any] = {}
     for role, proc in procs.items():
