@@ -6,7 +6,10 @@ the samples in flight), after ``partner_wait`` seconds, and the survivor's log e
 The repetitions of the whole scenario are ``benchmarks/live_two_workers.py`` (its ``one_run`` and
 ``classify``); the slow lane runs 10 of them, and one with a worker killed at its 8th sample. ``classify`` returns
 the rule that gave each run's kind and the run's details (exit codes, log statuses, samples ran and skipped,
-stderr tails, the ledger's events and notices): a failing repetition prints every run's.
+stderr tails, the ledger's events and notices): a failing repetition prints every run's. Two causes of ``other``
+runs were found that way: a worker refused at start by SQLite while both created the ledger (``database is
+locked``; its partner then gave up at the barrier: no log at all; ``tests/ledger/test_creation_race.py``), and a
+worker whose own ledger call failed ending its log in success while its partner's ended in error (the last test).
 """
 
 from __future__ import annotations
