@@ -140,3 +140,19 @@ def test_an_order_of_tasks_each_in_its_own_group_runs_within_1_gib(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     lines = (tmp_path / "order.csv").read_text().splitlines()
     assert len(lines) == n + 1 and lines[-1].split(",")[3] == "True" and lines[-2].split(",")[3] == "False"
+
+
+@pytest.mark.slow
+def test_a_run_report_at_the_value_limit_is_ingested_within_1_gib(tmp_path: Path) -> None:
+    """999,990 ids (with the object and its two lists, 999,993 values of the 1,000,000 allowed), read whole under a
+    1 GiB address-space cap: it peaked at 1.6 GiB while every row was held as a mapping before becoming columns."""
+    n = 999_990
+    ids = [f"django__django-{i:016d}" for i in range(n)]
+    report = tmp_path / "model.run1.json"
+    report.write_text(json.dumps({"resolved_ids": ids[: n // 2], "unresolved_ids": ids[n // 2 :]}))
+    done = run_limited("ingest", report, "-o", tmp_path / "rows.csv", cwd=tmp_path, cap_gib=1)
+    assert done.returncode == 0, done.stderr
+    cells = [line.split(",") for line in (tmp_path / "rows.csv").read_text().splitlines()[1:]]
+    assert [c[1] for c in cells] == ids  # every id once, in task order (the ids are written sorted)
+    assert [c[2] for c in cells] == ["1.0"] * (n // 2) + ["0.0"] * (n - n // 2)
+    assert {(c[0], c[3]) for c in cells} == {("model", "django/django")}

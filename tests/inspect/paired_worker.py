@@ -7,7 +7,7 @@ but the ledger.
 
     python paired_worker.py LEDGER_URL ROLE LOG_DIR BARRIER_DIR N [--mine N_MINE]
         [--start-after-started SYSTEM] [--hold-from K --until-failed SYSTEM] [--shard K/M --expect NAMES]
-        [--partner-wait S] [--die-at K]
+        [--partner-wait S] [--die-at K] [--ledger-fails-at K]
 
 The two processes wait for each other at BARRIER_DIR (a file per role) before their evaluations
 start, so that their samples interleave (as two workers started together would). The last line of
@@ -20,7 +20,9 @@ until SYSTEM's worker has recorded ``failed``, so that no more than K + max_samp
 it. ``--shard K/M`` runs only the planned positions p with p % M == K (the universe registered is the whole
 planned order), waiting at the barrier as ``ROLE-K`` for every name of ``--expect``. ``--partner-wait`` is the
 spec's ``partner_wait`` (``none``: None); ``--die-at K`` ends this process at its K-th sample at once (``os._exit``:
-no log, no notice), as a worker killed or crashed would. Each wait fails after :data:`HANDSHAKE_S` seconds (never
+no log, no notice), as a worker killed or crashed would; ``--ledger-fails-at K`` makes every ledger append of this
+process fail from its K-th sample on (``sqlite3.OperationalError: database is locked``), as a ledger that stays
+busy past its timeout would. Each wait fails after :data:`HANDSHAKE_S` seconds (never
 reached when the code is right).
 """
 
@@ -31,6 +33,7 @@ import importlib.util
 import itertools
 import json
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -88,6 +91,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--expect", default="tested,baseline", help="the barrier names of every worker of the run")
     parser.add_argument("--partner-wait", default="30")
     parser.add_argument("--die-at", type=int, default=None)
+    parser.add_argument("--ledger-fails-at", type=int, default=None)
     args = parser.parse_args(argv)
     url, role, log_dir, barrier = args.url, args.role, args.log_dir, args.barrier
     mine = args.n if args.mine is None else args.mine
@@ -109,6 +113,10 @@ def main(argv: list[str]) -> int:
     )
     manager = managers[0] if role == "tested" else managers[1]
     started = itertools.count(1)
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
     released: list[bool] = []
 
     @solver
@@ -117,6 +125,8 @@ def main(argv: list[str]) -> int:
             count = next(started)
             if args.die_at is not None and count >= args.die_at:
                 os._exit(9)
+            if args.ledger_fails_at is not None and count == args.ledger_fails_at:
+                manager.comparison.ledger.append = locked  # type: ignore[method-assign]
             if args.hold_from is not None and count >= args.hold_from and not released:
                 await anyio.to_thread.run_sync(wait_for_notice, url, args.until_failed, "failed")
                 released.append(True)

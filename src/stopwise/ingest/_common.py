@@ -18,11 +18,13 @@ import math
 import os
 import re
 import string
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
@@ -272,9 +274,13 @@ def options_iv(
     )
 
 
-@dataclass
+_NO_META: Mapping[str, Any] = MappingProxyType({})
+"""The ``meta`` of every record that has none (one shared, read-only mapping instead of a dict per row)."""
+
+
+@dataclass(slots=True)
 class Record:
-    """One run on its way to becoming an outcome row (internal)."""
+    """One run on its way to becoming an outcome row (internal; slots: a million ids are a million records)."""
 
     system: str
     task: str
@@ -290,7 +296,7 @@ class Record:
     flags: tuple[str, ...]
     steps: list[Step] | None = None
     task_text: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=lambda: _NO_META)
     run: str | None = None
     """The harness run the record came from (a SWE-bench run id, a Harbor job, a Terminal-Bench run):
     records of one (system, task) from different runs are different attempts, numbered by run."""
@@ -376,7 +382,7 @@ class Collector:
                 flags=tuple(all_flags),
                 steps=steps if self.options.trajectories else None,
                 task_text=task_text,
-                meta=dict(meta or {}),
+                meta=dict(meta) if meta else _NO_META,
                 run=run,
             )
         )
@@ -448,7 +454,7 @@ def repository_of(instance_id: str) -> str:
     ''
     """
     match = _SWE_ID.match(instance_id)
-    return f"{match['owner']}/{match['repo']}" if match else ""
+    return sys.intern(f"{match['owner']}/{match['repo']}") if match else ""  # one text per repository, not per row
 
 
 def path_fields(path: Path) -> dict[str, Any]:
@@ -604,6 +610,8 @@ def finish(
     _number_attempts(records)
     _check_duplicates(records)
     records.sort(key=lambda r: (r.system, r.task, r.attempt or 0))
+    sources: dict[tuple[str, str], str] = {}  # one text per file and list per set of flags, not one per row
+    flag_lists: dict[tuple[str, ...], list[str]] = {}
     rows = outcome_columns(
         (
             {
@@ -615,8 +623,8 @@ def finish(
                 "cost_usd": r.cost_usd,
                 "elapsed_s": r.elapsed_s,
                 "status": r.status,
-                "source": r.source,
-                "flags": list(r.flags),
+                "source": sources.get((r.fmt, r.file)) or sources.setdefault((r.fmt, r.file), r.source),
+                "flags": flag_lists.get(r.flags) or flag_lists.setdefault(r.flags, list(r.flags)),
             }
             for r in records
         ),

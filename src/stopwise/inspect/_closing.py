@@ -133,8 +133,9 @@ def order_note(skipped: list[Late], decided: bool) -> str:
 def fail_closed(comparison: PairedComparison, role: Role, partner_failed: str | None) -> str | None:
     """Why ``role``'s task must end in error (its log's ``error``), or None for a successful log.
 
-    Its partner failed before a decision: ``eval_set`` then retries both tasks (a successful log is
-    complete for Inspect, and a retried task alone would find no partner to pair with). Or it ran no
+    Its partner failed before a decision, or the ledger failed before one (this process's append, read or
+    decide): ``eval_set`` then retries both tasks (a successful log is complete for Inspect, and a retried
+    task alone would find no partner to pair with; the partner's log names the same failure). Or it ran no
     sample at all: Inspect then writes no results, hence no early-stopping summary, and its console
     counts every skipped sample as an error; the log's error says why instead.
     """
@@ -152,6 +153,12 @@ def fail_closed(comparison: PairedComparison, role: Role, partner_failed: str | 
     skipped = [] if side.gate is None else side.gate.skipped
     if skipped and not comparison.final and comparison.error is None:
         return f"stopwise: {order_note(skipped, False)}; {done} (evaluation {comparison.evaluation!r}, not decided)"
+    if comparison.error is not None and not comparison.final:
+        return (
+            f"stopwise: {comparison.error}; {done} (evaluation {comparison.evaluation!r}, not decided): no later sample "
+            "of either system was scheduled (fail closed); run both tasks again once the ledger works (eval_set retries "
+            "both, or eval_retry both logs): the outcomes stored so far are kept in the ledger and not stored twice"
+        )
     if counts.completed or not counts.stopped:
         return None
     if comparison.error is not None:

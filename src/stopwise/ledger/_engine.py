@@ -7,8 +7,10 @@ file only (``read``: read-only).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,7 +26,7 @@ from stopwise.errors import LedgerError
 from stopwise.ledger._group_commit import FLUSH_WAL
 from stopwise.ledger._opening import LedgerMode, missing_file, sqlite_connector
 
-__all__ = ["file_identity", "ledger_url", "make_engine", "sqlite_file", "watch_server"]
+__all__ = ["file_identity", "folder_lock", "ledger_url", "make_engine", "sqlite_file", "watch_server"]
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 """How long a SQLite writer waits for another process's write transaction before giving up."""
@@ -117,6 +119,27 @@ def _sqlite_engine(url: str, mode: LedgerMode) -> Engine:
         connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` of the folder a SQLite ledger is in (its creation, its head file), across processes.
+
+    Not of the database file: closing a descriptor of it would drop SQLite's own POSIX locks in this process.
+    A folder this process cannot open for reading, or a file system without ``flock``, goes unlocked.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
 
 
 def sqlite_file(url: str) -> Path | None:

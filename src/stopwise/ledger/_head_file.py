@@ -17,15 +17,12 @@ keep the head that ``ledger decide``, ``verify`` and ``export`` print and pass i
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stopwise._atomic import write_file
+from stopwise.ledger._engine import folder_lock
 from stopwise.ledger._results import Mismatch, Registration
 
 if TYPE_CHECKING:
@@ -42,20 +39,6 @@ def head_file_of(store: LedgerStore) -> Path | None:
     """The head file of a SQLite ledger (``<database>.heads.json``); None for PostgreSQL and in-memory SQLite."""
     database = store.sqlite_path
     return None if database is None else database.with_name(database.name + SUFFIX)
-
-
-@contextlib.contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive ``flock`` of the folder the ledger is in.
-
-    Not of the database file: closing a descriptor of it would drop SQLite's own POSIX locks in this process.
-    """
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def read_head_file(path: Path) -> dict[str, Any] | None:
@@ -104,7 +87,7 @@ def record_head(store: LedgerStore, reg: Registration) -> None:
     path = head_file_of(store)
     if path is None or store.mode == "read":
         return
-    with _folder_lock(path.parent):
+    with folder_lock(path.parent):
         try:
             evaluations = read_head_file(path) or {}
         except (OSError, ValueError):

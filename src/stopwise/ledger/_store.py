@@ -27,7 +27,14 @@ from stopwise.errors import LedgerError, StopwiseError
 from stopwise.ledger import _schema as S
 from stopwise.ledger._columns import EVENT_COLUMNS, EventColumns
 from stopwise.ledger._digest import canonical_json, chain_digest, same_content
-from stopwise.ledger._engine import SQLITE_BUSY_TIMEOUT_MS, file_identity, make_engine, sqlite_file, watch_server
+from stopwise.ledger._engine import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    file_identity,
+    folder_lock,
+    make_engine,
+    sqlite_file,
+    watch_server,
+)
 from stopwise.ledger._family import decode_family
 from stopwise.ledger._group_commit import FLUSH_WAL, GroupCommit
 from stopwise.ledger._notices import WorkerNotice, insert_notice, read_notices, system_progress
@@ -117,8 +124,12 @@ class LedgerStore:
         """The writers' turns and shared WAL flushes of a SQLite file (None for PostgreSQL and in-memory SQLite)."""
         if self.postgres:  # fail closed: the server this ledger writes to is the one it first reached
             watch_server(self.engine, self._server_changed)
+        # Creating a SQLite ledger, one process at a time: two processes switching one new file to WAL at once each
+        # hold the shared lock the other's switch needs, and SQLite refuses one of them at once ("database is
+        # locked", its busy timeout not waited): one worker of two started together died at start (issue 37).
+        creating = folder_lock(self._file.parent) if self._file is not None and self.mode == "create" else nullcontext()
         try:
-            with self.transaction(write=self.mode == "create") as conn:  # read and write modes change nothing here
+            with creating, self.transaction(write=self.mode == "create") as conn:  # read and write modes change nothing
                 prepare_schema(conn, self.display, mode=self.mode, postgres=self.postgres, now=now())
         except BaseException:
             self.close()
