@@ -67,8 +67,10 @@ def test_a_failed_task_stops_its_partner_and_both_logs_say_why(example: ModuleTy
     assert base.status == "error", "the partner of a failed task ran on"
     assert "the paired task failed (tested system 'tested': its task failed: sample" in base.error.message
     assert "tool crashed on " + order[FAILS_AT - 1] in base.error.message
-    # within a few samples: the failing one's position, plus the samples in flight (max_samples) and pacing (2)
-    assert len(base.samples) <= FAILS_AT + 4 + 2, len(base.samples)
+    # within a few samples: the tested task stores at most the FAILS_AT - 1 before its failing sample and the 3
+    # others in flight beside it (max_samples 4; under load they can finish before the failure is seen), the
+    # baseline runs at most pace (2) stored outcomes ahead of it, plus its own 4 in flight (13 seen once under xdist)
+    assert len(base.samples) <= (FAILS_AT - 1) + (4 - 1) + 2 + 4, len(base.samples)
     with open_ledger(tmp_path / "ledger.db") as ledger:
         states = [(n.system, n.state) for n in ledger.notices("ev")]
     assert ("tested", "failed") in states

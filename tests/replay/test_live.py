@@ -53,7 +53,7 @@ def _top_up_stop(differences: np.ndarray, groups: np.ndarray, threshold: float, 
     return action, k + len(top_up_tasks(codes, observed, np.bincount(codes, minlength=len(labels))))
 
 
-@pytest.mark.parametrize("policy", [UNIFORM, STRATIFIED, Policy()], ids=["uniform-pooled", "coverage-aware-stratified", "top-up"])
+@pytest.mark.parametrize("policy", [UNIFORM, STRATIFIED, Policy(coverage={"rule": "proportional"})], ids=["uniform-pooled", "coverage-aware-stratified", "top-up"])
 def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
     source = prepare_source(synthetic_benchmark(120, 3, rng=1), "synthetic")
     live = replay_source_looks(source, policy, thresholds=[0.0, 0.05], n_orders=6, rules=["betting-wor"], batch_rows=7)
@@ -89,7 +89,7 @@ def test_betting_stops_match_scalar_loop(policy: Policy) -> None:
             assert row["resolved_20"] == pytest.approx(np.mean([a >= 0 and k <= math.ceil(0.2 * pair.n_shared) for a, k in expected]))
 
 
-@pytest.mark.parametrize("policy", [UNIFORM, STRATIFIED, Policy()], ids=["uniform-pooled", "coverage-aware-stratified", "top-up"])
+@pytest.mark.parametrize("policy", [UNIFORM, STRATIFIED, Policy(coverage={"rule": "proportional"})], ids=["uniform-pooled", "coverage-aware-stratified", "top-up"])
 def test_betting_batch_size_does_not_change_stops(policy: Policy) -> None:
     """Rows of several pairs in one call (the stratified loop over the looks) give the stops of small calls
     (a few rows: vectorised over the looks), to the last look and tie."""
