@@ -143,3 +143,40 @@ def test_best_of_k_eliminates_beaten_arms_and_stops_once_the_best_is_named(tmp_p
     record = race.record
     assert record is not None and record.best == "A" and record.answered and record.needed == []
     assert ran["C"] <= ran["B"] <= ran["A"] < len(TASKS)
+
+
+def test_a_failing_ledger_stops_every_system_and_each_log_ends_in_error(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37 for a family: a ledger call failing before the question is settled stops every system, and each
+    log ends in error naming the failure (a log ending in success would read as a finished race; eval_set retries
+    an error log), as the paired managers' do."""
+    from stopwise.errors import StopwiseError
+
+    policy = stopwise.Policy.model_validate({"decision": {"boundary": "betting-wor"}, "coverage": {"rule": "none"}})
+    race = FamilyRace(f"sqlite:///{tmp_path}/l.db", "race", systems=["A", "B", "C"], policy=policy, universe=TASKS, pace=None)
+    spec = SimpleNamespace(task="t", eval_id="e")
+    for system in "ABC":
+        race.start(system, spec, _samples())  # type: ignore[arg-type]
+    append, calls = race.ledger.append, []
+
+    def broken(evaluation: str, rows: object) -> object:
+        calls.append(rows)
+        if len(calls) > 7:
+            raise OSError("disk I/O error")
+        return append(evaluation, rows)
+
+    monkeypatch.setattr(race.ledger, "append", broken)
+    for task in TASKS[:3]:  # the 8th append (task q02 of B) fails: C's q02 is no longer scheduled
+        for system in "ABC":
+            if race.schedule(system, task, 1) is None:
+                race.complete(system, task, 1, _score("C" if system == "A" else "I"))  # type: ignore[arg-type]
+    assert race.error is not None and race.error.startswith("ledger append failed: OSError: disk I/O error")
+    skip = race.schedule("A", TASKS[3], 1)
+    assert skip is not None and skip.metadata["action"] == "error" and "disk I/O error" in skip.reason
+    for system, ran, skipped in (("A", 3, 1), ("B", 3, 0), ("C", 2, 1)):
+        with pytest.raises(StopwiseError) as caught:
+            race.finish(system)
+        message = str(caught.value)
+        assert f"system {system!r} ran {ran} sample(s) and skipped {skipped}" in message, message
+        assert "(family 'race', not settled): no later sample of any system was scheduled (fail closed)" in message
+    with open_ledger(f"sqlite:///{tmp_path}/l.db") as ledger:
+        assert ledger.progress("race") == {"A": 3, "B": 2, "C": 2}  # the 7 appends before the failure are kept

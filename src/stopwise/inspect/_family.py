@@ -46,7 +46,7 @@ import anyio.to_thread
 from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
-from stopwise.errors import InputError
+from stopwise.errors import InputError, StopwiseError
 from stopwise.inspect._errors import missing_samples, watch_errors
 from stopwise.inspect._family_spec import FamilySpec
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
@@ -380,7 +380,7 @@ class FamilyRace:
             if self.error is None:
                 self._notify(system, "finished")
             record = self.record
-            return {
+            summary = {
                 "stopwise_version": __version__,
                 "evaluation": self.evaluation,
                 "ledger": self.ledger_name,
@@ -405,6 +405,27 @@ class FamilyRace:
                 "record_sha256": None if record is None else record.digest(),
                 "outcome_seq": self.outcome_seq,
             }
+        closing = self._fail_closed(system, lane.completed, lane.stopped)
+        if closing is not None:
+            _log.error("%s", closing)
+            raise StopwiseError(closing)
+        return summary
+
+    def _fail_closed(self, system: str, completed: int, stopped: int) -> str | None:
+        """Why ``system``'s log ends in error: the ledger failed before the family's question was settled.
+
+        Its samples were then no longer scheduled (nor any other system's), so a log ending in success would read as
+        a finished race; ``eval_set`` retries a task whose log ends in error (issue 37, as the paired managers do).
+        """
+        record = self.record
+        if self.error is None or (record is not None and (record.answered or record.final)):
+            return None
+        return (
+            f"stopwise: {self.error}; system {system!r} ran {completed} sample(s) and skipped {stopped} (family "
+            f"{self.evaluation!r}, not settled): no later sample of any system was scheduled (fail closed); run the "
+            "tasks again once the ledger works (eval_set retries them): the outcomes stored so far are kept in the "
+            "ledger and not stored twice"
+        )
 
 
 def _error_notes(errored: list[dict[str, Any]]) -> list[str]:
