@@ -109,6 +109,31 @@ def test_one_task_run_for_four_models_races_them(example: ModuleType, tmp_path: 
     _check_race(url, _summaries(logs), tmp_path, universe)
 
 
+@pytest.mark.parametrize("max_tasks", [1, 3])
+def test_one_systems_manager_on_one_task_for_every_model_is_refused_before_any_sample(
+    example: ModuleType, tmp_path: Path, max_tasks: int
+) -> None:
+    """``eval(task, model=[...])`` with one system's manager of ``family_early_stopping`` would store every model's
+    outcomes as that system: refused at ``start_task`` in every model's log, naming the manager to use (issue 35)."""
+    from inspect_ai import Task, eval
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    managers = family_early_stopping(url, "race", systems=["a", "b", "c"])
+    task = Task(dataset=example.questions(6), solver=generate(), scorer=match(), early_stopping=managers["a"], name="arith")
+    models = [example.mock_system(name, 0.5) for name in "abc"]
+    logs = eval(task, model=models, max_tasks=max_tasks, display="none", log_dir=str(tmp_path / "logs"))
+    assert len(logs) == 3
+    for log in logs:
+        assert log.status == "error" and not log.samples, (log.status, len(log.samples or []))
+        message = " ".join(log.error.message.split())
+        assert "this run holds 3 tasks named 'arith' on the manager of one system" in message, message
+        assert "family_model_early_stopping" in message
+    with open_ledger(url) as ledger:
+        assert "race" not in ledger.evaluations()  # nothing registered, nothing stored
+
+
 def test_a_model_outside_the_family_is_refused(example: ModuleType) -> None:
     with pytest.raises(InputError, match="one Model object to two systems"):
         model = example.mock_system("x", 0.5)

@@ -47,9 +47,10 @@ from stopwise._logs import score_audit_flags, score_outcome, score_predicted
 from stopwise._version import __version__
 from stopwise.compare import budget_task_count
 from stopwise.errors import InputError, StopwiseError
-from stopwise.inspect._errors import missing_samples, watch_errors
+from stopwise.inspect._errors import missing_samples, register_hooks, watch_errors
 from stopwise.inspect._family_spec import FamilySpec
 from stopwise.inspect._ledger import LedgerArgument, open_ledger_argument
+from stopwise.inspect._misuse import family_task_per_model
 from stopwise.records import FamilyRecord, TaskUniverse
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ class FamilyRace:
         gives its record again."""
         self.looks = 0
         self.error: str | None = None
+        register_hooks()  # before the run starts: the hook lists its tasks (a Task run once per model is refused)
         self.planned: list[str] = []
         self._position: dict[str, int] = {}
         self._allowed = 0
@@ -153,9 +155,15 @@ class FamilyRace:
 
     # -- start ---------------------------------------------------------------------------------------
 
-    def start(self, system: str, spec: EvalSpec, samples: list[Sample]) -> None:
-        """Start ``system``'s task: fix (first task) or check the planned universe and register the family."""
+    def start(self, system: str, spec: EvalSpec, samples: list[Sample], *, routed: bool = False) -> None:
+        """Start ``system``'s task: fix (first task) or check the planned universe and register the family.
+
+        ``routed``: the call comes from ``family_model_early_stopping``'s manager; otherwise a run holding this task
+        once per model is refused before any sample (:func:`stopwise.inspect._misuse.family_task_per_model`).
+        """
         lane = self.lane(system)
+        if not routed:
+            family_task_per_model(self, system, spec)
         label = f"task {getattr(spec, 'task', '?')!r} (system {system!r})"
         if any(s.id is None for s in samples):
             raise InputError(f"{label}: every sample needs an id (the planned universe is the list of sample ids)")
@@ -443,17 +451,18 @@ def _error_notes(errored: list[dict[str, Any]]) -> list[str]:
 class SystemRaceStopping:
     """Inspect ``EarlyStopping`` manager of one system of a :class:`FamilyRace` (``Task(..., early_stopping=...)``)."""
 
-    def __init__(self, race: FamilyRace, system: str) -> None:
+    def __init__(self, race: FamilyRace, system: str, *, routed: bool = False) -> None:
         race.lane(system)  # a system of the family
         self.race = race
         self.system = system
+        self.routed = routed  # called by family_model_early_stopping's manager, which routes the models
 
     def __repr__(self) -> str:
         return f"SystemRaceStopping({self.race.evaluation!r}, {self.system!r})"
 
     async def start_task(self, task: EvalSpec, samples: list[Sample], epochs: int) -> str:
         """Fix or check the planned universe and register the family; returns the manager name."""
-        await anyio.to_thread.run_sync(self.race.start, self.system, task, samples)
+        await anyio.to_thread.run_sync(lambda: self.race.start(self.system, task, samples, routed=self.routed))
         return f"stopwise ({self.race.evaluation}: family system {self.system})"
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:

@@ -41,7 +41,7 @@ class ModelFamilyStopping:
     def __init__(self, race: FamilyRace, models: Mapping[str, Any]) -> None:
         self.race = race
         self.models = dict(models)
-        self.managers = {system: SystemRaceStopping(race, system) for system in self.models}
+        self.managers = {system: SystemRaceStopping(race, system, routed=True) for system in self.models}
 
     def __repr__(self) -> str:
         return f"ModelFamilyStopping({self.race.evaluation!r}, {list(self.models)!r})"

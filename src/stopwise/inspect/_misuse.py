@@ -16,9 +16,10 @@ from stopwise.errors import InputError
 from stopwise.inspect._errors import run_task_names
 
 if TYPE_CHECKING:
+    from stopwise.inspect._family import FamilyRace
     from stopwise.inspect._manager import PairedComparison, Role
 
-__all__ = ["one_task_per_model"]
+__all__ = ["family_task_per_model", "one_task_per_model"]
 
 
 def one_task_per_model(comparison: PairedComparison, role: Role, spec: Any) -> None:
@@ -62,3 +63,35 @@ def one_task_per_model(comparison: PairedComparison, role: Role, spec: Any) -> N
     with comparison._lock:
         comparison._misused[role] = why
     raise InputError(why)
+
+
+def family_task_per_model(race: FamilyRace, system: str, spec: Any) -> None:
+    """Refuse ``system``'s task when the run holds it once per model (see the module).
+
+    That is one system's manager of a family race on ``eval(task, model=[...])``; the manager of
+    ``family_model_early_stopping`` routes the models instead.
+
+    Raises
+    ------
+    InputError
+        The run holds this task's name more than once.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from stopwise.inspect import family_early_stopping
+    >>> from stopwise.inspect._misuse import family_task_per_model
+    >>> race = family_early_stopping("sqlite:///:memory:", "race", systems=["A", "B"])["A"].race
+    >>> family_task_per_model(race, "A", SimpleNamespace(task="arith", run_id="unseen"))  # run not seen: no check
+    """
+    name = str(getattr(spec, "task", "") or "")
+    names = run_task_names(str(getattr(spec, "run_id", "") or "")) or []
+    if names.count(name) < 2:
+        return
+    raise InputError(
+        f"task {name!r} (system {system!r} of family {race.evaluation!r}): this run holds {names.count(name)} tasks named "
+        f"{name!r} on the manager of one system: eval(task, model=[...]) runs one Task once per model, so every "
+        f"model's outcomes would be stored as system {system!r}; so no model runs it. For several models give the Task "
+        "the manager of family_model_early_stopping(ledger, evaluation, models={name: model, ...}); or build one Task "
+        "per system, each with its own name and its own manager from family_early_stopping"
+    )
